@@ -1,0 +1,545 @@
+//! Switch configuration: what a chip is built with, checked against the register widths.
+//!
+//! Every field is in the units a datasheet uses (bytes, Gb/s, ns, MHz); [`SwitchConfig::build`]
+//! turns them into the cell counts and cycle counts the hardware registers hold, and refuses
+//! anything that does not fit, naming the field and the allowed range.
+
+use rtl::Shifter;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Width of a cell pointer: the largest buffer is `2^PTR_BITS` cells.
+pub const PTR_BITS: u32 = 20;
+/// Width of every cell counter and threshold: holds `0..=2^PTR_BITS` cells.
+pub const CNT_BITS: u32 = 21;
+/// Largest number of cells the pointer width can address.
+pub const MAX_CELLS: u32 = 1 << PTR_BITS;
+/// PFC defines eight traffic classes; the model has eight queues per port.
+pub const QUEUES: usize = 8;
+/// Largest port count: port bitmaps are one 64-bit word.
+pub const MAX_PORTS: usize = 64;
+/// Wire bytes of a PFC frame: 64 B frame + 8 B preamble + 12 B inter-frame gap.
+pub const PFC_FRAME_WIRE_BYTES: u32 = 84;
+/// Bit time quantum of a PFC pause timer (IEEE 802.1Qbb): 512 bit times.
+pub const PFC_QUANTUM_BITS: u64 = 512;
+
+/// Buffer management policy for the lossless pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// Static and independent headroom: `eta` reserved per ingress queue (DSH Eq. 3).
+    #[default]
+    Sih,
+}
+
+impl Policy {
+    pub const NAMES: &'static [&'static str] = &["sih"];
+
+    pub fn parse(s: &str) -> Result<Self, ConfigError> {
+        match s {
+            "sih" => Ok(Self::Sih),
+            other => Err(ConfigError::new(
+                "policy",
+                format!("unknown policy {other:?}; allowed: {}", Self::NAMES.join(", ")),
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sih => "sih",
+        }
+    }
+}
+
+/// How a received PFC frame pauses an egress queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PfcRxMode {
+    /// IEEE 802.1Qbb: a pause timer of `quanta * 512` bit times, refreshed by each frame.
+    #[default]
+    Timer,
+    /// The DSH paper's reading (its footnote 2): paused until an explicit RESUME.
+    OnOff,
+}
+
+/// A configuration value out of range: names the field and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The switch as a user writes it (scenario file `[switch]` table). All fields optional in
+/// the file; missing ones come from the profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    /// Number of ports (1..=64).
+    pub ports: usize,
+    /// Line rate of every port, Gb/s, unless `port_speeds_gbps` says otherwise.
+    pub port_speed_gbps: f64,
+    /// Per-port line rates in Gb/s (length = `ports`); empty = all `port_speed_gbps`.
+    pub port_speeds_gbps: Vec<f64>,
+    /// Core clock, MHz.
+    pub core_clock_mhz: u32,
+    /// Bytes per buffer cell (Tomahawk: 208).
+    pub cell_bytes: u32,
+    /// Metadata bytes stored with each packet in the buffer (counts toward its cells).
+    pub packet_overhead_bytes: u32,
+    /// Bytes on the wire per packet beyond its length: preamble + SFD + inter-frame gap.
+    pub wire_overhead_bytes: u32,
+    /// Total buffer, bytes.
+    pub buffer_bytes: u64,
+    /// Cells the shared SRAM can write per cycle (all ingress ports together).
+    pub sram_write_cells_per_cycle: u32,
+    /// Cells the shared SRAM can read per cycle (all egress ports together).
+    pub sram_read_cells_per_cycle: u32,
+    /// Read latency of the link, descriptor and free-list RAMs, cycles.
+    pub sram_read_latency: u32,
+    /// Priorities (0..=7) that are lossless (PFC-protected); the rest are lossy.
+    pub lossless_priorities: Vec<u8>,
+    /// The strict-priority control queue (0..=7); the other queues share DWRR.
+    pub control_queue: u8,
+    /// Lossless pool admission policy.
+    pub policy: Policy,
+    /// DT alpha as a power of two, `alpha = 2^alpha_log2` (-7..=3).
+    pub alpha_log2: i32,
+    /// Private buffer `phi` per lossless ingress queue, bytes (rounded up to cells).
+    pub private_bytes: u32,
+    /// MTU used by Eq. 1, bytes.
+    pub mtu_bytes: u32,
+    /// Upstream link propagation delay `D_prop` used by Eq. 1, ns.
+    pub link_delay_ns: u32,
+    /// Headroom `eta` per lossless ingress queue, bytes; unset = Eq. 1 per port.
+    pub eta_bytes: Option<u32>,
+    /// If set, size `eta` in cells for a stream of packets of this size (the worst case for
+    /// cell fragmentation) instead of dividing the Eq. 1 bytes by the cell size.
+    pub headroom_packet_bytes: Option<u32>,
+    /// PFC hysteresis `delta`: `X_on = X_off - delta`, bytes.
+    pub delta_bytes: u32,
+    /// Lossy pool size, bytes (carved out of the buffer before the lossless partition).
+    pub lossy_pool_bytes: u64,
+    /// DT alpha of the lossy pool, `2^lossy_alpha_log2` (-7..=3).
+    pub lossy_alpha_log2: i32,
+    /// Private buffer per lossy ingress queue, bytes.
+    pub lossy_private_bytes: u32,
+    /// DWRR quantum per queue per round, bytes.
+    pub dwrr_quantum_bytes: u32,
+    /// How received PFC frames pause egress queues.
+    pub pfc_rx_mode: PfcRxMode,
+    /// Pause time carried by the PAUSE frames this switch sends, in 512-bit quanta.
+    pub pfc_pause_quanta: u16,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        Self::tomahawk()
+    }
+}
+
+/// Built-in switch profiles.
+pub const PROFILES: &[&str] = &["tomahawk", "small"];
+
+impl SwitchConfig {
+    /// The DSH microbenchmark switch (section V-A): 32 x 100G, 16 MiB in 208 B cells,
+    /// 8 queues of which 7 lossless DWRR + 1 control, link delay 2 us (eta = 56840 B with
+    /// MTU 1500), alpha = 1/16, 3 KB private per queue, DWRR quantum 1600 B.
+    pub fn tomahawk() -> Self {
+        Self {
+            ports: 32,
+            port_speed_gbps: 100.0,
+            port_speeds_gbps: Vec::new(),
+            core_clock_mhz: 1000,
+            cell_bytes: 208,
+            packet_overhead_bytes: 0,
+            wire_overhead_bytes: 20,
+            buffer_bytes: 16 * 1024 * 1024,
+            sram_write_cells_per_cycle: 32,
+            sram_read_cells_per_cycle: 32,
+            sram_read_latency: 1,
+            lossless_priorities: (0..7).collect(),
+            control_queue: 7,
+            policy: Policy::Sih,
+            alpha_log2: -4,
+            private_bytes: 3072,
+            mtu_bytes: 1500,
+            link_delay_ns: 2000,
+            eta_bytes: None,
+            headroom_packet_bytes: None,
+            delta_bytes: 3000,
+            lossy_pool_bytes: 1024 * 1024,
+            lossy_alpha_log2: -1,
+            lossy_private_bytes: 0,
+            dwrr_quantum_bytes: 1600,
+            pfc_rx_mode: PfcRxMode::Timer,
+            pfc_pause_quanta: 0xFFFF,
+        }
+    }
+
+    /// A small switch for fast tests: 8 x 100G, 1 MiB, short links (eta about 10 KB).
+    pub fn small() -> Self {
+        Self {
+            ports: 8,
+            buffer_bytes: 1024 * 1024,
+            sram_write_cells_per_cycle: 8,
+            sram_read_cells_per_cycle: 8,
+            link_delay_ns: 200,
+            lossy_pool_bytes: 128 * 1024,
+            alpha_log2: -1,
+            ..Self::tomahawk()
+        }
+    }
+
+    pub fn profile(name: &str) -> Result<Self, ConfigError> {
+        match name {
+            "tomahawk" => Ok(Self::tomahawk()),
+            "small" => Ok(Self::small()),
+            other => Err(ConfigError::new(
+                "profile",
+                format!("unknown profile {other:?}; allowed: {}", PROFILES.join(", ")),
+            )),
+        }
+    }
+
+    /// Line rate of `port`, Gb/s.
+    pub fn speed_gbps(&self, port: usize) -> f64 {
+        self.port_speeds_gbps
+            .get(port)
+            .copied()
+            .unwrap_or(self.port_speed_gbps)
+    }
+
+    /// DSH Eq. 1: `eta = 2 (C * D_prop + L_MTU) + 3840 B` for the upstream link of `port`.
+    pub fn eta_eq1_bytes(&self, port: usize) -> u64 {
+        let c_bytes_per_ns = self.speed_gbps(port) / 8.0;
+        let in_flight = (c_bytes_per_ns * self.link_delay_ns as f64).ceil() as u64;
+        2 * (in_flight + self.mtu_bytes as u64) + 3840
+    }
+
+    /// Validate and derive the hardware parameters.
+    pub fn build(&self) -> Result<Derived, ConfigError> {
+        Derived::new(self)
+    }
+}
+
+/// Hardware parameters derived from a validated [`SwitchConfig`]: everything in cells and
+/// cycles, every value checked against its register width.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derived {
+    pub cfg: SwitchConfig,
+    pub ports: usize,
+    pub clock_hz: u64,
+    /// Line rate per port, bits per second.
+    pub rate_bps: Vec<u64>,
+    pub total_cells: u32,
+    /// Bit `p` set: priority `p` is lossless.
+    pub lossless_mask: u8,
+    pub lossless_queues_per_port: u32,
+    /// `phi`, cells.
+    pub private_cells: u32,
+    /// `eta` per ingress port, cells (all lossless queues of a port share the value).
+    pub eta_cells: Vec<u32>,
+    /// `delta`, cells.
+    pub delta_cells: u32,
+    /// `B_s`: lossless shared segment, cells.
+    pub shared_cells: u32,
+    /// Total static headroom, cells.
+    pub headroom_cells: u32,
+    pub lossy_pool_cells: u32,
+    pub lossy_private_cells: u32,
+    /// Lossy shared segment, cells.
+    pub lossy_shared_cells: u32,
+}
+
+fn range_err<T: std::fmt::Display>(field: &str, v: T, range: &str) -> ConfigError {
+    ConfigError::new(field, format!("{v} is out of range; allowed: {range}"))
+}
+
+impl Derived {
+    fn new(c: &SwitchConfig) -> Result<Self, ConfigError> {
+        if !(1..=MAX_PORTS).contains(&c.ports) {
+            return Err(range_err("switch.ports", c.ports, "1..=64"));
+        }
+        if !(1..=10_000).contains(&c.core_clock_mhz) {
+            return Err(range_err("switch.core_clock_mhz", c.core_clock_mhz, "1..=10000"));
+        }
+        if !(32..=4096).contains(&c.cell_bytes) {
+            return Err(range_err("switch.cell_bytes", c.cell_bytes, "32..=4096"));
+        }
+        if c.packet_overhead_bytes > 256 {
+            return Err(range_err("switch.packet_overhead_bytes", c.packet_overhead_bytes, "0..=256"));
+        }
+        if c.wire_overhead_bytes > 64 {
+            return Err(range_err("switch.wire_overhead_bytes", c.wire_overhead_bytes, "0..=64"));
+        }
+        if !(64..=9216).contains(&c.mtu_bytes) {
+            return Err(range_err("switch.mtu_bytes", c.mtu_bytes, "64..=9216"));
+        }
+        if !c.port_speeds_gbps.is_empty() && c.port_speeds_gbps.len() != c.ports {
+            return Err(ConfigError::new(
+                "switch.port_speeds_gbps",
+                format!(
+                    "has {} entries; it must be empty or list one speed per port ({})",
+                    c.port_speeds_gbps.len(),
+                    c.ports
+                ),
+            ));
+        }
+        let clock_hz = c.core_clock_mhz as u64 * 1_000_000;
+        let mut rate_bps = Vec::with_capacity(c.ports);
+        for p in 0..c.ports {
+            let g = c.speed_gbps(p);
+            let field = if c.port_speeds_gbps.is_empty() {
+                "switch.port_speed_gbps".to_string()
+            } else {
+                format!("switch.port_speeds_gbps[{p}]")
+            };
+            if !(g.is_finite() && (0.001..=1600.0).contains(&g)) {
+                return Err(range_err(&field, g, "0.001..=1600 Gb/s"));
+            }
+            let bps = (g * 1e9).round() as u64;
+            // One cell per cycle per port at most: the egress link walk reads one next
+            // pointer per cell and the RAMs have one access per port per cycle.
+            if bps * 1 > c.cell_bytes as u64 * 8 * clock_hz {
+                return Err(ConfigError::new(
+                    field,
+                    format!(
+                        "{g} Gb/s moves more than one {}-byte cell per {} MHz cycle; raise switch.core_clock_mhz or switch.cell_bytes",
+                        c.cell_bytes, c.core_clock_mhz
+                    ),
+                ));
+            }
+            rate_bps.push(bps);
+        }
+        let total_cells_u64 = c.buffer_bytes / c.cell_bytes as u64;
+        if total_cells_u64 == 0 || total_cells_u64 > MAX_CELLS as u64 {
+            return Err(ConfigError::new(
+                "switch.buffer_bytes",
+                format!(
+                    "{} bytes is {} cells of {} B; allowed: 1..={} cells ({}-bit cell pointers)",
+                    c.buffer_bytes, total_cells_u64, c.cell_bytes, MAX_CELLS, PTR_BITS
+                ),
+            ));
+        }
+        let total_cells = total_cells_u64 as u32;
+        let ports_u32 = c.ports as u32;
+        for (field, v) in [
+            ("switch.sram_write_cells_per_cycle", c.sram_write_cells_per_cycle),
+            ("switch.sram_read_cells_per_cycle", c.sram_read_cells_per_cycle),
+        ] {
+            if !(1..=ports_u32).contains(&v) {
+                return Err(range_err(field, v, &format!("1..={} (ports)", c.ports)));
+            }
+        }
+        // The write and read stages must keep up with every port at line rate, else cells
+        // would pile up without bound in front of the SRAM.
+        let agg_cells_per_cycle: f64 = rate_bps
+            .iter()
+            .map(|&r| r as f64 / (c.cell_bytes as f64 * 8.0 * clock_hz as f64))
+            .sum();
+        for (field, v) in [
+            ("switch.sram_write_cells_per_cycle", c.sram_write_cells_per_cycle),
+            ("switch.sram_read_cells_per_cycle", c.sram_read_cells_per_cycle),
+        ] {
+            if (v as f64) < agg_cells_per_cycle {
+                return Err(ConfigError::new(
+                    field,
+                    format!(
+                        "{v} cells/cycle is below the aggregate line rate of {agg_cells_per_cycle:.3} cells/cycle; allowed: {}..={}",
+                        agg_cells_per_cycle.ceil(),
+                        c.ports
+                    ),
+                ));
+            }
+        }
+        if !(1..=8).contains(&c.sram_read_latency) {
+            return Err(range_err("switch.sram_read_latency", c.sram_read_latency, "1..=8"));
+        }
+        let mut lossless_mask = 0u8;
+        for &p in &c.lossless_priorities {
+            if p > 7 {
+                return Err(range_err("switch.lossless_priorities", p, "priorities 0..=7"));
+            }
+            lossless_mask |= 1 << p;
+        }
+        if c.control_queue > 7 {
+            return Err(range_err("switch.control_queue", c.control_queue, "0..=7"));
+        }
+        for (field, k) in [
+            ("switch.alpha_log2", c.alpha_log2),
+            ("switch.lossy_alpha_log2", c.lossy_alpha_log2),
+        ] {
+            if let Err(e) = Shifter::new(CNT_BITS, k) {
+                return Err(ConfigError::new(field, e.to_string()));
+            }
+        }
+        if !(64..=65535).contains(&c.dwrr_quantum_bytes) {
+            return Err(range_err("switch.dwrr_quantum_bytes", c.dwrr_quantum_bytes, "64..=65535"));
+        }
+        if c.link_delay_ns > 1_000_000 {
+            return Err(range_err("switch.link_delay_ns", c.link_delay_ns, "0..=1000000"));
+        }
+        let cells = |b: u64| b.div_ceil(c.cell_bytes as u64);
+        let lossless_queues_per_port = lossless_mask.count_ones();
+        let private_cells = cells(c.private_bytes as u64) as u32;
+        let delta_cells = cells(c.delta_bytes as u64) as u32;
+        let mut eta_cells = Vec::with_capacity(c.ports);
+        for p in 0..c.ports {
+            let bytes = c.eta_bytes.map(u64::from).unwrap_or_else(|| c.eta_eq1_bytes(p));
+            let e = match c.headroom_packet_bytes {
+                None => cells(bytes),
+                Some(l) => {
+                    if !(1..=c.mtu_bytes).contains(&l) {
+                        return Err(range_err(
+                            "switch.headroom_packet_bytes",
+                            l,
+                            &format!("1..={} (mtu_bytes)", c.mtu_bytes),
+                        ));
+                    }
+                    let wire = (l + c.wire_overhead_bytes) as u64;
+                    let per_pkt = cells((l + c.packet_overhead_bytes) as u64);
+                    // One partial packet at each end of the in-flight window.
+                    (bytes.div_ceil(wire) + 1) * per_pkt
+                }
+            };
+            eta_cells.push(e.min(u32::MAX as u64) as u32);
+        }
+        let lossy_pool_cells = cells(c.lossy_pool_bytes);
+        let lossy_queues_per_port = 8 - lossless_queues_per_port;
+        let lossy_private_cells = cells(c.lossy_private_bytes as u64) as u32;
+        let headroom_cells: u64 = eta_cells.iter().map(|&e| e as u64 * lossless_queues_per_port as u64).sum();
+        let private_total = private_cells as u64 * lossless_queues_per_port as u64 * c.ports as u64;
+        let lossy_private_total = lossy_private_cells as u64 * lossy_queues_per_port as u64 * c.ports as u64;
+        if lossy_pool_cells > total_cells as u64 {
+            return Err(ConfigError::new(
+                "switch.lossy_pool_bytes",
+                format!("{} bytes exceeds the buffer ({} bytes)", c.lossy_pool_bytes, c.buffer_bytes),
+            ));
+        }
+        if lossy_queues_per_port > 0 && lossy_private_total >= lossy_pool_cells {
+            return Err(ConfigError::new(
+                "switch.lossy_pool_bytes",
+                format!(
+                    "the lossy pool ({lossy_pool_cells} cells) must be larger than its private buffers ({lossy_private_total} cells)"
+                ),
+            ));
+        }
+        let lossless_total = total_cells as u64 - lossy_pool_cells;
+        let reserved = private_total + headroom_cells;
+        if lossless_queues_per_port > 0 && reserved >= lossless_total {
+            return Err(ConfigError::new(
+                "switch.buffer_bytes",
+                format!(
+                    "the lossless pool ({lossless_total} cells) must be larger than private ({private_total}) + headroom ({headroom_cells}) cells; shrink eta_bytes, link_delay_ns, private_bytes, lossy_pool_bytes or the lossless priorities"
+                ),
+            ));
+        }
+        Ok(Self {
+            cfg: c.clone(),
+            ports: c.ports,
+            clock_hz,
+            rate_bps,
+            total_cells,
+            lossless_mask,
+            lossless_queues_per_port,
+            private_cells,
+            eta_cells,
+            delta_cells,
+            shared_cells: (lossless_total - reserved) as u32,
+            headroom_cells: headroom_cells as u32,
+            lossy_pool_cells: lossy_pool_cells as u32,
+            lossy_private_cells,
+            lossy_shared_cells: (lossy_pool_cells - lossy_private_total) as u32,
+        })
+    }
+
+    /// Cells a packet of `len` bytes occupies: `ceil((len + overhead) / cell)`.
+    #[inline]
+    pub fn cells_for(&self, len: u32) -> u32 {
+        (len + self.cfg.packet_overhead_bytes).div_ceil(self.cfg.cell_bytes)
+    }
+
+    #[inline]
+    pub fn is_lossless(&self, prio: u8) -> bool {
+        self.lossless_mask & (1 << prio) != 0
+    }
+
+    /// Bits a packet of `len` bytes occupies on the wire.
+    #[inline]
+    pub fn wire_bits(&self, len: u32) -> u64 {
+        (len + self.cfg.wire_overhead_bytes) as u64 * 8
+    }
+
+    /// Core cycles of one pause quantum (512 bit times) on `port`, rounded up.
+    pub fn quantum_cycles(&self, port: usize) -> u64 {
+        (PFC_QUANTUM_BITS * self.clock_hz).div_ceil(self.rate_bps[port])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tomahawk_eta_is_the_papers_56840_bytes() {
+        let c = SwitchConfig::tomahawk();
+        assert_eq!(c.eta_eq1_bytes(0), 56_840);
+        let d = c.build().unwrap();
+        assert_eq!(d.eta_cells[0], 56_840u32.div_ceil(208));
+        assert_eq!(d.total_cells, 16 * 1024 * 1024 / 208);
+    }
+
+    #[test]
+    fn out_of_range_fields_are_named() {
+        let mut c = SwitchConfig::small();
+        c.alpha_log2 = 5;
+        let e = c.build().unwrap_err();
+        assert_eq!(e.field, "switch.alpha_log2");
+        let mut c = SwitchConfig::small();
+        c.buffer_bytes = 1 << 40;
+        let e = c.build().unwrap_err();
+        assert_eq!(e.field, "switch.buffer_bytes");
+        assert!(e.message.contains("20-bit"), "{e}");
+        let mut c = SwitchConfig::small();
+        c.port_speeds_gbps = vec![100.0; 3];
+        assert_eq!(c.build().unwrap_err().field, "switch.port_speeds_gbps");
+    }
+
+    #[test]
+    fn headroom_that_does_not_fit_is_refused() {
+        let mut c = SwitchConfig::small();
+        c.link_delay_ns = 100_000;
+        let e = c.build().unwrap_err();
+        assert_eq!(e.field, "switch.buffer_bytes");
+    }
+
+    #[test]
+    fn cells_for_rounds_up_with_overhead() {
+        let mut c = SwitchConfig::small();
+        c.packet_overhead_bytes = 16;
+        let d = c.build().unwrap();
+        assert_eq!(d.cells_for(192), 1);
+        assert_eq!(d.cells_for(193), 2);
+        assert_eq!(d.cells_for(1500), 8);
+    }
+
+    #[test]
+    fn fragmentation_aware_headroom_is_larger() {
+        let mut c = SwitchConfig::small();
+        let paper = c.build().unwrap().eta_cells[0];
+        c.headroom_packet_bytes = Some(209);
+        let worst = c.build().unwrap().eta_cells[0];
+        assert!(worst > paper * 3 / 2, "209 B packets take 2 cells: {worst} vs {paper}");
+    }
+}

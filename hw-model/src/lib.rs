@@ -1,0 +1,17 @@
+//! Cycle-level, bit-accurate model of a shared-memory switch traffic manager (MMU).
+//!
+//! The top level is [`Mmu`]: call [`Mmu::step`] once per core clock cycle with the cell
+//! beats arriving on each ingress port and the PFC frames received from downstream; it
+//! returns the cells departing, the PFC frames it sends upstream and the fate of each
+//! arriving cell. `docs/architecture.md` maps each block to the paper equation it implements.
+
+pub mod config;
+pub mod stats;
+pub mod wires;
+
+mod mmu;
+
+pub use config::{ConfigError, Derived, PfcRxMode, Policy, SwitchConfig};
+pub use mmu::{Fault, InvariantError, Mmu, SignalDesc};
+pub use stats::Stats;
+pub use wires::{Beat, CellEvent, CellFate, Departure, DropReason, Inputs, Outputs, PacketHdr, PfcFrame, Segment};

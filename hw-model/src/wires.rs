@@ -1,0 +1,177 @@
+//! The model's external interface: what crosses the chip boundary each cycle.
+//!
+//! Ingress MACs hand the MMU one cell beat per port per cycle at most; the MMU hands back
+//! departing cells, the PFC frames it transmits and one event per arriving cell saying
+//! where it went. These are plain structs, like a typed port record of an RTL block.
+
+/// Header fields the MMU keeps in a packet's descriptor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct PacketHdr {
+    /// Flow id, unique across the run.
+    pub flow: u32,
+    /// Packet sequence number within the flow, from 0.
+    pub seq: u32,
+    /// Ingress port.
+    pub src: u8,
+    /// Egress port.
+    pub dst: u8,
+    /// Priority: selects the ingress priority group and the egress queue (1:1).
+    pub prio: u8,
+    /// Packet length on the wire, bytes, without preamble and gap.
+    pub len: u16,
+}
+
+/// One cell of a packet on the ingress or egress cell bus.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Beat {
+    pub hdr: PacketHdr,
+    /// Index of this cell within the packet (0 = start of packet).
+    pub idx: u16,
+    /// Cells in the packet, `ceil((len + packet_overhead) / cell_bytes)`.
+    pub ncells: u16,
+}
+
+impl Beat {
+    #[inline]
+    pub fn sop(&self) -> bool {
+        self.idx == 0
+    }
+    #[inline]
+    pub fn eop(&self) -> bool {
+        self.idx + 1 == self.ncells
+    }
+}
+
+/// An IEEE 802.1Qbb PFC frame: per class an enable bit and a pause time in quanta of 512
+/// bit times. A time of zero is a RESUME.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PfcFrame {
+    pub class_enable: u8,
+    pub quanta: [u16; 8],
+}
+
+impl PfcFrame {
+    /// Classes this frame pauses (enabled with a non-zero time).
+    pub fn paused(&self) -> u8 {
+        (0..8)
+            .filter(|&c| self.class_enable & (1 << c) != 0 && self.quanta[c] != 0)
+            .fold(0, |m, c| m | (1 << c))
+    }
+    /// Classes this frame resumes (enabled with a zero time).
+    pub fn resumed(&self) -> u8 {
+        self.class_enable & !self.paused()
+    }
+}
+
+/// Buffer segment a cell is charged to (DSH section II-B, Fig. 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Segment {
+    /// Lossless private buffer `phi` of the ingress queue.
+    Private,
+    /// Lossless shared buffer, bounded by the DT threshold `T` (Eq. 2).
+    Shared,
+    /// Lossless static headroom `eta` of the ingress queue (Eq. 1).
+    Headroom,
+    /// Lossy pool, private part.
+    LossyPrivate,
+    /// Lossy pool, shared part (its own DT).
+    LossyShared,
+}
+
+impl Segment {
+    pub const ALL: [Segment; 5] = [
+        Segment::Private,
+        Segment::Shared,
+        Segment::Headroom,
+        Segment::LossyPrivate,
+        Segment::LossyShared,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Private => "private",
+            Self::Shared => "shared",
+            Self::Headroom => "headroom",
+            Self::LossyPrivate => "lossy_private",
+            Self::LossyShared => "lossy_shared",
+        }
+    }
+}
+
+/// Why the MMU refused a packet. Every dropped cell is counted under one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// Lossless: `q >= phi + T + eta`, case 4 of DSH II-C (headroom exhausted).
+    HeadroomFull,
+    /// Lossy: the ingress queue is at or above its DT threshold.
+    LossyThreshold,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 2] = [DropReason::HeadroomFull, DropReason::LossyThreshold];
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::HeadroomFull => "headroom_full",
+            Self::LossyThreshold => "lossy_threshold",
+        }
+    }
+    /// Whether this reason applies to lossless traffic.
+    pub fn lossless(self) -> bool {
+        matches!(self, Self::HeadroomFull)
+    }
+}
+
+/// What happened to an arriving cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellFate {
+    Admitted(Segment),
+    Dropped(DropReason),
+}
+
+/// One event per ingress beat, emitted in the cycle the beat arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellEvent {
+    pub beat: Beat,
+    pub fate: CellFate,
+}
+
+/// A cell leaving on an egress port (emitted when it is read out of the buffer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Departure {
+    pub port: u8,
+    pub beat: Beat,
+}
+
+/// Inputs of one cycle.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    /// Per port, the beat its ingress MAC delivers this cycle (length = ports).
+    pub ingress: &'a [Option<Beat>],
+    /// PFC frames received this cycle from the device downstream of each port.
+    pub pfc_rx: &'a [(u8, PfcFrame)],
+}
+
+/// Outputs of one cycle. The vectors are cleared (not freed) at the start of each step, so
+/// a caller that reuses one `Outputs` makes the cycle loop allocation-free.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    pub cell_events: Vec<CellEvent>,
+    pub departures: Vec<Departure>,
+    /// PFC frames whose last bit left port `.0` this cycle, toward its upstream device.
+    pub pfc_tx: Vec<(u8, PfcFrame)>,
+}
+
+impl Outputs {
+    pub fn with_ports(ports: usize) -> Self {
+        Self {
+            cell_events: Vec::with_capacity(ports),
+            departures: Vec::with_capacity(ports),
+            pfc_tx: Vec::with_capacity(ports),
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.cell_events.clear();
+        self.departures.clear();
+        self.pfc_tx.clear();
+    }
+}
