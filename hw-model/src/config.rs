@@ -40,7 +40,10 @@ impl Policy {
             "sih" => Ok(Self::Sih),
             other => Err(ConfigError::new(
                 "policy",
-                format!("unknown policy {other:?}; allowed: {}", Self::NAMES.join(", ")),
+                format!(
+                    "unknown policy {other:?}; allowed: {}",
+                    Self::NAMES.join(", ")
+                ),
             )),
         }
     }
@@ -187,11 +190,11 @@ impl SwitchConfig {
         }
     }
 
-    /// A small switch for fast tests: 8 x 100G, 1 MiB, short links (eta about 10 KB).
+    /// A small switch for fast tests: 8 x 100G, 2 MiB, short links (eta = 11840 B).
     pub fn small() -> Self {
         Self {
             ports: 8,
-            buffer_bytes: 1024 * 1024,
+            buffer_bytes: 2 * 1024 * 1024,
             sram_write_cells_per_cycle: 8,
             sram_read_cells_per_cycle: 8,
             link_delay_ns: 200,
@@ -207,7 +210,10 @@ impl SwitchConfig {
             "small" => Ok(Self::small()),
             other => Err(ConfigError::new(
                 "profile",
-                format!("unknown profile {other:?}; allowed: {}", PROFILES.join(", ")),
+                format!(
+                    "unknown profile {other:?}; allowed: {}",
+                    PROFILES.join(", ")
+                ),
             )),
         }
     }
@@ -272,16 +278,28 @@ impl Derived {
             return Err(range_err("switch.ports", c.ports, "1..=64"));
         }
         if !(1..=10_000).contains(&c.core_clock_mhz) {
-            return Err(range_err("switch.core_clock_mhz", c.core_clock_mhz, "1..=10000"));
+            return Err(range_err(
+                "switch.core_clock_mhz",
+                c.core_clock_mhz,
+                "1..=10000",
+            ));
         }
         if !(32..=4096).contains(&c.cell_bytes) {
             return Err(range_err("switch.cell_bytes", c.cell_bytes, "32..=4096"));
         }
         if c.packet_overhead_bytes > 256 {
-            return Err(range_err("switch.packet_overhead_bytes", c.packet_overhead_bytes, "0..=256"));
+            return Err(range_err(
+                "switch.packet_overhead_bytes",
+                c.packet_overhead_bytes,
+                "0..=256",
+            ));
         }
         if c.wire_overhead_bytes > 64 {
-            return Err(range_err("switch.wire_overhead_bytes", c.wire_overhead_bytes, "0..=64"));
+            return Err(range_err(
+                "switch.wire_overhead_bytes",
+                c.wire_overhead_bytes,
+                "0..=64",
+            ));
         }
         if !(64..=9216).contains(&c.mtu_bytes) {
             return Err(range_err("switch.mtu_bytes", c.mtu_bytes, "64..=9216"));
@@ -311,7 +329,7 @@ impl Derived {
             let bps = (g * 1e9).round() as u64;
             // One cell per cycle per port at most: the egress link walk reads one next
             // pointer per cell and the RAMs have one access per port per cycle.
-            if bps * 1 > c.cell_bytes as u64 * 8 * clock_hz {
+            if bps > c.cell_bytes as u64 * 8 * clock_hz {
                 return Err(ConfigError::new(
                     field,
                     format!(
@@ -335,8 +353,14 @@ impl Derived {
         let total_cells = total_cells_u64 as u32;
         let ports_u32 = c.ports as u32;
         for (field, v) in [
-            ("switch.sram_write_cells_per_cycle", c.sram_write_cells_per_cycle),
-            ("switch.sram_read_cells_per_cycle", c.sram_read_cells_per_cycle),
+            (
+                "switch.sram_write_cells_per_cycle",
+                c.sram_write_cells_per_cycle,
+            ),
+            (
+                "switch.sram_read_cells_per_cycle",
+                c.sram_read_cells_per_cycle,
+            ),
         ] {
             if !(1..=ports_u32).contains(&v) {
                 return Err(range_err(field, v, &format!("1..={} (ports)", c.ports)));
@@ -349,8 +373,14 @@ impl Derived {
             .map(|&r| r as f64 / (c.cell_bytes as f64 * 8.0 * clock_hz as f64))
             .sum();
         for (field, v) in [
-            ("switch.sram_write_cells_per_cycle", c.sram_write_cells_per_cycle),
-            ("switch.sram_read_cells_per_cycle", c.sram_read_cells_per_cycle),
+            (
+                "switch.sram_write_cells_per_cycle",
+                c.sram_write_cells_per_cycle,
+            ),
+            (
+                "switch.sram_read_cells_per_cycle",
+                c.sram_read_cells_per_cycle,
+            ),
         ] {
             if (v as f64) < agg_cells_per_cycle {
                 return Err(ConfigError::new(
@@ -364,12 +394,20 @@ impl Derived {
             }
         }
         if !(1..=8).contains(&c.sram_read_latency) {
-            return Err(range_err("switch.sram_read_latency", c.sram_read_latency, "1..=8"));
+            return Err(range_err(
+                "switch.sram_read_latency",
+                c.sram_read_latency,
+                "1..=8",
+            ));
         }
         let mut lossless_mask = 0u8;
         for &p in &c.lossless_priorities {
             if p > 7 {
-                return Err(range_err("switch.lossless_priorities", p, "priorities 0..=7"));
+                return Err(range_err(
+                    "switch.lossless_priorities",
+                    p,
+                    "priorities 0..=7",
+                ));
             }
             lossless_mask |= 1 << p;
         }
@@ -385,10 +423,18 @@ impl Derived {
             }
         }
         if !(64..=65535).contains(&c.dwrr_quantum_bytes) {
-            return Err(range_err("switch.dwrr_quantum_bytes", c.dwrr_quantum_bytes, "64..=65535"));
+            return Err(range_err(
+                "switch.dwrr_quantum_bytes",
+                c.dwrr_quantum_bytes,
+                "64..=65535",
+            ));
         }
         if c.link_delay_ns > 1_000_000 {
-            return Err(range_err("switch.link_delay_ns", c.link_delay_ns, "0..=1000000"));
+            return Err(range_err(
+                "switch.link_delay_ns",
+                c.link_delay_ns,
+                "0..=1000000",
+            ));
         }
         let cells = |b: u64| b.div_ceil(c.cell_bytes as u64);
         let lossless_queues_per_port = lossless_mask.count_ones();
@@ -396,7 +442,10 @@ impl Derived {
         let delta_cells = cells(c.delta_bytes as u64) as u32;
         let mut eta_cells = Vec::with_capacity(c.ports);
         for p in 0..c.ports {
-            let bytes = c.eta_bytes.map(u64::from).unwrap_or_else(|| c.eta_eq1_bytes(p));
+            let bytes = c
+                .eta_bytes
+                .map(u64::from)
+                .unwrap_or_else(|| c.eta_eq1_bytes(p));
             let e = match c.headroom_packet_bytes {
                 None => cells(bytes),
                 Some(l) => {
@@ -418,13 +467,20 @@ impl Derived {
         let lossy_pool_cells = cells(c.lossy_pool_bytes);
         let lossy_queues_per_port = 8 - lossless_queues_per_port;
         let lossy_private_cells = cells(c.lossy_private_bytes as u64) as u32;
-        let headroom_cells: u64 = eta_cells.iter().map(|&e| e as u64 * lossless_queues_per_port as u64).sum();
+        let headroom_cells: u64 = eta_cells
+            .iter()
+            .map(|&e| e as u64 * lossless_queues_per_port as u64)
+            .sum();
         let private_total = private_cells as u64 * lossless_queues_per_port as u64 * c.ports as u64;
-        let lossy_private_total = lossy_private_cells as u64 * lossy_queues_per_port as u64 * c.ports as u64;
+        let lossy_private_total =
+            lossy_private_cells as u64 * lossy_queues_per_port as u64 * c.ports as u64;
         if lossy_pool_cells > total_cells as u64 {
             return Err(ConfigError::new(
                 "switch.lossy_pool_bytes",
-                format!("{} bytes exceeds the buffer ({} bytes)", c.lossy_pool_bytes, c.buffer_bytes),
+                format!(
+                    "{} bytes exceeds the buffer ({} bytes)",
+                    c.lossy_pool_bytes, c.buffer_bytes
+                ),
             ));
         }
         if lossy_queues_per_port > 0 && lossy_private_total >= lossy_pool_cells {
@@ -540,6 +596,9 @@ mod tests {
         let paper = c.build().unwrap().eta_cells[0];
         c.headroom_packet_bytes = Some(209);
         let worst = c.build().unwrap().eta_cells[0];
-        assert!(worst > paper * 3 / 2, "209 B packets take 2 cells: {worst} vs {paper}");
+        assert!(
+            worst > paper * 3 / 2,
+            "209 B packets take 2 cells: {worst} vs {paper}"
+        );
     }
 }

@@ -5,7 +5,17 @@
 //! returns the cells departing, the PFC frames it sends upstream and the fate of each
 //! arriving cell. `docs/architecture.md` maps each block to the paper equation it implements.
 
+pub mod accounting;
+pub mod admission;
 pub mod config;
+pub mod dt_threshold;
+pub mod dwrr;
+pub mod egress_port;
+pub mod free_list;
+pub mod ingress;
+pub mod packet_queue;
+pub mod pfc_fsm;
+pub mod pfc_rx;
 pub mod stats;
 pub mod wires;
 
@@ -14,4 +24,6 @@ mod mmu;
 pub use config::{ConfigError, Derived, PfcRxMode, Policy, SwitchConfig};
 pub use mmu::{Fault, InvariantError, Mmu, SignalDesc};
 pub use stats::Stats;
-pub use wires::{Beat, CellEvent, CellFate, Departure, DropReason, Inputs, Outputs, PacketHdr, PfcFrame, Segment};
+pub use wires::{
+    Beat, CellEvent, CellFate, Departure, DropReason, Inputs, Outputs, PacketHdr, PfcFrame, Segment,
+};

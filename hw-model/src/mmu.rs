@@ -1,8 +1,32 @@
 //! Top level: wires the blocks together and runs evaluate-then-commit each cycle.
+//!
+//! Order inside a cycle (all reads see the registers of the last edge unless noted):
+//! 1. DT: next `T` from the registered shared occupancy (Eq. 2); `X_on = T - delta`.
+//! 2. Ingress admission of every start-of-packet beat (the running shared-grant sum is the
+//!    only intra-cycle chain); every beat gets its fate; admitted cells enter the FIFO.
+//! 3. PFC FSM: OFF queues whose shared occupancy is below `X_on` turn ON; refresh timers.
+//! 4. Egress ports (only active ones): refetch heads, pick packets, read and free cells.
+//! 5. Ingress write stage: FIFO heads into the SRAM; a packet's last cell enqueues it.
+//!    Enqueue follows dequeue within the cycle, as a write-after-read bypass would.
+//! 6. Edge: counters, free list, RAMs, `T`, received PFC frames, pause timers.
 
-use crate::config::Derived;
+use crate::accounting::{Accounting, Update};
+use crate::admission::{self, PoolParams, QueueView};
+use crate::config::{Derived, CNT_BITS, PFC_FRAME_WIRE_BYTES, QUEUES};
+use crate::dt_threshold::DtThreshold;
+use crate::dwrr::Dwrr;
+use crate::egress_port::{DataTx, EgressPort, Tx};
+use crate::free_list::FreeList;
+use crate::ingress::{fifo_depth, FifoCell, IngressPort};
+use crate::packet_queue::{Desc, PacketQueues};
+use crate::pfc_fsm::PfcFsm;
+use crate::pfc_rx::PfcRx;
 use crate::stats::Stats;
-use crate::wires::{Inputs, Outputs};
+use crate::wires::{
+    Beat, CellEvent, CellFate, Departure, DropReason, Inputs, Outputs, PfcFrame, Segment,
+};
+use bitvec::prelude::*;
+use rtl::{Probed, Sram};
 use thiserror::Error;
 
 /// One probed signal of the model: dot-separated path under `top.mmu` and width in bits.
@@ -23,7 +47,7 @@ pub struct InvariantError {
 /// Deliberate corruptions for companion tests that show the checks catch real bugs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
-    /// Push an already-linked cell pointer back onto the free list (double allocation).
+    /// Push a pointer that is already free onto the free list again (double allocation).
     DoubleFreeCell,
     /// Pop a cell from the free list and forget it (leak).
     LeakCell,
@@ -31,46 +55,877 @@ pub enum Fault {
     SkewCounter,
 }
 
+/// Where a signal's value comes from.
+#[derive(Debug, Clone, Copy)]
+enum Sig {
+    Dt(usize),
+    DtLossy(usize),
+    Xon(usize),
+    FreeCells,
+    TotalCells,
+    SharedCells,
+    LossySharedCells,
+    BeatValid(usize),
+    IngCounter(usize, usize, usize),
+    Qoff(usize),
+    EgCells(usize, usize),
+    Deficit(usize, usize),
+    Paused(usize),
+    TxState(usize),
+    TxQueue(usize),
+}
+
 pub struct Mmu {
     d: Derived,
     cycle: u64,
     stats: Stats,
+    acct: Accounting,
+    dt: DtThreshold,
+    dt_lossy: DtThreshold,
+    fsm: PfcFsm,
+    rx: PfcRx,
+    free: FreeList,
+    /// Cell link RAM: `cell_link[c]` = next cell of the same packet.
+    cell_link: Sram<u32>,
+    queues: PacketQueues,
+    ing: Vec<IngressPort>,
+    eg: Vec<EgressPort>,
+    dwrr: Vec<Dwrr>,
+    /// Ports whose transmitter is not idle.
+    tx_busy: u64,
+    /// Ports with cells in their ingress FIFO.
+    fifo_ports: u64,
+    write_rr: usize,
+    read_rr: usize,
+    lossless_pool: PoolParams,
+    lossy_pool: PoolParams,
+    pending_rx: Vec<(u8, PfcFrame)>,
+    signals: Vec<SignalDesc>,
+    sig_src: Vec<Sig>,
 }
 
 impl Mmu {
     pub fn new(d: Derived) -> Self {
-        Self { d, cycle: 0, stats: Stats::default() }
+        let ports = d.ports;
+        let w = d.cfg.sram_write_cells_per_cycle as usize;
+        let lat = d.cfg.sram_read_latency as usize;
+        let depth = fifo_depth(ports, w);
+        let mut m = Self {
+            stats: Stats::default(),
+            cycle: 0,
+            acct: Accounting::new(ports),
+            dt: DtThreshold::new(d.shared_cells, d.cfg.alpha_log2),
+            dt_lossy: DtThreshold::new(d.lossy_shared_cells, d.cfg.lossy_alpha_log2),
+            fsm: PfcFsm::new(&d),
+            rx: PfcRx::new(&d),
+            free: FreeList::new(d.total_cells),
+            cell_link: Sram::new("cell_link", d.total_cells as usize, ports, w, lat),
+            queues: PacketQueues::new(ports, d.total_cells, w, lat),
+            ing: (0..ports).map(|_| IngressPort::new(depth)).collect(),
+            eg: (0..ports)
+                .map(|p| EgressPort::new(d.rate_bps[p], d.clock_hz))
+                .collect(),
+            dwrr: (0..ports)
+                .map(|_| Dwrr::new(d.cfg.dwrr_quantum_bytes, d.cfg.control_queue))
+                .collect(),
+            tx_busy: 0,
+            fifo_ports: 0,
+            write_rr: 0,
+            read_rr: 0,
+            lossless_pool: PoolParams {
+                private: d.private_cells,
+                shared_segment: d.shared_cells,
+            },
+            lossy_pool: PoolParams {
+                private: d.lossy_private_cells,
+                shared_segment: d.lossy_shared_cells,
+            },
+            pending_rx: Vec::with_capacity(ports * 2),
+            signals: Vec::new(),
+            sig_src: Vec::new(),
+            d,
+        };
+        m.build_signals();
+        m
     }
+
     pub fn config(&self) -> &Derived {
         &self.d
     }
+
     pub fn cycle(&self) -> u64 {
         self.cycle
     }
+
     pub fn stats(&self) -> &Stats {
         &self.stats
     }
-    pub fn step(&mut self, _inp: &Inputs, out: &mut Outputs) -> Result<(), InvariantError> {
-        out.clear();
-        self.cycle += 1;
-        todo!()
+
+    /// Registered DT threshold of the lossless pool, cells.
+    pub fn threshold(&self) -> u32 {
+        self.dt.t()
     }
+
+    /// Ingress counters `(private, shared, headroom)` of `(port, pg)`, cells.
+    pub fn ingress_counters(&self, port: usize, pg: usize) -> [u32; 3] {
+        self.acct.group(port, pg)
+    }
+
+    /// Bit `pg`: ingress queue `(port, pg)` is in QOFF.
+    pub fn qoff(&self, port: usize) -> u8 {
+        self.fsm.off(port)
+    }
+
+    /// Egress counter of `(port, queue)`, cells.
+    pub fn egress_cells(&self, port: usize, q: usize) -> u32 {
+        self.acct.egress[port * QUEUES + q].get()
+    }
+
+    /// Cells held in the buffer or charged to packets still arriving.
     pub fn buffered_cells(&self) -> u32 {
-        todo!()
+        self.acct.total.get()
     }
-    pub fn check_invariants(&self) -> Result<(), InvariantError> {
-        todo!()
+
+    fn err(&self, what: impl Into<String>) -> InvariantError {
+        InvariantError {
+            cycle: self.cycle,
+            what: what.into(),
+        }
     }
-    pub fn inject_fault(&mut self, _f: Fault) {
-        todo!()
+
+    /// One core clock cycle.
+    pub fn step(&mut self, inp: &Inputs, out: &mut Outputs) -> Result<(), InvariantError> {
+        out.clear();
+        if inp.ingress.len() != self.d.ports {
+            return Err(self.err(format!(
+                "{} ingress inputs for {} ports",
+                inp.ingress.len(),
+                self.d.ports
+            )));
+        }
+        for &(p, f) in inp.pfc_rx {
+            if p as usize >= self.d.ports {
+                return Err(self.err(format!(
+                    "PFC frame received on port {p}, which does not exist"
+                )));
+            }
+            self.stats.pfc_frames_rx += 1;
+            self.pending_rx.push((p, f));
+        }
+        // 1. Thresholds.
+        self.dt.eval(self.acct.shared_total.get());
+        self.dt_lossy.eval(self.acct.lossy_shared_total.get());
+        let xon = self.fsm.eval_xon(self.dt.t());
+        // 2. Admission.
+        let mut shared_granted = 0u32;
+        let mut lossy_granted = 0u32;
+        for (p, beat) in inp.ingress.iter().enumerate() {
+            self.ing[p].beat_valid = beat.is_some();
+            if let Some(b) = beat {
+                self.admit_beat(p, b, &mut shared_granted, &mut lossy_granted, out)?;
+            }
+        }
+        // 3. PFC state machines.
+        let mut ports = self.fsm.off_ports();
+        while ports != 0 {
+            let p = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            let mut off = self.fsm.off(p);
+            while off != 0 {
+                let pg = off.trailing_zeros() as usize;
+                off &= off - 1;
+                if self.acct.group(p, pg)[1] < xon {
+                    self.fsm.to_on(p, pg);
+                }
+            }
+        }
+        self.fsm.tick_refresh();
+        // 4. Egress, round-robin start for fair read grants.
+        let mut budget = self.d.cfg.sram_read_cells_per_cycle;
+        let active = self.tx_busy | self.queues.ports_nonempty() | self.fsm.pending_ports();
+        let n = self.d.ports;
+        let mut rest = rotate_ports(active, self.read_rr, n);
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let p = (i + self.read_rr) % n;
+            self.egress_cycle(p, &mut budget, out)?;
+        }
+        self.read_rr = (self.read_rr + 1) % n;
+        // 5. Write stage.
+        self.write_stage()?;
+        // 6. Edge.
+        self.commit()
     }
+
+    fn admit_beat(
+        &mut self,
+        p: usize,
+        b: &Beat,
+        shared_granted: &mut u32,
+        lossy_granted: &mut u32,
+        out: &mut Outputs,
+    ) -> Result<(), InvariantError> {
+        self.stats.cells_in += 1;
+        let pg = b.hdr.prio as usize;
+        let lossless = self.d.is_lossless(b.hdr.prio);
+        if b.sop() {
+            let [private, shared, headroom] = self.acct.group(p, pg);
+            let n = b.ncells as u32;
+            let decision = if lossless {
+                let v = QueueView {
+                    private,
+                    shared,
+                    headroom,
+                    t: self.dt.t(),
+                    shared_in_use: self.acct.shared_total.get() + *shared_granted,
+                };
+                admission::lossless(n, v, self.lossless_pool, self.d.eta_cells[p])
+            } else {
+                let v = QueueView {
+                    private,
+                    shared,
+                    headroom,
+                    t: self.dt_lossy.t(),
+                    shared_in_use: self.acct.lossy_shared_total.get() + *lossy_granted,
+                };
+                admission::lossy(n, v, self.lossy_pool)
+            };
+            match decision {
+                Ok(plan) => {
+                    let segs = segments(lossless);
+                    for (seg, cnt) in segs.into_iter().zip([plan.seg0, plan.seg1, plan.headroom]) {
+                        if cnt > 0 {
+                            self.acct.push(Update::Charge {
+                                port: p as u8,
+                                pg: pg as u8,
+                                seg,
+                                dport: b.hdr.dst,
+                                n: cnt as u32,
+                            });
+                        }
+                    }
+                    if lossless {
+                        *shared_granted += plan.seg1 as u32;
+                        if plan.headroom > 0 {
+                            self.fsm.to_off(p, pg);
+                        }
+                    } else {
+                        *lossy_granted += plan.seg1 as u32;
+                    }
+                    let ing = &mut self.ing[p];
+                    if ing.pending.len() == ing.pending.capacity() {
+                        return Err(self.err(format!(
+                            "ingress p{p}: more packets in flight than the FIFO can hold"
+                        )));
+                    }
+                    ing.pending.push_back(Desc {
+                        hdr: b.hdr,
+                        ncells: b.ncells,
+                        head: crate::packet_queue::NULL,
+                    });
+                    ing.arriving = Some(Some(plan));
+                }
+                Err(_) => self.ing[p].arriving = Some(None),
+            }
+        }
+        let fate = match self.ing[p].arriving {
+            Some(Some(plan)) => {
+                let seg = segment_of(lossless, b.idx, plan.seg0, plan.seg1);
+                let ing = &mut self.ing[p];
+                if ing.fifo.len() == ing.fifo.capacity() {
+                    return Err(self.err(format!(
+                        "ingress p{p}: cell FIFO overflow (write stage too slow)"
+                    )));
+                }
+                ing.fifo.push_back(FifoCell { beat: *b, plan });
+                self.fifo_ports |= 1 << p;
+                self.stats.admitted[seg_index(seg)] += 1;
+                CellFate::Admitted(seg)
+            }
+            Some(None) => {
+                let r = if lossless {
+                    DropReason::HeadroomFull
+                } else {
+                    DropReason::LossyThreshold
+                };
+                self.stats.dropped[reason_index(r)] += 1;
+                CellFate::Dropped(r)
+            }
+            None => {
+                return Err(self.err(format!(
+                    "ingress p{p}: cell {} of a packet whose start never arrived",
+                    b.idx
+                )))
+            }
+        };
+        if b.eop() {
+            self.ing[p].arriving = None;
+        }
+        out.cell_events.push(CellEvent { beat: *b, fate });
+        Ok(())
+    }
+
+    fn egress_cycle(
+        &mut self,
+        p: usize,
+        budget: &mut u32,
+        out: &mut Outputs,
+    ) -> Result<(), InvariantError> {
+        self.queues.advance_refill(p);
+        let was_idle = matches!(self.eg[p].tx, Tx::Idle);
+        let mut ticked = false;
+        for _ in 0..2 {
+            if matches!(self.eg[p].tx, Tx::Idle) && !self.start_tx(p, was_idle && !ticked) {
+                break;
+            }
+            match self.eg[p].tx {
+                Tx::Idle => break,
+                Tx::Pfc(frame) => {
+                    if !ticked {
+                        self.eg[p].wire.tick();
+                        ticked = true;
+                    }
+                    let bits = PFC_FRAME_WIRE_BYTES as u64 * 8;
+                    if self.eg[p].wire.bits() < bits {
+                        break;
+                    }
+                    self.eg[p].wire.consume(bits);
+                    self.eg[p].tx = Tx::Idle;
+                    if frame.paused() != 0 {
+                        self.stats.pfc_pause_frames_tx += 1;
+                    } else {
+                        self.stats.pfc_resume_frames_tx += 1;
+                    }
+                    self.stats.pfc_pause_events += frame.paused().count_ones() as u64;
+                    self.stats.pfc_resume_events += frame.resumed().count_ones() as u64;
+                    out.pfc_tx.push((p as u8, frame));
+                }
+                Tx::Data(mut t) => {
+                    let n = t.desc.ncells;
+                    if t.cell_ptr.is_none() && t.k < n {
+                        t.cell_ptr = self.cell_link.rdata(p);
+                    }
+                    let cell_bits = self.d.cfg.cell_bytes as u64 * 8;
+                    let ovh_bits = self.d.cfg.packet_overhead_bytes as u64 * 8;
+                    let need_read = t.k < n
+                        && self.eg[p].wire.bits()
+                            >= (t.k as u64 * cell_bits).saturating_sub(ovh_bits);
+                    let mut stalled = need_read;
+                    if need_read && *budget > 0 {
+                        if let Some(ptr) = t.cell_ptr {
+                            *budget -= 1;
+                            self.read_cell(p, &mut t, ptr, out);
+                            stalled = false;
+                        }
+                    }
+                    if stalled {
+                        self.stats.read_stall_cycles += 1;
+                        self.eg[p].tx = Tx::Data(t);
+                        break;
+                    }
+                    if !ticked {
+                        self.eg[p].wire.tick();
+                        ticked = true;
+                    }
+                    let wire_bits = self.d.wire_bits(t.desc.hdr.len as u32);
+                    if t.k == n && self.eg[p].wire.bits() >= wire_bits {
+                        self.eg[p].wire.consume(wire_bits);
+                        self.eg[p].tx = Tx::Idle;
+                        self.stats.packets_out += 1;
+                    } else {
+                        self.eg[p].tx = Tx::Data(t);
+                        break;
+                    }
+                }
+            }
+        }
+        if matches!(self.eg[p].tx, Tx::Idle) {
+            self.tx_busy &= !(1 << p);
+        } else {
+            self.tx_busy |= 1 << p;
+        }
+        Ok(())
+    }
+
+    /// Start a PFC frame (it goes first) or the next packet. `fresh`: the line was idle, so
+    /// no fractional bit time carries over.
+    fn start_tx(&mut self, p: usize, fresh: bool) -> bool {
+        if self.fsm.has_pending(p) {
+            self.eg[p].tx = Tx::Pfc(self.fsm.take_frame(p));
+        } else {
+            if self.queues.refilling(p) {
+                return false;
+            }
+            let nonempty = self.queues.nonempty[p];
+            let eligible = self.queues.ready_mask(p) & !self.rx.paused(p);
+            let queues = &self.queues;
+            let Some(q) = self.dwrr[p].pick(nonempty, eligible, |q| queues.head_len(p, q)) else {
+                return false;
+            };
+            let desc = self.queues.dequeue(p, q);
+            if self.queues.nonempty[p] & (1 << q) == 0 {
+                self.dwrr[p].queue_emptied(q);
+            }
+            self.eg[p].tx = Tx::Data(DataTx {
+                desc,
+                queue: q as u8,
+                k: 0,
+                cell_ptr: Some(desc.head),
+                last_ptr: desc.head,
+            });
+        }
+        if fresh {
+            self.eg[p].wire.clear();
+        }
+        true
+    }
+
+    fn read_cell(&mut self, p: usize, t: &mut DataTx, ptr: u32, out: &mut Outputs) {
+        let lossless = self.d.is_lossless(t.desc.hdr.prio);
+        self.free.push(ptr);
+        self.acct.push(Update::Release {
+            port: t.desc.hdr.src,
+            pg: t.desc.hdr.prio,
+            lossless,
+            dport: p as u8,
+        });
+        out.departures.push(Departure {
+            port: p as u8,
+            beat: Beat {
+                hdr: t.desc.hdr,
+                idx: t.k,
+                ncells: t.desc.ncells,
+            },
+        });
+        self.stats.cells_out += 1;
+        t.k += 1;
+        t.last_ptr = ptr;
+        t.cell_ptr = None;
+        if t.k < t.desc.ncells {
+            self.cell_link.read(p, ptr as usize);
+        }
+    }
+
+    fn write_stage(&mut self) -> Result<(), InvariantError> {
+        let n = self.d.ports;
+        let mut budget = self.d.cfg.sram_write_cells_per_cycle;
+        let mut rest = rotate_ports(self.fifo_ports, self.write_rr, n);
+        while rest != 0 && budget > 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let p = (i + self.write_rr) % n;
+            budget -= 1;
+            let Some(ptr) = self.free.pop() else {
+                return Err(self
+                    .err("free list empty at a cell write: admission over-committed the buffer"));
+            };
+            let ing = &mut self.ing[p];
+            let cell = ing
+                .fifo
+                .pop_front()
+                .expect("fifo_ports bit set for an empty FIFO");
+            if ing.fifo.is_empty() {
+                self.fifo_ports &= !(1 << p);
+            }
+            if cell.beat.sop() {
+                ing.pending[0].head = ptr;
+                ing.written = 0;
+            } else {
+                self.cell_link.write(ing.prev as usize, ptr);
+            }
+            ing.prev = ptr;
+            ing.written += 1;
+            if cell.beat.eop() {
+                let desc = ing
+                    .pending
+                    .pop_front()
+                    .expect("a written packet is pending");
+                ing.written = 0;
+                self.queues
+                    .enqueue(desc.hdr.dst as usize, desc.hdr.prio as usize, desc);
+            }
+        }
+        self.write_rr = (self.write_rr + 1) % n;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), InvariantError> {
+        if let Err(e) = self.acct.commit() {
+            return Err(self.err(e.to_string()));
+        }
+        self.free.commit();
+        self.cell_link.commit();
+        self.queues.commit();
+        self.dt.t.commit();
+        self.dt_lossy.t.commit();
+        self.rx.tick();
+        for &(p, f) in &self.pending_rx {
+            self.rx.receive(p as usize, &f);
+        }
+        self.pending_rx.clear();
+        self.stats.max_shared_occupancy_cells = self
+            .stats
+            .max_shared_occupancy_cells
+            .max(self.acct.shared_total.get());
+        self.stats.max_total_occupancy_cells = self
+            .stats
+            .max_total_occupancy_cells
+            .max(self.acct.total.get());
+        self.cycle += 1;
+        Ok(())
+    }
+}
+
+#[inline]
+fn mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// Rotate an `n`-bit port bitmap right by `r`, so bit `i` of the result is port
+/// `(i + r) % n`: the round-robin order starting at port `r`.
+#[inline]
+fn rotate_ports(bits: u64, r: usize, n: usize) -> u64 {
+    if r == 0 {
+        bits & mask(n)
+    } else {
+        ((bits >> r) | (bits << (n - r))) & mask(n)
+    }
+}
+
+/// The segments of a pool, in the order a packet's cells are charged to them.
+fn segments(lossless: bool) -> [Segment; 3] {
+    if lossless {
+        [Segment::Private, Segment::Shared, Segment::Headroom]
+    } else {
+        [
+            Segment::LossyPrivate,
+            Segment::LossyShared,
+            Segment::Headroom,
+        ]
+    }
+}
+
+/// Segment of cell `k` of a packet whose first `seg0` cells are private and next `seg1`
+/// shared.
+#[inline]
+fn segment_of(lossless: bool, k: u16, seg0: u16, seg1: u16) -> Segment {
+    let s = segments(lossless);
+    if k < seg0 {
+        s[0]
+    } else if k < seg0 + seg1 {
+        s[1]
+    } else {
+        s[2]
+    }
+}
+
+fn seg_index(s: Segment) -> usize {
+    Segment::ALL.iter().position(|&x| x == s).unwrap()
+}
+
+fn reason_index(r: DropReason) -> usize {
+    DropReason::ALL.iter().position(|&x| x == r).unwrap()
+}
+
+impl Mmu {
+    fn push_sig(&mut self, path: String, width: u32, src: Sig) {
+        self.signals.push(SignalDesc { path, width });
+        self.sig_src.push(src);
+    }
+
+    fn build_signals(&mut self) {
+        let dt_wires: Vec<(String, u32)> = self.dt.wires().collect();
+        for (i, (name, w)) in dt_wires.iter().enumerate() {
+            self.push_sig(format!("top.mmu.dt.{name}"), *w, Sig::Dt(i));
+            self.push_sig(format!("top.mmu.dt_lossy.{name}"), *w, Sig::DtLossy(i));
+        }
+        let xon: Vec<_> = self.fsm.sub_xon.wires().to_vec();
+        for (i, w) in xon.iter().enumerate() {
+            self.push_sig(
+                format!("top.mmu.pfc.sub_xon.{}", w.name),
+                w.width,
+                Sig::Xon(i),
+            );
+        }
+        for (name, src) in [
+            ("free_cells", Sig::FreeCells),
+            ("total_cells", Sig::TotalCells),
+            ("shared_cells", Sig::SharedCells),
+            ("lossy_shared_cells", Sig::LossySharedCells),
+        ] {
+            self.push_sig(format!("top.mmu.buffer.{name}"), CNT_BITS, src);
+        }
+        for p in 0..self.d.ports {
+            let pre = format!("top.mmu.ingress.p{p:02}");
+            self.push_sig(format!("{pre}.beat_valid"), 1, Sig::BeatValid(p));
+            self.push_sig(format!("{pre}.qoff"), 8, Sig::Qoff(p));
+            for pg in 0..QUEUES {
+                let names: &[&str] = if self.d.is_lossless(pg as u8) {
+                    &["private_cells", "shared_cells", "headroom_cells"]
+                } else {
+                    &["lossy_private_cells", "lossy_shared_cells"]
+                };
+                for (s, name) in names.iter().enumerate() {
+                    self.push_sig(
+                        format!("{pre}.pg{pg}.{name}"),
+                        CNT_BITS,
+                        Sig::IngCounter(p, pg, s),
+                    );
+                }
+            }
+            let pre = format!("top.mmu.egress.p{p:02}");
+            self.push_sig(format!("{pre}.tx_state"), 2, Sig::TxState(p));
+            self.push_sig(format!("{pre}.tx_queue"), 3, Sig::TxQueue(p));
+            self.push_sig(format!("{pre}.paused"), 8, Sig::Paused(p));
+            for q in 0..QUEUES {
+                self.push_sig(format!("{pre}.q{q}.cells"), CNT_BITS, Sig::EgCells(p, q));
+                self.push_sig(format!("{pre}.q{q}.deficit"), 17, Sig::Deficit(p, q));
+            }
+        }
+    }
+
+    /// Every probed signal, in a fixed order (the same for the same configuration).
     pub fn signals(&self) -> &[SignalDesc] {
-        todo!()
+        &self.signals
     }
-    pub fn signal_value(&self, _i: usize) -> u64 {
-        todo!()
+
+    /// Current value of signal `i` (index into `signals()`), registers as of the last edge.
+    pub fn signal_value(&self, i: usize) -> u64 {
+        match self.sig_src[i] {
+            Sig::Dt(w) => self.dt.wire_value(w),
+            Sig::DtLossy(w) => self.dt_lossy.wire_value(w),
+            Sig::Xon(w) => self.fsm.sub_xon.wire_value(w),
+            Sig::FreeCells => self.free.count() as u64,
+            Sig::TotalCells => self.acct.total.get() as u64,
+            Sig::SharedCells => self.acct.shared_total.get() as u64,
+            Sig::LossySharedCells => self.acct.lossy_shared_total.get() as u64,
+            Sig::BeatValid(p) => self.ing[p].beat_valid as u64,
+            Sig::IngCounter(p, pg, s) => self.acct.group(p, pg)[s] as u64,
+            Sig::Qoff(p) => self.fsm.off(p) as u64,
+            Sig::EgCells(p, q) => self.acct.egress[p * QUEUES + q].get() as u64,
+            Sig::Deficit(p, q) => self.dwrr[p].deficit(q) as u64,
+            Sig::Paused(p) => self.rx.paused(p) as u64,
+            Sig::TxState(p) => self.eg[p].tx.code(),
+            Sig::TxQueue(p) => match self.eg[p].tx {
+                Tx::Data(t) => t.queue as u64,
+                _ => 0,
+            },
+        }
     }
+
+    /// GTKWave view: the key signals of each block, as (group name, signal paths).
     pub fn gtkw_groups(&self) -> Vec<(String, Vec<String>)> {
-        todo!()
+        let pick = |f: &dyn Fn(&str) -> bool| -> Vec<String> {
+            self.signals
+                .iter()
+                .filter(|s| f(&s.path))
+                .map(|s| s.path.clone())
+                .collect()
+        };
+        vec![
+            ("buffer".into(), pick(&|s| s.starts_with("top.mmu.buffer."))),
+            ("dt (Eq. 2)".into(), pick(&|s| s.starts_with("top.mmu.dt."))),
+            (
+                "pfc X_on = T - delta".into(),
+                pick(&|s| s.starts_with("top.mmu.pfc.")),
+            ),
+            (
+                "ingress QOFF per port".into(),
+                pick(&|s| s.starts_with("top.mmu.ingress.") && s.ends_with(".qoff")),
+            ),
+            (
+                "egress paused per port".into(),
+                pick(&|s| s.starts_with("top.mmu.egress.") && s.ends_with(".paused")),
+            ),
+            (
+                "egress tx state".into(),
+                pick(&|s| s.starts_with("top.mmu.egress.") && s.ends_with(".tx_state")),
+            ),
+        ]
+    }
+
+    /// Break the model on purpose (companion tests of the invariant checks).
+    pub fn inject_fault(&mut self, f: Fault) {
+        match f {
+            Fault::DoubleFreeCell => {
+                let first = self.free.iter().next();
+                if let Some(p) = first {
+                    self.free.push(p);
+                    self.free.commit();
+                }
+            }
+            Fault::LeakCell => {
+                self.free.pop();
+            }
+            Fault::SkewCounter => {
+                self.acct.ingress[0][1]
+                    .add(1)
+                    .expect("room for one more cell");
+            }
+        }
+    }
+
+    /// Full structural check, independent of the counters it verifies:
+    /// - every cell is exactly once either free, in a queue, being written or being sent;
+    /// - every ingress and egress counter and every total equals a recount of the lists;
+    /// - the lossless shared segment and headroom are within their sizes.
+    ///
+    /// Costs a walk of the whole buffer: call it every few thousand cycles, not every cycle.
+    pub fn check_invariants(&self) -> Result<(), InvariantError> {
+        let total = self.d.total_cells as usize;
+        let mut owner: BitVec = bitvec![0; total];
+        let mut claim = |c: u32, what: &str| -> Result<(), InvariantError> {
+            let i = c as usize;
+            if i >= total {
+                return Err(self.err(format!("{what}: cell pointer {c} out of range")));
+            }
+            if owner[i] {
+                return Err(self.err(format!("cell {c} is used twice ({what})")));
+            }
+            owner.set(i, true);
+            Ok(())
+        };
+        for c in self.free.iter() {
+            claim(c, "free list")?;
+        }
+        let ports = self.d.ports;
+        let mut ing = vec![0u32; ports * QUEUES];
+        let mut eg = vec![0u32; ports * QUEUES];
+        let mut charge = |d: &Desc, from: u16| {
+            let r = (d.ncells - from) as u32;
+            ing[d.hdr.src as usize * QUEUES + d.hdr.prio as usize] += r;
+            eg[d.hdr.dst as usize * QUEUES + d.hdr.prio as usize] += r;
+        };
+        let mut walk_cells = |first: u32, count: u32, what: &str| -> Result<(), InvariantError> {
+            let mut c = first;
+            for i in 0..count {
+                claim(c, what)?;
+                if i + 1 < count {
+                    c = self.cell_link.backdoor(c as usize);
+                }
+            }
+            Ok(())
+        };
+        let mut queued: Vec<Desc> = Vec::new();
+        for p in 0..ports {
+            for q in 0..QUEUES {
+                let mut cells = 0u32;
+                self.queues.walk(p, q, |d| {
+                    cells += d.ncells as u32;
+                    queued.push(*d);
+                });
+                let regs = &self.queues.q[p * QUEUES + q];
+                if cells != regs.cells {
+                    return Err(self.err(format!(
+                        "egress p{p} q{q}: queue register says {} cells, list holds {cells}",
+                        regs.cells
+                    )));
+                }
+            }
+        }
+        for d in &queued {
+            walk_cells(d.head, d.ncells as u32, "queued packet")?;
+            charge(d, 0);
+        }
+        for (p, ip) in self.ing.iter().enumerate() {
+            for (i, d) in ip.pending.iter().enumerate() {
+                if i == 0 && ip.written > 0 {
+                    walk_cells(d.head, ip.written as u32, "packet being written")?;
+                }
+                charge(d, 0);
+            }
+            if ip.pending.len() > ip.fifo.len() + 2 {
+                return Err(self.err(format!(
+                    "ingress p{p}: {} pending packets for {} FIFO cells",
+                    ip.pending.len(),
+                    ip.fifo.len()
+                )));
+            }
+        }
+        for e in &self.eg {
+            if let Tx::Data(t) = e.tx {
+                let left = (t.desc.ncells - t.k) as u32;
+                if left > 0 {
+                    let first = t
+                        .cell_ptr
+                        .unwrap_or_else(|| self.cell_link.backdoor(t.last_ptr as usize));
+                    walk_cells(first, left, "packet being sent")?;
+                }
+                charge(&t.desc, t.k);
+            }
+        }
+        if let Some(leak) = owner.iter_zeros().next() {
+            return Err(self.err(format!(
+                "cell {leak} is neither free nor in any list (leak); {} cells unaccounted",
+                owner.count_zeros()
+            )));
+        }
+        let (mut shared, mut lossy_shared, mut all) = (0u32, 0u32, 0u32);
+        for p in 0..ports {
+            for pg in 0..QUEUES {
+                let got = self.acct.group(p, pg);
+                let want = ing[p * QUEUES + pg];
+                if got.iter().sum::<u32>() != want {
+                    return Err(self.err(format!("ingress p{p} pg{pg}: counters [private, shared, headroom] = {got:?} sum to {}, recount = {want}", got.iter().sum::<u32>())));
+                }
+                let phi = if self.d.is_lossless(pg as u8) {
+                    self.d.private_cells
+                } else {
+                    self.d.lossy_private_cells
+                };
+                if got[0] > phi {
+                    return Err(self.err(format!(
+                        "ingress p{p} pg{pg}: private {} cells exceeds phi = {phi}",
+                        got[0]
+                    )));
+                }
+                if self.d.is_lossless(pg as u8) {
+                    shared += got[1];
+                    if got[2] > self.d.eta_cells[p] {
+                        return Err(self.err(format!(
+                            "ingress p{p} pg{pg}: headroom {} cells exceeds eta = {}",
+                            got[2], self.d.eta_cells[p]
+                        )));
+                    }
+                } else {
+                    lossy_shared += got[1];
+                }
+                all += got.iter().sum::<u32>();
+                let e = self.acct.egress[p * QUEUES + pg].get();
+                if e != eg[p * QUEUES + pg] {
+                    return Err(self.err(format!(
+                        "egress p{p} q{pg}: counter {e}, recount {}",
+                        eg[p * QUEUES + pg]
+                    )));
+                }
+            }
+        }
+        for (name, got, want) in [
+            ("shared total", self.acct.shared_total.get(), shared),
+            (
+                "lossy shared total",
+                self.acct.lossy_shared_total.get(),
+                lossy_shared,
+            ),
+            ("buffer total", self.acct.total.get(), all),
+        ] {
+            if got != want {
+                return Err(self.err(format!(
+                    "{name}: counter {got}, sum of queue counters {want}"
+                )));
+            }
+        }
+        if shared > self.d.shared_cells {
+            return Err(self.err(format!(
+                "shared segment holds {shared} cells, B_s = {}",
+                self.d.shared_cells
+            )));
+        }
+        Ok(())
     }
 }

@@ -51,7 +51,10 @@ impl SatSub {
             wires: [
                 Wire { name: "a", width },
                 Wire { name: "b", width },
-                Wire { name: "borrow", width: 1 },
+                Wire {
+                    name: "borrow",
+                    width: 1,
+                },
                 Wire { name: "y", width },
             ],
         }
@@ -138,8 +141,14 @@ impl Shifter {
             wires: [
                 Wire { name: "a", width },
                 // k as a 4-bit two's complement control input.
-                Wire { name: "k", width: 4 },
-                Wire { name: "sat", width: 1 },
+                Wire {
+                    name: "k",
+                    width: 4,
+                },
+                Wire {
+                    name: "sat",
+                    width: 1,
+                },
                 Wire { name: "y", width },
             ],
         })
@@ -206,7 +215,10 @@ impl Multiplier {
             sat: false,
             wires: [
                 Wire { name: "a", width },
-                Wire { name: "sat", width: 1 },
+                Wire {
+                    name: "sat",
+                    width: 1,
+                },
                 Wire { name: "y", width },
             ],
         }
@@ -254,7 +266,10 @@ impl Comparator {
             wires: [
                 Wire { name: "a", width },
                 Wire { name: "b", width },
-                Wire { name: "lt", width: 1 },
+                Wire {
+                    name: "lt",
+                    width: 1,
+                },
             ],
         }
     }
@@ -296,7 +311,13 @@ impl OrReduce {
             width,
             a: 0,
             y: false,
-            wires: [Wire { name: "a", width }, Wire { name: "y", width: 1 }],
+            wires: [
+                Wire { name: "a", width },
+                Wire {
+                    name: "y",
+                    width: 1,
+                },
+            ],
         }
     }
 
@@ -328,7 +349,7 @@ mod tests {
         fn sat_sub_is_saturating_difference(a in 0u64..(1 << 21), b in 0u64..(1 << 21)) {
             let mut s = SatSub::new(21);
             let y = s.eval(a, b);
-            prop_assert_eq!(y, if a >= b { a - b } else { 0 });
+            prop_assert_eq!(y, (a as i64 - b as i64).max(0) as u64);
             prop_assert_eq!(s.borrow(), a < b);
             prop_assert_eq!(s.wire_value(3), y);
         }

@@ -18,7 +18,10 @@ impl fmt::Display for CounterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Overflow { value, add, bits } => {
-                write!(f, "counter overflow: {value} + {add} does not fit in {bits} bits")
+                write!(
+                    f,
+                    "counter overflow: {value} + {add} does not fit in {bits} bits"
+                )
             }
             Self::Underflow { value, sub } => write!(f, "counter underflow: {value} - {sub}"),
         }
@@ -94,7 +97,11 @@ mod tests {
         assert_eq!(c.get(), 15);
         assert_eq!(
             c.add(1),
-            Err(CounterError::Overflow { value: 15, add: 1, bits: 4 })
+            Err(CounterError::Overflow {
+                value: 15,
+                add: 1,
+                bits: 4
+            })
         );
         assert_eq!(c.get(), 15, "a refused update leaves the value unchanged");
     }

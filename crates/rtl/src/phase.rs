@@ -25,7 +25,10 @@ const fn gcd(mut a: u64, mut b: u64) -> u64 {
 impl PhaseAccumulator {
     /// A line of `rate_bps` clocked at `clock_hz`. Both must be non-zero.
     pub fn new(rate_bps: u64, clock_hz: u64) -> Self {
-        assert!(rate_bps > 0 && clock_hz > 0, "rate and clock must be non-zero");
+        assert!(
+            rate_bps > 0 && clock_hz > 0,
+            "rate and clock must be non-zero"
+        );
         let g = gcd(rate_bps, clock_hz);
         Self {
             acc: 0,
@@ -105,7 +108,11 @@ mod tests {
                 nf += 1;
             }
         }
-        assert_eq!(nf, 4 * ns, "400G must move exactly four times the cells of 100G");
+        assert_eq!(
+            nf,
+            4 * ns,
+            "400G must move exactly four times the cells of 100G"
+        );
     }
 
     #[test]

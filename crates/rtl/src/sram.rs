@@ -30,7 +30,10 @@ impl<T: Copy + Default> Sram<T> {
         write_ports: usize,
         latency: usize,
     ) -> Self {
-        assert!(latency >= 1, "{name}: a synchronous SRAM has read latency >= 1");
+        assert!(
+            latency >= 1,
+            "{name}: a synchronous SRAM has read latency >= 1"
+        );
         Self {
             name,
             mem: vec![T::default(); depth],
@@ -78,7 +81,11 @@ impl<T: Copy + Default> Sram<T> {
             self.name,
             self.write_ports
         );
-        assert!(addr < self.mem.len(), "{}: write to {addr} out of range", self.name);
+        assert!(
+            addr < self.mem.len(),
+            "{}: write to {addr} out of range",
+            self.name
+        );
         self.writes.push((addr, data));
     }
 
@@ -119,7 +126,11 @@ mod tests {
         m.commit();
         assert_eq!(m.rdata(0), None, "latency 2: nothing after one edge");
         m.commit();
-        assert_eq!(m.rdata(0), Some(10), "read-before-write returns the old word");
+        assert_eq!(
+            m.rdata(0),
+            Some(10),
+            "read-before-write returns the old word"
+        );
         m.commit();
         assert_eq!(m.rdata(0), None);
         assert_eq!(m.backdoor(3), 20);

@@ -1,0 +1,102 @@
+//! GTKWave save file output.
+
+use std::path::{Path, PathBuf};
+
+use wave::{write_gtkw, GtkwGroup, SignalFilter, SignalSpec};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wave-gtkw-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn signals() -> Vec<SignalSpec> {
+    vec![
+        SignalSpec::new("top.mmu.x.valid", 1),
+        SignalSpec::new("top.mmu.x.cells", 20),
+        SignalSpec::new("top.mmu.y.wide", 64),
+        SignalSpec::new("top.mmu.y.gone", 8),
+    ]
+}
+
+#[test]
+fn same_dir_uses_relative_dumpfile_and_names_have_widths() {
+    let gtkw = tmp("same.gtkw");
+    let vcd = tmp("same.vcd");
+    let in_vcd = SignalFilter::parse("top.mmu.x.*, *.wide")
+        .unwrap()
+        .apply(&signals());
+    let groups = [
+        GtkwGroup::new("Ingress x", ["top.mmu.x.valid", "top.mmu.x.cells"]),
+        GtkwGroup::new(
+            "Egress y",
+            ["top.mmu.y.wide", "top.mmu.y.gone", "not.a.signal"],
+        ),
+        GtkwGroup::new("All filtered", ["top.mmu.y.gone"]),
+    ];
+    write_gtkw(&gtkw, &vcd, &groups, &in_vcd).unwrap();
+    let text = std::fs::read_to_string(&gtkw).unwrap();
+
+    assert!(text.contains("[dumpfile] \"same.vcd\"\n"), "{text}");
+    let abs_gtkw = std::path::absolute(&gtkw).unwrap();
+    assert!(
+        text.contains(&format!("[savefile] \"{}\"\n", abs_gtkw.display())),
+        "{text}"
+    );
+    assert!(text.contains("\n-Ingress x\n"), "{text}");
+    assert!(text.contains("\n-Egress y\n"), "{text}");
+    assert!(
+        !text.contains("All filtered"),
+        "empty group is skipped: {text}"
+    );
+    assert!(text.contains("\ntop.mmu.x.valid\n"), "{text}");
+    assert!(text.contains("\ntop.mmu.x.cells[19:0]\n"), "{text}");
+    assert!(text.contains("\ntop.mmu.y.wide[63:0]\n"), "{text}");
+    assert!(
+        !text.contains("gone"),
+        "filtered-out signal is skipped: {text}"
+    );
+    assert!(!text.contains("not.a.signal"), "{text}");
+
+    // Group markers and radix flags, in order.
+    let lines: Vec<&str> = text.lines().skip_while(|l| !l.starts_with('@')).collect();
+    assert_eq!(
+        lines,
+        [
+            "@800200",
+            "-Ingress x",
+            "@28",
+            "top.mmu.x.valid",
+            "@24",
+            "top.mmu.x.cells[19:0]",
+            "@1000200",
+            "-Ingress x",
+            "@800200",
+            "-Egress y",
+            "@24",
+            "top.mmu.y.wide[63:0]",
+            "@1000200",
+            "-Egress y",
+        ]
+    );
+}
+
+#[test]
+fn other_dir_uses_absolute_dumpfile() {
+    let gtkw = tmp("other.gtkw");
+    let vcd = tmp("sub").join("other.vcd");
+    write_gtkw(&gtkw, &vcd, &[], &signals()).unwrap();
+    let text = std::fs::read_to_string(&gtkw).unwrap();
+    let abs = std::path::absolute(&vcd).unwrap();
+    assert!(
+        text.contains(&format!("[dumpfile] \"{}\"\n", abs.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn unwritable_path_is_an_error() {
+    let gtkw = tmp("no-such-dir").join("deeper").join("x.gtkw");
+    let e = write_gtkw(&gtkw, Path::new("x.vcd"), &[], &signals()).unwrap_err();
+    assert!(matches!(e, wave::WaveError::Io(_)), "{e:?}");
+}

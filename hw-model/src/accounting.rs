@@ -1,0 +1,136 @@
+//! Occupancy counters, all in cells and all of `CNT_BITS` bits (see `config::CNT_BITS`).
+//!
+//! Ingress, per (port, priority group): private, shared and headroom cells (for a lossy
+//! group the first two hold its lossy private and lossy shared cells). Egress, per
+//! (port, queue). Totals: lossless shared (the `sum omega_s` of Eq. 2), lossy shared, and
+//! the whole buffer. Updates made in a cycle are applied at the edge.
+//!
+//! The ingress counters of a group are water levels, not tags on cells: an admitted packet
+//! fills private, then shared, then headroom (DSH II-C), and a departing cell drains them
+//! in the opposite order, headroom first. Draining by the segment a cell was admitted to
+//! would leave old headroom charges in place while the queue is resumed and refilled, so
+//! headroom use would ratchet up over successive pause episodes until it overflowed; with
+//! headroom drained first, the headroom count is the queue's excess over `phi + T` at the
+//! time it was paused, which is what Eq. 1 sizes.
+
+use crate::config::{CNT_BITS, QUEUES};
+use crate::wires::Segment;
+use rtl::{Counter, CounterError};
+
+pub type Cells = Counter<{ CNT_BITS as usize }>;
+
+/// Counter slot within an ingress group for a segment.
+#[inline]
+pub fn slot(s: Segment) -> usize {
+    match s {
+        Segment::Private | Segment::LossyPrivate => 0,
+        Segment::Shared | Segment::LossyShared => 1,
+        Segment::Headroom => 2,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Update {
+    /// `n` cells of a packet charged to `(port, pg)` segment `seg` and egress `(dport, q)`.
+    Charge {
+        port: u8,
+        pg: u8,
+        seg: Segment,
+        dport: u8,
+        n: u32,
+    },
+    /// One cell of a lossless or lossy group released.
+    Release {
+        port: u8,
+        pg: u8,
+        lossless: bool,
+        dport: u8,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Accounting {
+    /// `[port * 8 + pg][slot]`.
+    pub ingress: Vec<[Cells; 3]>,
+    /// `[port * 8 + q]`.
+    pub egress: Vec<Cells>,
+    pub shared_total: Cells,
+    pub lossy_shared_total: Cells,
+    pub total: Cells,
+    pending: Vec<Update>,
+}
+
+impl Accounting {
+    pub fn new(ports: usize) -> Self {
+        Self {
+            ingress: vec![[Cells::ZERO; 3]; ports * QUEUES],
+            egress: vec![Cells::ZERO; ports * QUEUES],
+            shared_total: Cells::ZERO,
+            lossy_shared_total: Cells::ZERO,
+            total: Cells::ZERO,
+            pending: Vec::with_capacity(ports * 4),
+        }
+    }
+
+    #[inline]
+    pub fn group(&self, port: usize, pg: usize) -> [u32; 3] {
+        let g = &self.ingress[port * QUEUES + pg];
+        [g[0].get(), g[1].get(), g[2].get()]
+    }
+
+    #[inline]
+    pub fn push(&mut self, u: Update) {
+        self.pending.push(u);
+    }
+
+    /// The clock edge. A counter that would wrap is a model bug and is returned as such.
+    pub fn commit(&mut self) -> Result<(), CounterError> {
+        for i in 0..self.pending.len() {
+            match self.pending[i] {
+                Update::Charge {
+                    port,
+                    pg,
+                    seg,
+                    dport,
+                    n,
+                } => {
+                    self.ingress[port as usize * QUEUES + pg as usize][slot(seg)].add(n)?;
+                    self.egress[dport as usize * QUEUES + pg as usize].add(n)?;
+                    self.total.add(n)?;
+                    match seg {
+                        Segment::Shared => self.shared_total.add(n)?,
+                        Segment::LossyShared => self.lossy_shared_total.add(n)?,
+                        _ => {}
+                    }
+                }
+                Update::Release {
+                    port,
+                    pg,
+                    lossless,
+                    dport,
+                } => {
+                    let g = &mut self.ingress[port as usize * QUEUES + pg as usize];
+                    let s = if g[2].get() > 0 {
+                        2
+                    } else if g[1].get() > 0 {
+                        1
+                    } else {
+                        0
+                    };
+                    g[s].sub(1)?;
+                    self.egress[dport as usize * QUEUES + pg as usize].sub(1)?;
+                    self.total.sub(1)?;
+                    if s == 1 {
+                        if lossless {
+                            self.shared_total.sub(1)?;
+                        } else {
+                            self.lossy_shared_total.sub(1)?;
+                        }
+                    }
+                }
+            }
+        }
+        self.pending.clear();
+        Ok(())
+    }
+}

@@ -1,0 +1,98 @@
+//! Dynamic Threshold: `T(t) = alpha * (B_s - sum_i sum_j omega_s^{i,j}(t))`, DSH Eq. 2.
+//!
+//! Built as the hardware does it (DSH IV-D): a saturating subtractor forms the free shared
+//! space from the segment size and the *registered* occupancy sum, and a shifter multiplies
+//! by `alpha = 2^k`. The result is registered, so `T` seen in cycle `c` reflects the
+//! occupancy committed at the end of cycle `c - 1`.
+
+use crate::config::CNT_BITS;
+use rtl::{Probed, Reg, SatSub, Shifter};
+
+#[derive(Debug, Clone)]
+pub struct DtThreshold {
+    /// `B_s`, cells.
+    pub segment_cells: u32,
+    /// Subtractor: `free = B_s - occupancy`.
+    pub sub_free: SatSub,
+    /// Shifter: `T = free << k` (`k = log2 alpha`, may be negative).
+    pub shift_alpha: Shifter,
+    /// Registered `T`, cells.
+    pub t: Reg<u32>,
+}
+
+impl DtThreshold {
+    pub fn new(segment_cells: u32, alpha_log2: i32) -> Self {
+        let mut s = Self {
+            segment_cells,
+            sub_free: SatSub::new(CNT_BITS),
+            // Range checked in config validation.
+            shift_alpha: Shifter::new(CNT_BITS, alpha_log2).expect("alpha validated"),
+            t: Reg::new(0),
+        };
+        s.eval(0);
+        s.t.commit();
+        s
+    }
+
+    /// Compute next `T` from the occupancy sum latched at the last edge.
+    #[inline]
+    pub fn eval(&mut self, occupancy: u32) {
+        let free = self
+            .sub_free
+            .eval(self.segment_cells as u64, occupancy as u64);
+        let t = self.shift_alpha.eval(free);
+        self.t.set(t as u32);
+    }
+
+    #[inline]
+    pub fn t(&self) -> u32 {
+        self.t.q()
+    }
+
+    /// Probed wires: the subtractor's, then the shifter's, then `t`.
+    pub fn wires(&self) -> impl Iterator<Item = (String, u32)> + '_ {
+        let sub = self
+            .sub_free
+            .wires()
+            .iter()
+            .map(|w| (format!("sub_free.{}", w.name), w.width));
+        let sh = self
+            .shift_alpha
+            .wires()
+            .iter()
+            .map(|w| (format!("shift_alpha.{}", w.name), w.width));
+        sub.chain(sh)
+            .chain(std::iter::once(("t".to_string(), CNT_BITS)))
+    }
+
+    pub fn wire_value(&self, i: usize) -> u64 {
+        let ns = self.sub_free.wires().len();
+        let nh = self.shift_alpha.wires().len();
+        if i < ns {
+            self.sub_free.wire_value(i)
+        } else if i < ns + nh {
+            self.shift_alpha.wire_value(i - ns)
+        } else {
+            self.t.q() as u64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threshold_is_registered_alpha_times_free() {
+        let mut dt = DtThreshold::new(1000, -4);
+        assert_eq!(dt.t(), 1000 >> 4, "reset value is alpha * B_s");
+        dt.eval(200);
+        assert_eq!(dt.t(), 62, "T changes only at the edge");
+        dt.t.commit();
+        assert_eq!(dt.t(), 800 >> 4);
+        dt.eval(1200);
+        dt.t.commit();
+        assert_eq!(dt.t(), 0, "over-full segment saturates free space at zero");
+        assert!(dt.sub_free.borrow());
+    }
+}

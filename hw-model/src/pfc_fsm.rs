@@ -1,0 +1,200 @@
+//! Ingress-side PFC: a QON/QOFF state machine per lossless ingress queue (DSH Fig. 3) and
+//! the per-port frame generator that turns state changes into PAUSE / RESUME frames.
+//!
+//! SIH thresholds (DSH II-C, footnote 1: compared with the queue's *shared* occupancy):
+//! `X_off = T` and `X_on = T - delta`, the latter from one saturating subtractor since `T`
+//! is global. QON -> QOFF when a packet of the queue is put into headroom (case 3);
+//! QOFF -> QON when the queue's shared occupancy falls below `X_on` (checked every cycle
+//! for OFF queues only, because a paused queue receives nothing that would trigger it).
+//!
+//! A frame waits for the packet in flight on the port (delay 1 of Eq. 1): the egress
+//! transmitter takes it at its next packet boundary. While any class of a port is OFF the
+//! PAUSE is re-sent every half pause time, so an upstream pause timer never runs out.
+
+use crate::config::{Derived, CNT_BITS, PFC_QUANTUM_BITS};
+use crate::wires::PfcFrame;
+use rtl::SatSub;
+
+#[derive(Debug, Clone)]
+pub struct PfcFsm {
+    /// Subtractor: `X_on = T - delta`.
+    pub sub_xon: SatSub,
+    delta: u32,
+    /// Bit `pg` of `off[port]`: the ingress queue is in QOFF.
+    off: Vec<u8>,
+    /// Ports with at least one OFF queue.
+    off_ports: u64,
+    /// Classes whose change is still to be sent, per port.
+    pending_pause: Vec<u8>,
+    pending_resume: Vec<u8>,
+    /// Ports with a pending frame or a due refresh.
+    pending_ports: u64,
+    /// Cycles until the next refresh PAUSE, per port (meaningful while some class is OFF).
+    refresh_in: Vec<u64>,
+    refresh_cycles: Vec<u64>,
+    quanta: u16,
+}
+
+impl PfcFsm {
+    pub fn new(d: &Derived) -> Self {
+        let quanta = d.cfg.pfc_pause_quanta;
+        let refresh_cycles = (0..d.ports)
+            .map(|p| {
+                let pause_cycles = (quanta as u64 * PFC_QUANTUM_BITS * d.clock_hz) / d.rate_bps[p];
+                (pause_cycles / 2).max(1)
+            })
+            .collect();
+        Self {
+            sub_xon: SatSub::new(CNT_BITS),
+            delta: d.delta_cells,
+            off: vec![0; d.ports],
+            off_ports: 0,
+            pending_pause: vec![0; d.ports],
+            pending_resume: vec![0; d.ports],
+            pending_ports: 0,
+            refresh_in: vec![0; d.ports],
+            refresh_cycles,
+            quanta,
+        }
+    }
+
+    #[inline]
+    pub fn off(&self, port: usize) -> u8 {
+        self.off[port]
+    }
+
+    #[inline]
+    pub fn off_ports(&self) -> u64 {
+        self.off_ports
+    }
+
+    /// `X_on` for this cycle from the registered `T`.
+    #[inline]
+    pub fn eval_xon(&mut self, t: u32) -> u32 {
+        self.sub_xon.eval(t as u64, self.delta as u64) as u32
+    }
+
+    /// Case 3 of DSH II-C: a packet went to headroom; an ON queue turns OFF.
+    #[inline]
+    pub fn to_off(&mut self, port: usize, pg: usize) {
+        if self.off[port] & (1 << pg) == 0 {
+            self.off[port] |= 1 << pg;
+            self.pending_pause[port] |= 1 << pg;
+            self.pending_resume[port] &= !(1 << pg);
+            if self.off_ports & (1 << port) == 0 {
+                self.refresh_in[port] = self.refresh_cycles[port];
+            }
+            self.off_ports |= 1 << port;
+            self.pending_ports |= 1 << port;
+        }
+    }
+
+    /// Shared occupancy fell below `X_on`: an OFF queue turns ON.
+    #[inline]
+    pub fn to_on(&mut self, port: usize, pg: usize) {
+        if self.off[port] & (1 << pg) != 0 {
+            self.off[port] &= !(1 << pg);
+            self.pending_resume[port] |= 1 << pg;
+            self.pending_pause[port] &= !(1 << pg);
+            if self.off[port] == 0 {
+                self.off_ports &= !(1 << port);
+            }
+            self.pending_ports |= 1 << port;
+        }
+    }
+
+    /// Count down the refresh timers of ports with OFF queues.
+    pub fn tick_refresh(&mut self) {
+        let mut ports = self.off_ports;
+        while ports != 0 {
+            let p = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            self.refresh_in[p] -= 1;
+            if self.refresh_in[p] == 0 {
+                self.pending_pause[p] |= self.off[p];
+                self.pending_ports |= 1 << p;
+                self.refresh_in[p] = self.refresh_cycles[p];
+            }
+        }
+    }
+
+    #[inline]
+    pub fn has_pending(&self, port: usize) -> bool {
+        self.pending_ports & (1 << port) != 0
+    }
+
+    #[inline]
+    pub fn pending_ports(&self) -> u64 {
+        self.pending_ports
+    }
+
+    /// The egress transmitter of `port` takes the pending frame.
+    pub fn take_frame(&mut self, port: usize) -> PfcFrame {
+        let pause = self.pending_pause[port];
+        let resume = self.pending_resume[port];
+        self.pending_pause[port] = 0;
+        self.pending_resume[port] = 0;
+        self.pending_ports &= !(1 << port);
+        let mut f = PfcFrame {
+            class_enable: pause | resume,
+            quanta: [0; 8],
+        };
+        for c in 0..8 {
+            if pause & (1 << c) != 0 {
+                f.quanta[c] = self.quanta;
+            }
+        }
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SwitchConfig;
+
+    #[test]
+    fn off_then_on_produce_pause_then_resume() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut f = PfcFsm::new(&d);
+        f.to_off(3, 2);
+        f.to_off(3, 2);
+        assert!(f.has_pending(3));
+        let pause = f.take_frame(3);
+        assert_eq!(pause.paused(), 1 << 2);
+        assert!(
+            !f.has_pending(3),
+            "a second to_off of an OFF queue sends nothing"
+        );
+        f.to_on(3, 2);
+        let resume = f.take_frame(3);
+        assert_eq!(resume.resumed(), 1 << 2);
+        assert_eq!(resume.paused(), 0);
+    }
+
+    #[test]
+    fn off_queue_is_refreshed_before_upstream_timer_expires() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut f = PfcFsm::new(&d);
+        f.to_off(0, 1);
+        f.take_frame(0);
+        let mut refreshes = 0;
+        for _ in 0..(f.refresh_cycles[0] * 2) {
+            f.tick_refresh();
+            if f.has_pending(0) {
+                assert_eq!(f.take_frame(0).paused(), 0b10);
+                refreshes += 1;
+            }
+        }
+        assert_eq!(refreshes, 2);
+    }
+
+    #[test]
+    fn xon_saturates_at_zero() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut f = PfcFsm::new(&d);
+        assert_eq!(f.eval_xon(d.delta_cells + 5), 5);
+        assert_eq!(f.eval_xon(1), 0);
+        assert!(f.sub_xon.borrow());
+    }
+}

@@ -1,0 +1,144 @@
+//! Received PFC: per egress (port, class) pause state.
+//!
+//! In `Timer` mode a frame loads `quanta * 512` bit times (converted to core cycles at the
+//! port's rate) into the class's pause timer, refreshing any running timer; zero resumes.
+//! In `OnOff` mode (the DSH paper's reading, its footnote 2) a non-zero time sets the
+//! class OFF until a frame with time zero. Only ports with a running timer are ticked.
+
+use crate::config::{Derived, PfcRxMode};
+use crate::wires::PfcFrame;
+
+#[derive(Debug, Clone)]
+pub struct PfcRx {
+    mode: PfcRxMode,
+    quantum_cycles: Vec<u64>,
+    /// Remaining pause cycles per (port, class); in OnOff mode, non-zero = OFF.
+    timer: Vec<[u64; 8]>,
+    /// Bit `c` of `paused[p]`: class `c` of egress port `p` may not transmit.
+    paused: Vec<u8>,
+    /// Ports with a running timer (bit per port).
+    ticking: u64,
+}
+
+impl PfcRx {
+    pub fn new(d: &Derived) -> Self {
+        Self {
+            mode: d.cfg.pfc_rx_mode,
+            quantum_cycles: (0..d.ports).map(|p| d.quantum_cycles(p)).collect(),
+            timer: vec![[0; 8]; d.ports],
+            paused: vec![0; d.ports],
+            ticking: 0,
+        }
+    }
+
+    #[inline]
+    pub fn paused(&self, port: usize) -> u8 {
+        self.paused[port]
+    }
+
+    /// Apply a frame received on `port` (takes effect for the next cycle's scheduling).
+    pub fn receive(&mut self, port: usize, f: &PfcFrame) {
+        for c in 0..8 {
+            if f.class_enable & (1 << c) == 0 {
+                continue;
+            }
+            let q = f.quanta[c] as u64;
+            self.timer[port][c] = match self.mode {
+                PfcRxMode::Timer => q * self.quantum_cycles[port],
+                PfcRxMode::OnOff => q.min(1),
+            };
+        }
+        self.refresh_port(port);
+    }
+
+    /// One cycle of the pause timers (Timer mode only; OnOff never counts down).
+    pub fn tick(&mut self) {
+        if self.mode == PfcRxMode::OnOff {
+            return;
+        }
+        let mut ports = self.ticking;
+        while ports != 0 {
+            let p = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            for t in self.timer[p].iter_mut() {
+                *t = t.saturating_sub(1);
+            }
+            self.refresh_port(p);
+        }
+    }
+
+    fn refresh_port(&mut self, p: usize) {
+        let mut m = 0u8;
+        for (c, &t) in self.timer[p].iter().enumerate() {
+            if t != 0 {
+                m |= 1 << c;
+            }
+        }
+        self.paused[p] = m;
+        if m != 0 && self.mode == PfcRxMode::Timer {
+            self.ticking |= 1 << p;
+        } else {
+            self.ticking &= !(1 << p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SwitchConfig;
+
+    fn frame(class: usize, quanta: u16) -> PfcFrame {
+        let mut f = PfcFrame {
+            class_enable: 1 << class,
+            ..Default::default()
+        };
+        f.quanta[class] = quanta;
+        f
+    }
+
+    #[test]
+    fn timer_expires_after_quanta_times_512_bit_times() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        rx.receive(2, &frame(3, 10));
+        // 10 quanta * 512 bits at 100 Gb/s and 1 GHz = 51.2 -> 10 * 6 cycles.
+        let cycles = 10 * d.quantum_cycles(2);
+        for _ in 0..cycles - 1 {
+            rx.tick();
+        }
+        assert_eq!(rx.paused(2), 1 << 3);
+        rx.tick();
+        assert_eq!(rx.paused(2), 0);
+    }
+
+    #[test]
+    fn refresh_and_resume() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        rx.receive(0, &frame(1, 1));
+        rx.tick();
+        rx.receive(0, &frame(1, 100));
+        for _ in 0..10 {
+            rx.tick();
+        }
+        assert_eq!(rx.paused(0), 0b10, "refreshed timer still running");
+        rx.receive(0, &frame(1, 0));
+        assert_eq!(rx.paused(0), 0, "time zero resumes at once");
+    }
+
+    #[test]
+    fn on_off_mode_ignores_time() {
+        let mut c = SwitchConfig::small();
+        c.pfc_rx_mode = PfcRxMode::OnOff;
+        let d = c.build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        rx.receive(1, &frame(0, 1));
+        for _ in 0..100_000 {
+            rx.tick();
+        }
+        assert_eq!(rx.paused(1), 1, "OFF until an explicit RESUME");
+        rx.receive(1, &frame(0, 0));
+        assert_eq!(rx.paused(1), 0);
+    }
+}
