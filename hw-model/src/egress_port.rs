@@ -21,6 +21,8 @@ pub struct DataTx {
     pub cell_ptr: Option<u32>,
     /// Pointer of cell `k - 1` (checker access while the link read is in flight).
     pub last_ptr: u32,
+    /// Cycle the next-pointer of cell `k - 1` is on the link RAM's output.
+    pub ptr_at: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -41,10 +43,19 @@ impl Tx {
     }
 }
 
+/// A port is evaluated only in cycles where something can happen to it: its wake cycle
+/// (next cell read point, end of frame, SRAM data due), or a kick from outside (a packet
+/// enqueued, a PFC frame to send, a pause change). In between, the wire's phase
+/// accumulator is advanced in one step by the cycles skipped, which gives exactly the
+/// same bit times as ticking every cycle.
 #[derive(Debug, Clone)]
 pub struct EgressPort {
     pub tx: Tx,
     pub wire: PhaseAccumulator,
+    /// Last cycle the port was evaluated.
+    pub last_visit: u64,
+    /// Next cycle the port must be evaluated (`u64::MAX`: only on a kick).
+    pub wake: u64,
 }
 
 impl EgressPort {
@@ -52,6 +63,8 @@ impl EgressPort {
         Self {
             tx: Tx::Idle,
             wire: PhaseAccumulator::new(rate_bps, clock_hz),
+            last_visit: 0,
+            wake: u64::MAX,
         }
     }
 }

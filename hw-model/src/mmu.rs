@@ -95,6 +95,8 @@ pub struct Mmu {
     tx_busy: u64,
     /// Ports with cells in their ingress FIFO.
     fifo_ports: u64,
+    /// Egress ports to evaluate next cycle whatever their wake time (new packet, pause change).
+    eg_kick: u64,
     write_rr: usize,
     read_rr: usize,
     lossless_pool: PoolParams,
@@ -130,6 +132,7 @@ impl Mmu {
                 .collect(),
             tx_busy: 0,
             fifo_ports: 0,
+            eg_kick: 0,
             write_rr: 0,
             read_rr: 0,
             lossless_pool: PoolParams {
@@ -242,8 +245,13 @@ impl Mmu {
         self.fsm.tick_refresh();
         // 4. Egress, round-robin start for fair read grants.
         let mut budget = self.d.cfg.sram_read_cells_per_cycle;
-        let active = self.tx_busy | self.queues.ports_nonempty() | self.fsm.pending_ports();
         let n = self.d.ports;
+        let mut active = std::mem::take(&mut self.eg_kick) | self.fsm.pending_ports();
+        for (p, e) in self.eg.iter().enumerate() {
+            if e.wake <= self.cycle {
+                active |= 1 << p;
+            }
+        }
         let mut rest = rotate_ports(active, self.read_rr, n);
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
@@ -372,11 +380,22 @@ impl Mmu {
         budget: &mut u32,
         out: &mut Outputs,
     ) -> Result<(), InvariantError> {
-        self.queues.advance_refill(p);
+        let now = self.cycle;
+        self.queues.advance_refill(p, now);
         let was_idle = matches!(self.eg[p].tx, Tx::Idle);
+        if !was_idle {
+            // The cycles since the last visit were all plain transfer cycles.
+            let skipped = now - self.eg[p].last_visit - 1;
+            self.eg[p].wire.advance(skipped);
+        }
+        self.eg[p].last_visit = now;
+        let lat = self.d.cfg.sram_read_latency as u64;
+        let cell_bits = self.d.cfg.cell_bytes as u64 * 8;
+        let ovh_bits = self.d.cfg.packet_overhead_bytes as u64 * 8;
         let mut ticked = false;
+        let mut wake = u64::MAX;
         for _ in 0..2 {
-            if matches!(self.eg[p].tx, Tx::Idle) && !self.start_tx(p, was_idle && !ticked) {
+            if matches!(self.eg[p].tx, Tx::Idle) && !self.start_tx(p, was_idle) {
                 break;
             }
             match self.eg[p].tx {
@@ -387,7 +406,8 @@ impl Mmu {
                         ticked = true;
                     }
                     let bits = PFC_FRAME_WIRE_BYTES as u64 * 8;
-                    if self.eg[p].wire.bits() < bits {
+                    if !self.eg[p].wire.reached(bits) {
+                        wake = now + self.eg[p].wire.ticks_until(bits);
                         break;
                     }
                     self.eg[p].wire.consume(bits);
@@ -404,42 +424,59 @@ impl Mmu {
                 Tx::Data(mut t) => {
                     let n = t.desc.ncells;
                     if t.cell_ptr.is_none() && t.k < n {
-                        t.cell_ptr = self.cell_link.rdata(p);
-                    }
-                    let cell_bits = self.d.cfg.cell_bytes as u64 * 8;
-                    let ovh_bits = self.d.cfg.packet_overhead_bytes as u64 * 8;
-                    let need_read = t.k < n
-                        && self.eg[p].wire.bits()
-                            >= (t.k as u64 * cell_bits).saturating_sub(ovh_bits);
-                    let mut stalled = need_read;
-                    if need_read && *budget > 0 {
-                        if let Some(ptr) = t.cell_ptr {
-                            *budget -= 1;
-                            self.read_cell(p, &mut t, ptr, out);
-                            stalled = false;
+                        if now == t.ptr_at {
+                            t.cell_ptr = self.cell_link.rdata(p);
+                        } else if now > t.ptr_at {
+                            return Err(
+                                self.err(format!("egress p{p}: next-pointer read data missed"))
+                            );
                         }
                     }
-                    if stalled {
-                        self.stats.read_stall_cycles += 1;
-                        self.eg[p].tx = Tx::Data(t);
-                        break;
+                    let read_point = |k: u16| (k as u64 * cell_bits).saturating_sub(ovh_bits);
+                    if t.k < n && self.eg[p].wire.reached(read_point(t.k)) {
+                        match t.cell_ptr {
+                            Some(ptr) if *budget > 0 => {
+                                *budget -= 1;
+                                self.read_cell(p, &mut t, ptr, out);
+                                t.ptr_at = now + lat;
+                            }
+                            _ => {
+                                self.stats.read_stall_cycles += 1;
+                                self.eg[p].tx = Tx::Data(t);
+                                wake = now + 1;
+                                break;
+                            }
+                        }
                     }
                     if !ticked {
                         self.eg[p].wire.tick();
                         ticked = true;
                     }
                     let wire_bits = self.d.wire_bits(t.desc.hdr.len as u32);
-                    if t.k == n && self.eg[p].wire.bits() >= wire_bits {
+                    if t.k == n && self.eg[p].wire.reached(wire_bits) {
                         self.eg[p].wire.consume(wire_bits);
                         self.eg[p].tx = Tx::Idle;
                         self.stats.packets_out += 1;
-                    } else {
-                        self.eg[p].tx = Tx::Data(t);
-                        break;
+                        continue;
                     }
+                    wake = if t.k == n {
+                        now + self.eg[p].wire.ticks_until(wire_bits)
+                    } else {
+                        // Evaluated before its tick, cycle c sees this cycle's bits plus
+                        // c - now - 1 more ticks.
+                        let read_at = now + 1 + self.eg[p].wire.ticks_until(read_point(t.k));
+                        if t.cell_ptr.is_none() {
+                            read_at.min(t.ptr_at)
+                        } else {
+                            read_at
+                        }
+                    };
+                    self.eg[p].tx = Tx::Data(t);
+                    break;
                 }
             }
         }
+        self.eg[p].wake = wake.min(self.queues.refill_at(p));
         if matches!(self.eg[p].tx, Tx::Idle) {
             self.tx_busy &= !(1 << p);
         } else {
@@ -463,7 +500,7 @@ impl Mmu {
             let Some(q) = self.dwrr[p].pick(nonempty, eligible, |q| queues.head_len(p, q)) else {
                 return false;
             };
-            let desc = self.queues.dequeue(p, q);
+            let desc = self.queues.dequeue(p, q, self.cycle);
             if self.queues.nonempty[p] & (1 << q) == 0 {
                 self.dwrr[p].queue_emptied(q);
             }
@@ -473,6 +510,7 @@ impl Mmu {
                 k: 0,
                 cell_ptr: Some(desc.head),
                 last_ptr: desc.head,
+                ptr_at: u64::MAX,
             });
         }
         if fresh {
@@ -544,6 +582,7 @@ impl Mmu {
                 ing.written = 0;
                 self.queues
                     .enqueue(desc.hdr.dst as usize, desc.hdr.prio as usize, desc);
+                self.eg_kick |= 1 << desc.hdr.dst;
             }
         }
         self.write_rr = (self.write_rr + 1) % n;
@@ -564,6 +603,7 @@ impl Mmu {
             self.rx.receive(p as usize, &f);
         }
         self.pending_rx.clear();
+        self.eg_kick |= self.rx.take_changed();
         self.stats.max_shared_occupancy_cells = self
             .stats
             .max_shared_occupancy_cells

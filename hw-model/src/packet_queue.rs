@@ -65,6 +65,9 @@ pub struct PacketQueues {
     pub nonempty: Vec<u8>,
     /// Per port, the queue whose head is being refetched (one at a time per port).
     refilling: Vec<Option<u8>>,
+    /// Per port, the cycle the refetch's next read data is on the RAM's output.
+    refill_at: Vec<u64>,
+    latency: u64,
     ports_nonempty: u64,
 }
 
@@ -77,6 +80,8 @@ impl PacketQueues {
             desc: Sram::new("desc", cells as usize, ports, write_ports, latency),
             nonempty: vec![0; ports],
             refilling: vec![None; ports],
+            refill_at: vec![u64::MAX; ports],
+            latency: latency as u64,
             ports_nonempty: 0,
         }
     }
@@ -127,8 +132,8 @@ impl PacketQueues {
         self.ports_nonempty |= 1 << port;
     }
 
-    /// Take the head packet of `(port, q)`; its refetch starts now.
-    pub fn dequeue(&mut self, port: usize, qi: usize) -> Desc {
+    /// Take the head packet of `(port, q)` in cycle `now`; its refetch starts now.
+    pub fn dequeue(&mut self, port: usize, qi: usize, now: u64) -> Desc {
         let idx = port * 8 + qi;
         let r = &mut self.q[idx];
         let d = r
@@ -148,6 +153,7 @@ impl PacketQueues {
             self.pkt_link.read(port, r.head as usize);
             r.refill = Refill::LinkRead;
             self.refilling[port] = Some(qi as u8);
+            self.refill_at[port] = now + self.latency;
         }
         d
     }
@@ -158,26 +164,41 @@ impl PacketQueues {
         self.refilling[port].is_some()
     }
 
-    /// Advance the refetch of `port` with the read data of this cycle.
-    pub fn advance_refill(&mut self, port: usize) {
+    /// Cycle at which `port`'s refetch needs its next step (`u64::MAX`: none in flight).
+    #[inline]
+    pub fn refill_at(&self, port: usize) -> u64 {
+        self.refill_at[port]
+    }
+
+    /// Advance the refetch of `port` if its read data is on the RAM output in cycle `now`.
+    pub fn advance_refill(&mut self, port: usize, now: u64) {
+        if self.refill_at[port] != now {
+            return;
+        }
         let Some(qi) = self.refilling[port] else {
             return;
         };
         let idx = port * 8 + qi as usize;
         match self.q[idx].refill {
             Refill::LinkRead => {
-                if let Some(next) = self.pkt_link.rdata(port) {
-                    self.q[idx].head = next;
-                    self.desc.read(port, next as usize);
-                    self.q[idx].refill = Refill::DescRead;
-                }
+                let next = self
+                    .pkt_link
+                    .rdata(port)
+                    .expect("packet link data due this cycle");
+                self.q[idx].head = next;
+                self.desc.read(port, next as usize);
+                self.q[idx].refill = Refill::DescRead;
+                self.refill_at[port] = now + self.latency;
             }
             Refill::DescRead => {
-                if let Some(d) = self.desc.rdata(port) {
-                    self.q[idx].head_desc = Some(d);
-                    self.q[idx].refill = Refill::Idle;
-                    self.refilling[port] = None;
-                }
+                let d = self
+                    .desc
+                    .rdata(port)
+                    .expect("descriptor data due this cycle");
+                self.q[idx].head_desc = Some(d);
+                self.q[idx].refill = Refill::Idle;
+                self.refilling[port] = None;
+                self.refill_at[port] = u64::MAX;
             }
             Refill::Idle => unreachable!("refilling port without a refill state"),
         }

@@ -18,6 +18,8 @@ pub struct PfcRx {
     paused: Vec<u8>,
     /// Ports with a running timer (bit per port).
     ticking: u64,
+    /// Ports whose pause mask changed since the last `take_changed`.
+    changed: u64,
 }
 
 impl PfcRx {
@@ -28,6 +30,7 @@ impl PfcRx {
             timer: vec![[0; 8]; d.ports],
             paused: vec![0; d.ports],
             ticking: 0,
+            changed: 0,
         }
     }
 
@@ -67,12 +70,20 @@ impl PfcRx {
         }
     }
 
+    /// Ports whose pause mask changed since the last call (their schedulers must look again).
+    pub fn take_changed(&mut self) -> u64 {
+        std::mem::take(&mut self.changed)
+    }
+
     fn refresh_port(&mut self, p: usize) {
         let mut m = 0u8;
         for (c, &t) in self.timer[p].iter().enumerate() {
             if t != 0 {
                 m |= 1 << c;
             }
+        }
+        if m != self.paused[p] {
+            self.changed |= 1 << p;
         }
         self.paused[p] = m;
         if m != 0 && self.mode == PfcRxMode::Timer {

@@ -43,10 +43,30 @@ impl PhaseAccumulator {
         self.acc += self.step;
     }
 
+    /// `cycles` clock cycles of transfer at once (a line skipped while nothing happens).
+    #[inline]
+    pub fn advance(&mut self, cycles: u64) {
+        self.acc += self.step * cycles;
+    }
+
     /// Whole bits transferred and not yet consumed.
     #[inline]
     pub fn bits(&self) -> u64 {
         self.acc / self.unit
+    }
+
+    /// Whether at least `bits` have been transferred (no division: the cycle loop's test).
+    #[inline]
+    pub fn reached(&self, bits: u64) -> bool {
+        self.acc >= bits * self.unit
+    }
+
+    /// Ticks still needed until `reached(bits)`; zero if already there.
+    #[inline]
+    pub fn ticks_until(&self, bits: u64) -> u64 {
+        (bits * self.unit)
+            .saturating_sub(self.acc)
+            .div_ceil(self.step)
     }
 
     /// Take `bits` out of the accumulator, keeping the fractional remainder so the next
@@ -113,6 +133,19 @@ mod tests {
             4 * ns,
             "400G must move exactly four times the cells of 100G"
         );
+    }
+
+    #[test]
+    fn ticks_until_agrees_with_ticking() {
+        let mut p = PhaseAccumulator::new(100_000_000_000, 1_000_000_000);
+        p.tick();
+        let n = p.ticks_until(1664);
+        let mut q = p;
+        q.advance(n - 1);
+        assert!(!q.reached(1664));
+        q.tick();
+        assert!(q.reached(1664));
+        assert_eq!(q.ticks_until(1664), 0);
     }
 
     #[test]

@@ -1,9 +1,14 @@
 //! A synchronous SRAM with explicit read and write ports.
 //!
 //! A read issued in cycle `c` returns the word as it was at the start of cycle `c` (read
-//! before write) in cycle `c + latency`. Writes land at the clock edge. The number of
-//! reads and writes per cycle is bounded by the port counts; exceeding them is a model bug
-//! and panics with the memory's name, as a synthesis tool would refuse the design.
+//! before write) on `rdata` in cycle `c + latency`, and only in that cycle: like the
+//! output of a real SRAM, the reader must capture it then. Writes land at the clock edge.
+//! The number of reads per port and writes per cycle is bounded; exceeding it is a model
+//! bug and panics with the memory's name, as a synthesis tool would refuse the design.
+//!
+//! The clock edge costs time in proportion to the accesses of the cycle, not to the port
+//! count: each read slot carries the cycle it was issued in, so stale slots need no
+//! clearing.
 
 /// Memory of `T` words with `read_ports` read ports of `latency` cycles and `write_ports`
 /// write ports.
@@ -12,14 +17,16 @@ pub struct Sram<T: Copy + Default> {
     name: &'static str,
     mem: Vec<T>,
     latency: usize,
-    /// Read pipeline, `read_ports * latency` slots; stage `j` of port `p` is at
-    /// `p * latency + (head + j) % latency`.
-    pipe: Vec<Option<T>>,
-    head: usize,
-    /// Reads issued this cycle, one slot per port.
-    issued: Vec<Option<T>>,
+    /// Read slots: port `p`, issue cycle `c` lives at `p * latency + c % latency`, tagged
+    /// with `c`.
+    pipe: Vec<(u64, T)>,
+    /// Reads issued this cycle: (port, word).
+    issued: Vec<(usize, T)>,
+    /// Cycle of the last read on each port (to refuse two reads on a port in one cycle).
+    last_read: Vec<u64>,
     writes: Vec<(usize, T)>,
     write_ports: usize,
+    now: u64,
 }
 
 impl<T: Copy + Default> Sram<T> {
@@ -38,11 +45,12 @@ impl<T: Copy + Default> Sram<T> {
             name,
             mem: vec![T::default(); depth],
             latency,
-            pipe: vec![None; read_ports * latency],
-            head: 0,
-            issued: vec![None; read_ports],
+            pipe: vec![(u64::MAX, T::default()); read_ports * latency],
+            issued: Vec::with_capacity(read_ports),
+            last_read: vec![u64::MAX; read_ports],
             writes: Vec::with_capacity(write_ports),
             write_ports,
+            now: 0,
         }
     }
 
@@ -58,18 +66,20 @@ impl<T: Copy + Default> Sram<T> {
     #[inline]
     pub fn read(&mut self, port: usize, addr: usize) {
         assert!(
-            self.issued[port].is_none(),
+            self.last_read[port] != self.now,
             "{}: two reads on port {port} in one cycle",
             self.name
         );
-        self.issued[port] = Some(self.mem[addr]);
+        self.last_read[port] = self.now;
+        self.issued.push((port, self.mem[addr]));
     }
 
     /// The word read `latency` cycles ago on `port`, if a read was issued then.
     #[inline]
     pub fn rdata(&self, port: usize) -> Option<T> {
-        let last = (self.head + self.latency - 1) % self.latency;
-        self.pipe[port * self.latency + last]
+        let c = self.now.checked_sub(self.latency as u64)?;
+        let (stamp, v) = self.pipe[port * self.latency + (c % self.latency as u64) as usize];
+        (stamp == c).then_some(v)
     }
 
     /// Drive a write port; the word is stored at the clock edge.
@@ -89,17 +99,18 @@ impl<T: Copy + Default> Sram<T> {
         self.writes.push((addr, data));
     }
 
-    /// The clock edge: advance the read pipelines, then land the writes.
+    /// The clock edge: latch this cycle's reads into their slots, then land the writes.
     pub fn commit(&mut self) {
-        let l = self.latency;
-        // Rotating the ring by one moves every stage j to j + 1 and frees stage 0.
-        self.head = (self.head + l - 1) % l;
-        for (p, issued) in self.issued.iter_mut().enumerate() {
-            self.pipe[p * l + self.head] = issued.take();
+        let slot = (self.now % self.latency as u64) as usize;
+        for &(p, v) in &self.issued {
+            self.pipe[p * self.latency + slot] = (self.now, v);
         }
-        for (addr, data) in self.writes.drain(..) {
+        self.issued.clear();
+        for &(addr, data) in &self.writes {
             self.mem[addr] = data;
         }
+        self.writes.clear();
+        self.now += 1;
     }
 
     /// Test and checker access that bypasses the ports (no timing, no port use).
@@ -132,23 +143,37 @@ mod tests {
             "read-before-write returns the old word"
         );
         m.commit();
-        assert_eq!(m.rdata(0), None);
+        assert_eq!(
+            m.rdata(0),
+            None,
+            "the data is on the bus for one cycle only"
+        );
         assert_eq!(m.backdoor(3), 20);
     }
 
     #[test]
     fn back_to_back_reads_pipeline() {
-        let mut m: Sram<u32> = Sram::new("t", 4, 1, 1, 1);
+        let mut m: Sram<u32> = Sram::new("t", 4, 1, 1, 2);
         for a in 0..4 {
             m.backdoor_write(a, a as u32 * 7);
         }
         let mut got = vec![];
-        for a in 0..4 {
-            m.read(0, a);
+        for a in 0..6 {
+            if a < 4 {
+                m.read(0, a);
+            }
             m.commit();
             got.push(m.rdata(0));
         }
-        assert_eq!(got, vec![Some(0), Some(7), Some(14), Some(21)]);
+        assert_eq!(got, vec![None, Some(0), Some(7), Some(14), Some(21), None]);
+    }
+
+    #[test]
+    #[should_panic(expected = "two reads on port 0")]
+    fn read_port_count_is_enforced() {
+        let mut m: Sram<u32> = Sram::new("t", 4, 1, 1, 1);
+        m.read(0, 0);
+        m.read(0, 1);
     }
 
     #[test]

@@ -1,0 +1,230 @@
+//! `mmu-sim`: run, list and validate MMU scenarios.
+//!
+//! Exit codes: 0 success; 1 a violated invariant (reordering, conservation, a lossless
+//! drop where the scenario expects none, a model invariant); 2 invalid input (bad or
+//! unknown scenario, bad option, unwritable output path) or an output write failure.
+
+use clap::{Parser, Subcommand};
+use hw_model::Policy;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::fs::File;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use testbench::scenario::{Overrides, Scenario, ScenarioError};
+use testbench::{builtin, waves, RunError, Sim};
+use wave::{SignalFilter, Window};
+
+#[derive(Parser)]
+#[command(
+    name = "mmu-sim",
+    version,
+    about = "Cycle-level simulator of a shared-memory switch MMU"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario: a built-in name (see `list`) or a TOML file.
+    Run(RunArgs),
+    /// List the built-in scenarios.
+    List,
+    /// Check a scenario file (or built-in name) without running it.
+    Validate { file: String },
+    /// Print a built-in scenario as TOML, to start a scenario file from.
+    Show { name: String },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Built-in scenario name or TOML path.
+    #[arg(default_value = builtin::DEFAULT)]
+    scenario: String,
+    /// Lossless buffer policy (overrides switch.policy).
+    #[arg(long)]
+    policy: Option<String>,
+    /// Cycles to simulate (overrides run.cycles).
+    #[arg(long)]
+    cycles: Option<u64>,
+    /// Random seed (overrides run.seed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write a VCD waveform here, and a GTKWave save file beside it (.gtkw).
+    #[arg(long)]
+    vcd: Option<PathBuf>,
+    /// Comma-separated globs of signal paths to dump, e.g. "top.mmu.ingress.p0*.*".
+    #[arg(long, requires = "vcd")]
+    vcd_signals: Option<String>,
+    /// Cycle window to dump, FROM:TO (either side may be empty).
+    #[arg(long, requires = "vcd")]
+    vcd_window: Option<String>,
+    /// Write the summary as JSON here.
+    #[arg(long)]
+    summary_json: Option<PathBuf>,
+    /// Write one CSV line per cell event here.
+    #[arg(long)]
+    trace_cells: Option<PathBuf>,
+}
+
+/// How a command failed, mapped to the exit code.
+enum Failure {
+    Input(String),
+    Violation(String),
+}
+
+impl From<ScenarioError> for Failure {
+    fn from(e: ScenarioError) -> Self {
+        Failure::Input(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Run(args) => run(args),
+        Cmd::List => {
+            for b in builtin::BUILTINS {
+                let mark = if b.name == builtin::DEFAULT {
+                    " (default)"
+                } else {
+                    ""
+                };
+                println!("{:<16} {}{mark}", b.name, b.description);
+            }
+            Ok(())
+        }
+        Cmd::Validate { file } => validate(&file),
+        Cmd::Show { name } => match builtin::find(&name) {
+            Some(b) => {
+                print!("{}", b.toml());
+                Ok(())
+            }
+            None => Err(Failure::Input(format!(
+                "unknown scenario {name:?}; built-in: {}",
+                builtin::names().join(", ")
+            ))),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Violation(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A built-in name, else a TOML file.
+fn load(arg: &str) -> Result<Scenario, Failure> {
+    if let Some(b) = builtin::find(arg) {
+        return Ok(b.load()?);
+    }
+    let path = Path::new(arg);
+    if !path.exists() {
+        return Err(Failure::Input(format!(
+            "unknown scenario {arg:?}: not a built-in ({}) and no such file",
+            builtin::names().join(", ")
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(arg);
+    Scenario::parse(&text, stem).map_err(|e| Failure::Input(format!("{arg}: {e}")))
+}
+
+fn validate(arg: &str) -> Result<(), Failure> {
+    let s = load(arg)?;
+    let plan = s
+        .plan(&Overrides::default())
+        .map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
+    println!(
+        "ok: {} ({} ports, {} flows, {} links overridden, {} scripted PFC frames, {} cycles)",
+        plan.name,
+        plan.derived.ports,
+        plan.flows.len(),
+        s.links.len(),
+        plan.pfc_script.len(),
+        plan.cycles
+    );
+    Ok(())
+}
+
+/// Create an output file now, so an unwritable path fails before the simulation.
+fn create(path: &Path, what: &str) -> Result<File, Failure> {
+    File::create(path).map_err(|e| Failure::Input(format!("{what} {}: {e}", path.display())))
+}
+
+fn run(a: RunArgs) -> Result<(), Failure> {
+    let scenario = load(&a.scenario)?;
+    let policy = a
+        .policy
+        .as_deref()
+        .map(Policy::parse)
+        .transpose()
+        .map_err(|e| Failure::Input(format!("--{e}")))?;
+    let ov = Overrides {
+        policy,
+        cycles: a.cycles,
+        seed: a.seed,
+    };
+    let mut sim = Sim::new(&scenario, ov)?;
+    let filter = match &a.vcd_signals {
+        Some(g) => {
+            SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--vcd-signals: {e}")))?
+        }
+        None => SignalFilter::all(),
+    };
+    let window = match &a.vcd_window {
+        Some(w) => Window::parse(w).map_err(|e| Failure::Input(format!("--vcd-window: {e}")))?,
+        None => Window::all(),
+    };
+    let summary_file = a
+        .summary_json
+        .as_deref()
+        .map(|p| create(p, "--summary-json"))
+        .transpose()?;
+    if let Some(p) = &a.trace_cells {
+        let f = create(p, "--trace-cells")?;
+        sim.attach_trace(f)
+            .map_err(|e| Failure::Input(format!("--trace-cells {}: {e}", p.display())))?;
+    }
+    if let Some(p) = &a.vcd {
+        let f = create(p, "--vcd")?;
+        create(&waves::gtkw_path(p), "GTKWave save file")?;
+        sim.attach_vcd(f, p, &filter, window)
+            .map_err(|e| Failure::Input(format!("--vcd {}: {e}", p.display())))?;
+    }
+
+    let bar = if std::io::stderr().is_terminal() {
+        let style = ProgressStyle::with_template("{bar:40} {pos}/{len} cycles {per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        ProgressBar::new(sim.plan().cycles).with_style(style)
+    } else {
+        ProgressBar::hidden()
+    };
+    let result = sim.run(|c| bar.set_position(c));
+    bar.finish_and_clear();
+    let summary = result.map_err(|e| match e {
+        RunError::Model(_) => Failure::Violation(e.to_string()),
+        RunError::Trace(_) | RunError::Wave(_) => Failure::Input(e.to_string()),
+    })?;
+    print!("{summary}");
+    if let (Some(f), Some(p)) = (summary_file, &a.summary_json) {
+        serde_json::to_writer_pretty(f, &summary)
+            .map_err(|e| Failure::Input(format!("--summary-json {}: {e}", p.display())))?;
+    }
+    if summary.ok() {
+        Ok(())
+    } else {
+        Err(Failure::Violation(format!(
+            "{} invariant(s) violated",
+            summary.violations.len()
+        )))
+    }
+}

@@ -1,0 +1,287 @@
+//! Built-in scenarios, written as scenario TOML so they exercise the same parser and
+//! checks as user files, and so `mmu-sim show NAME` prints a file a user can start from.
+
+use crate::scenario::{Scenario, ScenarioError};
+use std::fmt::Write;
+
+/// A named built-in scenario.
+pub struct Builtin {
+    pub name: &'static str,
+    pub description: &'static str,
+    toml: fn() -> String,
+}
+
+impl Builtin {
+    /// The scenario as TOML text.
+    pub fn toml(&self) -> String {
+        (self.toml)()
+    }
+
+    pub fn load(&self) -> Result<Scenario, ScenarioError> {
+        Scenario::parse(&self.toml(), self.name)
+    }
+}
+
+/// The scenario `mmu-sim run` runs without an argument.
+pub const DEFAULT: &str = "fanin-burst";
+
+pub static BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "fanin-burst",
+        description: "tomahawk, 16-to-1 lossless 1500 B burst (12% of the buffer) over 2-to-1 background at line rate: PFC, no lossless drop",
+        toml: fanin_burst,
+    },
+    Builtin {
+        name: "small-smoke",
+        description: "small switch, four flows (constant, on/off, lossy mixed sizes), 20k cycles: a quick end-to-end check",
+        toml: small_smoke,
+    },
+    Builtin {
+        name: "mixed-speed",
+        description: "small switch with 6 x 100G down-links and 2 x 400G up-links; 400G into 100G congests and pauses the up-link",
+        toml: mixed_speed,
+    },
+    Builtin {
+        name: "lossy-overload",
+        description: "small switch, three lossy flows at line rate into one port (3:1) next to a lossless flow: lossy drops only",
+        toml: lossy_overload,
+    },
+    Builtin {
+        name: "poisson-cdf",
+        description: "small switch, six Poisson message flows with a heavy-tailed size CDF at 40% load into two ports",
+        toml: poisson_cdf,
+    },
+];
+
+/// Look up a built-in scenario by name.
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// Parse a built-in scenario by name.
+pub fn load(name: &str) -> Result<Scenario, ScenarioError> {
+    find(name)
+        .ok_or_else(|| {
+            ScenarioError::new(
+                "scenario",
+                format!(
+                    "unknown scenario {name:?}; built-in: {}",
+                    names().join(", ")
+                ),
+            )
+        })?
+        .load()
+}
+
+pub fn names() -> Vec<&'static str> {
+    BUILTINS.iter().map(|b| b.name).collect()
+}
+
+fn header(name: &str) -> String {
+    let b = find(name).map_or("", |b| b.description);
+    format!("name = \"{name}\"\ndescription = \"{b}\"\n\n")
+}
+
+fn fanin_burst() -> String {
+    let mut s = header("fanin-burst");
+    s.push_str(
+        r#"[switch]
+profile = "tomahawk"
+
+[run]
+cycles = 200_000
+seed = 1
+expect_lossless = true
+
+# Background: two lossless flows at line rate into port 31 (2:1 oversubscribed).
+[[flows]]
+src = 0
+dst = 31
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+
+[[flows]]
+src = 1
+dst = 31
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+"#,
+    );
+    // Fan-in: ports 2..=17 each hand 87 x 1500 B to their partner at cycle 5000.
+    for src in 2..=17 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = 30\nprio = 3\nsize_bytes = 1500\npattern = \"burst\"\nburst_bytes = 130_500\nstart_cycle = 5_000\n"
+        );
+    }
+    s
+}
+
+fn small_smoke() -> String {
+    header("small-smoke")
+        + r#"[switch]
+profile = "small"
+
+[run]
+cycles = 20_000
+seed = 7
+expect_lossless = true
+
+# 50G + 60G into port 4: mildly oversubscribed, so PFC comes into play.
+[[flows]]
+src = 0
+dst = 4
+prio = 1
+size_bytes = 1000
+pattern = "constant"
+rate_gbps = 50
+
+[[flows]]
+src = 1
+dst = 4
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 60
+
+[[flows]]
+src = 2
+dst = 5
+prio = 2
+size_bytes = 512
+pattern = "on_off"
+on_cycles = 2_000
+off_cycles = 3_000
+
+# Lossy (priority 7 is not lossless in the small profile), mixed packet sizes.
+[[flows]]
+src = 3
+dst = 6
+prio = 7
+size_cdf = [[64, 0.5], [576, 0.8], [1500, 1.0]]
+pattern = "constant"
+rate_gbps = 10
+stop_cycle = 15_000
+"#
+}
+
+fn mixed_speed() -> String {
+    header("mixed-speed")
+        + r#"[switch]
+profile = "small"
+port_speeds_gbps = [100, 100, 100, 100, 100, 100, 400, 400]
+buffer_bytes = 4_194_304
+
+[run]
+cycles = 100_000
+seed = 3
+expect_lossless = true
+
+# 400G up-link into a 100G down-link: 4:1, the up-link gets paused.
+[[flows]]
+src = 6
+dst = 0
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+
+# 200G from the other up-link spread over two down-links.
+[[flows]]
+src = 7
+dst = 1
+prio = 4
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 100
+
+[[flows]]
+src = 7
+dst = 2
+prio = 4
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 100
+
+# Down-links to an up-link: no congestion.
+[[flows]]
+src = 2
+dst = 6
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+
+[[flows]]
+src = 3
+dst = 6
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+"#
+}
+
+fn lossy_overload() -> String {
+    header("lossy-overload")
+        + r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+
+[run]
+cycles = 50_000
+seed = 5
+expect_lossless = true
+
+[[flows]]
+src = 0
+dst = 4
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+
+[[flows]]
+src = 1
+dst = 4
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+
+[[flows]]
+src = 2
+dst = 4
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+
+# Lossless traffic through the same switch must not lose a cell.
+[[flows]]
+src = 5
+dst = 6
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+"#
+}
+
+fn poisson_cdf() -> String {
+    let mut s = header("poisson-cdf");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+
+[run]
+cycles = 200_000
+seed = 11
+expect_lossless = true
+"#,
+    );
+    for src in 0..6 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = {}\nprio = {}\nsize_bytes = 1500\npattern = \"poisson\"\nrate_gbps = 40\nmessage_cdf = [[200, 0.3], [1_000, 0.5], [5_000, 0.7], [20_000, 0.9], [100_000, 0.99], [500_000, 1.0]]\n",
+            6 + src % 2,
+            1 + src % 3
+        );
+    }
+    s
+}

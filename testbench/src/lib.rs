@@ -1,0 +1,29 @@
+//! Testbench for the `hw-model` MMU: stimulus, link partners, downstream sinks, a
+//! monitor/scoreboard pair, scenario files and the `mmu-sim` command line.
+//!
+//! [`Sim`] builds everything from a [`Scenario`] and runs it, so tests and other tools can
+//! drive the model without the command line:
+//!
+//! ```no_run
+//! use testbench::{builtin, Overrides, Sim};
+//! let scenario = builtin::load("small-smoke").unwrap();
+//! let mut sim = Sim::new(&scenario, Overrides::default()).unwrap();
+//! let summary = sim.run(|_cycles_done| {}).unwrap();
+//! assert!(summary.ok(), "{summary}");
+//! ```
+
+pub mod builtin;
+pub mod link_partner;
+pub mod monitor;
+pub mod scenario;
+pub mod scoreboard;
+pub mod sim;
+pub mod sink;
+pub mod source;
+pub mod summary;
+pub mod trace;
+pub mod waves;
+
+pub use scenario::{Overrides, Plan, Scenario, ScenarioError};
+pub use sim::{RunError, Sim};
+pub use summary::Summary;

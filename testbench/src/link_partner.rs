@@ -1,0 +1,277 @@
+//! The upstream device of one ingress port: per-priority queues, a line-rate transmitter
+//! that cuts packets into cell beats, the link's propagation delay, and its PFC reaction.
+//!
+//! Timing, all in core cycles:
+//! - The transmitter is a [`PhaseAccumulator`] at the port's line rate. A packet occupies
+//!   `Derived::wire_bits(len)` bits: its `len` bytes first, then the preamble and
+//!   inter-frame gap (the overhead is counted after the data so a beat is due as soon as
+//!   its bytes are). Back-to-back packets keep the fractional remainder; an idle line
+//!   clears it, so the long-run rate is exact and an idle line banks no credit.
+//! - Beat `k < ncells - 1` is due once `min((k + 1) * cell_bytes - packet_overhead, len)`
+//!   bytes are on the wire, the last beat once all `len` are. At most one beat leaves per
+//!   cycle; a second one due in the same cycle waits a cycle.
+//! - A beat reaches the MMU `prop_cycles` after it leaves ("in flight" meanwhile).
+//! - A PFC frame the MMU sends at cycle `c` acts at `c + prop_cycles + proc_cycles`: from
+//!   then on no new packet of a paused class starts (the packet on the wire finishes).
+//!   Pause time is `quanta * 512` bit times at the port's rate, refreshed by every frame;
+//!   quanta 0 resumes at once. The partner never drops.
+
+use crate::scenario::{Arbitration, Link};
+use hw_model::config::PFC_QUANTUM_BITS;
+use hw_model::{Beat, Derived, PacketHdr, PfcFrame};
+use rtl::PhaseAccumulator;
+use std::collections::VecDeque;
+
+/// Initial capacity of each class queue, packets: the backlog only grows past it (by
+/// doubling, so rarely) when a class is paused for long or offered above line rate.
+const QUEUE_CAPACITY: usize = 64;
+
+/// The packet on the wire.
+#[derive(Debug, Clone, Copy)]
+struct OnWire {
+    hdr: PacketHdr,
+    ncells: u16,
+    next_idx: u16,
+    wire_bits: u64,
+}
+
+/// Counters of one partner.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartnerStats {
+    pub packets_sent: u64,
+    pub pfc_frames_rx: u64,
+    /// Class transitions from running to paused.
+    pub pause_events: u64,
+}
+
+/// The device upstream of one ingress port.
+#[derive(Debug, Clone)]
+pub struct LinkPartner {
+    link: Link,
+    rate_bps: u64,
+    clock_hz: u64,
+    cell_bytes: u32,
+    packet_overhead: u32,
+    queues: [VecDeque<PacketHdr>; 8],
+    /// Bit `c`: class `c` has a packet queued.
+    nonempty: u8,
+    /// Per class, first cycle the class may start a packet again.
+    pause_until: [u64; 8],
+    /// Round-robin pointer: the class searched first.
+    rr_next: u8,
+    line: PhaseAccumulator,
+    on_wire: Option<OnWire>,
+    /// Beats due on the wire but not yet sent (one leaves per cycle).
+    held: VecDeque<Beat>,
+    /// Beats on the link: `(cycle the MMU sees it, beat)`.
+    in_flight: VecDeque<(u64, Beat)>,
+    /// PFC frames on their way here: `(cycle they act, frame)`.
+    pfc_in: VecDeque<(u64, PfcFrame)>,
+    stats: PartnerStats,
+}
+
+impl LinkPartner {
+    pub fn new(port: u8, link: Link, d: &Derived) -> Self {
+        let rate_bps = d.rate_bps[port as usize];
+        Self {
+            link,
+            rate_bps,
+            clock_hz: d.clock_hz,
+            cell_bytes: d.cfg.cell_bytes,
+            packet_overhead: d.cfg.packet_overhead_bytes,
+            queues: std::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
+            nonempty: 0,
+            pause_until: [0; 8],
+            rr_next: 0,
+            line: PhaseAccumulator::new(rate_bps, d.clock_hz),
+            on_wire: None,
+            held: VecDeque::with_capacity(4),
+            in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
+            pfc_in: VecDeque::with_capacity(8),
+            stats: PartnerStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> &PartnerStats {
+        &self.stats
+    }
+
+    /// Queue a packet from a source.
+    pub fn enqueue(&mut self, hdr: PacketHdr) {
+        self.queues[hdr.prio as usize].push_back(hdr);
+        self.nonempty |= 1 << hdr.prio;
+    }
+
+    /// A PFC frame the MMU sent toward this partner at `cycle`.
+    pub fn pfc_sent(&mut self, cycle: u64, frame: PfcFrame) {
+        let at = cycle + self.link.prop_cycles + self.link.proc_cycles;
+        self.pfc_in.push_back((at, frame));
+    }
+
+    /// Whether anything can still happen here without new input: otherwise the simulator
+    /// skips this partner until a source or the MMU gives it work.
+    pub fn busy(&self) -> bool {
+        self.nonempty != 0
+            || self.on_wire.is_some()
+            || !self.held.is_empty()
+            || !self.in_flight.is_empty()
+            || !self.pfc_in.is_empty()
+    }
+
+    /// Beats on the link, not yet seen by the MMU.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Classes paused at `now`, as a bit mask.
+    pub fn paused_mask(&self, now: u64) -> u8 {
+        (0..8)
+            .filter(|&c| now < self.pause_until[c])
+            .fold(0, |m, c| m | (1 << c))
+    }
+
+    /// Whether a packet is being transmitted.
+    pub fn transmitting(&self) -> bool {
+        self.on_wire.is_some()
+    }
+
+    fn apply_pfc(&mut self, now: u64, frame: PfcFrame) {
+        self.stats.pfc_frames_rx += 1;
+        for c in 0..8 {
+            if frame.class_enable & (1 << c) == 0 {
+                continue;
+            }
+            let q = frame.quanta[c] as u128;
+            if q == 0 {
+                self.pause_until[c] = 0;
+                continue;
+            }
+            if now >= self.pause_until[c] {
+                self.stats.pause_events += 1;
+            }
+            let bits = q * PFC_QUANTUM_BITS as u128;
+            let cycles = (bits * self.clock_hz as u128).div_ceil(self.rate_bps as u128) as u64;
+            self.pause_until[c] = now + cycles;
+        }
+    }
+
+    /// Pick the next class to send, honouring pauses.
+    fn arbitrate(&mut self, now: u64) -> Option<usize> {
+        let ready = self.nonempty & !self.paused_mask(now);
+        if ready == 0 {
+            return None;
+        }
+        let c = match self.link.arbitration {
+            Arbitration::Strict => 7 - ready.leading_zeros() as usize,
+            Arbitration::RoundRobin => {
+                let rot = ready.rotate_right(self.rr_next as u32);
+                (rot.trailing_zeros() as usize + self.rr_next as usize) % 8
+            }
+        };
+        self.rr_next = ((c + 1) % 8) as u8;
+        Some(c)
+    }
+
+    /// Start the next packet if one is eligible; an idle line forgets its remainder.
+    fn start_next(&mut self, now: u64, d: &Derived) {
+        let Some(c) = self.arbitrate(now) else {
+            self.line.clear();
+            return;
+        };
+        let Some(hdr) = self.queues[c].pop_front() else {
+            unreachable!("the nonempty mask tracks the queues")
+        };
+        if self.queues[c].is_empty() {
+            self.nonempty &= !(1 << c);
+        }
+        let len = hdr.len as u32;
+        self.on_wire = Some(OnWire {
+            hdr,
+            ncells: d.cells_for(len) as u16,
+            next_idx: 0,
+            wire_bits: d.wire_bits(len),
+        });
+    }
+
+    /// Bytes of the packet that must be on the wire before beat `idx` is complete.
+    fn beat_bytes(&self, w: &OnWire) -> u64 {
+        let len = w.hdr.len as u64;
+        if w.next_idx + 1 == w.ncells {
+            len
+        } else {
+            let end = (w.next_idx as u64 + 1) * self.cell_bytes as u64;
+            end.saturating_sub(self.packet_overhead as u64).min(len)
+        }
+    }
+
+    /// Clock one cycle. `inject` sees each beat as it leaves onto the link; the beat that
+    /// reaches the MMU this cycle, if any, is returned.
+    pub fn step(&mut self, now: u64, d: &Derived, mut inject: impl FnMut(&Beat)) -> Option<Beat> {
+        while let Some(&(at, frame)) = self.pfc_in.front() {
+            if at > now {
+                break;
+            }
+            self.pfc_in.pop_front();
+            self.apply_pfc(now, frame);
+        }
+        if self.on_wire.is_none() {
+            self.start_next(now, d);
+        }
+        if self.on_wire.is_some() {
+            self.line.tick();
+        }
+        while let Some(mut w) = self.on_wire {
+            let bits = self.line.bits();
+            while w.next_idx < w.ncells && bits >= self.beat_bytes(&w) * 8 {
+                self.held.push_back(Beat {
+                    hdr: w.hdr,
+                    idx: w.next_idx,
+                    ncells: w.ncells,
+                });
+                w.next_idx += 1;
+            }
+            if w.next_idx < w.ncells || bits < w.wire_bits {
+                self.on_wire = Some(w);
+                break;
+            }
+            // Packet done: keep the remainder for a back-to-back packet.
+            self.line.consume(w.wire_bits);
+            self.on_wire = None;
+            self.stats.packets_sent += 1;
+            self.start_next(now, d);
+        }
+        if let Some(b) = self.held.pop_front() {
+            inject(&b);
+            self.in_flight.push_back((now + self.link.prop_cycles, b));
+        }
+        match self.in_flight.front() {
+            Some(&(at, b)) if at <= now => {
+                self.in_flight.pop_front();
+                Some(b)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hw_model::SwitchConfig;
+
+    #[test]
+    fn round_robin_rotates_over_ready_classes() {
+        let d = SwitchConfig::small().build().unwrap();
+        let link = Link {
+            prop_cycles: 0,
+            proc_cycles: 0,
+            arbitration: Arbitration::RoundRobin,
+        };
+        let mut p = LinkPartner::new(0, link, &d);
+        p.nonempty = 0b1001_0010;
+        let picks: Vec<_> = (0..4).map(|_| p.arbitrate(0).unwrap()).collect();
+        assert_eq!(picks, [1, 4, 7, 1]);
+        p.link.arbitration = Arbitration::Strict;
+        assert_eq!(p.arbitrate(0), Some(7));
+    }
+}

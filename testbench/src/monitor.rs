@@ -1,0 +1,59 @@
+//! Monitor: turns the wires of the MMU's outputs (and the link partners' transmit side)
+//! into cell transactions, the one currency the scoreboard and the cell trace understand.
+//! Kept apart from the checking, as in cocotb-bus, so a check never depends on how a
+//! transaction was observed.
+
+use hw_model::{Beat, CellFate, DropReason, Outputs, Segment};
+
+/// What happened to a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnKind {
+    /// A link partner put the cell's beat on the link (testbench side).
+    Inject,
+    Admit(Segment),
+    Drop(DropReason),
+    /// The cell left the buffer on this egress port.
+    Depart(u8),
+}
+
+impl TxnKind {
+    /// Event name used in the cell trace.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Inject => "inject",
+            Self::Admit(_) => "admit",
+            Self::Drop(_) => "drop",
+            Self::Depart(_) => "depart",
+        }
+    }
+}
+
+/// One observed cell event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellTxn {
+    pub cycle: u64,
+    pub kind: TxnKind,
+    pub beat: Beat,
+}
+
+/// Report the cell events and departures of one MMU cycle, in output order.
+pub fn observe(cycle: u64, out: &Outputs, mut f: impl FnMut(&CellTxn)) {
+    for ev in &out.cell_events {
+        let kind = match ev.fate {
+            CellFate::Admitted(s) => TxnKind::Admit(s),
+            CellFate::Dropped(r) => TxnKind::Drop(r),
+        };
+        f(&CellTxn {
+            cycle,
+            kind,
+            beat: ev.beat,
+        });
+    }
+    for dep in &out.departures {
+        f(&CellTxn {
+            cycle,
+            kind: TxnKind::Depart(dep.port),
+            beat: dep.beat,
+        });
+    }
+}

@@ -1,0 +1,713 @@
+//! Scenario files: the TOML schema (documented in `docs/config.md`), profiles and validation.
+//!
+//! A scenario is read in two steps. [`Scenario::parse`] checks the *shape* of the file (known
+//! keys, value types) section by section, so that every error names the offending key as a
+//! dotted path (`flows[3].dst`), which a whole-document serde error cannot do. [`Scenario::plan`]
+//! then checks the *values* against the switch they run on (ports exist, rates fit the line)
+//! and resolves defaults into a [`Plan`] the simulator can run without further checks.
+
+use hw_model::{ConfigError, Derived, PfcFrame, Policy, SwitchConfig};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Largest run length accepted, cycles: keeps `cycle * ticks` of the VCD time in 64 bits.
+pub const MAX_CYCLES: u64 = 1 << 40;
+/// Smallest Ethernet frame the sources emit, bytes.
+pub const MIN_PACKET_BYTES: u32 = 64;
+/// Budget of DSH Eq. 1 for the PFC frame and the partner's reaction, bytes.
+pub const EQ1_PFC_BUDGET_BYTES: u32 = 3840;
+
+/// Invalid input: names the field (dotted path into the scenario) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{field}: {message}")]
+pub struct ScenarioError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ConfigError> for ScenarioError {
+    fn from(e: ConfigError) -> Self {
+        Self::new(e.field, e.message)
+    }
+}
+
+/// `[run]`: how long and with which seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Core clock cycles to simulate, `1..=2^40`.
+    pub cycles: u64,
+    /// Seed of every random draw (sizes, Poisson arrivals).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// A lossless drop is a failed run (exit code 1).
+    #[serde(default)]
+    pub expect_lossless: bool,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// How a link partner picks the next class to transmit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Arbitration {
+    /// Round robin over the unpaused non-empty classes, one packet each.
+    #[default]
+    RoundRobin,
+    /// Highest priority number first.
+    Strict,
+}
+
+/// `[[links]]`: overrides for the link into one ingress port.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub port: usize,
+    /// One-way propagation delay, ns; default `switch.link_delay_ns`.
+    pub propagation_ns: Option<u32>,
+    /// Time the partner takes to act on a received PFC frame, ns; default: the part of
+    /// Eq. 1's 3840 B left after the PFC frame and two wire overheads, at line rate.
+    pub processing_ns: Option<u32>,
+    #[serde(default)]
+    pub arbitration: Arbitration,
+}
+
+/// Arrival process of a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatternKind {
+    /// Packets at `rate_gbps` from `start_cycle` to `stop_cycle`.
+    Constant,
+    /// `rate_gbps` for `on_cycles`, silent for `off_cycles`, repeated.
+    OnOff,
+    /// `burst_bytes` handed to the partner at once at `start_cycle`.
+    Burst,
+    /// Messages with sizes from `message_cdf`, Poisson arrivals at mean load `rate_gbps`.
+    Poisson,
+}
+
+/// `[[flows]]`: one stream of packets from an ingress to an egress port.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: usize,
+    pub dst: usize,
+    pub prio: u8,
+    /// Fixed packet size (for `poisson`: the largest packet a message is cut into).
+    pub size_bytes: Option<u32>,
+    /// Packet sizes as a step CDF: `[[bytes, P(size <= bytes)], ...]`.
+    pub size_cdf: Option<Vec<(u32, f64)>>,
+    pub pattern: PatternKind,
+    /// Offered rate, Gb/s; default: the source port's line rate.
+    pub rate_gbps: Option<f64>,
+    pub on_cycles: Option<u64>,
+    pub off_cycles: Option<u64>,
+    pub burst_bytes: Option<u64>,
+    /// Message sizes as a piecewise-linear CDF: `[[bytes, P(size <= bytes)], ...]`.
+    pub message_cdf: Option<Vec<(u64, f64)>>,
+    #[serde(default)]
+    pub start_cycle: u64,
+    /// First cycle with no new packet; default: never stop.
+    pub stop_cycle: Option<u64>,
+}
+
+/// `[[pfc_script]]`: a PFC frame the downstream device of `port` sends into the switch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcScriptSpec {
+    pub cycle: u64,
+    pub port: usize,
+    /// Classes the frame carries.
+    pub classes: Vec<u8>,
+    /// Pause time of every listed class in 512-bit quanta; 0 = RESUME.
+    pub quanta: u16,
+}
+
+/// A scenario as written: switch config, run, links, flows and scripted PFC.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub switch: SwitchConfig,
+    pub run: RunSpec,
+    pub links: Vec<LinkSpec>,
+    pub flows: Vec<FlowSpec>,
+    pub pfc_script: Vec<PfcScriptSpec>,
+}
+
+/// Command-line overrides applied before validation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overrides {
+    pub policy: Option<Policy>,
+    pub cycles: Option<u64>,
+    pub seed: Option<u64>,
+}
+
+/// Packet size distribution of a flow.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SizeDist {
+    Fixed(u32),
+    /// Step CDF, cumulative probabilities strictly increasing to 1.
+    Steps(Vec<(u32, f64)>),
+}
+
+/// Validated arrival process, rates in bits per second.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pattern {
+    Constant {
+        rate_bps: u64,
+    },
+    OnOff {
+        rate_bps: u64,
+        on_cycles: u64,
+        off_cycles: u64,
+    },
+    Burst {
+        bytes: u64,
+    },
+    Poisson {
+        rate_bps: u64,
+        message_cdf: Vec<(u64, f64)>,
+    },
+}
+
+/// A validated flow; `id` is its index in the scenario and its `PacketHdr.flow`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    pub id: u32,
+    pub src: u8,
+    pub dst: u8,
+    pub prio: u8,
+    pub size: SizeDist,
+    pub pattern: Pattern,
+    pub start_cycle: u64,
+    pub stop_cycle: u64,
+}
+
+/// A validated link into an ingress port, delays in core cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    pub prop_cycles: u64,
+    pub proc_cycles: u64,
+    pub arbitration: Arbitration,
+}
+
+/// Everything the simulator needs, validated and resolved.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub derived: Derived,
+    pub cycles: u64,
+    pub seed: u64,
+    pub expect_lossless: bool,
+    /// One per port.
+    pub links: Vec<Link>,
+    pub flows: Vec<Flow>,
+    /// Sorted by cycle (stable: file order within a cycle).
+    pub pfc_script: Vec<(u64, u8, PfcFrame)>,
+}
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "switch",
+    "run",
+    "links",
+    "flows",
+    "pfc_script",
+];
+
+impl Scenario {
+    /// Parse a scenario from TOML text. `default_name` names it when the file has no `name`.
+    pub fn parse(text: &str, default_name: &str) -> Result<Self, ScenarioError> {
+        let mut top: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            ScenarioError::new("(file)", e.to_string().trim_end().to_string())
+        })?;
+        if let Some(k) = top.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
+            return Err(ScenarioError::new(
+                k.as_str(),
+                format!("unknown key; allowed: {}", TOP_KEYS.join(", ")),
+            ));
+        }
+        let name = take_string(&mut top, "name")?.unwrap_or_else(|| default_name.to_string());
+        let description = take_string(&mut top, "description")?.unwrap_or_default();
+        let switch = parse_switch(take_table(&mut top, "switch")?.unwrap_or_default())?;
+        let run = section(
+            take_table(&mut top, "run")?
+                .ok_or_else(|| ScenarioError::new("run", "missing section [run]"))?,
+            "run",
+        )?;
+        let links = array_of_tables(&mut top, "links")?;
+        let flows = array_of_tables(&mut top, "flows")?;
+        let pfc_script = array_of_tables(&mut top, "pfc_script")?;
+        Ok(Self {
+            name,
+            description,
+            switch,
+            run,
+            links,
+            flows,
+            pfc_script,
+        })
+    }
+
+    /// Check every value against the switch and resolve defaults.
+    pub fn plan(&self, ov: &Overrides) -> Result<Plan, ScenarioError> {
+        let mut switch = self.switch.clone();
+        if let Some(p) = ov.policy {
+            switch.policy = p;
+        }
+        let d = switch.build()?;
+        let cycles = ov.cycles.unwrap_or(self.run.cycles);
+        let cycles_field = if ov.cycles.is_some() {
+            "--cycles"
+        } else {
+            "run.cycles"
+        };
+        if !(1..=MAX_CYCLES).contains(&cycles) {
+            return Err(ScenarioError::new(
+                cycles_field,
+                format!("{cycles} is out of range; allowed: 1..={MAX_CYCLES}"),
+            ));
+        }
+        let links = plan_links(&self.links, &d)?;
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| plan_flow(i, f, &d))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut pfc_script = self
+            .pfc_script
+            .iter()
+            .enumerate()
+            .map(|(i, s)| plan_pfc(i, s, &d))
+            .collect::<Result<Vec<_>, _>>()?;
+        pfc_script.sort_by_key(|&(c, _, _)| c);
+        Ok(Plan {
+            name: self.name.clone(),
+            derived: d,
+            cycles,
+            seed: ov.seed.unwrap_or(self.run.seed),
+            expect_lossless: self.run.expect_lossless,
+            links,
+            flows,
+            pfc_script,
+        })
+    }
+}
+
+fn take_string(t: &mut toml::Table, key: &str) -> Result<Option<String>, ScenarioError> {
+    match t.remove(key) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(ScenarioError::new(
+            key,
+            format!("expected a string, found {}", v.type_str()),
+        )),
+    }
+}
+
+fn take_table(t: &mut toml::Table, key: &str) -> Result<Option<toml::Table>, ScenarioError> {
+    match t.remove(key) {
+        None => Ok(None),
+        Some(toml::Value::Table(s)) => Ok(Some(s)),
+        Some(v) => Err(ScenarioError::new(
+            key,
+            format!("expected a table, found {}", v.type_str()),
+        )),
+    }
+}
+
+fn array_of_tables<T: DeserializeOwned>(
+    t: &mut toml::Table,
+    key: &str,
+) -> Result<Vec<T>, ScenarioError> {
+    let items = match t.remove(key) {
+        None => return Ok(Vec::new()),
+        Some(toml::Value::Array(a)) => a,
+        Some(v) => {
+            return Err(ScenarioError::new(
+                key,
+                format!(
+                    "expected an array of tables ([[{key}]]), found {}",
+                    v.type_str()
+                ),
+            ))
+        }
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let path = format!("{key}[{i}]");
+            match v {
+                toml::Value::Table(tab) => section(tab, &path),
+                other => Err(ScenarioError::new(
+                    path,
+                    format!("expected a table, found {}", other.type_str()),
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Deserialize one table, naming the offending key on error.
+///
+/// Serde errors from a `toml::Value` carry no location, so when the whole table fails the
+/// culprit is found by removing one key at a time: the key whose removal clears the error
+/// (or turns it into "missing field" for that key) is the one with the bad value.
+fn section<T: DeserializeOwned>(table: toml::Table, path: &str) -> Result<T, ScenarioError> {
+    let err = match table.clone().try_into::<T>() {
+        Ok(v) => return Ok(v),
+        Err(e) => e.message().to_string(),
+    };
+    let field = |k: &str| format!("{path}.{k}");
+    for marker in ["unknown field `", "missing field `"] {
+        if let Some(rest) = err.split_once(marker).map(|(_, r)| r) {
+            let key = rest.split('`').next().unwrap_or_default();
+            return Err(ScenarioError::new(field(key), err.clone()));
+        }
+    }
+    for key in table.keys() {
+        let mut without = table.clone();
+        without.remove(key);
+        let cleared = match without.try_into::<T>() {
+            Ok(_) => true,
+            Err(e) => e.message().contains(&format!("missing field `{key}`")),
+        };
+        if cleared {
+            return Err(ScenarioError::new(field(key), err));
+        }
+    }
+    Err(ScenarioError::new(path, err))
+}
+
+/// `[switch]`: start from `profile` (default `tomahawk`) and apply the other keys on top.
+fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
+    let profile = take_string(&mut table, "profile")
+        .map_err(|e| ScenarioError::new("switch.profile", e.message))?;
+    let base = SwitchConfig::profile(profile.as_deref().unwrap_or("tomahawk"))
+        .map_err(|e| ScenarioError::new("switch.profile", e.message))?;
+    let mut merged = toml::Table::try_from(&base).map_err(|e| {
+        ScenarioError::new(
+            "switch.profile",
+            format!("cannot serialize the profile: {e}"),
+        )
+    })?;
+    merged.extend(table.clone());
+    match merged.clone().try_into::<SwitchConfig>() {
+        Ok(c) => Ok(c),
+        Err(e) => {
+            let msg = e.message().to_string();
+            if let Some(key) = msg
+                .split_once("unknown field `")
+                .and_then(|(_, r)| r.split('`').next())
+            {
+                return Err(ScenarioError::new(format!("switch.{key}"), msg));
+            }
+            // A bad value: the first override that fails on the bare profile is the culprit.
+            let mut base_table = toml::Table::try_from(&base).unwrap_or_default();
+            for (k, v) in table {
+                base_table.insert(k.clone(), v);
+                if base_table.clone().try_into::<SwitchConfig>().is_err() {
+                    return Err(ScenarioError::new(format!("switch.{k}"), msg));
+                }
+            }
+            Err(ScenarioError::new("switch", msg))
+        }
+    }
+}
+
+fn ports_err(field: String, p: usize, d: &Derived) -> ScenarioError {
+    ScenarioError::new(
+        field,
+        format!("port {p} does not exist (ports 0..={})", d.ports - 1),
+    )
+}
+
+/// Nanoseconds to core cycles, rounded up (a delay is never shortened).
+pub fn ns_to_cycles(ns: u64, clock_hz: u64) -> u64 {
+    (ns as u128 * clock_hz as u128).div_ceil(1_000_000_000) as u64
+}
+
+/// Default partner processing delay, cycles (rounded down): what is left of Eq. 1's 3840 B
+/// after the PFC frame itself (84 B on the wire) and two wire overheads (the packets
+/// that straddle the frame's arrival and the response), at the port's line rate.
+pub fn default_proc_cycles(d: &Derived, port: usize) -> u64 {
+    let bytes = EQ1_PFC_BUDGET_BYTES
+        .saturating_sub(hw_model::config::PFC_FRAME_WIRE_BYTES + 2 * d.cfg.wire_overhead_bytes);
+    (bytes as u128 * 8 * d.clock_hz as u128 / d.rate_bps[port] as u128) as u64
+}
+
+fn plan_links(specs: &[LinkSpec], d: &Derived) -> Result<Vec<Link>, ScenarioError> {
+    let mut links: Vec<Link> = (0..d.ports)
+        .map(|p| Link {
+            prop_cycles: ns_to_cycles(d.cfg.link_delay_ns as u64, d.clock_hz),
+            proc_cycles: default_proc_cycles(d, p),
+            arbitration: Arbitration::RoundRobin,
+        })
+        .collect();
+    let mut seen = vec![false; d.ports];
+    for (i, s) in specs.iter().enumerate() {
+        let f = |k: &str| format!("links[{i}].{k}");
+        if s.port >= d.ports {
+            return Err(ports_err(f("port"), s.port, d));
+        }
+        if std::mem::replace(&mut seen[s.port], true) {
+            return Err(ScenarioError::new(
+                f("port"),
+                format!("port {} is listed twice", s.port),
+            ));
+        }
+        for (k, v) in [
+            ("propagation_ns", s.propagation_ns),
+            ("processing_ns", s.processing_ns),
+        ] {
+            if v.is_some_and(|v| v > 1_000_000) {
+                return Err(ScenarioError::new(
+                    f(k),
+                    format!("{} is out of range; allowed: 0..=1000000", v.unwrap_or(0)),
+                ));
+            }
+        }
+        let l = &mut links[s.port];
+        if let Some(ns) = s.propagation_ns {
+            l.prop_cycles = ns_to_cycles(ns as u64, d.clock_hz);
+        }
+        if let Some(ns) = s.processing_ns {
+            l.proc_cycles = ns_to_cycles(ns as u64, d.clock_hz);
+        }
+        l.arbitration = s.arbitration;
+    }
+    Ok(links)
+}
+
+fn rate_bps(
+    f: &dyn Fn(&str) -> String,
+    gbps: Option<f64>,
+    line_bps: u64,
+) -> Result<u64, ScenarioError> {
+    let Some(g) = gbps else { return Ok(line_bps) };
+    let bps = g * 1e9;
+    if !(bps.is_finite() && bps >= 1e6 && bps.round() as u64 <= line_bps) {
+        return Err(ScenarioError::new(
+            f("rate_gbps"),
+            format!(
+                "{g} is out of range; allowed: 0.001..={} (the source port's line rate)",
+                line_bps as f64 / 1e9
+            ),
+        ));
+    }
+    Ok(bps.round() as u64)
+}
+
+fn check_cdf<T: Copy + PartialOrd + std::fmt::Display>(
+    field: String,
+    cdf: &[(T, f64)],
+    lo: T,
+    hi: Option<T>,
+) -> Result<(), ScenarioError> {
+    let bad = |m: String| Err(ScenarioError::new(field.clone(), m));
+    if cdf.is_empty() {
+        return bad("must list at least one [bytes, probability] point".into());
+    }
+    for (j, w) in cdf.iter().enumerate() {
+        if w.0 < lo || hi.is_some_and(|h| w.0 > h) {
+            let range = hi.map_or(format!("{lo}.."), |h| format!("{lo}..={h}"));
+            return bad(format!(
+                "point {j}: size {} is out of range; allowed: {range}",
+                w.0
+            ));
+        }
+        if !(w.1.is_finite() && (0.0..=1.0).contains(&w.1)) {
+            return bad(format!("point {j}: probability {} is outside 0..=1", w.1));
+        }
+        if j > 0 && !(cdf[j - 1].0 < w.0 && cdf[j - 1].1 < w.1) {
+            return bad(format!(
+                "point {j}: sizes and probabilities must both strictly increase"
+            ));
+        }
+    }
+    if cdf[cdf.len() - 1].1 != 1.0 {
+        return bad("the last probability must be 1".into());
+    }
+    Ok(())
+}
+
+fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError> {
+    let f = |k: &str| format!("flows[{i}].{k}");
+    if s.src >= d.ports {
+        return Err(ports_err(f("src"), s.src, d));
+    }
+    if s.dst >= d.ports {
+        return Err(ports_err(f("dst"), s.dst, d));
+    }
+    if s.prio > 7 {
+        return Err(ScenarioError::new(
+            f("prio"),
+            format!("{} is out of range; allowed: 0..=7", s.prio),
+        ));
+    }
+    let mtu = d.cfg.mtu_bytes;
+    let size = match (s.size_bytes, &s.size_cdf) {
+        (Some(b), None) => {
+            if !(MIN_PACKET_BYTES..=mtu).contains(&b) {
+                return Err(ScenarioError::new(
+                    f("size_bytes"),
+                    format!("{b} is out of range; allowed: {MIN_PACKET_BYTES}..={mtu} (switch.mtu_bytes)"),
+                ));
+            }
+            SizeDist::Fixed(b)
+        }
+        (None, Some(cdf)) => {
+            check_cdf(f("size_cdf"), cdf, MIN_PACKET_BYTES, Some(mtu))?;
+            SizeDist::Steps(cdf.clone())
+        }
+        (Some(_), Some(_)) => {
+            return Err(ScenarioError::new(
+                f("size_cdf"),
+                "give size_bytes or size_cdf, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(ScenarioError::new(
+                f("size_bytes"),
+                "missing: give size_bytes or size_cdf",
+            ))
+        }
+    };
+    let line = d.rate_bps[s.src];
+    let unused = |k: &str, set: bool| -> Result<(), ScenarioError> {
+        if set {
+            Err(ScenarioError::new(
+                f(k),
+                format!("not used by pattern {:?}", s.pattern),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let need = |k: &str, v: Option<u64>| -> Result<u64, ScenarioError> {
+        match v {
+            Some(0) => Err(ScenarioError::new(f(k), "must be at least 1")),
+            Some(v) => Ok(v),
+            None => Err(ScenarioError::new(
+                f(k),
+                format!("required by pattern {:?}", s.pattern),
+            )),
+        }
+    };
+    let pattern = match s.pattern {
+        PatternKind::Constant => {
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            unused("message_cdf", s.message_cdf.is_some())?;
+            Pattern::Constant {
+                rate_bps: rate_bps(&f, s.rate_gbps, line)?,
+            }
+        }
+        PatternKind::OnOff => {
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            unused("message_cdf", s.message_cdf.is_some())?;
+            Pattern::OnOff {
+                rate_bps: rate_bps(&f, s.rate_gbps, line)?,
+                on_cycles: need("on_cycles", s.on_cycles)?,
+                off_cycles: need("off_cycles", s.off_cycles)?,
+            }
+        }
+        PatternKind::Burst => {
+            unused("rate_gbps", s.rate_gbps.is_some())?;
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("message_cdf", s.message_cdf.is_some())?;
+            unused("stop_cycle", s.stop_cycle.is_some())?;
+            let bytes = need("burst_bytes", s.burst_bytes)?;
+            if bytes > 1 << 40 {
+                return Err(ScenarioError::new(
+                    f("burst_bytes"),
+                    format!("{bytes} is out of range; allowed: 1..=2^40"),
+                ));
+            }
+            Pattern::Burst { bytes }
+        }
+        PatternKind::Poisson => {
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            if s.size_cdf.is_some() {
+                return Err(ScenarioError::new(
+                    f("size_cdf"),
+                    "not used by pattern Poisson: messages are cut into packets of size_bytes",
+                ));
+            }
+            let cdf = s.message_cdf.as_ref().ok_or_else(|| {
+                ScenarioError::new(f("message_cdf"), "required by pattern Poisson")
+            })?;
+            check_cdf(f("message_cdf"), cdf, 1, Some(1 << 32))?;
+            Pattern::Poisson {
+                rate_bps: rate_bps(&f, s.rate_gbps, line)?,
+                message_cdf: cdf.clone(),
+            }
+        }
+    };
+    let stop_cycle = s.stop_cycle.unwrap_or(u64::MAX);
+    if stop_cycle <= s.start_cycle {
+        return Err(ScenarioError::new(
+            f("stop_cycle"),
+            format!("{stop_cycle} must be after start_cycle ({})", s.start_cycle),
+        ));
+    }
+    Ok(Flow {
+        id: i as u32,
+        src: s.src as u8,
+        dst: s.dst as u8,
+        prio: s.prio,
+        size,
+        pattern,
+        start_cycle: s.start_cycle,
+        stop_cycle,
+    })
+}
+
+fn plan_pfc(
+    i: usize,
+    s: &PfcScriptSpec,
+    d: &Derived,
+) -> Result<(u64, u8, PfcFrame), ScenarioError> {
+    let f = |k: &str| format!("pfc_script[{i}].{k}");
+    if s.port >= d.ports {
+        return Err(ports_err(f("port"), s.port, d));
+    }
+    if s.classes.is_empty() {
+        return Err(ScenarioError::new(
+            f("classes"),
+            "must list at least one class (0..=7)",
+        ));
+    }
+    let mut frame = PfcFrame::default();
+    for &c in &s.classes {
+        if c > 7 {
+            return Err(ScenarioError::new(
+                f("classes"),
+                format!("class {c} is out of range; allowed: 0..=7"),
+            ));
+        }
+        frame.class_enable |= 1 << c;
+        frame.quanta[c as usize] = s.quanta;
+    }
+    Ok((s.cycle, s.port as u8, frame))
+}

@@ -1,0 +1,199 @@
+//! Scoreboard: checks the cell transactions the monitor reports.
+//!
+//! - Order: the cells of a flow must depart in strictly increasing `(seq, idx)` order.
+//!   Dropped packets leave gaps, which are allowed; a cell that departs behind one already
+//!   departed (or twice) counts as reordered.
+//! - Routing: a cell must depart on its header's `dst` port.
+//! - Conservation (at the end): every injected cell has departed, was dropped, is still
+//!   buffered, or is still on a link.
+//!
+//! The model charges a packet's cells at its first cell (admission is per packet), so its
+//! `buffered_cells()` includes cells of packets still arriving. The scoreboard tracks those
+//! "owed" cells per ingress port from the admit events and takes them out of the buffered
+//! count, so the equation balances on every cycle, not only when no packet is mid-arrival.
+
+use crate::monitor::{CellTxn, TxnKind};
+use hw_model::{DropReason, Segment};
+use std::fmt;
+
+/// Cell counts of the conservation check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conservation {
+    pub injected: u64,
+    pub departed: u64,
+    pub dropped: u64,
+    pub buffered: u64,
+    pub in_flight: u64,
+}
+
+impl Conservation {
+    pub fn ok(&self) -> bool {
+        self.injected == self.departed + self.dropped + self.buffered + self.in_flight
+    }
+}
+
+impl fmt::Display for Conservation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let accounted = self.departed + self.dropped + self.buffered + self.in_flight;
+        write!(
+            f,
+            "injected {} = departed {} + dropped {} + buffered {} + in flight {} ",
+            self.injected, self.departed, self.dropped, self.buffered, self.in_flight
+        )?;
+        if self.ok() {
+            write!(f, "OK")
+        } else {
+            write!(f, "FAILED ({accounted} accounted for)")
+        }
+    }
+}
+
+/// Running checks and counts over all cell transactions.
+#[derive(Debug, Clone)]
+pub struct Scoreboard {
+    pub injected: u64,
+    pub departed: u64,
+    /// By segment, in `Segment::ALL` order.
+    pub admitted: [u64; 5],
+    /// By reason, in `DropReason::ALL` order.
+    pub dropped: [u64; 2],
+    pub reordered: u64,
+    /// Departed on a port other than the header's `dst`, or with an unknown flow id.
+    pub misrouted: u64,
+    /// Highest `(seq, idx)` departed per flow.
+    last: Vec<Option<(u32, u16)>>,
+    /// Per ingress port, cells of the admitted packet still to arrive.
+    owed: Vec<u16>,
+    first_error: Option<String>,
+}
+
+impl Scoreboard {
+    /// A scoreboard for flow ids `0..flows`.
+    pub fn new(flows: usize) -> Self {
+        Self::with_ports(flows, hw_model::config::MAX_PORTS)
+    }
+
+    /// A scoreboard for flow ids `0..flows` on a switch of `ports` ports.
+    pub fn with_ports(flows: usize, ports: usize) -> Self {
+        Self {
+            injected: 0,
+            departed: 0,
+            admitted: [0; 5],
+            dropped: [0; 2],
+            reordered: 0,
+            misrouted: 0,
+            last: vec![None; flows],
+            owed: vec![0; ports],
+            first_error: None,
+        }
+    }
+
+    fn note(&mut self, what: impl FnOnce() -> String) {
+        if self.first_error.is_none() {
+            self.first_error = Some(what());
+        }
+    }
+
+    pub fn record(&mut self, t: &CellTxn) {
+        match t.kind {
+            TxnKind::Inject => self.injected += 1,
+            TxnKind::Admit(s) => {
+                let i = Segment::ALL.iter().position(|&x| x == s).unwrap_or(0);
+                self.admitted[i] += 1;
+                if let Some(o) = self.owed.get_mut(t.beat.hdr.src as usize) {
+                    *o = t.beat.ncells.saturating_sub(t.beat.idx + 1);
+                }
+            }
+            TxnKind::Drop(r) => {
+                let i = DropReason::ALL.iter().position(|&x| x == r).unwrap_or(0);
+                self.dropped[i] += 1;
+                if let Some(o) = self.owed.get_mut(t.beat.hdr.src as usize) {
+                    *o = 0;
+                }
+            }
+            TxnKind::Depart(port) => self.depart(t, port),
+        }
+    }
+
+    fn depart(&mut self, t: &CellTxn, port: u8) {
+        self.departed += 1;
+        let h = t.beat.hdr;
+        let key = (h.seq, t.beat.idx);
+        let Some(last) = self.last.get_mut(h.flow as usize) else {
+            self.misrouted += 1;
+            self.note(|| format!("cycle {}: departure of unknown flow {}", t.cycle, h.flow));
+            return;
+        };
+        let prev = *last;
+        if prev.is_some_and(|p| key <= p) {
+            self.reordered += 1;
+            self.note(|| {
+                format!(
+                    "cycle {}: flow {} cell (seq {}, idx {}) departed after (seq {}, idx {})",
+                    t.cycle,
+                    h.flow,
+                    key.0,
+                    key.1,
+                    prev.map_or(0, |p| p.0),
+                    prev.map_or(0, |p| p.1)
+                )
+            });
+        } else {
+            *last = Some(key);
+        }
+        if port != h.dst {
+            self.misrouted += 1;
+            self.note(|| {
+                format!(
+                    "cycle {}: flow {} cell departed on port {port}, dst is {}",
+                    t.cycle, h.flow, h.dst
+                )
+            });
+        }
+    }
+
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.iter().sum()
+    }
+
+    pub fn dropped_for(&self, r: DropReason) -> u64 {
+        DropReason::ALL
+            .iter()
+            .position(|&x| x == r)
+            .map_or(0, |i| self.dropped[i])
+    }
+
+    pub fn dropped_lossless(&self) -> u64 {
+        DropReason::ALL
+            .iter()
+            .filter(|r| r.lossless())
+            .map(|&r| self.dropped_for(r))
+            .sum()
+    }
+
+    pub fn dropped_lossy(&self) -> u64 {
+        self.dropped_total() - self.dropped_lossless()
+    }
+
+    /// Cells charged to admitted packets that have not arrived at the MMU yet.
+    pub fn owed(&self) -> u64 {
+        self.owed.iter().map(|&o| o as u64).sum()
+    }
+
+    /// The conservation equation with the DUT's `buffered_cells()` (which includes owed
+    /// cells, see the module doc) and the links' in-flight cells.
+    pub fn conservation(&self, dut_buffered: u64, in_flight: u64) -> Conservation {
+        Conservation {
+            injected: self.injected,
+            departed: self.departed,
+            dropped: self.dropped_total(),
+            buffered: dut_buffered.saturating_sub(self.owed()),
+            in_flight,
+        }
+    }
+
+    /// The first ordering or routing error seen, for the report.
+    pub fn first_error(&self) -> Option<&str> {
+        self.first_error.as_deref()
+    }
+}

@@ -1,0 +1,359 @@
+//! The simulator: sources, link partners, the MMU, sinks, monitor and scoreboard, clocked
+//! together one core cycle at a time.
+//!
+//! Order within cycle `now` (0-based; the MMU's own cycle counter is `now + 1` after it):
+//! 1. sources due at `now` hand packets to their partners' class queues;
+//! 2. every busy link partner applies PFC frames due now, transmits, and delivers the beat
+//!    that reaches the MMU now into `Inputs::ingress`;
+//! 3. scripted downstream PFC frames due now go into `Inputs::pfc_rx`;
+//! 4. the MMU steps; the monitor reports its cell events and departures to the scoreboard
+//!    (and the cell trace), the sinks absorb the departures, and its PFC frames start
+//!    travelling to the partners;
+//! 5. the waveform samples the MMU's signals.
+//!
+//! The loop allocates nothing: one `Outputs` and one ingress vector are reused, and only
+//! busy partners are visited (a 64-bit mask, as ports are at most 64).
+
+use crate::link_partner::LinkPartner;
+use crate::monitor::{self, CellTxn, TxnKind};
+use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
+use crate::scoreboard::Scoreboard;
+use crate::sink::{PfcScript, Sinks};
+use crate::source::Sources;
+use crate::summary::{EgressSummary, Summary};
+use crate::trace::CellTrace;
+use crate::waves::Waves;
+use hw_model::{Beat, DropReason, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment};
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::time::Instant;
+use thiserror::Error;
+use wave::{SignalFilter, WaveError, Window};
+
+/// Cycles between two calls of the progress callback (a power of two: a mask test).
+pub const PROGRESS_EVERY: u64 = 1 << 14;
+
+/// A run that could not complete.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// The model reported a broken invariant while stepping.
+    #[error("model invariant broken: {0}")]
+    Model(#[from] InvariantError),
+    #[error("cell trace: {0}")]
+    Trace(#[source] io::Error),
+    #[error("waveform: {0}")]
+    Wave(#[from] WaveError),
+}
+
+/// Where observed cell transactions go: the scoreboard always, the trace if asked for.
+struct Observers {
+    scoreboard: Scoreboard,
+    trace: Option<CellTrace<File>>,
+    trace_err: Option<io::Error>,
+}
+
+impl Observers {
+    #[inline]
+    fn record(&mut self, t: &CellTxn) {
+        self.scoreboard.record(t);
+        if let Some(tr) = &mut self.trace {
+            if let Err(e) = tr.record(t) {
+                self.trace_err.get_or_insert(e);
+            }
+        }
+    }
+}
+
+/// A runnable testbench built from a validated scenario.
+pub struct Sim {
+    plan: Plan,
+    mmu: Mmu,
+    sources: Sources,
+    partners: Vec<LinkPartner>,
+    /// Bit `p`: partner `p` is busy and must be stepped.
+    active: u64,
+    /// Bit `p`: `ingress[p]` holds a beat to clear after the MMU step.
+    delivered: u64,
+    ingress: Vec<Option<Beat>>,
+    pfc_rx: Vec<(u8, PfcFrame)>,
+    out: Outputs,
+    sinks: Sinks,
+    script: PfcScript,
+    obs: Observers,
+    waves: Option<Waves>,
+    pfc_pause_frames: u64,
+    pfc_resume_frames: u64,
+    pfc_scripted: u64,
+    now: u64,
+}
+
+impl Sim {
+    /// Validate `scenario` with `ov` applied and build the testbench around a fresh MMU.
+    pub fn new(scenario: &Scenario, ov: Overrides) -> Result<Self, ScenarioError> {
+        Ok(Self::from_plan(scenario.plan(&ov)?))
+    }
+
+    /// Build from an already validated plan.
+    pub fn from_plan(plan: Plan) -> Self {
+        let d = &plan.derived;
+        let partners = (0..d.ports)
+            .map(|p| LinkPartner::new(p as u8, plan.links[p], d))
+            .collect();
+        let script = PfcScript::new(plan.pfc_script.clone());
+        Self {
+            mmu: Mmu::new(d.clone()),
+            sources: Sources::new(&plan.flows, plan.seed, d),
+            partners,
+            active: 0,
+            delivered: 0,
+            ingress: vec![None; d.ports],
+            pfc_rx: Vec::with_capacity(script.max_per_cycle()),
+            out: Outputs::with_ports(d.ports),
+            sinks: Sinks::new(d.ports),
+            obs: Observers {
+                scoreboard: Scoreboard::with_ports(plan.flows.len(), d.ports),
+                trace: None,
+                trace_err: None,
+            },
+            script,
+            waves: None,
+            pfc_pause_frames: 0,
+            pfc_resume_frames: 0,
+            pfc_scripted: 0,
+            now: 0,
+            plan,
+        }
+    }
+
+    /// Write a cell trace CSV into `file` during the run.
+    pub fn attach_trace(&mut self, file: File) -> io::Result<()> {
+        self.obs.trace = Some(CellTrace::new(file)?);
+        Ok(())
+    }
+
+    /// Write a VCD of the model's signals into `file` (created at `vcd_path`) and, at the
+    /// end of the run, a `.gtkw` beside it.
+    pub fn attach_vcd(
+        &mut self,
+        file: File,
+        vcd_path: &Path,
+        filter: &SignalFilter,
+        window: Window,
+    ) -> Result<(), WaveError> {
+        self.waves = Some(Waves::new(&self.mmu, file, vcd_path, filter, window)?);
+        Ok(())
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+    pub fn mmu(&self) -> &Mmu {
+        &self.mmu
+    }
+    /// For companion tests that corrupt the model on purpose.
+    pub fn mmu_mut(&mut self) -> &mut Mmu {
+        &mut self.mmu
+    }
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.obs.scoreboard
+    }
+    pub fn partner(&self, port: usize) -> &LinkPartner {
+        &self.partners[port]
+    }
+    /// Cycles simulated so far (the next cycle to run).
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+    /// The last cycle's outputs of the MMU.
+    pub fn outputs(&self) -> &Outputs {
+        &self.out
+    }
+    /// Cells on the links, sent by partners and not yet seen by the MMU.
+    pub fn cells_in_flight(&self) -> u64 {
+        self.partners.iter().map(|p| p.in_flight() as u64).sum()
+    }
+
+    /// Clock one cycle.
+    pub fn step(&mut self) -> Result<(), RunError> {
+        let now = self.now;
+        let d = &self.plan.derived;
+        let partners = &mut self.partners;
+        let active = &mut self.active;
+        self.sources.fire_due(now, d, |hdr| {
+            partners[hdr.src as usize].enqueue(hdr);
+            *active |= 1 << hdr.src;
+        });
+
+        let mut busy = self.active;
+        while busy != 0 {
+            let p = busy.trailing_zeros() as usize;
+            busy &= busy - 1;
+            let obs = &mut self.obs;
+            let beat = self.partners[p].step(now, d, |b| {
+                obs.record(&CellTxn {
+                    cycle: now,
+                    kind: TxnKind::Inject,
+                    beat: *b,
+                })
+            });
+            if beat.is_some() {
+                self.ingress[p] = beat;
+                self.delivered |= 1 << p;
+            }
+            if !self.partners[p].busy() {
+                self.active &= !(1 << p);
+            }
+        }
+
+        self.pfc_rx.clear();
+        self.script.due(now, &mut self.pfc_rx);
+        self.pfc_scripted += self.pfc_rx.len() as u64;
+
+        let inputs = Inputs {
+            ingress: &self.ingress,
+            pfc_rx: &self.pfc_rx,
+        };
+        self.mmu.step(&inputs, &mut self.out)?;
+        while self.delivered != 0 {
+            let p = self.delivered.trailing_zeros() as usize;
+            self.delivered &= self.delivered - 1;
+            self.ingress[p] = None;
+        }
+
+        let obs = &mut self.obs;
+        monitor::observe(now, &self.out, |t| obs.record(t));
+        for dep in &self.out.departures {
+            self.sinks.absorb(dep);
+        }
+        for &(port, frame) in &self.out.pfc_tx {
+            if frame.paused() != 0 {
+                self.pfc_pause_frames += 1;
+            } else {
+                self.pfc_resume_frames += 1;
+            }
+            if let Some(partner) = self.partners.get_mut(port as usize) {
+                partner.pfc_sent(now, frame);
+                self.active |= 1 << port;
+            }
+        }
+        if let Some(e) = self.obs.trace_err.take() {
+            return Err(RunError::Trace(e));
+        }
+        if let Some(w) = &mut self.waves {
+            w.sample(now, &self.mmu)?;
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    /// Run to the scenario's end, calling `progress(cycles done)` every
+    /// [`PROGRESS_EVERY`] cycles and at the end; then run the end-of-run checks and close
+    /// the trace and waveform files.
+    pub fn run(&mut self, mut progress: impl FnMut(u64)) -> Result<Summary, RunError> {
+        let t0 = Instant::now();
+        while self.now < self.plan.cycles {
+            self.step()?;
+            if self.now & (PROGRESS_EVERY - 1) == 0 {
+                progress(self.now);
+            }
+        }
+        progress(self.now);
+        let wall = t0.elapsed().as_secs_f64();
+        if let Some(t) = self.obs.trace.take() {
+            t.finish().map_err(RunError::Trace)?;
+        }
+        if let Some(w) = self.waves.take() {
+            w.finish(&self.mmu)?;
+        }
+        Ok(self.summary(wall))
+    }
+
+    /// Counts and end-of-run checks at the current cycle; `wall` seconds of run time.
+    pub fn summary(&self, wall: f64) -> Summary {
+        let sb = &self.obs.scoreboard;
+        let st = self.mmu.stats();
+        let buffered = self.mmu.buffered_cells() as u64;
+        let cons = sb.conservation(buffered, self.cells_in_flight());
+        let mut violations = Vec::new();
+        if sb.reordered > 0 || sb.misrouted > 0 {
+            violations.push(format!(
+                "{} reordered and {} misrouted cells; first: {}",
+                sb.reordered,
+                sb.misrouted,
+                sb.first_error().unwrap_or("?")
+            ));
+        }
+        if self.plan.expect_lossless && sb.dropped_lossless() > 0 {
+            violations.push(format!(
+                "{} lossless cells dropped (scenario expects none)",
+                sb.dropped_lossless()
+            ));
+        }
+        if !cons.ok() {
+            violations.push(format!("conservation: {cons}"));
+        }
+        if let Err(e) = self.mmu.check_invariants() {
+            violations.push(format!("model invariant: {e}"));
+        }
+        let secs = self.now as f64 / self.plan.derived.clock_hz as f64;
+        let egress = self
+            .sinks
+            .per_port()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.cells > 0)
+            .map(|(p, s)| EgressSummary {
+                port: p as u8,
+                cells: s.cells,
+                packets: s.packets,
+                gbps: if secs > 0.0 {
+                    s.bytes as f64 * 8.0 / secs / 1e9
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        Summary {
+            scenario: self.plan.name.clone(),
+            policy: self.plan.derived.cfg.policy.name().to_string(),
+            seed: self.plan.seed,
+            cycles: self.now,
+            cells_injected: sb.injected,
+            cells_admitted: sb.admitted.iter().sum(),
+            cells_departed: sb.departed,
+            cells_dropped_lossless: sb.dropped_lossless(),
+            cells_dropped_lossy: sb.dropped_lossy(),
+            cells_buffered_at_end: cons.buffered,
+            cells_owed_at_end: sb.owed(),
+            cells_in_flight_at_end: cons.in_flight,
+            drops_by_reason: DropReason::ALL
+                .iter()
+                .map(|&r| (r.name().to_string(), sb.dropped_for(r)))
+                .collect(),
+            admitted_by_segment: Segment::ALL
+                .iter()
+                .zip(sb.admitted)
+                .map(|(s, n)| (s.name().to_string(), n))
+                .collect(),
+            reordered_cells: sb.reordered,
+            misrouted_cells: sb.misrouted,
+            pfc_pause_frames: self.pfc_pause_frames,
+            pfc_resume_frames: self.pfc_resume_frames,
+            partner_pause_events: self.partners.iter().map(|p| p.stats().pause_events).sum(),
+            pfc_frames_rx_scripted: self.pfc_scripted,
+            max_shared_occupancy_cells: st.max_shared_occupancy_cells,
+            max_total_occupancy_cells: st.max_total_occupancy_cells,
+            conservation: cons.to_string(),
+            conservation_ok: cons.ok(),
+            egress,
+            violations,
+            wall_seconds: wall,
+            cycles_per_second: if wall > 0.0 {
+                self.now as f64 / wall
+            } else {
+                0.0
+            },
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The result of a run: counts, checks and speed, as JSON (`--summary-json`) and as the
+//! human table `mmu-sim run` prints.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Delivered traffic of one egress port.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EgressSummary {
+    pub port: u8,
+    pub cells: u64,
+    pub packets: u64,
+    /// Packet bytes delivered per second of simulated time, Gb/s.
+    pub gbps: f64,
+}
+
+/// Everything a run reports. Maps are `BTreeMap`s so the JSON key order is fixed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub policy: String,
+    pub seed: u64,
+    pub cycles: u64,
+    pub cells_injected: u64,
+    pub cells_admitted: u64,
+    pub cells_departed: u64,
+    pub cells_dropped_lossless: u64,
+    pub cells_dropped_lossy: u64,
+    /// Cells in the buffer (the model's `buffered_cells()` less the owed cells).
+    pub cells_buffered_at_end: u64,
+    /// Cells charged to admitted packets whose remaining cells had not arrived.
+    pub cells_owed_at_end: u64,
+    pub cells_in_flight_at_end: u64,
+    pub drops_by_reason: BTreeMap<String, u64>,
+    pub admitted_by_segment: BTreeMap<String, u64>,
+    pub reordered_cells: u64,
+    pub misrouted_cells: u64,
+    /// Frames the MMU sent that pause at least one class.
+    pub pfc_pause_frames: u64,
+    /// Frames the MMU sent that only resume classes.
+    pub pfc_resume_frames: u64,
+    /// Class pauses the link partners acted on.
+    pub partner_pause_events: u64,
+    pub pfc_frames_rx_scripted: u64,
+    pub max_shared_occupancy_cells: u32,
+    pub max_total_occupancy_cells: u32,
+    pub conservation: String,
+    pub conservation_ok: bool,
+    pub egress: Vec<EgressSummary>,
+    /// Broken invariants; empty on a clean run.
+    pub violations: Vec<String>,
+    pub wall_seconds: f64,
+    pub cycles_per_second: f64,
+}
+
+impl Summary {
+    pub fn ok(&self) -> bool {
+        self.violations.is_empty()
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let row = |f: &mut fmt::Formatter<'_>, k: &str, v: &dyn fmt::Display| {
+            writeln!(f, "  {k:<28} {v}")
+        };
+        writeln!(
+            f,
+            "scenario {} | policy {} | seed {} | {} cycles",
+            self.scenario, self.policy, self.seed, self.cycles
+        )?;
+        row(f, "cells injected", &self.cells_injected)?;
+        row(f, "cells admitted", &self.cells_admitted)?;
+        for (seg, n) in &self.admitted_by_segment {
+            row(f, &format!("  in {seg}"), n)?;
+        }
+        row(f, "cells departed", &self.cells_departed)?;
+        row(f, "cells dropped (lossless)", &self.cells_dropped_lossless)?;
+        row(f, "cells dropped (lossy)", &self.cells_dropped_lossy)?;
+        for (reason, n) in &self.drops_by_reason {
+            row(f, &format!("  {reason}"), n)?;
+        }
+        row(f, "cells buffered at end", &self.cells_buffered_at_end)?;
+        row(f, "cells in flight at end", &self.cells_in_flight_at_end)?;
+        row(f, "cells owed at end", &self.cells_owed_at_end)?;
+        row(f, "reordered cells", &self.reordered_cells)?;
+        row(f, "misrouted cells", &self.misrouted_cells)?;
+        row(f, "PFC pause frames sent", &self.pfc_pause_frames)?;
+        row(f, "PFC resume frames sent", &self.pfc_resume_frames)?;
+        row(f, "partner class pauses", &self.partner_pause_events)?;
+        row(f, "scripted PFC frames in", &self.pfc_frames_rx_scripted)?;
+        row(
+            f,
+            "max shared occupancy",
+            &format!("{} cells", self.max_shared_occupancy_cells),
+        )?;
+        row(
+            f,
+            "max total occupancy",
+            &format!("{} cells", self.max_total_occupancy_cells),
+        )?;
+        for e in &self.egress {
+            row(
+                f,
+                &format!("egress port {}", e.port),
+                &format!(
+                    "{:.2} Gb/s ({} packets, {} cells)",
+                    e.gbps, e.packets, e.cells
+                ),
+            )?;
+        }
+        row(
+            f,
+            "speed",
+            &format!(
+                "{:.0} cycles/s ({:.2} s wall)",
+                self.cycles_per_second, self.wall_seconds
+            ),
+        )?;
+        writeln!(f, "conservation: {}", self.conservation)?;
+        if self.violations.is_empty() {
+            writeln!(f, "result: OK")
+        } else {
+            for v in &self.violations {
+                writeln!(f, "VIOLATION: {v}")?;
+            }
+            writeln!(f, "result: FAILED ({} violations)", self.violations.len())
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Scenario files: every error names the offending field; every built-in validates.
+
+use testbench::builtin;
+use testbench::scenario::{Overrides, Scenario, ScenarioError};
+
+const BASE: &str = r#"
+[switch]
+profile = "small"
+
+[run]
+cycles = 1000
+
+[[flows]]
+src = 0
+dst = 1
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+"#;
+
+/// Parse and plan `text`, returning the error.
+fn error_of(text: &str) -> ScenarioError {
+    Scenario::parse(text, "t")
+        .and_then(|s| s.plan(&Overrides::default()).map(|_| ()))
+        .expect_err("scenario should be rejected")
+}
+
+#[test]
+fn base_scenario_is_valid() {
+    let s = Scenario::parse(BASE, "t").unwrap();
+    let plan = s.plan(&Overrides::default()).unwrap();
+    assert_eq!(plan.derived.ports, 8);
+    assert_eq!(plan.flows.len(), 1);
+    assert_eq!(plan.name, "t");
+}
+
+#[test]
+fn nonexistent_port_is_named_with_the_range() {
+    let e = error_of(&BASE.replace("dst = 1", "dst = 40"));
+    assert_eq!(e.field, "flows[0].dst");
+    assert_eq!(
+        e.to_string(),
+        "flows[0].dst: port 40 does not exist (ports 0..=7)"
+    );
+}
+
+#[test]
+fn priority_above_seven_is_refused() {
+    let e = error_of(&BASE.replace("prio = 3", "prio = 9"));
+    assert_eq!(e.field, "flows[0].prio");
+}
+
+#[test]
+fn zero_cycles_is_refused() {
+    let e = error_of(&BASE.replace("cycles = 1000", "cycles = 0"));
+    assert_eq!(e.field, "run.cycles");
+}
+
+#[test]
+fn unknown_keys_are_named_in_every_section() {
+    assert_eq!(
+        error_of(&BASE.replace("profile = \"small\"", "profile = \"small\"\nbogus = 1")).field,
+        "switch.bogus"
+    );
+    assert_eq!(
+        error_of(&BASE.replace("cycles = 1000", "cycles = 1000\nspeed = 2")).field,
+        "run.speed"
+    );
+    assert_eq!(
+        error_of(&BASE.replace("prio = 3", "prio = 3\ncolour = \"red\"")).field,
+        "flows[0].colour"
+    );
+    assert_eq!(error_of(&format!("extra = 1\n{BASE}")).field, "extra");
+}
+
+#[test]
+fn wrong_types_and_missing_fields_are_named() {
+    assert_eq!(
+        error_of(&BASE.replace("dst = 1", "dst = \"one\"")).field,
+        "flows[0].dst"
+    );
+    assert_eq!(
+        error_of(&BASE.replace("dst = 1\n", "")).field,
+        "flows[0].dst"
+    );
+    assert_eq!(
+        error_of(&BASE.replace(
+            "profile = \"small\"",
+            "profile = \"small\"\nports = \"many\""
+        ))
+        .field,
+        "switch.ports"
+    );
+    assert_eq!(
+        error_of(&BASE.replace("pattern = \"constant\"", "pattern = \"zigzag\"")).field,
+        "flows[0].pattern"
+    );
+}
+
+#[test]
+fn switch_errors_come_from_the_model_config() {
+    let e = error_of(&BASE.replace("profile = \"small\"", "profile = \"small\"\nalpha_log2 = 9"));
+    assert_eq!(e.field, "switch.alpha_log2");
+    let e = error_of(&BASE.replace("profile = \"small\"", "profile = \"huge\""));
+    assert_eq!(e.field, "switch.profile");
+}
+
+#[test]
+fn profile_overrides_apply_on_top_of_the_profile() {
+    let s = Scenario::parse(
+        &BASE.replace("profile = \"small\"", "profile = \"small\"\nports = 4"),
+        "t",
+    )
+    .unwrap();
+    assert_eq!(s.switch.ports, 4);
+    assert_eq!(
+        s.switch.buffer_bytes,
+        hw_model::SwitchConfig::small().buffer_bytes,
+        "the rest comes from the profile"
+    );
+}
+
+#[test]
+fn pattern_parameters_are_checked() {
+    let e = error_of(&BASE.replace("pattern = \"constant\"", "pattern = \"on_off\""));
+    assert_eq!(e.field, "flows[0].on_cycles");
+    let e = error_of(&BASE.replace(
+        "pattern = \"constant\"",
+        "pattern = \"constant\"\nburst_bytes = 10",
+    ));
+    assert_eq!(e.field, "flows[0].burst_bytes");
+    let e = error_of(&BASE.replace(
+        "pattern = \"constant\"",
+        "pattern = \"constant\"\nrate_gbps = 400",
+    ));
+    assert_eq!(e.field, "flows[0].rate_gbps");
+    let e = error_of(&BASE.replace("size_bytes = 1500", "size_bytes = 20"));
+    assert_eq!(e.field, "flows[0].size_bytes");
+    let e = error_of(&BASE.replace("size_bytes = 1500", "size_cdf = [[64, 0.5], [1500, 0.9]]"));
+    assert_eq!(e.field, "flows[0].size_cdf");
+    let e = error_of(&BASE.replace(
+        "pattern = \"constant\"",
+        "pattern = \"constant\"\nstart_cycle = 10\nstop_cycle = 5",
+    ));
+    assert_eq!(e.field, "flows[0].stop_cycle");
+}
+
+#[test]
+fn links_and_pfc_script_are_checked() {
+    let e = error_of(&format!("{BASE}\n[[links]]\nport = 8\n"));
+    assert_eq!(e.field, "links[0].port");
+    let e = error_of(&format!(
+        "{BASE}\n[[links]]\nport = 1\n[[links]]\nport = 1\n"
+    ));
+    assert_eq!(e.field, "links[1].port");
+    let e = error_of(&format!(
+        "{BASE}\n[[pfc_script]]\ncycle = 5\nport = 2\nclasses = [8]\nquanta = 10\n"
+    ));
+    assert_eq!(e.field, "pfc_script[0].classes");
+}
+
+#[test]
+fn toml_syntax_errors_are_reported_not_panicked() {
+    let e = error_of("[run\ncycles = 1");
+    assert!(e.message.contains("line 1"), "{e}");
+}
+
+#[test]
+fn cli_overrides_are_validated_too() {
+    let s = Scenario::parse(BASE, "t").unwrap();
+    let e = s
+        .plan(&Overrides {
+            cycles: Some(0),
+            ..Overrides::default()
+        })
+        .unwrap_err();
+    assert_eq!(e.field, "--cycles");
+}
+
+#[test]
+fn link_defaults_follow_eq1() {
+    let plan = Scenario::parse(BASE, "t")
+        .unwrap()
+        .plan(&Overrides::default())
+        .unwrap();
+    // small: 100G at 1 GHz, link 200 ns; processing = (3840 - 84 - 2 * 20) B at 100 bits/cycle.
+    assert_eq!(plan.links[0].prop_cycles, 200);
+    assert_eq!(plan.links[0].proc_cycles, 3716 * 8 / 100);
+    let text = format!("{BASE}\n[[links]]\nport = 0\npropagation_ns = 50\nprocessing_ns = 7\narbitration = \"strict\"\n");
+    let plan = Scenario::parse(&text, "t")
+        .unwrap()
+        .plan(&Overrides::default())
+        .unwrap();
+    assert_eq!(
+        (plan.links[0].prop_cycles, plan.links[0].proc_cycles),
+        (50, 7)
+    );
+}
+
+#[test]
+fn every_builtin_validates() {
+    for b in builtin::BUILTINS {
+        let s = b.load().unwrap_or_else(|e| panic!("{}: {e}", b.name));
+        s.plan(&Overrides::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", b.name));
+        assert_eq!(s.name, b.name);
+        assert!(!b.description.is_empty());
+    }
+    assert!(builtin::find(builtin::DEFAULT).is_some());
+}
+
+#[test]
+fn unknown_builtin_name_errors() {
+    let e = builtin::load("no-such-scenario").unwrap_err();
+    assert_eq!(e.field, "scenario");
+    assert!(e.message.contains("fanin-burst"), "{e}");
+}
