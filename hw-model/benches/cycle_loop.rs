@@ -37,8 +37,8 @@ impl Load {
 
     fn beats(&mut self, cycle: u64, ingress: &mut [Option<Beat>]) {
         let n = ingress.len();
-        for p in 0..n {
-            ingress[p] = None;
+        for (p, slot) in ingress.iter_mut().enumerate() {
+            *slot = None;
             if cycle < self.next_beat[p] {
                 continue;
             }
@@ -69,7 +69,7 @@ impl Load {
                 }
             };
             self.cur[p] = Some(beat);
-            ingress[p] = Some(beat);
+            *slot = Some(beat);
             self.next_beat[p] = cycle + self.gap;
         }
     }

@@ -104,6 +104,11 @@ pub struct Mmu {
     pending_rx: Vec<(u8, PfcFrame)>,
     signals: Vec<SignalDesc>,
     sig_src: Vec<Sig>,
+    /// Signal blocks touched in the last step (bit per block, see `signal_block`).
+    dirty: Vec<u64>,
+    /// Ports that had an ingress beat in this and in the previous cycle.
+    beats_now: u64,
+    beats_prev: u64,
 }
 
 impl Mmu {
@@ -146,6 +151,9 @@ impl Mmu {
             pending_rx: Vec::with_capacity(ports * 2),
             signals: Vec::new(),
             sig_src: Vec::new(),
+            dirty: vec![0; (1 + 2 * ports).div_ceil(64)],
+            beats_now: 0,
+            beats_prev: 0,
             d,
         };
         m.build_signals();
@@ -215,6 +223,8 @@ impl Mmu {
             self.stats.pfc_frames_rx += 1;
             self.pending_rx.push((p, f));
         }
+        self.dirty.fill(0);
+        self.dirty[0] = 1;
         // 1. Thresholds.
         self.dt.eval(self.acct.shared_total.get());
         self.dt_lossy.eval(self.acct.lossy_shared_total.get());
@@ -225,6 +235,7 @@ impl Mmu {
         for (p, beat) in inp.ingress.iter().enumerate() {
             self.ing[p].beat_valid = beat.is_some();
             if let Some(b) = beat {
+                self.beats_now |= 1 << p;
                 self.admit_beat(p, b, &mut shared_granted, &mut lossy_granted, out)?;
             }
         }
@@ -239,6 +250,7 @@ impl Mmu {
                 off &= off - 1;
                 if self.acct.group(p, pg)[1] < xon {
                     self.fsm.to_on(p, pg);
+                    self.touch(1 + p);
                 }
             }
         }
@@ -257,6 +269,7 @@ impl Mmu {
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let p = (i + self.read_rr) % n;
+            self.touch(1 + n + p);
             self.egress_cycle(p, &mut budget, out)?;
         }
         self.read_rr = (self.read_rr + 1) % n;
@@ -304,6 +317,7 @@ impl Mmu {
                     let segs = segments(lossless);
                     for (seg, cnt) in segs.into_iter().zip([plan.seg0, plan.seg1, plan.headroom]) {
                         if cnt > 0 {
+                            self.touch(1 + self.d.ports + b.hdr.dst as usize);
                             self.acct.push(Update::Charge {
                                 port: p as u8,
                                 pg: pg as u8,
@@ -522,6 +536,7 @@ impl Mmu {
     fn read_cell(&mut self, p: usize, t: &mut DataTx, ptr: u32, out: &mut Outputs) {
         let lossless = self.d.is_lossless(t.desc.hdr.prio);
         self.free.push(ptr);
+        self.touch(1 + t.desc.hdr.src as usize);
         self.acct.push(Update::Release {
             port: t.desc.hdr.src,
             pg: t.desc.hdr.prio,
@@ -603,7 +618,20 @@ impl Mmu {
             self.rx.receive(p as usize, &f);
         }
         self.pending_rx.clear();
-        self.eg_kick |= self.rx.take_changed();
+        let changed = self.rx.take_changed();
+        self.eg_kick |= changed;
+        let mut ports = changed | self.beats_now | self.beats_prev;
+        while ports != 0 {
+            let p = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            if changed & (1 << p) != 0 {
+                self.touch(1 + self.d.ports + p);
+            }
+            if (self.beats_now | self.beats_prev) & (1 << p) != 0 {
+                self.touch(1 + p);
+            }
+        }
+        self.beats_prev = std::mem::take(&mut self.beats_now);
         self.stats.max_shared_occupancy_cells = self
             .stats
             .max_shared_occupancy_cells
@@ -673,6 +701,38 @@ fn reason_index(r: DropReason) -> usize {
 }
 
 impl Mmu {
+    #[inline]
+    fn touch(&mut self, block: usize) {
+        self.dirty[block / 64] |= 1 << (block % 64);
+    }
+
+    /// The block a signal belongs to: 0 global (thresholds, buffer totals), `1 + p`
+    /// ingress port `p`, `1 + ports + p` egress port `p`.
+    pub fn signal_block(&self, i: usize) -> usize {
+        let n = self.d.ports;
+        match self.sig_src[i] {
+            Sig::BeatValid(p) | Sig::IngCounter(p, ..) | Sig::Qoff(p) => 1 + p,
+            Sig::EgCells(p, _)
+            | Sig::Deficit(p, _)
+            | Sig::Paused(p)
+            | Sig::TxState(p)
+            | Sig::TxQueue(p) => 1 + n + p,
+            _ => 0,
+        }
+    }
+
+    /// Number of signal blocks (`1 + 2 * ports`).
+    pub fn signal_blocks(&self) -> usize {
+        1 + 2 * self.d.ports
+    }
+
+    /// Blocks whose signals may have changed at the last edge (bit `b % 64` of word
+    /// `b / 64`); signals of other blocks are guaranteed unchanged. Lets a waveform writer
+    /// sample only what moved.
+    pub fn dirty_blocks(&self) -> &[u64] {
+        &self.dirty
+    }
+
     fn push_sig(&mut self, path: String, width: u32, src: Sig) {
         self.signals.push(SignalDesc { path, width });
         self.sig_src.push(src);

@@ -19,6 +19,9 @@ pub struct Waves {
     vcd_path: PathBuf,
     /// The signals that passed the filter (what the .gtkw may reference).
     dumped: Vec<SignalSpec>,
+    /// Writer slots grouped by the model's signal block, so a cycle samples only the
+    /// blocks the model touched.
+    slots_by_block: Vec<Vec<usize>>,
 }
 
 impl Waves {
@@ -42,17 +45,30 @@ impl Waves {
             filter,
             window,
         )?;
+        let mut slots_by_block = vec![Vec::new(); mmu.signal_blocks()];
+        for (slot, &i) in writer.selected().iter().enumerate() {
+            slots_by_block[mmu.signal_block(i)].push(slot);
+        }
         Ok(Self {
             writer,
             vcd_path: vcd_path.to_path_buf(),
             dumped: filter.apply(&specs),
+            slots_by_block,
         })
     }
 
     /// Sample the selected signals after the MMU clocked cycle `cycle`.
     #[inline]
     pub fn sample(&mut self, cycle: u64, mmu: &Mmu) -> Result<(), WaveError> {
-        self.writer.sample(cycle, |i| mmu.signal_value(i))
+        let dirty = mmu.dirty_blocks();
+        let slots = self
+            .slots_by_block
+            .iter()
+            .enumerate()
+            .filter(|(b, _)| dirty[b / 64] & (1 << (b % 64)) != 0)
+            .flat_map(|(_, s)| s.iter().copied());
+        self.writer
+            .sample_slots(cycle, slots, |i| mmu.signal_value(i))
     }
 
     /// Close the VCD and write the `.gtkw` beside it.

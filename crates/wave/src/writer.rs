@@ -187,9 +187,20 @@ impl<W: Write> VcdWriter<W> {
     ///
     /// Cycles must strictly increase from call to call (inside the window or
     /// not); a repeated or earlier cycle is an error and writes nothing.
-    pub fn sample(
+    pub fn sample(&mut self, cycle: u64, value: impl FnMut(usize) -> u64) -> Result<(), WaveError> {
+        self.sample_slots(cycle, 0..self.slots.len(), value)
+    }
+
+    /// Like [`sample`](Self::sample), but only the slots listed (positions into
+    /// [`selected`](Self::selected), in the order given) are compared for changes: for a
+    /// model that knows which of its blocks were touched in a cycle, this makes dumping cost
+    /// proportional to activity rather than to the number of signals. The first sample in
+    /// the window still dumps every slot. Listing a slot whose value did not change is
+    /// harmless; omitting one that did loses that change.
+    pub fn sample_slots(
         &mut self,
         cycle: u64,
+        slots: impl IntoIterator<Item = usize>,
         mut value: impl FnMut(usize) -> u64,
     ) -> Result<(), WaveError> {
         if let Some(previous) = self.last_cycle {
@@ -228,7 +239,8 @@ impl<W: Write> VcdWriter<W> {
             buf.extend_from_slice(b"$end\n");
         } else {
             let mut timed = false;
-            for (slot, prev) in self.slots.iter().zip(self.prev.iter_mut()) {
+            for k in slots {
+                let (slot, prev) = (&self.slots[k], &mut self.prev[k]);
                 let v = value(slot.index) & slot.mask;
                 if v != *prev {
                     if !timed {

@@ -1,0 +1,47 @@
+# Two set-up commands on a fresh machine: `make run` and `make test` (see README.md).
+CARGO ?= cargo
+SIM := target/release/mmu-sim
+WAVES := waveforms
+# Soak: far more property-test cases and longer streams than `make test`.
+SOAK_CASES ?= 2000
+SOAK_CYCLES ?= 200000
+
+.PHONY: run test soak bench waves docs lint fmt clean
+
+## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
+run:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	@mkdir -p $(WAVES)
+	$(SIM) run --vcd $(WAVES)/default.vcd --summary-json $(WAVES)/default-summary.json
+
+## test: every unit, integration and property test (CI runs exactly this)
+test:
+	$(CARGO) test --workspace --all-targets
+
+## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams
+soak:
+	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release --workspace --test properties --test reference_model -- --nocapture
+
+## bench: criterion benchmark of the cycle loop (tomahawk, high load)
+bench:
+	$(CARGO) bench -p hw-model --bench cycle_loop
+
+## waves: run the default scenario and open its waveform in GTKWave
+waves: run
+	gtkwave $(WAVES)/default.gtkw
+
+## docs: API documentation of every crate
+docs:
+	$(CARGO) doc --workspace --no-deps
+
+## lint: formatting and clippy, as the project requires them
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean
+	rm -f $(WAVES)/*.vcd $(WAVES)/*-summary.json
