@@ -501,6 +501,23 @@ impl Derived {
                 ),
             ));
         }
+        let shared_cells = (lossless_total - reserved) as u32;
+        // X_on = T - delta must be reachable: with delta >= the largest T (empty buffer),
+        // X_on is 0 for ever and a queue that goes OFF never turns ON again.
+        let t_max = if c.alpha_log2 >= 0 {
+            (shared_cells as u64) << c.alpha_log2
+        } else {
+            (shared_cells as u64) >> -c.alpha_log2
+        };
+        if lossless_queues_per_port > 0 && delta_cells as u64 >= t_max {
+            return Err(ConfigError::new(
+                "switch.delta_bytes",
+                format!(
+                    "{} bytes ({delta_cells} cells) must be below the largest threshold alpha * B_s = {t_max} cells, or an OFF queue could never resume",
+                    c.delta_bytes
+                ),
+            ));
+        }
         Ok(Self {
             cfg: c.clone(),
             ports: c.ports,
@@ -512,7 +529,7 @@ impl Derived {
             private_cells,
             eta_cells,
             delta_cells,
-            shared_cells: (lossless_total - reserved) as u32,
+            shared_cells,
             headroom_cells: headroom_cells as u32,
             lossy_pool_cells: lossy_pool_cells as u32,
             lossy_private_cells,

@@ -2,8 +2,9 @@
 //!
 //! Built as the hardware does it (DSH IV-D): a saturating subtractor forms the free shared
 //! space from the segment size and the *registered* occupancy sum, and a shifter multiplies
-//! by `alpha = 2^k`. The result is registered, so `T` seen in cycle `c` reflects the
-//! occupancy committed at the end of cycle `c - 1`.
+//! by `alpha = 2^k`. The occupancy counters are registers and so is `T`: `T` used in
+//! cycle `c` is computed in cycle `c - 1` from the counters as they stood at its start,
+//! i.e. from the occupancy committed at the end of cycle `c - 2`.
 
 use crate::config::CNT_BITS;
 use rtl::{Probed, Reg, SatSub, Shifter};

@@ -4,7 +4,8 @@
 //! 1. DT: next `T` from the registered shared occupancy (Eq. 2); `X_on = T - delta`.
 //! 2. Ingress admission of every start-of-packet beat (the running shared-grant sum is the
 //!    only intra-cycle chain); every beat gets its fate; admitted cells enter the FIFO.
-//! 3. PFC FSM: OFF queues whose shared occupancy is below `X_on` turn ON; refresh timers.
+//! 3. PFC FSM: OFF queues with no headroom cells and shared occupancy below `X_on` turn
+//!    ON (not those that turned OFF in step 2); refresh timers.
 //! 4. Egress ports (only active ones): refetch heads, pick packets, read and free cells.
 //! 5. Ingress write stage: FIFO heads into the SRAM; a packet's last cell enqueues it.
 //!    Enqueue follows dequeue within the cycle, as a write-after-read bypass would.
@@ -156,6 +157,8 @@ impl Mmu {
             beats_prev: 0,
             d,
         };
+        // The X_on subtractor shows its value for the reset T from the first sample on.
+        m.fsm.eval_xon(m.dt.t());
         m.build_signals();
         m
     }
@@ -244,17 +247,19 @@ impl Mmu {
         while ports != 0 {
             let p = ports.trailing_zeros() as usize;
             ports &= ports - 1;
-            let mut off = self.fsm.off(p);
+            let mut off = self.fsm.resumable(p);
             while off != 0 {
                 let pg = off.trailing_zeros() as usize;
                 off &= off - 1;
-                if self.acct.group(p, pg)[1] < xon {
+                let [_, shared, headroom] = self.acct.group(p, pg);
+                if headroom == 0 && shared < xon {
                     self.fsm.to_on(p, pg);
                     self.touch(1 + p);
                 }
             }
         }
         self.fsm.tick_refresh();
+        self.fsm.end_cycle();
         // 4. Egress, round-robin start for fair read grants.
         let mut budget = self.d.cfg.sram_read_cells_per_cycle;
         let n = self.d.ports;

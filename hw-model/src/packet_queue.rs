@@ -7,9 +7,11 @@
 //! and cell counts, and a prefetched copy of the head descriptor.
 //!
 //! Dequeue hands the head descriptor to the transmitter and refetches the next one: a read
-//! of the packet link RAM, then of the descriptor RAM, `2 * latency` cycles in all, during
-//! which the queue cannot be scheduled again (the transmitter is busy with the packet it
-//! just took for at least that long at the supported line rates).
+//! of the packet link RAM, then of the descriptor RAM, `2 * latency` cycles in all. The
+//! port starts no other packet until the refetch is done (one refetch engine per port).
+//! This is hidden when a packet lasts at least `2 * latency` cycles on the wire; it is not
+//! for minimum-size packets at 400G (about 1.7 cycles per 64 B packet at 1 GHz), where it
+//! costs throughput: a deeper per-queue prefetch would fix that.
 
 use crate::wires::PacketHdr;
 use rtl::Sram;

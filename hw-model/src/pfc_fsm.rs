@@ -4,8 +4,16 @@
 //! SIH thresholds (DSH II-C, footnote 1: compared with the queue's *shared* occupancy):
 //! `X_off = T` and `X_on = T - delta`, the latter from one saturating subtractor since `T`
 //! is global. QON -> QOFF when a packet of the queue is put into headroom (case 3);
-//! QOFF -> QON when the queue's shared occupancy falls below `X_on` (checked every cycle
-//! for OFF queues only, because a paused queue receives nothing that would trigger it).
+//! QOFF -> QON when the queue holds no headroom cells and its shared occupancy is below
+//! `X_on` (checked every cycle for OFF queues only, because a paused queue receives
+//! nothing that would trigger it), and never in the cycle the queue turned OFF.
+//!
+//! The headroom condition matters when a packet goes to headroom because the shared
+//! *segment* is full (other ports took the last cells in the same cycle) while the queue
+//! itself is below `X_on`: resuming at once would cancel the PAUSE before it is sent and
+//! let headroom fill with the upstream never stopped. Headroom drains first
+//! (`accounting.rs`), so in the ordinary case it is empty long before shared falls below
+//! `X_on` and the condition changes nothing.
 //!
 //! A frame waits for the packet in flight on the port (delay 1 of Eq. 1): the egress
 //! transmitter takes it at its next packet boundary. While any class of a port is OFF the
@@ -22,6 +30,10 @@ pub struct PfcFsm {
     delta: u32,
     /// Bit `pg` of `off[port]`: the ingress queue is in QOFF.
     off: Vec<u8>,
+    /// Queues that turned OFF this cycle (not eligible for QON until the next).
+    just_off: Vec<u8>,
+    /// Ports with a bit set in `just_off`.
+    just_off_ports: u64,
     /// Ports with at least one OFF queue.
     off_ports: u64,
     /// Classes whose change is still to be sent, per port.
@@ -48,6 +60,8 @@ impl PfcFsm {
             sub_xon: SatSub::new(CNT_BITS),
             delta: d.delta_cells,
             off: vec![0; d.ports],
+            just_off: vec![0; d.ports],
+            just_off_ports: 0,
             off_ports: 0,
             pending_pause: vec![0; d.ports],
             pending_resume: vec![0; d.ports],
@@ -68,6 +82,22 @@ impl PfcFsm {
         self.off_ports
     }
 
+    /// OFF queues of `port` that may be checked for QON this cycle.
+    #[inline]
+    pub fn resumable(&self, port: usize) -> u8 {
+        self.off[port] & !self.just_off[port]
+    }
+
+    /// End of cycle: queues that turned OFF in it become eligible for QON.
+    pub fn end_cycle(&mut self) {
+        let mut ports = std::mem::take(&mut self.just_off_ports);
+        while ports != 0 {
+            let p = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            self.just_off[p] = 0;
+        }
+    }
+
     /// `X_on` for this cycle from the registered `T`.
     #[inline]
     pub fn eval_xon(&mut self, t: u32) -> u32 {
@@ -79,6 +109,8 @@ impl PfcFsm {
     pub fn to_off(&mut self, port: usize, pg: usize) {
         if self.off[port] & (1 << pg) == 0 {
             self.off[port] |= 1 << pg;
+            self.just_off[port] |= 1 << pg;
+            self.just_off_ports |= 1 << port;
             self.pending_pause[port] |= 1 << pg;
             self.pending_resume[port] &= !(1 << pg);
             if self.off_ports & (1 << port) == 0 {
