@@ -57,6 +57,10 @@ pub struct Accounting {
     pub shared_total: Cells,
     pub lossy_shared_total: Cells,
     pub total: Cells,
+    /// Per ingress port, the lossless shared cells of all its groups (DSH compares it
+    /// with `X_poff`, Eq. 6) and the lossless headroom cells (DSH: the port's insurance).
+    pub port_shared: Vec<Cells>,
+    pub port_headroom: Vec<Cells>,
     pending: Vec<Update>,
 }
 
@@ -68,6 +72,8 @@ impl Accounting {
             shared_total: Cells::ZERO,
             lossy_shared_total: Cells::ZERO,
             total: Cells::ZERO,
+            port_shared: vec![Cells::ZERO; ports],
+            port_headroom: vec![Cells::ZERO; ports],
             pending: Vec::with_capacity(ports * 4),
         }
     }
@@ -98,7 +104,11 @@ impl Accounting {
                     self.egress[dport as usize * QUEUES + pg as usize].add(n)?;
                     self.total.add(n)?;
                     match seg {
-                        Segment::Shared => self.shared_total.add(n)?,
+                        Segment::Shared => {
+                            self.shared_total.add(n)?;
+                            self.port_shared[port as usize].add(n)?;
+                        }
+                        Segment::Headroom => self.port_headroom[port as usize].add(n)?,
                         Segment::LossyShared => self.lossy_shared_total.add(n)?,
                         _ => {}
                     }
@@ -120,12 +130,14 @@ impl Accounting {
                     g[s].sub(1)?;
                     self.egress[dport as usize * QUEUES + pg as usize].sub(1)?;
                     self.total.sub(1)?;
-                    if s == 1 {
-                        if lossless {
+                    match (s, lossless) {
+                        (1, true) => {
                             self.shared_total.sub(1)?;
-                        } else {
-                            self.lossy_shared_total.sub(1)?;
+                            self.port_shared[port as usize].sub(1)?;
                         }
+                        (1, false) => self.lossy_shared_total.sub(1)?,
+                        (2, _) => self.port_headroom[port as usize].sub(1)?,
+                        _ => {}
                     }
                 }
             }

@@ -72,6 +72,50 @@ pub fn lossless(n: u32, v: QueueView, pool: PoolParams, eta: u32) -> Result<Plan
     Err(DropReason::HeadroomFull)
 }
 
+/// The ingress port's DSH state for one decision.
+#[derive(Debug, Clone, Copy)]
+pub struct PortView {
+    /// The port is in POFF (Fig. 8).
+    pub poff: bool,
+    /// Insurance headroom cells the port holds.
+    pub insurance: u32,
+    /// The port's insurance headroom, `eta` cells (Eq. 4 reserves one per port).
+    pub eta: u32,
+}
+
+/// Lossless decision under DSH (section IV-B, Fig. 8). Private while `q < phi`, as in SIH;
+/// then, while the port is PON, the shared segment, which holds footroom and shared
+/// headroom alike (no per-queue cap: queue-level PFC at `X_qoff = T - eta` does the
+/// limiting, and a congested queue may use headroom left by the other queues of its port);
+/// while the port is POFF, or if the segment is full, the port's insurance headroom;
+/// otherwise the packet is dropped.
+pub fn dsh(n: u32, v: QueueView, pool: PoolParams, port: PortView) -> Result<Plan, DropReason> {
+    let to_private = n.min(pool.private.saturating_sub(v.private));
+    let m = n - to_private;
+    if m == 0 {
+        return Ok(Plan {
+            seg0: n as u16,
+            seg1: 0,
+            headroom: 0,
+        });
+    }
+    if !port.poff && v.shared_in_use + m <= pool.shared_segment {
+        return Ok(Plan {
+            seg0: to_private as u16,
+            seg1: m as u16,
+            headroom: 0,
+        });
+    }
+    if port.insurance + m <= port.eta {
+        return Ok(Plan {
+            seg0: to_private as u16,
+            seg1: 0,
+            headroom: m as u16,
+        });
+    }
+    Err(DropReason::HeadroomFull)
+}
+
 /// Lossy decision: private, then DT-shared, else drop.
 pub fn lossy(n: u32, v: QueueView, pool: PoolParams) -> Result<Plan, DropReason> {
     let to_private = n.min(pool.private.saturating_sub(v.private));
@@ -147,6 +191,45 @@ mod tests {
         assert_eq!(
             lossless(8, view(15, 50, 93, 50), POOL, 100),
             Err(DropReason::HeadroomFull)
+        );
+    }
+
+    #[test]
+    fn dsh_uses_shared_until_poff_then_insurance() {
+        let port = |poff, insurance| PortView {
+            poff,
+            insurance,
+            eta: 20,
+        };
+        // Above T the queue still goes to shared: DSH has no per-queue cap.
+        assert_eq!(
+            dsh(8, view(15, 500, 0, 50), POOL, port(false, 0)),
+            Ok(Plan {
+                seg0: 0,
+                seg1: 8,
+                headroom: 0
+            })
+        );
+        assert_eq!(
+            dsh(8, view(15, 0, 0, 50), POOL, port(true, 0)),
+            Ok(Plan {
+                seg0: 0,
+                seg1: 0,
+                headroom: 8
+            })
+        );
+        assert_eq!(
+            dsh(8, view(15, 0, 0, 50), POOL, port(true, 13)),
+            Err(DropReason::HeadroomFull)
+        );
+        // Private first even in POFF: it is reserved per queue.
+        assert_eq!(
+            dsh(8, view(10, 0, 0, 50), POOL, port(true, 0)),
+            Ok(Plan {
+                seg0: 5,
+                seg1: 0,
+                headroom: 3
+            })
         );
     }
 

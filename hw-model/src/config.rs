@@ -30,14 +30,18 @@ pub enum Policy {
     /// Static and independent headroom: `eta` reserved per ingress queue (DSH Eq. 3).
     #[default]
     Sih,
+    /// Dynamic and shared headroom: insurance `N_p * eta` (Eq. 4), headroom shared with
+    /// footroom in one DT segment, queue-level (Eq. 5) and port-level (Eq. 6) flow control.
+    Dsh,
 }
 
 impl Policy {
-    pub const NAMES: &'static [&'static str] = &["sih"];
+    pub const NAMES: &'static [&'static str] = &["sih", "dsh"];
 
     pub fn parse(s: &str) -> Result<Self, ConfigError> {
         match s {
             "sih" => Ok(Self::Sih),
+            "dsh" => Ok(Self::Dsh),
             other => Err(ConfigError::new(
                 "policy",
                 format!(
@@ -51,6 +55,7 @@ impl Policy {
     pub fn name(self) -> &'static str {
         match self {
             Self::Sih => "sih",
+            Self::Dsh => "dsh",
         }
     }
 }
@@ -129,8 +134,10 @@ pub struct SwitchConfig {
     /// If set, size `eta` in cells for a stream of packets of this size (the worst case for
     /// cell fragmentation) instead of dividing the Eq. 1 bytes by the cell size.
     pub headroom_packet_bytes: Option<u32>,
-    /// PFC hysteresis `delta`: `X_on = X_off - delta`, bytes.
+    /// PFC hysteresis `delta` (DSH: `delta_q`): `X_on = X_off - delta`, bytes.
     pub delta_bytes: u32,
+    /// DSH port-level hysteresis `delta_p`: `X_pon = X_poff - delta_p`, bytes.
+    pub delta_port_bytes: u32,
     /// Lossy pool size, bytes (carved out of the buffer before the lossless partition).
     pub lossy_pool_bytes: u64,
     /// DT alpha of the lossy pool, `2^lossy_alpha_log2` (-7..=3).
@@ -181,6 +188,7 @@ impl SwitchConfig {
             eta_bytes: None,
             headroom_packet_bytes: None,
             delta_bytes: 3000,
+            delta_port_bytes: 3000,
             lossy_pool_bytes: 1024 * 1024,
             lossy_alpha_log2: -1,
             lossy_private_bytes: 0,
@@ -256,11 +264,14 @@ pub struct Derived {
     pub private_cells: u32,
     /// `eta` per ingress port, cells (all lossless queues of a port share the value).
     pub eta_cells: Vec<u32>,
-    /// `delta`, cells.
+    /// `delta` (`delta_q`), cells.
     pub delta_cells: u32,
+    /// `delta_p`, cells.
+    pub delta_port_cells: u32,
     /// `B_s`: lossless shared segment, cells.
     pub shared_cells: u32,
-    /// Total static headroom, cells.
+    /// Total headroom, cells: SIH `N_p * N_q * eta` (Eq. 3), DSH insurance `N_p * eta`
+    /// (Eq. 4), with `eta` per port.
     pub headroom_cells: u32,
     pub lossy_pool_cells: u32,
     pub lossy_private_cells: u32,
@@ -315,6 +326,18 @@ impl Derived {
             ));
         }
         let clock_hz = c.core_clock_mhz as u64 * 1_000_000;
+        // The most cells a line can deliver per byte on the wire, over every packet size
+        // it may carry (64 B to the MTU): small packets and packets one byte past a cell
+        // boundary fill cells that their bit rate alone would not. The SRAM ports and the
+        // one-cell-per-cycle port limit are sized for this worst case.
+        let worst_cells_per_wire_byte = (64..=c.mtu_bytes)
+            .map(|l| {
+                (l + c.packet_overhead_bytes).div_ceil(c.cell_bytes) as f64
+                    / (l + c.wire_overhead_bytes) as f64
+            })
+            .fold(0.0, f64::max);
+        let cells_per_cycle =
+            |bps: u64| bps as f64 / 8.0 * worst_cells_per_wire_byte / clock_hz as f64;
         let mut rate_bps = Vec::with_capacity(c.ports);
         for p in 0..c.ports {
             let g = c.speed_gbps(p);
@@ -327,14 +350,15 @@ impl Derived {
                 return Err(range_err(&field, g, "0.001..=1600 Gb/s"));
             }
             let bps = (g * 1e9).round() as u64;
-            // One cell per cycle per port at most: the egress link walk reads one next
-            // pointer per cell and the RAMs have one access per port per cycle.
-            if bps > c.cell_bytes as u64 * 8 * clock_hz {
+            // One cell per cycle per port at most: the link partner delivers one beat per
+            // cycle, the egress link walk reads one next pointer per cell and the RAMs have
+            // one access per port per cycle.
+            if cells_per_cycle(bps) > 1.0 {
                 return Err(ConfigError::new(
                     field,
                     format!(
-                        "{g} Gb/s moves more than one {}-byte cell per {} MHz cycle; raise switch.core_clock_mhz or switch.cell_bytes",
-                        c.cell_bytes, c.core_clock_mhz
+                        "{g} Gb/s can deliver {:.3} cells of {} B per {} MHz cycle (worst packet size between 64 B and mtu_bytes); allowed: at most 1; raise switch.core_clock_mhz or switch.cell_bytes",
+                        cells_per_cycle(bps), c.cell_bytes, c.core_clock_mhz
                     ),
                 ));
             }
@@ -368,10 +392,7 @@ impl Derived {
         }
         // The write and read stages must keep up with every port at line rate, else cells
         // would pile up without bound in front of the SRAM.
-        let agg_cells_per_cycle: f64 = rate_bps
-            .iter()
-            .map(|&r| r as f64 / (c.cell_bytes as f64 * 8.0 * clock_hz as f64))
-            .sum();
+        let agg_cells_per_cycle: f64 = rate_bps.iter().map(|&r| cells_per_cycle(r)).sum();
         for (field, v) in [
             (
                 "switch.sram_write_cells_per_cycle",
@@ -386,7 +407,7 @@ impl Derived {
                 return Err(ConfigError::new(
                     field,
                     format!(
-                        "{v} cells/cycle is below the aggregate line rate of {agg_cells_per_cycle:.3} cells/cycle; allowed: {}..={}",
+                        "{v} cells/cycle is below the aggregate line rate of {agg_cells_per_cycle:.3} cells/cycle (worst packet size between 64 B and mtu_bytes); allowed: {}..={}",
                         agg_cells_per_cycle.ceil(),
                         c.ports
                     ),
@@ -440,6 +461,7 @@ impl Derived {
         let lossless_queues_per_port = lossless_mask.count_ones();
         let private_cells = cells(c.private_bytes as u64) as u32;
         let delta_cells = cells(c.delta_bytes as u64) as u32;
+        let delta_port_cells = cells(c.delta_port_bytes as u64) as u32;
         let mut eta_cells = Vec::with_capacity(c.ports);
         for p in 0..c.ports {
             let bytes = c
@@ -467,10 +489,13 @@ impl Derived {
         let lossy_pool_cells = cells(c.lossy_pool_bytes);
         let lossy_queues_per_port = 8 - lossless_queues_per_port;
         let lossy_private_cells = cells(c.lossy_private_bytes as u64) as u32;
-        let headroom_cells: u64 = eta_cells
-            .iter()
-            .map(|&e| e as u64 * lossless_queues_per_port as u64)
-            .sum();
+        // SIH reserves eta per lossless ingress queue (Eq. 3); DSH reserves it once per
+        // port as insurance (Eq. 4).
+        let eta_per_port = match c.policy {
+            Policy::Sih => lossless_queues_per_port as u64,
+            Policy::Dsh => (lossless_queues_per_port > 0) as u64,
+        };
+        let headroom_cells: u64 = eta_cells.iter().map(|&e| e as u64 * eta_per_port).sum();
         let private_total = private_cells as u64 * lossless_queues_per_port as u64 * c.ports as u64;
         let lossy_private_total =
             lossy_private_cells as u64 * lossy_queues_per_port as u64 * c.ports as u64;
@@ -509,12 +534,32 @@ impl Derived {
         } else {
             (shared_cells as u64) >> -c.alpha_log2
         };
-        if lossless_queues_per_port > 0 && delta_cells as u64 >= t_max {
+        // DSH pauses a queue at T - eta (Eq. 5), so its resume point is T - eta - delta_q.
+        let eta_max = eta_cells.iter().copied().max().unwrap_or(0) as u64;
+        let (off_margin, what) = match c.policy {
+            Policy::Sih => (0, "alpha * B_s"),
+            Policy::Dsh => (eta_max, "alpha * B_s - eta"),
+        };
+        if lossless_queues_per_port > 0 && delta_cells as u64 + off_margin >= t_max {
             return Err(ConfigError::new(
                 "switch.delta_bytes",
                 format!(
-                    "{} bytes ({delta_cells} cells) must be below the largest threshold alpha * B_s = {t_max} cells, or an OFF queue could never resume",
-                    c.delta_bytes
+                    "{} bytes ({delta_cells} cells) must be below the largest X_off = {what} = {} cells, or an OFF queue could never resume",
+                    c.delta_bytes,
+                    t_max.saturating_sub(off_margin)
+                ),
+            ));
+        }
+        let xpoff_max = t_max * lossless_queues_per_port as u64;
+        if c.policy == Policy::Dsh
+            && lossless_queues_per_port > 0
+            && delta_port_cells as u64 >= xpoff_max
+        {
+            return Err(ConfigError::new(
+                "switch.delta_port_bytes",
+                format!(
+                    "{} bytes ({delta_port_cells} cells) must be below the largest X_poff = N_q * alpha * B_s = {xpoff_max} cells, or an OFF port could never resume",
+                    c.delta_port_bytes
                 ),
             ));
         }
@@ -529,6 +574,7 @@ impl Derived {
             private_cells,
             eta_cells,
             delta_cells,
+            delta_port_cells,
             shared_cells,
             headroom_cells: headroom_cells as u32,
             lossy_pool_cells: lossy_pool_cells as u32,
@@ -595,6 +641,18 @@ mod tests {
         c.link_delay_ns = 100_000;
         let e = c.build().unwrap_err();
         assert_eq!(e.field, "switch.buffer_bytes");
+    }
+
+    #[test]
+    fn dsh_reserves_insurance_per_port_not_per_queue() {
+        let mut c = SwitchConfig::tomahawk();
+        let sih = c.build().unwrap();
+        c.policy = Policy::Dsh;
+        let dsh = c.build().unwrap();
+        let eta = sih.eta_cells[0];
+        assert_eq!(sih.headroom_cells, 32 * 7 * eta, "Eq. 3");
+        assert_eq!(dsh.headroom_cells, 32 * eta, "Eq. 4");
+        assert_eq!(dsh.shared_cells - sih.shared_cells, 32 * 6 * eta);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Ingress ports: tag each arriving cell with its packet's admission decision, hold
 //! admitted cells in a small per-port cell FIFO, and write them into the shared SRAM.
 //!
-//! The write stage grants up to `sram_write_cells_per_cycle` FIFO heads per cycle,
-//! round-robin over the ports. A granted cell takes a pointer from the free list and is
+//! The write stage grants up to `sram_write_cells_per_cycle` FIFO heads per cycle, in
+//! round-robin rounds over the ports with cells waiting (several grants to one port when
+//! bandwidth is left over). A granted cell takes a pointer from the free list and is
 //! chained behind the previous cell of its packet in the cell link RAM; the packet's last
 //! cell enqueues it on its egress queue. Configuration checks that the write bandwidth
 //! covers the aggregate line rate, and the FIFO is sized so it cannot overflow.
@@ -52,5 +53,5 @@ impl IngressPort {
 /// `ports` ports delivering at most one cell per cycle each, at an aggregate rate the
 /// write ports cover: a port waits at most `ceil(ports / write_ports)` cycles per grant.
 pub fn fifo_depth(ports: usize, write_ports: usize) -> usize {
-    2 * ports.div_ceil(write_ports) + 4
+    2 * ports.div_ceil(write_ports) + 8
 }

@@ -8,6 +8,7 @@
 pub mod accounting;
 pub mod admission;
 pub mod config;
+pub mod dsh_thresholds;
 pub mod dt_threshold;
 pub mod dwrr;
 pub mod egress_port;

@@ -7,13 +7,15 @@
 //! 3. PFC FSM: OFF queues with no headroom cells and shared occupancy below `X_on` turn
 //!    ON (not those that turned OFF in step 2); refresh timers.
 //! 4. Egress ports (only active ones): refetch heads, pick packets, read and free cells.
-//! 5. Ingress write stage: FIFO heads into the SRAM; a packet's last cell enqueues it.
+//! 5. Ingress write stage: FIFO heads into the SRAM (work-conserving round robin); a
+//!    packet's last cell enqueues it.
 //!    Enqueue follows dequeue within the cycle, as a write-after-read bypass would.
 //! 6. Edge: counters, free list, RAMs, `T`, received PFC frames, pause timers.
 
 use crate::accounting::{Accounting, Update};
-use crate::admission::{self, PoolParams, QueueView};
-use crate::config::{Derived, CNT_BITS, PFC_FRAME_WIRE_BYTES, QUEUES};
+use crate::admission::{self, PoolParams, PortView, QueueView};
+use crate::config::{Derived, Policy, CNT_BITS, PFC_FRAME_WIRE_BYTES, QUEUES};
+use crate::dsh_thresholds::DshThresholds;
 use crate::dt_threshold::DtThreshold;
 use crate::dwrr::Dwrr;
 use crate::egress_port::{DataTx, EgressPort, Tx};
@@ -62,6 +64,14 @@ enum Sig {
     Dt(usize),
     DtLossy(usize),
     Xon(usize),
+    DshGlobal(usize),
+    Xqoff(usize, usize),
+    Xqon(usize, usize),
+    Poff(usize),
+    PortShared(usize),
+    PortHeadroom(usize),
+    RxQoff(usize),
+    RxPoff(usize),
     FreeCells,
     TotalCells,
     SharedCells,
@@ -84,6 +94,8 @@ pub struct Mmu {
     dt: DtThreshold,
     dt_lossy: DtThreshold,
     fsm: PfcFsm,
+    /// DSH threshold units; `None` under SIH.
+    dsh: Option<DshThresholds>,
     rx: PfcRx,
     free: FreeList,
     /// Cell link RAM: `cell_link[c]` = next cell of the same packet.
@@ -125,6 +137,7 @@ impl Mmu {
             dt: DtThreshold::new(d.shared_cells, d.cfg.alpha_log2),
             dt_lossy: DtThreshold::new(d.lossy_shared_cells, d.cfg.lossy_alpha_log2),
             fsm: PfcFsm::new(&d),
+            dsh: (d.cfg.policy == Policy::Dsh).then(|| DshThresholds::new(&d)),
             rx: PfcRx::new(&d),
             free: FreeList::new(d.total_cells),
             cell_link: Sram::new("cell_link", d.total_cells as usize, ports, w, lat),
@@ -232,6 +245,13 @@ impl Mmu {
         self.dt.eval(self.acct.shared_total.get());
         self.dt_lossy.eval(self.acct.lossy_shared_total.get());
         let xon = self.fsm.eval_xon(self.dt.t());
+        if let Some(dsh) = &mut self.dsh {
+            if dsh.eval(self.dt.t()) {
+                for p in 0..self.d.ports {
+                    self.dirty[(1 + p) / 64] |= 1 << ((1 + p) % 64);
+                }
+            }
+        }
         // 2. Admission.
         let mut shared_granted = 0u32;
         let mut lossy_granted = 0u32;
@@ -243,21 +263,7 @@ impl Mmu {
             }
         }
         // 3. PFC state machines.
-        let mut ports = self.fsm.off_ports();
-        while ports != 0 {
-            let p = ports.trailing_zeros() as usize;
-            ports &= ports - 1;
-            let mut off = self.fsm.resumable(p);
-            while off != 0 {
-                let pg = off.trailing_zeros() as usize;
-                off &= off - 1;
-                let [_, shared, headroom] = self.acct.group(p, pg);
-                if headroom == 0 && shared < xon {
-                    self.fsm.to_on(p, pg);
-                    self.touch(1 + p);
-                }
-            }
-        }
+        self.resume_queues(xon);
         self.fsm.tick_refresh();
         self.fsm.end_cycle();
         // 4. Egress, round-robin start for fair read grants.
@@ -284,6 +290,47 @@ impl Mmu {
         self.commit()
     }
 
+    /// QOFF -> QON (and, under DSH, POFF -> PON) for the queues and ports that may resume.
+    fn resume_queues(&mut self, xon: u32) {
+        let mut ports = self.fsm.off_ports();
+        while ports != 0 {
+            let p = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            let mut off = self.fsm.resumable(p);
+            while off != 0 {
+                let pg = off.trailing_zeros() as usize;
+                off &= off - 1;
+                let [_, shared, headroom] = self.acct.group(p, pg);
+                // Headroom (DSH: the queue's insurance cells) must be empty, or the next
+                // pause would find less than eta of it (see pfc_fsm.rs).
+                let resume = headroom == 0
+                    && match &self.dsh {
+                        None => shared < xon,
+                        Some(dsh) => shared < dsh.xqon(p),
+                    };
+                if resume {
+                    self.fsm.to_on(p, pg);
+                    self.touch(1 + p);
+                }
+            }
+        }
+        if let Some(dsh) = &self.dsh {
+            let xpon = dsh.xpon();
+            let mut ports = self.fsm.resumable_ports();
+            while ports != 0 {
+                let p = ports.trailing_zeros() as usize;
+                ports &= ports - 1;
+                // Insurance must be empty: Eq. 4 guarantees no loss only if a port that
+                // turns POFF has its whole eta of insurance free for the in-flight cells.
+                let insurance = self.acct.port_headroom[p].get();
+                if insurance == 0 && (self.acct.port_shared[p].get() as u64) < xpon {
+                    self.fsm.to_pon(p);
+                    self.touch(1 + p);
+                }
+            }
+        }
+    }
+
     fn admit_beat(
         &mut self,
         p: usize,
@@ -306,7 +353,17 @@ impl Mmu {
                     t: self.dt.t(),
                     shared_in_use: self.acct.shared_total.get() + *shared_granted,
                 };
-                admission::lossless(n, v, self.lossless_pool, self.d.eta_cells[p])
+                match self.dsh {
+                    None => admission::lossless(n, v, self.lossless_pool, self.d.eta_cells[p]),
+                    Some(_) => {
+                        let port = PortView {
+                            poff: self.fsm.poff() & (1 << p) != 0,
+                            insurance: self.acct.port_headroom[p].get(),
+                            eta: self.d.eta_cells[p],
+                        };
+                        admission::dsh(n, v, self.lossless_pool, port)
+                    }
+                }
             } else {
                 let v = QueueView {
                     private,
@@ -334,8 +391,25 @@ impl Mmu {
                     }
                     if lossless {
                         *shared_granted += plan.seg1 as u32;
-                        if plan.headroom > 0 {
-                            self.fsm.to_off(p, pg);
+                        match &self.dsh {
+                            None => {
+                                if plan.headroom > 0 {
+                                    self.fsm.to_off(p, pg);
+                                }
+                            }
+                            Some(dsh) => {
+                                // Eq. 5: QOFF once the queue's shared occupancy exceeds
+                                // X_qoff; Eq. 6: POFF once the port's exceeds X_poff,
+                                // or as soon as insurance is needed.
+                                let seg1 = plan.seg1 as u32;
+                                if seg1 > 0 && shared + seg1 > dsh.xqoff(p) {
+                                    self.fsm.to_off(p, pg);
+                                }
+                                let port_shared = self.acct.port_shared[p].get() + seg1;
+                                if plan.headroom > 0 || port_shared as u64 > dsh.xpoff() {
+                                    self.fsm.to_poff(p);
+                                }
+                            }
                         }
                     } else {
                         *lossy_granted += plan.seg1 as u32;
@@ -568,8 +642,18 @@ impl Mmu {
     fn write_stage(&mut self) -> Result<(), InvariantError> {
         let n = self.d.ports;
         let mut budget = self.d.cfg.sram_write_cells_per_cycle;
+        // Round-robin rounds over the ports with cells waiting, one grant per port per
+        // round, until the write bandwidth is used up: work-conserving, so a port that
+        // missed a grant (other ports took them) catches up when bandwidth is free. One
+        // grant per port per cycle would never let a port near one cell per cycle recover.
         let mut rest = rotate_ports(self.fifo_ports, self.write_rr, n);
-        while rest != 0 && budget > 0 {
+        while budget > 0 {
+            if rest == 0 {
+                rest = rotate_ports(self.fifo_ports, self.write_rr, n);
+                if rest == 0 {
+                    break;
+                }
+            }
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let p = (i + self.write_rr) % n;
@@ -716,7 +800,15 @@ impl Mmu {
     pub fn signal_block(&self, i: usize) -> usize {
         let n = self.d.ports;
         match self.sig_src[i] {
-            Sig::BeatValid(p) | Sig::IngCounter(p, ..) | Sig::Qoff(p) => 1 + p,
+            Sig::BeatValid(p)
+            | Sig::IngCounter(p, ..)
+            | Sig::Qoff(p)
+            | Sig::Xqoff(p, _)
+            | Sig::Xqon(p, _)
+            | Sig::Poff(p)
+            | Sig::PortShared(p)
+            | Sig::PortHeadroom(p) => 1 + p,
+            Sig::RxQoff(p) | Sig::RxPoff(p) => 1 + n + p,
             Sig::EgCells(p, _)
             | Sig::Deficit(p, _)
             | Sig::Paused(p)
@@ -749,13 +841,19 @@ impl Mmu {
             self.push_sig(format!("top.mmu.dt.{name}"), *w, Sig::Dt(i));
             self.push_sig(format!("top.mmu.dt_lossy.{name}"), *w, Sig::DtLossy(i));
         }
-        let xon: Vec<_> = self.fsm.sub_xon.wires().to_vec();
-        for (i, w) in xon.iter().enumerate() {
-            self.push_sig(
-                format!("top.mmu.pfc.sub_xon.{}", w.name),
-                w.width,
-                Sig::Xon(i),
-            );
+        if let Some(dsh) = &self.dsh {
+            for (i, (name, w)) in dsh.global_wires().into_iter().enumerate() {
+                self.push_sig(format!("top.mmu.dsh.{name}"), w, Sig::DshGlobal(i));
+            }
+        } else {
+            let xon: Vec<_> = self.fsm.sub_xon.wires().to_vec();
+            for (i, w) in xon.iter().enumerate() {
+                self.push_sig(
+                    format!("top.mmu.pfc.sub_xon.{}", w.name),
+                    w.width,
+                    Sig::Xon(i),
+                );
+            }
         }
         for (name, src) in [
             ("free_cells", Sig::FreeCells),
@@ -769,6 +867,32 @@ impl Mmu {
             let pre = format!("top.mmu.ingress.p{p:02}");
             self.push_sig(format!("{pre}.beat_valid"), 1, Sig::BeatValid(p));
             self.push_sig(format!("{pre}.qoff"), 8, Sig::Qoff(p));
+            if let Some(dsh) = &self.dsh {
+                let wires: Vec<_> = dsh.sub_xqoff[p].wires().to_vec();
+                for (i, w) in wires.iter().enumerate() {
+                    self.push_sig(
+                        format!("{pre}.sub_xqoff.{}", w.name),
+                        w.width,
+                        Sig::Xqoff(p, i),
+                    );
+                    self.push_sig(
+                        format!("{pre}.sub_xqon.{}", w.name),
+                        w.width,
+                        Sig::Xqon(p, i),
+                    );
+                }
+                self.push_sig(format!("{pre}.poff"), 1, Sig::Poff(p));
+                self.push_sig(
+                    format!("{pre}.port_shared_cells"),
+                    CNT_BITS,
+                    Sig::PortShared(p),
+                );
+                self.push_sig(
+                    format!("{pre}.insurance_cells"),
+                    CNT_BITS,
+                    Sig::PortHeadroom(p),
+                );
+            }
             for pg in 0..QUEUES {
                 let names: &[&str] = if self.d.is_lossless(pg as u8) {
                     &["private_cells", "shared_cells", "headroom_cells"]
@@ -786,6 +910,8 @@ impl Mmu {
             let pre = format!("top.mmu.egress.p{p:02}");
             self.push_sig(format!("{pre}.tx_state"), 2, Sig::TxState(p));
             self.push_sig(format!("{pre}.tx_queue"), 3, Sig::TxQueue(p));
+            self.push_sig(format!("{pre}.rx_qoff"), 8, Sig::RxQoff(p));
+            self.push_sig(format!("{pre}.rx_poff"), 1, Sig::RxPoff(p));
             self.push_sig(format!("{pre}.paused"), 8, Sig::Paused(p));
             for q in 0..QUEUES {
                 self.push_sig(format!("{pre}.q{q}.cells"), CNT_BITS, Sig::EgCells(p, q));
@@ -805,6 +931,17 @@ impl Mmu {
             Sig::Dt(w) => self.dt.wire_value(w),
             Sig::DtLossy(w) => self.dt_lossy.wire_value(w),
             Sig::Xon(w) => self.fsm.sub_xon.wire_value(w),
+            Sig::DshGlobal(w) => self.dsh.as_ref().map_or(0, |d| d.global_wire_value(w)),
+            Sig::Xqoff(p, w) => self
+                .dsh
+                .as_ref()
+                .map_or(0, |d| d.sub_xqoff[p].wire_value(w)),
+            Sig::Xqon(p, w) => self.dsh.as_ref().map_or(0, |d| d.sub_xqon[p].wire_value(w)),
+            Sig::Poff(p) => (self.fsm.poff() >> p) & 1,
+            Sig::PortShared(p) => self.acct.port_shared[p].get() as u64,
+            Sig::PortHeadroom(p) => self.acct.port_headroom[p].get() as u64,
+            Sig::RxQoff(p) => self.rx.qoff(p) as u64,
+            Sig::RxPoff(p) => self.rx.poff(p) as u64,
             Sig::FreeCells => self.free.count() as u64,
             Sig::TotalCells => self.acct.total.get() as u64,
             Sig::SharedCells => self.acct.shared_total.get() as u64,
@@ -851,7 +988,32 @@ impl Mmu {
                 "egress tx state".into(),
                 pick(&|s| s.starts_with("top.mmu.egress.") && s.ends_with(".tx_state")),
             ),
+            (
+                "dsh X_poff = N_q * T (Eq. 6), X_pon".into(),
+                pick(&|s| s.starts_with("top.mmu.dsh.")),
+            ),
+            (
+                "dsh X_qoff = T - eta (Eq. 5), X_qon, PON/POFF per port".into(),
+                pick(&|s| {
+                    s.starts_with("top.mmu.ingress.")
+                        && (s.contains(".sub_xqoff.")
+                            || s.contains(".sub_xqon.")
+                            || s.ends_with(".poff")
+                            || s.ends_with(".port_shared_cells")
+                            || s.ends_with(".insurance_cells"))
+                }),
+            ),
+            (
+                "egress pause = QOFF OR POFF".into(),
+                pick(&|s| {
+                    s.starts_with("top.mmu.egress.")
+                        && (s.ends_with(".rx_qoff") || s.ends_with(".rx_poff"))
+                }),
+            ),
         ]
+        .into_iter()
+        .filter(|(_, signals)| !signals.is_empty())
+        .collect()
     }
 
     /// Break the model on purpose (companion tests of the invariant checks).
@@ -971,6 +1133,8 @@ impl Mmu {
             )));
         }
         let (mut shared, mut lossy_shared, mut all) = (0u32, 0u32, 0u32);
+        let mut port_shared = vec![0u32; ports];
+        let mut port_headroom = vec![0u32; ports];
         for p in 0..ports {
             for pg in 0..QUEUES {
                 let got = self.acct.group(p, pg);
@@ -991,7 +1155,10 @@ impl Mmu {
                 }
                 if self.d.is_lossless(pg as u8) {
                     shared += got[1];
-                    if got[2] > self.d.eta_cells[p] {
+                    port_shared[p] += got[1];
+                    port_headroom[p] += got[2];
+                    // SIH: eta per queue. DSH: eta per port, checked below.
+                    if self.dsh.is_none() && got[2] > self.d.eta_cells[p] {
                         return Err(self.err(format!(
                             "ingress p{p} pg{pg}: headroom {} cells exceeds eta = {}",
                             got[2], self.d.eta_cells[p]
@@ -1022,6 +1189,24 @@ impl Mmu {
             if got != want {
                 return Err(self.err(format!(
                     "{name}: counter {got}, sum of queue counters {want}"
+                )));
+            }
+        }
+        for p in 0..ports {
+            let (s, h) = (
+                self.acct.port_shared[p].get(),
+                self.acct.port_headroom[p].get(),
+            );
+            if s != port_shared[p] || h != port_headroom[p] {
+                return Err(self.err(format!(
+                    "ingress p{p}: port counters shared {s} / headroom {h}, sums of its groups {} / {}",
+                    port_shared[p], port_headroom[p]
+                )));
+            }
+            if self.dsh.is_some() && h > self.d.eta_cells[p] {
+                return Err(self.err(format!(
+                    "ingress p{p}: insurance headroom {h} cells exceeds eta = {} (Eq. 4)",
+                    self.d.eta_cells[p]
                 )));
             }
         }

@@ -36,6 +36,13 @@ pub struct PfcFsm {
     just_off_ports: u64,
     /// Ports with at least one OFF queue.
     off_ports: u64,
+    /// DSH port-level state: bit `p` set = port `p` in POFF (Fig. 8).
+    poff: u64,
+    /// Ports that turned POFF this cycle (not eligible for PON until the next).
+    just_poff: u64,
+    /// Port-level frames still to be sent.
+    pending_port_pause: u64,
+    pending_port_resume: u64,
     /// Classes whose change is still to be sent, per port.
     pending_pause: Vec<u8>,
     pending_resume: Vec<u8>,
@@ -63,6 +70,10 @@ impl PfcFsm {
             just_off: vec![0; d.ports],
             just_off_ports: 0,
             off_ports: 0,
+            poff: 0,
+            just_poff: 0,
+            pending_port_pause: 0,
+            pending_port_resume: 0,
             pending_pause: vec![0; d.ports],
             pending_resume: vec![0; d.ports],
             pending_ports: 0,
@@ -88,8 +99,48 @@ impl PfcFsm {
         self.off[port] & !self.just_off[port]
     }
 
+    /// DSH: ports in POFF.
+    #[inline]
+    pub fn poff(&self) -> u64 {
+        self.poff
+    }
+
+    /// DSH: POFF ports that may be checked for PON this cycle.
+    #[inline]
+    pub fn resumable_ports(&self) -> u64 {
+        self.poff & !self.just_poff
+    }
+
+    /// DSH: port occupancy above `X_poff` (or insurance in use); PON -> POFF with a
+    /// port-level PAUSE.
+    pub fn to_poff(&mut self, port: usize) {
+        let bit = 1u64 << port;
+        if self.poff & bit == 0 {
+            if (self.off_ports | self.poff) & bit == 0 {
+                self.refresh_in[port] = self.refresh_cycles[port];
+            }
+            self.poff |= bit;
+            self.just_poff |= bit;
+            self.pending_port_pause |= bit;
+            self.pending_port_resume &= !bit;
+            self.pending_ports |= bit;
+        }
+    }
+
+    /// DSH: port occupancy below `X_pon`; POFF -> PON with a port-level RESUME.
+    pub fn to_pon(&mut self, port: usize) {
+        let bit = 1u64 << port;
+        if self.poff & bit != 0 {
+            self.poff &= !bit;
+            self.pending_port_resume |= bit;
+            self.pending_port_pause &= !bit;
+            self.pending_ports |= bit;
+        }
+    }
+
     /// End of cycle: queues that turned OFF in it become eligible for QON.
     pub fn end_cycle(&mut self) {
+        self.just_poff = 0;
         let mut ports = std::mem::take(&mut self.just_off_ports);
         while ports != 0 {
             let p = ports.trailing_zeros() as usize;
@@ -135,15 +186,16 @@ impl PfcFsm {
         }
     }
 
-    /// Count down the refresh timers of ports with OFF queues.
+    /// Count down the refresh timers of ports with OFF queues or in POFF.
     pub fn tick_refresh(&mut self) {
-        let mut ports = self.off_ports;
+        let mut ports = self.off_ports | self.poff;
         while ports != 0 {
             let p = ports.trailing_zeros() as usize;
             ports &= ports - 1;
             self.refresh_in[p] -= 1;
             if self.refresh_in[p] == 0 {
                 self.pending_pause[p] |= self.off[p];
+                self.pending_port_pause |= self.poff & (1 << p);
                 self.pending_ports |= 1 << p;
                 self.refresh_in[p] = self.refresh_cycles[p];
             }
@@ -160,8 +212,23 @@ impl PfcFsm {
         self.pending_ports
     }
 
-    /// The egress transmitter of `port` takes the pending frame.
+    /// The egress transmitter of `port` takes the pending frame: a port-level one first
+    /// if both kinds are pending (the queue-level one follows at the next boundary).
     pub fn take_frame(&mut self, port: usize) -> PfcFrame {
+        let bit = 1u64 << port;
+        if (self.pending_port_pause | self.pending_port_resume) & bit != 0 {
+            let pause = self.pending_port_pause & bit != 0;
+            self.pending_port_pause &= !bit;
+            self.pending_port_resume &= !bit;
+            if self.pending_pause[port] | self.pending_resume[port] == 0 {
+                self.pending_ports &= !bit;
+            }
+            return PfcFrame {
+                class_enable: 0xFF,
+                quanta: [if pause { self.quanta } else { 0 }; 8],
+                port_level: true,
+            };
+        }
         let pause = self.pending_pause[port];
         let resume = self.pending_resume[port];
         self.pending_pause[port] = 0;
@@ -170,6 +237,7 @@ impl PfcFsm {
         let mut f = PfcFrame {
             class_enable: pause | resume,
             quanta: [0; 8],
+            port_level: false,
         };
         for c in 0..8 {
             if pause & (1 << c) != 0 {
@@ -219,6 +287,23 @@ mod tests {
             }
         }
         assert_eq!(refreshes, 2);
+    }
+
+    #[test]
+    fn port_level_frames_go_first_and_do_not_mix_with_queue_frames() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut f = PfcFsm::new(&d);
+        f.to_off(1, 3);
+        f.to_poff(1);
+        let first = f.take_frame(1);
+        assert!(first.port_level && first.paused() == 0xFF);
+        assert!(f.has_pending(1), "the queue-level PAUSE is still to go");
+        let second = f.take_frame(1);
+        assert!(!second.port_level && second.paused() == 1 << 3);
+        f.to_pon(1);
+        let resume = f.take_frame(1);
+        assert!(resume.port_level && resume.resumed() == 0xFF);
+        assert_eq!(f.off(1), 1 << 3, "a port RESUME leaves the queue OFF");
     }
 
     #[test]

@@ -4,6 +4,10 @@
 //! port's rate) into the class's pause timer, refreshing any running timer; zero resumes.
 //! In `OnOff` mode (the DSH paper's reading, its footnote 2) a non-zero time sets the
 //! class OFF until a frame with time zero. Only ports with a running timer are ticked.
+//!
+//! DSH port-level frames (Fig. 9) drive a separate per-port state with the same timer
+//! rules, and a class may send only if `NOT (QOFF[class] OR POFF[port])`: the OR gate of
+//! DSH IV-D, one `OrReduce` per port over `{QOFF[class], POFF}`, visible as `paused`.
 
 use crate::config::{Derived, PfcRxMode};
 use crate::wires::PfcFrame;
@@ -14,6 +18,8 @@ pub struct PfcRx {
     quantum_cycles: Vec<u64>,
     /// Remaining pause cycles per (port, class); in OnOff mode, non-zero = OFF.
     timer: Vec<[u64; 8]>,
+    /// Remaining port-level pause cycles per port; in OnOff mode, non-zero = POFF.
+    port_timer: Vec<u64>,
     /// Bit `c` of `paused[p]`: class `c` of egress port `p` may not transmit.
     paused: Vec<u8>,
     /// Ports with a running timer (bit per port).
@@ -28,6 +34,7 @@ impl PfcRx {
             mode: d.cfg.pfc_rx_mode,
             quantum_cycles: (0..d.ports).map(|p| d.quantum_cycles(p)).collect(),
             timer: vec![[0; 8]; d.ports],
+            port_timer: vec![0; d.ports],
             paused: vec![0; d.ports],
             ticking: 0,
             changed: 0,
@@ -39,8 +46,33 @@ impl PfcRx {
         self.paused[port]
     }
 
+    /// Queue-level pause state of `port` (bit per class), before the OR gate.
+    pub fn qoff(&self, port: usize) -> u8 {
+        let mut m = 0;
+        for (c, &t) in self.timer[port].iter().enumerate() {
+            if t != 0 {
+                m |= 1 << c;
+            }
+        }
+        m
+    }
+
+    /// Port-level pause state of `port`, before the OR gate.
+    pub fn poff(&self, port: usize) -> bool {
+        self.port_timer[port] != 0
+    }
+
     /// Apply a frame received on `port` (takes effect for the next cycle's scheduling).
     pub fn receive(&mut self, port: usize, f: &PfcFrame) {
+        if f.port_level {
+            let q = f.quanta.iter().copied().max().unwrap_or(0) as u64;
+            self.port_timer[port] = match self.mode {
+                PfcRxMode::Timer => q * self.quantum_cycles[port],
+                PfcRxMode::OnOff => q.min(1),
+            };
+            self.refresh_port(port);
+            return;
+        }
         for c in 0..8 {
             if f.class_enable & (1 << c) == 0 {
                 continue;
@@ -66,6 +98,7 @@ impl PfcRx {
             for t in self.timer[p].iter_mut() {
                 *t = t.saturating_sub(1);
             }
+            self.port_timer[p] = self.port_timer[p].saturating_sub(1);
             self.refresh_port(p);
         }
     }
@@ -76,12 +109,8 @@ impl PfcRx {
     }
 
     fn refresh_port(&mut self, p: usize) {
-        let mut m = 0u8;
-        for (c, &t) in self.timer[p].iter().enumerate() {
-            if t != 0 {
-                m |= 1 << c;
-            }
-        }
+        // The OR gate: a class is paused by its own state or by the port's.
+        let m = self.qoff(p) | if self.poff(p) { 0xFF } else { 0 };
         if m != self.paused[p] {
             self.changed |= 1 << p;
         }
@@ -96,6 +125,28 @@ impl PfcRx {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn egress_pause_is_qoff_or_poff() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        rx.receive(2, &frame(5, 100));
+        let port = |q: u16| PfcFrame {
+            class_enable: 0xFF,
+            quanta: [q; 8],
+            port_level: true,
+        };
+        rx.receive(2, &port(100));
+        assert_eq!(rx.paused(2), 0xFF, "POFF pauses every class");
+        rx.receive(2, &port(0));
+        assert_eq!(
+            rx.paused(2),
+            1 << 5,
+            "a port RESUME leaves QOFF[5] in force"
+        );
+        assert!(!rx.poff(2));
+        assert_eq!(rx.qoff(2), 1 << 5);
+    }
+
     use super::*;
     use crate::config::SwitchConfig;
 

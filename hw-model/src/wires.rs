@@ -44,10 +44,17 @@ impl Beat {
 
 /// An IEEE 802.1Qbb PFC frame: per class an enable bit and a pause time in quanta of 512
 /// bit times. A time of zero is a RESUME.
+///
+/// `port_level` marks DSH's port-level frames (section IV-B): all eight classes enabled,
+/// all times set (PAUSE) or all zero (RESUME). The receiver keeps them apart from the
+/// queue-level state, so a port-level RESUME does not undo a queue-level PAUSE (egress
+/// pause = `QOFF[q] OR POFF[port]`, Fig. 9). On a real link this needs a distinct opcode
+/// or a reserved bit; the paper does not say which.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PfcFrame {
     pub class_enable: u8,
     pub quanta: [u16; 8],
+    pub port_level: bool,
 }
 
 impl PfcFrame {

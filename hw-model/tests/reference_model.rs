@@ -443,8 +443,12 @@ impl Knobs {
         let lossy_pool = lossy_private_total + self.lossy_shared_segment;
         let shared_segment = self.shared_segment;
         let total = lossy_pool + reserved + shared_segment;
-        // Read bandwidth must cover the aggregate line rate (config validation).
-        let agg = self.speed_gbps * self.ports as f64 / (c as f64 * 8.0);
+        // Read bandwidth must cover the aggregate line rate at the worst packet size
+        // between 64 B and the MTU (config validation), at 1 GHz.
+        let worst = (64..=1500u64)
+            .map(|l| (l + self.packet_overhead_bytes as u64).div_ceil(c) as f64 / (l + 20) as f64)
+            .fold(0.0, f64::max);
+        let agg = self.speed_gbps * self.ports as f64 / 8.0 * worst;
         let read_cells = self
             .read_cells
             .max(agg.ceil() as u32)
@@ -866,7 +870,7 @@ impl Harness {
             } => {
                 let mut f = PfcFrame {
                     class_enable: *classes,
-                    quanta: [0; 8],
+                    ..PfcFrame::default()
                 };
                 for (c, q) in f.quanta.iter_mut().enumerate() {
                     if classes & (1 << c) != 0 {
@@ -885,7 +889,7 @@ impl Harness {
     pub fn drain(&mut self) -> Result<(), String> {
         let resume = PfcFrame {
             class_enable: 0xFF,
-            quanta: [0; 8],
+            ..PfcFrame::default()
         };
         let frames: Vec<(u8, PfcFrame)> = (0..self.rf.p.ports as u8).map(|p| (p, resume)).collect();
         self.cycle(&frames)?;

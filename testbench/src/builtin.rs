@@ -295,7 +295,8 @@ expect_lossless = true
 /// with a Verilator build of it: 2047 cells of 64 B, one cell written and one read per
 /// cycle, Dynamic Threshold with alpha = 8, all traffic lossy. Eight ports of 64 Gb/s at
 /// 1 GHz with no preamble or gap make exactly one 64 B cell per cycle in aggregate; each
-/// port sends to the next one, and ports 0 and 1 also share port 2, so DT drops.
+/// port sends to the next one, and ports 0 and 1 also share port 2, so DT drops. The MTU
+/// is 64 B: the SRAM ports are sized for the worst packet size a line carries.
 fn occamy_shaped() -> String {
     let mut s = header("occamy-shaped");
     s.push_str(
@@ -306,6 +307,7 @@ port_speed_gbps = 64
 core_clock_mhz = 1000
 cell_bytes = 64
 wire_overhead_bytes = 0
+mtu_bytes = 64
 buffer_bytes = 131_008
 sram_write_cells_per_cycle = 1
 sram_read_cells_per_cycle = 1

@@ -42,6 +42,8 @@ pub struct PartnerStats {
     pub pfc_frames_rx: u64,
     /// Class transitions from running to paused.
     pub pause_events: u64,
+    /// DSH port-level transitions from running to paused.
+    pub port_pause_events: u64,
 }
 
 /// The device upstream of one ingress port.
@@ -57,6 +59,8 @@ pub struct LinkPartner {
     nonempty: u8,
     /// Per class, first cycle the class may start a packet again.
     pause_until: [u64; 8],
+    /// First cycle after a DSH port-level pause.
+    port_pause_until: u64,
     /// Round-robin pointer: the class searched first.
     rr_next: u8,
     line: PhaseAccumulator,
@@ -82,6 +86,7 @@ impl LinkPartner {
             queues: std::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
             nonempty: 0,
             pause_until: [0; 8],
+            port_pause_until: 0,
             rr_next: 0,
             line: PhaseAccumulator::new(rate_bps, d.clock_hz),
             on_wire: None,
@@ -123,8 +128,12 @@ impl LinkPartner {
         self.in_flight.len()
     }
 
-    /// Classes paused at `now`, as a bit mask.
+    /// Classes paused at `now`, as a bit mask: a class's own pause OR the port-level
+    /// pause of DSH (Fig. 9).
     pub fn paused_mask(&self, now: u64) -> u8 {
+        if now < self.port_pause_until {
+            return 0xFF;
+        }
         (0..8)
             .filter(|&c| now < self.pause_until[c])
             .fold(0, |m, c| m | (1 << c))
@@ -135,23 +144,39 @@ impl LinkPartner {
         self.on_wire.is_some()
     }
 
+    /// Cycles of a pause of `quanta` 512-bit quanta at this link's rate.
+    fn pause_cycles(&self, quanta: u16) -> u64 {
+        let bits = quanta as u128 * PFC_QUANTUM_BITS as u128;
+        (bits * self.clock_hz as u128).div_ceil(self.rate_bps as u128) as u64
+    }
+
     fn apply_pfc(&mut self, now: u64, frame: PfcFrame) {
         self.stats.pfc_frames_rx += 1;
+        if frame.port_level {
+            // Kept apart from the class pauses: a port-level RESUME leaves them in force.
+            let q = frame.quanta.iter().copied().max().unwrap_or(0);
+            if q == 0 {
+                self.port_pause_until = 0;
+            } else {
+                if now >= self.port_pause_until {
+                    self.stats.port_pause_events += 1;
+                }
+                self.port_pause_until = now + self.pause_cycles(q);
+            }
+            return;
+        }
         for c in 0..8 {
             if frame.class_enable & (1 << c) == 0 {
                 continue;
             }
-            let q = frame.quanta[c] as u128;
-            if q == 0 {
+            if frame.quanta[c] == 0 {
                 self.pause_until[c] = 0;
                 continue;
             }
             if now >= self.pause_until[c] {
                 self.stats.pause_events += 1;
             }
-            let bits = q * PFC_QUANTUM_BITS as u128;
-            let cycles = (bits * self.clock_hz as u128).div_ceil(self.rate_bps as u128) as u64;
-            self.pause_until[c] = now + cycles;
+            self.pause_until[c] = now + self.pause_cycles(frame.quanta[c]);
         }
     }
 

@@ -83,6 +83,8 @@ pub struct Sim {
     obs: Observers,
     waves: Option<Waves>,
     pfc_pause_frames: u64,
+    pfc_port_pause_frames: u64,
+    pfc_port_resume_frames: u64,
     pfc_resume_frames: u64,
     pfc_scripted: u64,
     now: u64,
@@ -119,6 +121,8 @@ impl Sim {
             script,
             waves: None,
             pfc_pause_frames: 0,
+            pfc_port_pause_frames: 0,
+            pfc_port_resume_frames: 0,
             pfc_resume_frames: 0,
             pfc_scripted: 0,
             now: 0,
@@ -229,8 +233,10 @@ impl Sim {
         for &(port, frame) in &self.out.pfc_tx {
             if frame.paused() != 0 {
                 self.pfc_pause_frames += 1;
+                self.pfc_port_pause_frames += frame.port_level as u64;
             } else {
                 self.pfc_resume_frames += 1;
+                self.pfc_port_resume_frames += frame.port_level as u64;
             }
             if let Some(partner) = self.partners.get_mut(port as usize) {
                 partner.pfc_sent(now, frame);
@@ -341,6 +347,13 @@ impl Sim {
             pfc_pause_frames: self.pfc_pause_frames,
             pfc_resume_frames: self.pfc_resume_frames,
             partner_pause_events: self.partners.iter().map(|p| p.stats().pause_events).sum(),
+            pfc_port_pause_frames: self.pfc_port_pause_frames,
+            pfc_port_resume_frames: self.pfc_port_resume_frames,
+            partner_port_pause_events: self
+                .partners
+                .iter()
+                .map(|p| p.stats().port_pause_events)
+                .sum(),
             pfc_frames_rx_scripted: self.pfc_scripted,
             max_shared_occupancy_cells: st.max_shared_occupancy_cells,
             max_total_occupancy_cells: st.max_total_occupancy_cells,

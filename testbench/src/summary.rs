@@ -42,6 +42,11 @@ pub struct Summary {
     pub pfc_resume_frames: u64,
     /// Class pauses the link partners acted on.
     pub partner_pause_events: u64,
+    /// DSH port-level frames among the PAUSE / RESUME frames above.
+    pub pfc_port_pause_frames: u64,
+    pub pfc_port_resume_frames: u64,
+    /// DSH port-level pauses the upstream partners acted on.
+    pub partner_port_pause_events: u64,
     pub pfc_frames_rx_scripted: u64,
     pub max_shared_occupancy_cells: u32,
     pub max_total_occupancy_cells: u32,
@@ -89,6 +94,15 @@ impl fmt::Display for Summary {
         row(f, "PFC pause frames sent", &self.pfc_pause_frames)?;
         row(f, "PFC resume frames sent", &self.pfc_resume_frames)?;
         row(f, "partner class pauses", &self.partner_pause_events)?;
+        if self.policy == "dsh" {
+            row(f, "  port-level PAUSE frames", &self.pfc_port_pause_frames)?;
+            row(
+                f,
+                "  port-level RESUME frames",
+                &self.pfc_port_resume_frames,
+            )?;
+            row(f, "partner port pauses", &self.partner_port_pause_events)?;
+        }
         row(f, "scripted PFC frames in", &self.pfc_frames_rx_scripted)?;
         row(
             f,
