@@ -6,7 +6,7 @@ WAVES := waveforms
 SOAK_CASES ?= 2000
 SOAK_CYCLES ?= 200000
 
-.PHONY: run test soak bench waves docs lint fmt clean
+.PHONY: run test soak bench waves waves-dsh docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -29,6 +29,12 @@ bench:
 ## waves: run the default scenario and open its waveform in GTKWave
 waves: run
 	gtkwave $(WAVES)/default.gtkw
+
+## waves-dsh: the dsh-port-level scenario, opened on the committed DSH view
+waves-dsh:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(SIM) run dsh-port-level --vcd $(WAVES)/dsh.vcd
+	gtkwave $(WAVES)/dsh-view.gtkw
 
 ## docs: API documentation of every crate
 docs:

@@ -4,26 +4,81 @@
 //! lives in the testbench.
 
 use hw_model::{
-    Beat, CellFate, DropReason, Fault, Inputs, Mmu, Outputs, PacketHdr, PfcFrame, SwitchConfig,
+    Beat, CellFate, DropReason, Fault, Inputs, Mmu, Outputs, PacketHdr, PfcFrame, Policy, Segment,
+    SwitchConfig,
 };
 use std::collections::VecDeque;
+
+/// Which PFC frames the driver's upstream devices obey (at once, at packet boundaries).
+#[derive(Clone, Copy, PartialEq)]
+enum Honour {
+    All,
+    /// Only DSH port-level frames: queue-level PAUSE is ignored.
+    PortOnly,
+    Nothing,
+}
 
 struct Driver {
     queues: Vec<VecDeque<Beat>>,
     gap: u64,
-    honour_pause: bool,
-    paused: Vec<u8>,
+    honour: Honour,
+    /// Class pauses and port-level pauses, kept apart as a DSH upstream does (Fig. 9).
+    paused_class: Vec<u8>,
+    paused_port: Vec<bool>,
+    /// Cycles between a frame leaving the switch and the upstream acting on it.
+    delay: u64,
+    in_flight: VecDeque<(u64, u8, PfcFrame)>,
 }
 
 impl Driver {
-    fn new(mmu: &Mmu, honour_pause: bool) -> Self {
+    fn new(mmu: &Mmu, honour: Honour) -> Self {
         let d = mmu.config();
         let gap = (d.cfg.cell_bytes as u64 * 8 * d.clock_hz).div_ceil(d.rate_bps[0]);
         Self {
             queues: vec![VecDeque::new(); d.ports],
             gap,
-            honour_pause,
-            paused: vec![0; d.ports],
+            honour,
+            paused_class: vec![0; d.ports],
+            paused_port: vec![false; d.ports],
+            delay: 0,
+            in_flight: VecDeque::new(),
+        }
+    }
+
+    /// Classes of port `p` that may not start a packet: `QOFF OR POFF`.
+    fn paused(&self, p: usize) -> u8 {
+        self.paused_class[p] | if self.paused_port[p] { 0xFF } else { 0 }
+    }
+
+    /// The beats of cycle `c`: one per cell time per port, a paused class holding back
+    /// only at packet boundaries.
+    fn present(&mut self, c: u64, ingress: &mut [Option<Beat>]) {
+        for (p, slot) in ingress.iter_mut().enumerate() {
+            *slot = None;
+            if c.is_multiple_of(self.gap) {
+                if let Some(b) = self.queues[p].front() {
+                    if !(b.sop() && self.paused(p) & (1 << b.hdr.prio) != 0) {
+                        *slot = self.queues[p].pop_front();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Take the frames the switch sent in cycle `c`; act on those whose delay is over.
+    fn obey(&mut self, c: u64, frames: &[(u8, PfcFrame)]) {
+        self.in_flight
+            .extend(frames.iter().map(|&(p, f)| (c + self.delay, p, f)));
+        while self.in_flight.front().is_some_and(|f| f.0 <= c) {
+            let (_, p, f) = self.in_flight.pop_front().unwrap();
+            let p = p as usize;
+            match (f.port_level, self.honour) {
+                (true, Honour::All | Honour::PortOnly) => self.paused_port[p] = f.paused() != 0,
+                (false, Honour::All) => {
+                    self.paused_class[p] = (self.paused_class[p] | f.paused()) & !f.resumed()
+                }
+                _ => {}
+            }
         }
     }
 
@@ -51,17 +106,7 @@ impl Driver {
         let mut ingress = vec![None; mmu.config().ports];
         for _ in 0..cycles {
             let c = mmu.cycle();
-            for (p, q) in self.queues.iter_mut().enumerate() {
-                ingress[p] = None;
-                if c.is_multiple_of(self.gap) {
-                    if let Some(b) = q.front() {
-                        // Pause applies at packet boundaries only.
-                        if !(b.sop() && self.paused[p] & (1 << b.hdr.prio) != 0) {
-                            ingress[p] = q.pop_front();
-                        }
-                    }
-                }
-            }
+            self.present(c, &mut ingress);
             let frames: Vec<(u8, PfcFrame)> =
                 rx.iter().filter(|r| r.0 == c).map(|r| (r.1, r.2)).collect();
             mmu.step(
@@ -74,12 +119,7 @@ impl Driver {
             .unwrap();
             deps.extend(out.departures.iter().map(|d| (c, d.port, d.beat)));
             fates.extend(out.cell_events.iter().map(|e| e.fate));
-            if self.honour_pause {
-                for (p, f) in &out.pfc_tx {
-                    self.paused[*p as usize] =
-                        (self.paused[*p as usize] | f.paused()) & !f.resumed();
-                }
-            }
+            self.obey(c, &out.pfc_tx);
             if c.is_multiple_of(997) {
                 mmu.check_invariants().unwrap();
             }
@@ -102,7 +142,7 @@ fn hdr(flow: u32, seq: u32, src: u8, dst: u8, prio: u8, len: u16) -> PacketHdr {
 #[test]
 fn packets_cross_the_switch_in_order_and_the_buffer_empties() {
     let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
-    let mut drv = Driver::new(&mmu, true);
+    let mut drv = Driver::new(&mmu, Honour::All);
     for s in 0..50 {
         drv.packet(&mmu, hdr(1, s, 0, 3, 1, 64 + (s as u16 * 97) % 1400));
         drv.packet(&mmu, hdr(2, s, 1, 3, 7, 300));
@@ -128,7 +168,7 @@ fn packets_cross_the_switch_in_order_and_the_buffer_empties() {
 fn egress_line_rate_is_exact() {
     // 200 back-to-back 1500 B packets to one 100G port: 200 * 1520 * 8 / 100 cycles.
     let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
-    let mut drv = Driver::new(&mmu, true);
+    let mut drv = Driver::new(&mmu, Honour::All);
     for s in 0..100 {
         drv.packet(&mmu, hdr(1, s, 0, 2, 1, 1500));
         drv.packet(&mmu, hdr(2, s, 1, 2, 1, 1500));
@@ -150,7 +190,7 @@ fn egress_line_rate_is_exact() {
 #[test]
 fn fan_in_pauses_upstream_and_loses_nothing_when_pause_is_honoured() {
     let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
-    let mut drv = Driver::new(&mmu, true);
+    let mut drv = Driver::new(&mmu, Honour::All);
     for src in 0..6u8 {
         for s in 0..400 {
             drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
@@ -171,7 +211,7 @@ fn fan_in_pauses_upstream_and_loses_nothing_when_pause_is_honoured() {
 #[test]
 fn ignored_pause_overflows_headroom_and_every_drop_is_counted() {
     let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
-    let mut drv = Driver::new(&mmu, false);
+    let mut drv = Driver::new(&mmu, Honour::Nothing);
     for src in 0..6u8 {
         for s in 0..400 {
             drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
@@ -194,7 +234,7 @@ fn ignored_pause_overflows_headroom_and_every_drop_is_counted() {
 #[test]
 fn received_pause_stops_the_queue_until_resume() {
     let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
-    let mut drv = Driver::new(&mmu, true);
+    let mut drv = Driver::new(&mmu, Honour::All);
     for s in 0..20 {
         drv.packet(&mmu, hdr(1, s, 0, 4, 3, 500));
     }
@@ -219,7 +259,7 @@ fn received_pause_stops_the_queue_until_resume() {
 fn invariant_checker_catches_each_fault() {
     for fault in [Fault::DoubleFreeCell, Fault::LeakCell, Fault::SkewCounter] {
         let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
-        let mut drv = Driver::new(&mmu, true);
+        let mut drv = Driver::new(&mmu, Honour::All);
         for s in 0..10 {
             drv.packet(&mmu, hdr(1, s, 0, 1, 0, 900));
         }
@@ -241,7 +281,7 @@ fn every_changed_signal_is_in_a_dirty_block() {
     let mut cfg = SwitchConfig::small();
     cfg.pfc_pause_quanta = 40;
     let mut mmu = Mmu::new(cfg.build().unwrap());
-    let mut drv = Driver::new(&mmu, true);
+    let mut drv = Driver::new(&mmu, Honour::All);
     for src in 0..5u8 {
         for s in 0..60 {
             drv.packet(
@@ -270,13 +310,7 @@ fn every_changed_signal_is_in_a_dirty_block() {
     let mut changes = 0u64;
     for _ in 0..30_000 {
         let c = mmu.cycle();
-        for (p, q) in drv.queues.iter_mut().enumerate() {
-            ingress[p] = if c.is_multiple_of(drv.gap) && drv.paused[p] == 0 {
-                q.pop_front()
-            } else {
-                None
-            };
-        }
+        drv.present(c, &mut ingress);
         let rx: Vec<(u8, PfcFrame)> = if c % 3000 == 100 {
             vec![(6, pause)]
         } else {
@@ -290,9 +324,7 @@ fn every_changed_signal_is_in_a_dirty_block() {
             &mut out,
         )
         .unwrap();
-        for (p, f) in &out.pfc_tx {
-            drv.paused[*p as usize] = (drv.paused[*p as usize] | f.paused()) & !f.resumed();
-        }
+        drv.obey(c, &out.pfc_tx);
         let dirty = mmu.dirty_blocks().to_vec();
         for (i, old) in prev.iter_mut().enumerate() {
             let v = mmu.signal_value(i);
@@ -311,5 +343,108 @@ fn every_changed_signal_is_in_a_dirty_block() {
     assert!(
         changes > 10_000,
         "the stimulus must move many signals ({changes})"
+    );
+}
+
+fn dsh_switch() -> SwitchConfig {
+    SwitchConfig {
+        policy: Policy::Dsh,
+        ..SwitchConfig::small()
+    }
+}
+
+/// DSH fan-in with every PAUSE obeyed: queue-level flow control alone keeps the buffer
+/// lossless, with no insurance used.
+#[test]
+fn dsh_fan_in_is_lossless_with_queue_level_pause() {
+    let mut mmu = Mmu::new(dsh_switch().build().unwrap());
+    let mut drv = Driver::new(&mmu, Honour::All);
+    for src in 0..6u8 {
+        for s in 0..400 {
+            drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
+        }
+    }
+    let (deps, fates) = drv.run(&mut mmu, 300_000, &[]);
+    assert!(mmu.stats().pfc_pause_frames_tx > 0, "6:1 fan-in must pause");
+    assert_eq!(mmu.stats().dropped_lossless(), 0);
+    assert_eq!(deps.len(), fates.len());
+    mmu.check_invariants().unwrap();
+}
+
+/// Upstream devices that ignore queue-level PAUSE but obey port-level frames: the
+/// congested queues keep growing in the shared segment (DSH has no per-queue cap) until
+/// a port's occupancy exceeds `X_poff = N_q * T` (Eq. 6); the port-level PAUSE then stops
+/// the whole upstream port and its in-flight cells land in the insurance headroom
+/// (Eq. 4). The upstream reacts 400 cycles (5 KB at 100G) after a frame leaves, well inside
+/// Eq. 1's budget for the small profile (eta = 11840 B). Nothing may be lost.
+#[test]
+fn dsh_port_level_pause_protects_when_queue_pause_is_ignored() {
+    let mut mmu = Mmu::new(dsh_switch().build().unwrap());
+    let mut drv = Driver::new(&mmu, Honour::PortOnly);
+    drv.delay = 400;
+    for src in 0..6u8 {
+        for s in 0..400 {
+            drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
+        }
+    }
+    let mut max_poff = 0;
+    let mut out = Outputs::with_ports(8);
+    let mut ingress = vec![None; 8];
+    let mut insurance_used = false;
+    for _ in 0..300_000 {
+        let c = mmu.cycle();
+        drv.present(c, &mut ingress);
+        mmu.step(
+            &Inputs {
+                ingress: &ingress,
+                pfc_rx: &[],
+            },
+            &mut out,
+        )
+        .unwrap();
+        drv.obey(c, &out.pfc_tx);
+        insurance_used |= out
+            .cell_events
+            .iter()
+            .any(|e| e.fate == CellFate::Admitted(Segment::Headroom));
+        let poff = (0..8).filter(|&p| drv.paused_port[p]).count();
+        max_poff = max_poff.max(poff);
+        if c.is_multiple_of(997) {
+            mmu.check_invariants().unwrap();
+        }
+    }
+    assert!(
+        max_poff > 0,
+        "port-level PAUSE must have stopped an upstream port"
+    );
+    assert!(
+        insurance_used,
+        "in-flight cells of a POFF port go to insurance"
+    );
+    assert_eq!(mmu.stats().dropped_lossless(), 0);
+    assert!(
+        mmu.stats().pfc_resume_frames_tx > 0,
+        "ports resume (PON) as the queue drains"
+    );
+    mmu.check_invariants().unwrap();
+}
+
+/// Companion: the same stimulus with nothing obeyed overflows the insurance and drops,
+/// counted as lossless drops.
+#[test]
+fn dsh_ignoring_every_pause_drops_and_counts() {
+    let mut mmu = Mmu::new(dsh_switch().build().unwrap());
+    let mut drv = Driver::new(&mmu, Honour::Nothing);
+    for src in 0..6u8 {
+        for s in 0..400 {
+            drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
+        }
+    }
+    let (deps, fates) = drv.run(&mut mmu, 300_000, &[]);
+    let dropped = mmu.stats().dropped_lossless();
+    assert!(dropped > 0);
+    assert_eq!(
+        deps.len() as u64 + dropped + mmu.buffered_cells() as u64,
+        fates.len() as u64
     );
 }

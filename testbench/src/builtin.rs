@@ -52,6 +52,11 @@ pub static BUILTINS: &[Builtin] = &[
         toml: poisson_cdf,
     },
     Builtin {
+        name: "dsh-port-level",
+        description: "small switch under DSH, alpha = 4: six ports burst on two lossless classes into two ports; queue- and port-level PFC, insurance headroom, no lossless drop",
+        toml: dsh_port_level,
+    },
+    Builtin {
         name: "occamy-shaped",
         description: "shaped like the Occamy RTL switch core: 8 ports, 2047 cells of 64 B, one cell per cycle in and out, lossy DT alpha = 8; 64 B packets at full load (speed comparison)",
         toml: occamy_shaped,
@@ -327,6 +332,37 @@ seed = 1
             s,
             "\n[[flows]]\nsrc = {src}\ndst = {dst}\nprio = 0\nsize_bytes = 64\npattern = \"constant\"\n"
         );
+    }
+    s
+}
+
+/// DSH's two levels of flow control at work (section IV-B). Six ports each burst 600 KB on
+/// two lossless classes (one toward port 6, one toward port 7): twelve congested queues
+/// drive `T` down; with alpha = 4, queues pause at `X_qoff = T - eta` (Eq. 5) and ports
+/// whose total exceeds `X_poff = N_q * T` (Eq. 6) pause as a whole, their in-flight cells
+/// landing in the insurance headroom (Eq. 4). The committed view `waveforms/dsh.gtkw`
+/// opens on the units involved.
+fn dsh_port_level() -> String {
+    let mut s = header("dsh-port-level");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+policy = "dsh"
+alpha_log2 = 2
+
+[run]
+cycles = 150_000
+seed = 3
+expect_lossless = true
+"#,
+    );
+    for src in 0..6 {
+        for (prio, dst) in [(1, 6), (2, 7)] {
+            let _ = write!(
+                s,
+                "\n[[flows]]\nsrc = {src}\ndst = {dst}\nprio = {prio}\nsize_bytes = 1500\npattern = \"burst\"\nburst_bytes = 600_000\nstart_cycle = 1_000\n"
+            );
+        }
     }
     s
 }
