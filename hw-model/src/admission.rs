@@ -44,32 +44,47 @@ pub struct QueueView {
     pub shared_in_use: u32,
 }
 
-/// Lossless decision under SIH with headroom `eta` cells.
-pub fn lossless(n: u32, v: QueueView, pool: PoolParams, eta: u32) -> Result<Plan, DropReason> {
+/// Where the cells left after the private buffer go.
+enum Place {
+    Shared,
+    Headroom,
+}
+
+/// Case 1 for every pool: fill the queue's private buffer first; `place` decides where the
+/// remaining `m` cells go (or refuses the packet).
+fn decide(
+    n: u32,
+    v: &QueueView,
+    pool: PoolParams,
+    place: impl FnOnce(u32) -> Result<Place, DropReason>,
+) -> Result<Plan, DropReason> {
     let to_private = n.min(pool.private.saturating_sub(v.private));
     let m = n - to_private;
-    if m == 0 {
-        return Ok(Plan {
-            seg0: n as u16,
-            seg1: 0,
-            headroom: 0,
-        });
-    }
-    if v.shared < v.t && v.shared_in_use + m <= pool.shared_segment {
-        return Ok(Plan {
-            seg0: to_private as u16,
-            seg1: m as u16,
-            headroom: 0,
-        });
-    }
-    if v.headroom + m <= eta {
-        return Ok(Plan {
-            seg0: to_private as u16,
-            seg1: 0,
-            headroom: m as u16,
-        });
-    }
-    Err(DropReason::HeadroomFull)
+    let (seg1, headroom) = match m {
+        0 => (0, 0),
+        _ => match place(m)? {
+            Place::Shared => (m, 0),
+            Place::Headroom => (0, m),
+        },
+    };
+    Ok(Plan {
+        seg0: to_private as u16,
+        seg1: seg1 as u16,
+        headroom: headroom as u16,
+    })
+}
+
+/// Lossless decision under SIH with headroom `eta` cells.
+pub fn lossless(n: u32, v: QueueView, pool: PoolParams, eta: u32) -> Result<Plan, DropReason> {
+    decide(n, &v, pool, |m| {
+        if v.shared < v.t && v.shared_in_use + m <= pool.shared_segment {
+            Ok(Place::Shared)
+        } else if v.headroom + m <= eta {
+            Ok(Place::Headroom)
+        } else {
+            Err(DropReason::HeadroomFull)
+        }
+    })
 }
 
 /// The ingress port's DSH state for one decision.
@@ -90,44 +105,26 @@ pub struct PortView {
 /// while the port is POFF, or if the segment is full, the port's insurance headroom;
 /// otherwise the packet is dropped.
 pub fn dsh(n: u32, v: QueueView, pool: PoolParams, port: PortView) -> Result<Plan, DropReason> {
-    let to_private = n.min(pool.private.saturating_sub(v.private));
-    let m = n - to_private;
-    if m == 0 {
-        return Ok(Plan {
-            seg0: n as u16,
-            seg1: 0,
-            headroom: 0,
-        });
-    }
-    if !port.poff && v.shared_in_use + m <= pool.shared_segment {
-        return Ok(Plan {
-            seg0: to_private as u16,
-            seg1: m as u16,
-            headroom: 0,
-        });
-    }
-    if port.insurance + m <= port.eta {
-        return Ok(Plan {
-            seg0: to_private as u16,
-            seg1: 0,
-            headroom: m as u16,
-        });
-    }
-    Err(DropReason::HeadroomFull)
+    decide(n, &v, pool, |m| {
+        if !port.poff && v.shared_in_use + m <= pool.shared_segment {
+            Ok(Place::Shared)
+        } else if port.insurance + m <= port.eta {
+            Ok(Place::Headroom)
+        } else {
+            Err(DropReason::HeadroomFull)
+        }
+    })
 }
 
 /// Lossy decision: private, then DT-shared, else drop.
 pub fn lossy(n: u32, v: QueueView, pool: PoolParams) -> Result<Plan, DropReason> {
-    let to_private = n.min(pool.private.saturating_sub(v.private));
-    let m = n - to_private;
-    if m == 0 || (v.shared < v.t && v.shared_in_use + m <= pool.shared_segment) {
-        return Ok(Plan {
-            seg0: to_private as u16,
-            seg1: m as u16,
-            headroom: 0,
-        });
-    }
-    Err(DropReason::LossyThreshold)
+    decide(n, &v, pool, |m| {
+        if v.shared < v.t && v.shared_in_use + m <= pool.shared_segment {
+            Ok(Place::Shared)
+        } else {
+            Err(DropReason::LossyThreshold)
+        }
+    })
 }
 
 #[cfg(test)]

@@ -345,14 +345,22 @@ impl Mmu {
         if b.sop() {
             let [private, shared, headroom] = self.acct.group(p, pg);
             let n = b.ncells as u32;
+            let (t, shared_in_use) = if lossless {
+                (self.dt.t(), self.acct.shared_total.get() + *shared_granted)
+            } else {
+                (
+                    self.dt_lossy.t(),
+                    self.acct.lossy_shared_total.get() + *lossy_granted,
+                )
+            };
+            let v = QueueView {
+                private,
+                shared,
+                headroom,
+                t,
+                shared_in_use,
+            };
             let decision = if lossless {
-                let v = QueueView {
-                    private,
-                    shared,
-                    headroom,
-                    t: self.dt.t(),
-                    shared_in_use: self.acct.shared_total.get() + *shared_granted,
-                };
                 match self.dsh {
                     None => admission::lossless(n, v, self.lossless_pool, self.d.eta_cells[p]),
                     Some(_) => {
@@ -365,13 +373,6 @@ impl Mmu {
                     }
                 }
             } else {
-                let v = QueueView {
-                    private,
-                    shared,
-                    headroom,
-                    t: self.dt_lossy.t(),
-                    shared_in_use: self.acct.lossy_shared_total.get() + *lossy_granted,
-                };
                 admission::lossy(n, v, self.lossy_pool)
             };
             match decision {

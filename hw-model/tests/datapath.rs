@@ -82,6 +82,16 @@ impl Driver {
         }
     }
 
+    /// The 6:1 incast most tests use: ports 0..6 each queue 400 lossless 1500 B packets
+    /// of priority 2 for port 7.
+    fn fan_in(&mut self, mmu: &Mmu) {
+        for src in 0..6u8 {
+            for s in 0..400 {
+                self.packet(mmu, hdr(src as u32, s, src, 7, 2, 1500));
+            }
+        }
+    }
+
     fn packet(&mut self, mmu: &Mmu, hdr: PacketHdr) {
         let n = mmu.config().cells_for(hdr.len as u32) as u16;
         for idx in 0..n {
@@ -191,11 +201,7 @@ fn egress_line_rate_is_exact() {
 fn fan_in_pauses_upstream_and_loses_nothing_when_pause_is_honoured() {
     let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
     let mut drv = Driver::new(&mmu, Honour::All);
-    for src in 0..6u8 {
-        for s in 0..400 {
-            drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
-        }
-    }
+    drv.fan_in(&mmu);
     let (deps, fates) = drv.run(&mut mmu, 300_000, &[]);
     assert!(mmu.stats().pfc_pause_frames_tx > 0, "6:1 fan-in must pause");
     assert!(
@@ -212,11 +218,7 @@ fn fan_in_pauses_upstream_and_loses_nothing_when_pause_is_honoured() {
 fn ignored_pause_overflows_headroom_and_every_drop_is_counted() {
     let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
     let mut drv = Driver::new(&mmu, Honour::Nothing);
-    for src in 0..6u8 {
-        for s in 0..400 {
-            drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
-        }
-    }
+    drv.fan_in(&mmu);
     let (deps, fates) = drv.run(&mut mmu, 300_000, &[]);
     let dropped = fates
         .iter()
@@ -359,11 +361,7 @@ fn dsh_switch() -> SwitchConfig {
 fn dsh_fan_in_is_lossless_with_queue_level_pause() {
     let mut mmu = Mmu::new(dsh_switch().build().unwrap());
     let mut drv = Driver::new(&mmu, Honour::All);
-    for src in 0..6u8 {
-        for s in 0..400 {
-            drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
-        }
-    }
+    drv.fan_in(&mmu);
     let (deps, fates) = drv.run(&mut mmu, 300_000, &[]);
     assert!(mmu.stats().pfc_pause_frames_tx > 0, "6:1 fan-in must pause");
     assert_eq!(mmu.stats().dropped_lossless(), 0);
@@ -382,11 +380,7 @@ fn dsh_port_level_pause_protects_when_queue_pause_is_ignored() {
     let mut mmu = Mmu::new(dsh_switch().build().unwrap());
     let mut drv = Driver::new(&mmu, Honour::PortOnly);
     drv.delay = 400;
-    for src in 0..6u8 {
-        for s in 0..400 {
-            drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
-        }
-    }
+    drv.fan_in(&mmu);
     let mut max_poff = 0;
     let mut out = Outputs::with_ports(8);
     let mut ingress = vec![None; 8];
@@ -435,11 +429,7 @@ fn dsh_port_level_pause_protects_when_queue_pause_is_ignored() {
 fn dsh_ignoring_every_pause_drops_and_counts() {
     let mut mmu = Mmu::new(dsh_switch().build().unwrap());
     let mut drv = Driver::new(&mmu, Honour::Nothing);
-    for src in 0..6u8 {
-        for s in 0..400 {
-            drv.packet(&mmu, hdr(src as u32, s, src, 7, 2, 1500));
-        }
-    }
+    drv.fan_in(&mmu);
     let (deps, fates) = drv.run(&mut mmu, 300_000, &[]);
     let dropped = mmu.stats().dropped_lossless();
     assert!(dropped > 0);
