@@ -82,6 +82,29 @@ impl DtThreshold {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The largest count a 21-bit register holds.
+    const MAX: u32 = (1 << CNT_BITS) - 1;
+
+    proptest! {
+        /// Eq. 2 for every register value: `T = floor(alpha * max(0, B_s - S))`, with the
+        /// borrow raised exactly when `S > B_s`, at zero, and at the largest counts.
+        #[test]
+        fn threshold_equals_eq2(
+            segment in prop_oneof![Just(0u32), Just(MAX), 0u32..=MAX],
+            occupancy in prop_oneof![Just(0u32), Just(MAX), 0u32..=MAX],
+            k in Shifter::K_MIN..=Shifter::K_MAX,
+        ) {
+            let mut dt = DtThreshold::new(segment, k);
+            dt.eval(occupancy);
+            dt.t.commit();
+            let free = (segment as i64 - occupancy as i64).max(0) as u64;
+            let want = if k >= 0 { (free << k).min(MAX as u64) } else { free >> -k };
+            prop_assert_eq!(dt.t() as u64, want);
+            prop_assert_eq!(dt.sub_free.borrow(), occupancy > segment);
+        }
+    }
 
     #[test]
     fn threshold_is_registered_alpha_times_free() {

@@ -306,6 +306,19 @@ mod tests {
         assert_eq!(f.off(1), 1 << 3, "a port RESUME leaves the queue OFF");
     }
 
+    proptest::proptest! {
+        /// The SIH resume threshold `X_on = max(0, T - delta)` for every `T` a 21-bit
+        /// register holds, including zero and the largest count.
+        #[test]
+        fn xon_equals_t_minus_delta(t in proptest::prop_oneof![proptest::strategy::Just(0u32), proptest::strategy::Just((1u32 << 21) - 1), 0u32..(1 << 21)]) {
+            let d = SwitchConfig::small().build().unwrap();
+            let mut f = PfcFsm::new(&d);
+            let xon = f.eval_xon(t);
+            proptest::prop_assert_eq!(xon as i64, (t as i64 - d.delta_cells as i64).max(0));
+            proptest::prop_assert_eq!(f.sub_xon.borrow(), t < d.delta_cells);
+        }
+    }
+
     #[test]
     fn xon_saturates_at_zero() {
         let d = SwitchConfig::small().build().unwrap();
