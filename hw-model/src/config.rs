@@ -357,7 +357,7 @@ impl Derived {
                 return Err(ConfigError::new(
                     field,
                     format!(
-                        "{g} Gb/s can deliver {:.3} cells of {} B per {} MHz cycle (worst packet size between 64 B and mtu_bytes); allowed: at most 1; raise switch.core_clock_mhz or switch.cell_bytes",
+                        "{g} Gb/s can deliver {:.4} cells of {} B per {} MHz cycle (worst packet size between 64 B and mtu_bytes); allowed: at most 1; raise switch.core_clock_mhz or switch.cell_bytes",
                         cells_per_cycle(bps), c.cell_bytes, c.core_clock_mhz
                     ),
                 ));
@@ -600,9 +600,10 @@ impl Derived {
         (len + self.cfg.wire_overhead_bytes) as u64 * 8
     }
 
-    /// Core cycles of one pause quantum (512 bit times) on `port`, rounded up.
-    pub fn quantum_cycles(&self, port: usize) -> u64 {
-        (PFC_QUANTUM_BITS * self.clock_hz).div_ceil(self.rate_bps[port])
+    /// Core cycles of a pause of `quanta` 512-bit quanta on `port`, rounded up once (not
+    /// per quantum: at 100 Gb/s and 1 GHz a quantum is 5.12 cycles).
+    pub fn pause_cycles(&self, port: usize, quanta: u16) -> u64 {
+        (quanta as u64 * PFC_QUANTUM_BITS * self.clock_hz).div_ceil(self.rate_bps[port])
     }
 }
 

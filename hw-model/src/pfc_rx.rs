@@ -7,7 +7,8 @@
 //!
 //! DSH port-level frames (Fig. 9) drive a separate per-port state with the same timer
 //! rules, and a class may send only if `NOT (QOFF[class] OR POFF[port])`: the OR gate of
-//! DSH IV-D, one `OrReduce` per port over `{QOFF[class], POFF}`, visible as `paused`.
+//! DSH IV-D, eight two-input ORs per port (one per class), probed as `rx_qoff` and
+//! `rx_poff` (inputs) and `paused` (output).
 
 use crate::config::{Derived, PfcRxMode};
 use crate::wires::PfcFrame;
@@ -15,7 +16,7 @@ use crate::wires::PfcFrame;
 #[derive(Debug, Clone)]
 pub struct PfcRx {
     mode: PfcRxMode,
-    quantum_cycles: Vec<u64>,
+    d: Derived,
     /// Remaining pause cycles per (port, class); in OnOff mode, non-zero = OFF.
     timer: Vec<[u64; 8]>,
     /// Remaining port-level pause cycles per port; in OnOff mode, non-zero = POFF.
@@ -32,7 +33,7 @@ impl PfcRx {
     pub fn new(d: &Derived) -> Self {
         Self {
             mode: d.cfg.pfc_rx_mode,
-            quantum_cycles: (0..d.ports).map(|p| d.quantum_cycles(p)).collect(),
+            d: d.clone(),
             timer: vec![[0; 8]; d.ports],
             port_timer: vec![0; d.ports],
             paused: vec![0; d.ports],
@@ -67,7 +68,7 @@ impl PfcRx {
         if f.port_level {
             let q = f.quanta.iter().copied().max().unwrap_or(0) as u64;
             self.port_timer[port] = match self.mode {
-                PfcRxMode::Timer => q * self.quantum_cycles[port],
+                PfcRxMode::Timer => self.d.pause_cycles(port, q as u16),
                 PfcRxMode::OnOff => q.min(1),
             };
             self.refresh_port(port);
@@ -79,7 +80,7 @@ impl PfcRx {
             }
             let q = f.quanta[c] as u64;
             self.timer[port][c] = match self.mode {
-                PfcRxMode::Timer => q * self.quantum_cycles[port],
+                PfcRxMode::Timer => self.d.pause_cycles(port, q as u16),
                 PfcRxMode::OnOff => q.min(1),
             };
         }
@@ -164,8 +165,8 @@ mod tests {
         let d = SwitchConfig::small().build().unwrap();
         let mut rx = PfcRx::new(&d);
         rx.receive(2, &frame(3, 10));
-        // 10 quanta * 512 bits at 100 Gb/s and 1 GHz = 51.2 -> 10 * 6 cycles.
-        let cycles = 10 * d.quantum_cycles(2);
+        // 10 quanta * 512 bits at 100 Gb/s and 1 GHz = 51.2 -> 52 cycles.
+        let cycles = d.pause_cycles(2, 10);
         for _ in 0..cycles - 1 {
             rx.tick();
         }

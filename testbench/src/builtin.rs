@@ -340,8 +340,10 @@ seed = 1
 /// two lossless classes (one toward port 6, one toward port 7): twelve congested queues
 /// drive `T` down; with alpha = 4, queues pause at `X_qoff = T - eta` (Eq. 5) and ports
 /// whose total exceeds `X_poff = N_q * T` (Eq. 6) pause as a whole, their in-flight cells
-/// landing in the insurance headroom (Eq. 4). The committed view `waveforms/dsh.gtkw`
-/// opens on the units involved.
+/// landing in the insurance headroom (Eq. 4). On the egress side, the downstream device
+/// of port 6 pauses class 1 (queue level) and then the whole port (port level), so the
+/// OR gate `paused = QOFF OR POFF` (Fig. 9) shows both inputs. The committed view
+/// `waveforms/dsh-view.gtkw` opens on the units involved.
 fn dsh_port_level() -> String {
     let mut s = header("dsh-port-level");
     s.push_str(
@@ -354,6 +356,29 @@ alpha_log2 = 2
 cycles = 150_000
 seed = 3
 expect_lossless = true
+"#,
+    );
+    // Downstream of port 6: queue-level PAUSE of class 1 at 20 us for 200 quanta (about
+    // 1 us at 100G), port-level PAUSE at 40 us, port-level RESUME at 41 us.
+    s.push_str(
+        r#"
+[[pfc_script]]
+cycle = 20_000
+port = 6
+classes = [1]
+quanta = 200
+
+[[pfc_script]]
+cycle = 40_000
+port = 6
+quanta = 0xFFFF
+port_level = true
+
+[[pfc_script]]
+cycle = 41_000
+port = 6
+quanta = 0
+port_level = true
 "#,
     );
     for src in 0..6 {

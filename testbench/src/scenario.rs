@@ -129,10 +129,14 @@ pub struct FlowSpec {
 pub struct PfcScriptSpec {
     pub cycle: u64,
     pub port: usize,
-    /// Classes the frame carries.
+    /// Classes the frame carries (leave out for a port-level frame, which carries all).
+    #[serde(default)]
     pub classes: Vec<u8>,
     /// Pause time of every listed class in 512-bit quanta; 0 = RESUME.
     pub quanta: u16,
+    /// A DSH port-level frame (pauses or resumes every class of the port, Fig. 9).
+    #[serde(default)]
+    pub port_level: bool,
 }
 
 /// A scenario as written: switch config, run, links, flows and scripted PFC.
@@ -691,6 +695,20 @@ fn plan_pfc(
     let f = |k: &str| format!("pfc_script[{i}].{k}");
     if s.port >= d.ports {
         return Err(ports_err(f("port"), s.port, d));
+    }
+    if s.port_level {
+        if !s.classes.is_empty() {
+            return Err(ScenarioError::new(
+                f("classes"),
+                "a port-level frame carries every class: leave classes out",
+            ));
+        }
+        let frame = PfcFrame {
+            class_enable: 0xFF,
+            quanta: [s.quanta; 8],
+            port_level: true,
+        };
+        return Ok((s.cycle, s.port as u8, frame));
     }
     if s.classes.is_empty() {
         return Err(ScenarioError::new(

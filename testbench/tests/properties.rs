@@ -934,12 +934,14 @@ impl Case {
                 port: f.port % ports,
                 classes: classes.clone(),
                 quanta: f.quanta,
+                port_level: false,
             });
             pfc_script.push(PfcScriptSpec {
                 cycle: cycle + f.resume_after,
                 port: f.port % ports,
                 classes,
                 quanta: 0,
+                port_level: false,
             });
         }
         Some(Built {
