@@ -15,6 +15,7 @@
 pub mod builtin;
 pub mod link_partner;
 pub mod monitor;
+pub mod reproduce;
 pub mod scenario;
 pub mod scoreboard;
 pub mod sim;

@@ -44,6 +44,9 @@ pub struct PartnerStats {
     pub pause_events: u64,
     /// DSH port-level transitions from running to paused.
     pub port_pause_events: u64,
+    /// PAUSE frames (class or port level, at least one non-zero timer) the switch sent
+    /// toward this partner, counted when sent: the paper's "number of PAUSE frames".
+    pub pause_frames_sent: u64,
 }
 
 /// The device upstream of one ingress port.
@@ -61,6 +64,11 @@ pub struct LinkPartner {
     pause_until: [u64; 8],
     /// First cycle after a DSH port-level pause.
     port_pause_until: u64,
+    /// Per class, cycles paused (own pause or port-level pause) before `paused_accounted_to`;
+    /// settled at every PFC frame so that a pause cut short by a RESUME counts only its
+    /// actual length.
+    paused_cycles: [u64; 8],
+    paused_accounted_to: u64,
     /// Round-robin pointer: the class searched first.
     rr_next: u8,
     line: PhaseAccumulator,
@@ -87,6 +95,8 @@ impl LinkPartner {
             nonempty: 0,
             pause_until: [0; 8],
             port_pause_until: 0,
+            paused_cycles: [0; 8],
+            paused_accounted_to: 0,
             rr_next: 0,
             line: PhaseAccumulator::new(rate_bps, d.clock_hz),
             on_wire: None,
@@ -109,6 +119,9 @@ impl LinkPartner {
 
     /// A PFC frame the MMU sent toward this partner at `cycle`.
     pub fn pfc_sent(&mut self, cycle: u64, frame: PfcFrame) {
+        if frame.paused() != 0 {
+            self.stats.pause_frames_sent += 1;
+        }
         let at = cycle + self.link.prop_cycles + self.link.proc_cycles;
         self.pfc_in.push_back((at, frame));
     }
@@ -139,6 +152,20 @@ impl LinkPartner {
             .fold(0, |m, c| m | (1 << c))
     }
 
+    /// Per class, cycles before `now` in which the class was paused, by its own PFC pause
+    /// or by a DSH port-level pause (a class paused both ways counts once). Pause time
+    /// runs from the cycle a frame acts here, whether or not the class had anything to send.
+    pub fn paused_cycles(&self, now: u64) -> [u64; 8] {
+        let mut total = self.paused_cycles;
+        let since = self.paused_accounted_to;
+        for (c, t) in total.iter_mut().enumerate() {
+            // Both pauses hold while `now < until`, so their union holds until the later one.
+            let until = self.pause_until[c].max(self.port_pause_until).min(now);
+            *t += until.saturating_sub(since);
+        }
+        total
+    }
+
     /// Whether a packet is being transmitted.
     pub fn transmitting(&self) -> bool {
         self.on_wire.is_some()
@@ -152,6 +179,8 @@ impl LinkPartner {
 
     fn apply_pfc(&mut self, now: u64, frame: PfcFrame) {
         self.stats.pfc_frames_rx += 1;
+        self.paused_cycles = self.paused_cycles(now);
+        self.paused_accounted_to = now;
         if frame.port_level {
             // Kept apart from the class pauses: a port-level RESUME leaves them in force.
             let q = frame.quanta.iter().copied().max().unwrap_or(0);
@@ -284,19 +313,51 @@ mod tests {
     use super::*;
     use hw_model::SwitchConfig;
 
-    #[test]
-    fn round_robin_rotates_over_ready_classes() {
-        let d = SwitchConfig::small().build().unwrap();
-        let link = Link {
+    /// A zero-delay round-robin link.
+    fn instant_link() -> Link {
+        Link {
             prop_cycles: 0,
             proc_cycles: 0,
             arbitration: Arbitration::RoundRobin,
-        };
-        let mut p = LinkPartner::new(0, link, &d);
+        }
+    }
+
+    #[test]
+    fn round_robin_rotates_over_ready_classes() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut p = LinkPartner::new(0, instant_link(), &d);
         p.nonempty = 0b1001_0010;
         let picks: Vec<_> = (0..4).map(|_| p.arbitrate(0).unwrap()).collect();
         assert_eq!(picks, [1, 4, 7, 1]);
         p.link.arbitration = Arbitration::Strict;
         assert_eq!(p.arbitrate(0), Some(7));
+    }
+
+    #[test]
+    fn paused_cycles_count_resumes_and_port_pauses_once() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut p = LinkPartner::new(0, instant_link(), &d);
+        let class = |quanta: u16, port_level: bool| {
+            let mut f = PfcFrame {
+                class_enable: 1 << 3,
+                port_level,
+                ..PfcFrame::default()
+            };
+            f.quanta[3] = quanta;
+            f
+        };
+        p.apply_pfc(10, class(0xFFFF, false));
+        p.apply_pfc(50, class(0, false));
+        assert_eq!(p.paused_cycles(100)[3], 40, "cut short by the RESUME");
+        // 10 quanta at 100G = 51.2 ns = 52 cycles at 1 GHz, over every class.
+        p.apply_pfc(60, class(0xFFFF, false));
+        p.apply_pfc(70, class(10, true));
+        let t = p.paused_cycles(1000);
+        assert_eq!(t[0], 52);
+        assert_eq!(
+            t[3],
+            40 + 1000 - 60,
+            "class pause still running, port pause inside it"
+        );
     }
 }

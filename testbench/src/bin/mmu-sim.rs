@@ -1,4 +1,4 @@
-//! `mmu-sim`: run, list and validate MMU scenarios.
+//! `mmu-sim`: run, list and validate MMU scenarios, and reproduce the DSH paper's figures.
 //!
 //! Exit codes: 0 success; 1 a violated invariant (reordering, conservation, a lossless
 //! drop where the scenario expects none, a model invariant); 2 invalid input (bad or
@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use testbench::reproduce::{self, Progress, ReproError};
 use testbench::scenario::{Overrides, Scenario, ScenarioError};
 use testbench::{builtin, waves, RunError, Sim};
 use wave::{SignalFilter, Window};
@@ -36,6 +37,31 @@ enum Cmd {
     Validate { file: String },
     /// Print a built-in scenario as TOML, to start a scenario file from.
     Show { name: String },
+    /// Reproduce a figure or table of the DSH paper into a directory (see --list).
+    #[command(after_help = reproductions_help())]
+    Reproduce(ReproduceArgs),
+}
+
+#[derive(clap::Args)]
+struct ReproduceArgs {
+    /// Reproduction to run.
+    #[arg(required_unless_present = "list")]
+    name: Option<String>,
+    /// Directory for the CSV and PNG files (created if missing).
+    #[arg(long, required_unless_present = "list")]
+    out: Option<PathBuf>,
+    /// List the reproductions.
+    #[arg(long, conflicts_with_all = ["name", "out"])]
+    list: bool,
+}
+
+/// The reproductions as a help section, so `reproduce --help` names them.
+fn reproductions_help() -> String {
+    let mut s = String::from("Reproductions:\n");
+    for r in reproduce::REPRODUCTIONS {
+        s.push_str(&format!("  {:<12} {}\n", r.name, r.description));
+    }
+    s
 }
 
 #[derive(clap::Args)]
@@ -97,6 +123,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Cmd::Validate { file } => validate(&file),
+        Cmd::Reproduce(args) => reproduce_cmd(args),
         Cmd::Show { name } => match builtin::find(&name) {
             Some(b) => {
                 print!("{}", b.toml());
@@ -226,5 +253,58 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             "{} invariant(s) violated",
             summary.violations.len()
         )))
+    }
+}
+
+/// The CLI's progress bar behind the reproductions' [`Progress`] trait.
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn set_len(&mut self, len: u64) {
+        self.0.set_length(len);
+    }
+    fn inc(&mut self, n: u64) {
+        self.0.inc(n);
+    }
+    fn message(&mut self, msg: &str) {
+        self.0.set_message(msg.to_string());
+    }
+}
+
+fn reproduce_cmd(a: ReproduceArgs) -> Result<(), Failure> {
+    if a.list {
+        print!("{}", reproductions_help());
+        return Ok(());
+    }
+    let (Some(name), Some(out)) = (a.name, a.out) else {
+        unreachable!("clap requires NAME and --out without --list")
+    };
+    let Some(repro) = reproduce::find(&name) else {
+        let names: Vec<_> = reproduce::REPRODUCTIONS.iter().map(|r| r.name).collect();
+        return Err(Failure::Input(format!(
+            "unknown reproduction {name:?}; allowed: {}",
+            names.join(", ")
+        )));
+    };
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Failure::Input(format!("--out {}: {e}", out.display())))?;
+    let bar = if std::io::stderr().is_terminal() {
+        let style = ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        ProgressBar::new(0).with_style(style)
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut progress = Bar(bar);
+    let result = (repro.run)(&out, &mut progress);
+    progress.0.finish_and_clear();
+    match result {
+        Ok(report) => {
+            print!("{report}");
+            Ok(())
+        }
+        Err(e @ ReproError::Invariant(_)) => Err(Failure::Violation(e.to_string())),
+        Err(e @ ReproError::Run(RunError::Model(_))) => Err(Failure::Violation(e.to_string())),
+        Err(e) => Err(Failure::Input(e.to_string())),
     }
 }

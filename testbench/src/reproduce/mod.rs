@@ -1,0 +1,105 @@
+//! Paper reproductions: `mmu-sim reproduce NAME --out DIR`.
+//!
+//! Each reproduction drives the model through the same [`Sim`](crate::Sim) as `mmu-sim run`,
+//! writes its CSV (and plot) into the output directory, and returns a human-readable
+//! report for stdout. All are deterministic for their built-in seeds.
+
+pub mod collateral;
+pub mod dsh_fig11;
+pub mod dsh_theorem;
+pub mod headroom;
+pub mod plot;
+
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Progress of a long reproduction (the CLI shows it as a bar on a terminal).
+pub trait Progress {
+    /// Total units of work (e.g. simulation runs or cycles).
+    fn set_len(&mut self, len: u64);
+    /// `n` more units done.
+    fn inc(&mut self, n: u64);
+    /// What is being done now (e.g. "dsh, burst 40 %").
+    fn message(&mut self, msg: &str);
+}
+
+/// A progress sink that shows nothing (tests, non-terminal stderr).
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn set_len(&mut self, _: u64) {}
+    fn inc(&mut self, _: u64) {}
+    fn message(&mut self, _: &str) {}
+}
+
+#[derive(Debug, Error)]
+pub enum ReproError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("scenario: {0}")]
+    Scenario(#[from] crate::ScenarioError),
+    #[error("simulation: {0}")]
+    Run(#[from] crate::RunError),
+    #[error("plot {path}: {message}")]
+    Plot { path: PathBuf, message: String },
+    /// A reproduced figure broke an invariant (e.g. a lossless drop): the numbers are void.
+    #[error("invariant: {0}")]
+    Invariant(String),
+}
+
+impl ReproError {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Write a whole file (a CSV or a report) into the output directory.
+pub fn write_file(path: &Path, contents: &str) -> Result<(), ReproError> {
+    std::fs::write(path, contents).map_err(|e| ReproError::io(path, e))
+}
+
+/// Core cycles to nanoseconds (the model's clock need not be 1 GHz).
+pub fn cycles_to_ns(cycles: u64, clock_hz: u64) -> f64 {
+    cycles as f64 * 1e9 / clock_hz as f64
+}
+
+/// A named reproduction.
+pub struct Reproduction {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Run it, writing files into the directory; returns the report printed on stdout.
+    pub run: fn(&Path, &mut dyn Progress) -> Result<String, ReproError>,
+}
+
+pub static REPRODUCTIONS: &[Reproduction] = &[
+    Reproduction {
+        name: "headroom",
+        description: "DSH Eq. 1, 3 and 4 for the paper's Trident2 and Tomahawk examples (table)",
+        run: headroom::run,
+    },
+    Reproduction {
+        name: "dsh-theorem",
+        description: "DSH Theorems 1-2: time to the first PAUSE of bursting queues, predicted vs measured, SIH and DSH",
+        run: dsh_theorem::run,
+    },
+    Reproduction {
+        name: "dsh-fig11",
+        description: "DSH Fig. 11 on tomahawk: pause duration and PAUSE frames of a 16-to-1 fan-in vs burst size, SIH vs DSH",
+        run: dsh_fig11::run,
+    },
+    Reproduction {
+        name: "collateral",
+        description: "DSH Fig. 13a as far as one switch shows it: an innocent flow's throughput next to fan-in congestion, SIH vs DSH",
+        run: collateral::run,
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Reproduction> {
+    REPRODUCTIONS.iter().find(|r| r.name == name)
+}
