@@ -486,6 +486,34 @@ impl Derived {
             };
             eta_cells.push(e.min(u32::MAX as u64) as u32);
         }
+        // eta must hold at least one packet: a queue pauses when a packet goes to headroom,
+        // so a headroom smaller than a packet would drop without ever pausing.
+        let mtu_cells = (c.mtu_bytes + c.packet_overhead_bytes).div_ceil(c.cell_bytes);
+        if lossless_mask != 0 {
+            if let Some(p) = (0..c.ports).find(|&p| eta_cells[p] < mtu_cells) {
+                return Err(ConfigError::new(
+                    if c.eta_bytes.is_some() { "switch.eta_bytes" } else { "switch.link_delay_ns" },
+                    format!(
+                        "eta of port {p} is {} cells, less than one MTU packet ({mtu_cells} cells); allowed: at least {} bytes",
+                        eta_cells[p],
+                        mtu_cells * c.cell_bytes
+                    ),
+                ));
+            }
+        }
+        // A paused upstream is re-paused every half pause time (pfc_fsm.rs): the half
+        // must outlast the wait for the packet on the wire (one MTU) plus the PFC frame,
+        // with the same again as margin, or the upstream resumes between refreshes.
+        let min_quanta =
+            (4 * (c.mtu_bytes + c.wire_overhead_bytes + PFC_FRAME_WIRE_BYTES) as u64 * 8)
+                .div_ceil(PFC_QUANTUM_BITS);
+        if (c.pfc_pause_quanta as u64) < min_quanta {
+            return Err(range_err(
+                "switch.pfc_pause_quanta",
+                c.pfc_pause_quanta,
+                &format!("{min_quanta}..=65535 (the refresh at half the pause time must outlast an MTU packet and the frame)"),
+            ));
+        }
         let lossy_pool_cells = cells(c.lossy_pool_bytes);
         let lossy_queues_per_port = 8 - lossless_queues_per_port;
         let lossy_private_cells = cells(c.lossy_private_bytes as u64) as u32;

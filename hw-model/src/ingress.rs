@@ -33,6 +33,8 @@ pub struct IngressPort {
     pub prev: u32,
     /// Beat seen this cycle (for the waveform).
     pub beat_valid: bool,
+    /// Index of the cell the bus must deliver next (0: a start of packet).
+    pub next_idx: u16,
 }
 
 impl IngressPort {
@@ -45,6 +47,7 @@ impl IngressPort {
             written: 0,
             prev: NULL,
             beat_valid: false,
+            next_idx: 0,
         }
     }
 }

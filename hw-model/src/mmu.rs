@@ -111,6 +111,8 @@ pub struct Mmu {
     /// Egress ports to evaluate next cycle whatever their wake time (new packet, pause change).
     eg_kick: u64,
     write_rr: usize,
+    /// Cells each ingress FIFO holds (`ingress::fifo_depth`).
+    fifo_depth: usize,
     read_rr: usize,
     lossless_pool: PoolParams,
     lossy_pool: PoolParams,
@@ -153,6 +155,7 @@ impl Mmu {
             fifo_ports: 0,
             eg_kick: 0,
             write_rr: 0,
+            fifo_depth: depth,
             read_rr: 0,
             lossless_pool: PoolParams {
                 private: d.private_cells,
@@ -339,6 +342,7 @@ impl Mmu {
         lossy_granted: &mut u32,
         out: &mut Outputs,
     ) -> Result<(), InvariantError> {
+        self.check_beat(p, b)?;
         self.stats.cells_in += 1;
         let pg = b.hdr.prio as usize;
         let lossless = self.d.is_lossless(b.hdr.prio);
@@ -416,7 +420,7 @@ impl Mmu {
                         *lossy_granted += plan.seg1 as u32;
                     }
                     let ing = &mut self.ing[p];
-                    if ing.pending.len() == ing.pending.capacity() {
+                    if ing.pending.len() == self.fifo_depth + 2 {
                         return Err(self.err(format!(
                             "ingress p{p}: more packets in flight than the FIFO can hold"
                         )));
@@ -428,14 +432,24 @@ impl Mmu {
                     });
                     ing.arriving = Some(Some(plan));
                 }
-                Err(_) => self.ing[p].arriving = Some(None),
+                Err(_) => {
+                    // A lossless queue that overflows its headroom must stop its upstream
+                    // too (case 4 implies case 3's condition), whatever its eta.
+                    if lossless {
+                        self.fsm.to_off(p, pg);
+                        if self.dsh.is_some() {
+                            self.fsm.to_poff(p);
+                        }
+                    }
+                    self.ing[p].arriving = Some(None);
+                }
             }
         }
         let fate = match self.ing[p].arriving {
             Some(Some(plan)) => {
                 let seg = segment_of(lossless, b.idx, plan.seg0, plan.seg1);
                 let ing = &mut self.ing[p];
-                if ing.fifo.len() == ing.fifo.capacity() {
+                if ing.fifo.len() == self.fifo_depth {
                     return Err(self.err(format!(
                         "ingress p{p}: cell FIFO overflow (write stage too slow)"
                     )));
@@ -461,10 +475,47 @@ impl Mmu {
                 )))
             }
         };
+        self.ing[p].next_idx = b.idx + 1;
         if b.eop() {
             self.ing[p].arriving = None;
+            self.ing[p].next_idx = 0;
         }
         out.cell_events.push(CellEvent { beat: *b, fate });
+        Ok(())
+    }
+
+    /// The ingress bus protocol: a beat the MMU cannot have been sent by a MAC is refused
+    /// with an error naming the port and the field, not left to corrupt the buffer.
+    fn check_beat(&self, p: usize, b: &Beat) -> Result<(), InvariantError> {
+        let h = &b.hdr;
+        let bad =
+            |what: String| Err(self.err(format!("ingress p{p}: malformed beat {b:?}: {what}")));
+        if h.src as usize != p {
+            return bad(format!(
+                "hdr.src = {} but the beat arrived on port {p}",
+                h.src
+            ));
+        }
+        if h.dst as usize >= self.d.ports {
+            return bad(format!(
+                "hdr.dst = {} is not a port (0..{})",
+                h.dst, self.d.ports
+            ));
+        }
+        if h.prio > 7 {
+            return bad(format!("hdr.prio = {} is not a priority (0..=7)", h.prio));
+        }
+        let n = self.d.cells_for(h.len as u32);
+        if b.ncells as u32 != n || n == 0 {
+            return bad(format!(
+                "ncells = {} but a {} B packet takes {n} cells",
+                b.ncells, h.len
+            ));
+        }
+        let expected = self.ing[p].next_idx;
+        if b.idx != expected {
+            return bad(format!("cell index {} where {expected} was due", b.idx));
+        }
         Ok(())
     }
 

@@ -115,12 +115,14 @@ impl PfcFsm {
     /// port-level PAUSE.
     pub fn to_poff(&mut self, port: usize) {
         let bit = 1u64 << port;
+        // Not resumable in a cycle that charged it, even if it was POFF already: the
+        // insurance charged now is not in the registered counters the PON check reads.
+        self.just_poff |= bit;
         if self.poff & bit == 0 {
             if (self.off_ports | self.poff) & bit == 0 {
                 self.refresh_in[port] = self.refresh_cycles[port];
             }
             self.poff |= bit;
-            self.just_poff |= bit;
             self.pending_port_pause |= bit;
             self.pending_port_resume &= !bit;
             self.pending_ports |= bit;
@@ -158,10 +160,12 @@ impl PfcFsm {
     /// Case 3 of DSH II-C: a packet went to headroom; an ON queue turns OFF.
     #[inline]
     pub fn to_off(&mut self, port: usize, pg: usize) {
+        // Not resumable in a cycle that charged it headroom, even if it was OFF already:
+        // the cells charged now are not in the registered counters the QON check reads.
+        self.just_off[port] |= 1 << pg;
+        self.just_off_ports |= 1 << port;
         if self.off[port] & (1 << pg) == 0 {
             self.off[port] |= 1 << pg;
-            self.just_off[port] |= 1 << pg;
-            self.just_off_ports |= 1 << port;
             self.pending_pause[port] |= 1 << pg;
             self.pending_resume[port] &= !(1 << pg);
             if self.off_ports & (1 << port) == 0 {

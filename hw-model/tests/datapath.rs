@@ -281,7 +281,7 @@ fn invariant_checker_catches_each_fault() {
 #[test]
 fn every_changed_signal_is_in_a_dirty_block() {
     let mut cfg = SwitchConfig::small();
-    cfg.pfc_pause_quanta = 40;
+    cfg.pfc_pause_quanta = 120;
     let mut mmu = Mmu::new(cfg.build().unwrap());
     let mut drv = Driver::new(&mmu, Honour::All);
     for src in 0..5u8 {
