@@ -433,8 +433,13 @@ pub struct Knobs {
 }
 
 impl Knobs {
-    pub fn setup(self) -> Setup {
+    pub fn setup(mut self) -> Setup {
         let c = self.cell_bytes as u64;
+        // The configuration refuses an eta below one MTU (1500 B) packet: such a queue
+        // would drop without ever pausing.
+        self.eta = self
+            .eta
+            .max((1500 + self.packet_overhead_bytes as u64).div_ceil(c));
         let lossless = self.lossless_low & 0x0F;
         let n_lossless = lossless.count_ones() as u64;
         let ports = self.ports as u64;
