@@ -155,13 +155,14 @@ fn run_writes_summary_trace_and_waves() {
 
 #[test]
 fn lossless_drop_in_a_lossless_scenario_exits_1() {
-    // Headroom far below Eq. 1 and a 3:1 lossless overload: lossless cells must drop.
+    // Headroom of one MTU packet (Eq. 1 asks 57 cells) and a 3:1 lossless overload:
+    // lossless cells must drop.
     let text = testbench::builtin::find("lossy-overload")
         .unwrap()
         .toml()
         .replace(
             "lossless_priorities = [3]",
-            "lossless_priorities = [1, 3]\neta_bytes = 208\nalpha_log2 = -7",
+            "lossless_priorities = [1, 3]\neta_bytes = 1664\nalpha_log2 = -7",
         )
         .replace("cycles = 50_000", "cycles = 20_000");
     let f = tmp("lossless-drop.toml");
