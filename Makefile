@@ -14,9 +14,10 @@ run:
 	@mkdir -p $(WAVES)
 	$(SIM) run --vcd $(WAVES)/default.vcd --summary-json $(WAVES)/default-summary.json
 
-## test: every unit, integration and property test (CI runs exactly this)
+## test: every unit, integration, property and doc test (CI runs exactly this; the
+## criterion bench is built by `make bench` and checked by `make lint`)
 test:
-	$(CARGO) test --workspace --all-targets
+	$(CARGO) test --workspace
 
 ## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams
 soak:
