@@ -287,15 +287,19 @@ impl RefModel {
                     (false, _) => (s_lossy_start, granted_lossy),
                 };
                 let d = self.decide(port, pg, b.ncells as u64, base + extra);
-                if let Decision::Admit {
-                    shared, headroom, ..
-                } = d
-                {
+                // A lossless queue goes OFF when a packet goes to headroom or is dropped
+                // for lack of it, and cannot turn ON in that cycle even if it was OFF.
+                let pauses = match d {
+                    Decision::Admit { headroom, .. } => headroom > 0,
+                    Decision::Drop(_) => true,
+                };
+                if lossless && pauses {
+                    self.qoff.insert((port, pg));
+                    turned_off.push((port, pg));
+                }
+                if let Decision::Admit { shared, .. } = d {
                     if lossless {
                         granted += shared;
-                        if headroom > 0 && self.qoff.insert((port, pg)) {
-                            turned_off.push((port, pg));
-                        }
                     } else {
                         granted_lossy += shared;
                     }

@@ -96,6 +96,60 @@ pub enum PatternKind {
     Burst,
     /// Messages with sizes from `message_cdf`, Poisson arrivals at mean load `rate_gbps`.
     Poisson,
+    /// A closed-loop TCP-Reno-like sender (`crate::tcp`), written
+    /// `pattern = { tcp = { ... } }`: its parameters sit in the pattern's own table, so
+    /// that `FlowSpec` keeps its fields.
+    Tcp(TcpSpec),
+}
+
+impl PatternKind {
+    /// The pattern's name in error messages.
+    fn label(&self) -> &'static str {
+        match self {
+            Self::Constant => "Constant",
+            Self::OnOff => "OnOff",
+            Self::Burst => "Burst",
+            Self::Poisson => "Poisson",
+            Self::Tcp(_) => "Tcp",
+        }
+    }
+}
+
+/// Parameters of a `tcp` flow as written (times in µs); defaults in [`TcpParams`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Delay from a packet's last cell leaving the switch to its ACK reaching the sender.
+    pub base_rtt_us: Option<u64>,
+    /// Retransmission timeout before back-off.
+    pub min_rto_us: Option<u64>,
+    /// Cap of the exponential back-off.
+    pub max_rto_us: Option<u64>,
+    /// Initial congestion window, packets.
+    pub init_cwnd: Option<u32>,
+    /// Bytes to deliver (a finite flow, with a completion time); default: long-lived.
+    pub flow_bytes: Option<u64>,
+}
+
+/// Validated parameters of a `tcp` flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpParams {
+    pub base_rtt_us: u64,
+    pub min_rto_us: u64,
+    pub max_rto_us: u64,
+    pub init_cwnd: u32,
+    pub flow_bytes: Option<u64>,
+}
+
+impl TcpParams {
+    /// Default base RTT, µs: a data-centre round trip.
+    pub const BASE_RTT_US: u64 = 10;
+    /// Default minimum RTO, µs: the 1 ms data-centre setting (Linux uses 200 ms).
+    pub const MIN_RTO_US: u64 = 1000;
+    /// Default cap of the back-off, as a multiple of `min_rto_us`.
+    pub const MAX_RTO_FACTOR: u64 = 64;
+    /// Default initial window, packets (RFC 6928).
+    pub const INIT_CWND: u32 = 10;
 }
 
 /// `[[flows]]`: one stream of packets from an ingress to an egress port.
@@ -185,6 +239,8 @@ pub enum Pattern {
         rate_bps: u64,
         message_cdf: Vec<(u64, f64)>,
     },
+    /// Closed loop: window-limited, sent at the partner's line rate.
+    Tcp(TcpParams),
 }
 
 /// A validated flow; `id` is its index in the scenario and its `PacketHdr.flow`.
@@ -382,7 +438,11 @@ fn section<T: DeserializeOwned>(table: toml::Table, path: &str) -> Result<T, Sce
     for marker in ["unknown field `", "missing field `"] {
         if let Some(rest) = err.split_once(marker).map(|(_, r)| r) {
             let key = rest.split('`').next().unwrap_or_default();
-            return Err(ScenarioError::new(field(key), err.clone()));
+            // An unknown key of a nested table (a `tcp` pattern's) is not one of this
+            // table's: the search below names the key holding it.
+            if marker == "missing field `" || table.contains_key(key) {
+                return Err(ScenarioError::new(field(key), err.clone()));
+            }
         }
     }
     for key in table.keys() {
@@ -598,7 +658,7 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
         if set {
             Err(ScenarioError::new(
                 f(k),
-                format!("not used by pattern {:?}", s.pattern),
+                format!("not used by pattern {}", s.pattern.label()),
             ))
         } else {
             Ok(())
@@ -610,7 +670,7 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
             Some(v) => Ok(v),
             None => Err(ScenarioError::new(
                 f(k),
-                format!("required by pattern {:?}", s.pattern),
+                format!("required by pattern {}", s.pattern.label()),
             )),
         }
     };
@@ -667,6 +727,21 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
                 message_cdf: cdf.clone(),
             }
         }
+        PatternKind::Tcp(t) => {
+            unused("rate_gbps", s.rate_gbps.is_some())?;
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            unused("message_cdf", s.message_cdf.is_some())?;
+            unused("stop_cycle", s.stop_cycle.is_some())?;
+            if s.size_cdf.is_some() {
+                return Err(ScenarioError::new(
+                    f("size_cdf"),
+                    "not used by pattern Tcp: every packet but a finite flow's last is size_bytes",
+                ));
+            }
+            Pattern::Tcp(plan_tcp(&f, &t)?)
+        }
     };
     let stop_cycle = s.stop_cycle.unwrap_or(u64::MAX);
     if stop_cycle <= s.start_cycle {
@@ -684,6 +759,55 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
         pattern,
         start_cycle: s.start_cycle,
         stop_cycle,
+    })
+}
+
+/// Check a `tcp` pattern's parameters (named `flows[i].pattern.tcp.KEY`) and fill in the
+/// defaults.
+fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, ScenarioError> {
+    let k = |key: &str| f(&format!("pattern.tcp.{key}"));
+    let check = |key: &str, v: u64, lo: u64, hi: u64| -> Result<u64, ScenarioError> {
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ScenarioError::new(
+                k(key),
+                format!("{v} is out of range; allowed: {lo}..={hi}"),
+            ))
+        }
+    };
+    let base_rtt_us = check(
+        "base_rtt_us",
+        t.base_rtt_us.unwrap_or(TcpParams::BASE_RTT_US),
+        1,
+        1_000_000,
+    )?;
+    let min_rto_us = check(
+        "min_rto_us",
+        t.min_rto_us.unwrap_or(TcpParams::MIN_RTO_US),
+        1,
+        10_000_000,
+    )?;
+    let max_rto_us = match t.max_rto_us {
+        Some(v) => check("max_rto_us", v, min_rto_us, 100_000_000)?,
+        None => min_rto_us * TcpParams::MAX_RTO_FACTOR,
+    };
+    let init_cwnd = check(
+        "init_cwnd",
+        t.init_cwnd.unwrap_or(TcpParams::INIT_CWND) as u64,
+        1,
+        1024,
+    )? as u32;
+    let flow_bytes = t
+        .flow_bytes
+        .map(|b| check("flow_bytes", b, 1, 1 << 40))
+        .transpose()?;
+    Ok(TcpParams {
+        base_rtt_us,
+        min_rto_us,
+        max_rto_us,
+        init_cwnd,
+        flow_bytes,
     })
 }
 

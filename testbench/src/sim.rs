@@ -2,17 +2,19 @@
 //! together one core cycle at a time.
 //!
 //! Order within cycle `now` (0-based; the MMU's own cycle counter is `now + 1` after it):
-//! 1. sources due at `now` hand packets to their partners' class queues;
+//! 1. sources due at `now`, and TCP senders with ACKs or timeouts due, hand packets to
+//!    their partners' class queues;
 //! 2. every busy link partner applies PFC frames due now, transmits, and delivers the beat
 //!    that reaches the MMU now into `Inputs::ingress`;
 //! 3. scripted downstream PFC frames due now go into `Inputs::pfc_rx`;
 //! 4. the MMU steps; the monitor reports its cell events and departures to the scoreboard
-//!    (and the cell trace), the sinks absorb the departures, and its PFC frames start
-//!    travelling to the partners;
+//!    (and the cell trace), the sinks absorb the departures (TCP receivers send their ACKs
+//!    back), and its PFC frames start travelling to the partners;
 //! 5. the waveform samples the MMU's signals.
 //!
 //! The loop allocates nothing: one `Outputs` and one ingress vector are reused, and only
-//! busy partners are visited (a 64-bit mask, as ports are at most 64).
+//! busy partners are visited (a 64-bit mask, as ports are at most 64). TCP flows are the
+//! exception: their event heap and per-flow queues grow with the windows they reach.
 
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
@@ -21,6 +23,7 @@ use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::Sources;
 use crate::summary::{EgressSummary, Summary};
+use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::CellTrace;
 use crate::waves::Waves;
 use hw_model::{Beat, DropReason, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment};
@@ -70,6 +73,7 @@ pub struct Sim {
     plan: Plan,
     mmu: Mmu,
     sources: Sources,
+    tcp: TcpFlows,
     partners: Vec<LinkPartner>,
     /// Bit `p`: partner `p` is busy and must be stepped.
     active: u64,
@@ -106,6 +110,7 @@ impl Sim {
         Self {
             mmu: Mmu::new(d.clone()),
             sources: Sources::new(&plan.flows, plan.seed, d),
+            tcp: TcpFlows::new(&plan.flows, d.clock_hz),
             partners,
             active: 0,
             delivered: 0,
@@ -173,6 +178,10 @@ impl Sim {
     pub fn outputs(&self) -> &Outputs {
         &self.out
     }
+    /// Results of the TCP flows so far (empty without `tcp` flows).
+    pub fn tcp_stats(&self) -> Vec<TcpStats> {
+        self.tcp.stats()
+    }
     /// Cells on the links, sent by partners and not yet seen by the MMU.
     pub fn cells_in_flight(&self) -> u64 {
         self.partners.iter().map(|p| p.in_flight() as u64).sum()
@@ -185,6 +194,10 @@ impl Sim {
         let partners = &mut self.partners;
         let active = &mut self.active;
         self.sources.fire_due(now, d, |hdr| {
+            partners[hdr.src as usize].enqueue(hdr);
+            *active |= 1 << hdr.src;
+        });
+        self.tcp.fire_due(now, |hdr| {
             partners[hdr.src as usize].enqueue(hdr);
             *active |= 1 << hdr.src;
         });
@@ -230,6 +243,7 @@ impl Sim {
         for dep in &self.out.departures {
             self.sinks.absorb(dep);
         }
+        self.tcp.departed(now, &self.out.departures);
         for &(port, frame) in &self.out.pfc_tx {
             if frame.paused() != 0 {
                 self.pfc_pause_frames += 1;

@@ -191,6 +191,7 @@ impl Source {
                 self.next_msg = self.next_msg.max(now as f64) + self.exp_gap();
                 self.next_msg.ceil() as u64
             }
+            Pattern::Tcp(_) => unreachable!("Sources::new leaves TCP flows to tcp::TcpFlows"),
         };
         (next < self.flow.stop_cycle).then_some(next.max(now + 1))
     }
@@ -205,9 +206,12 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// Sources of the open-loop flows; TCP flows are closed-loop and run in
+    /// [`crate::tcp::TcpFlows`].
     pub fn new(flows: &[Flow], seed: u64, d: &Derived) -> Self {
         let mut sources: Vec<Source> = flows
             .iter()
+            .filter(|f| !matches!(f.pattern, Pattern::Tcp(_)))
             .map(|f| Source::new(f.clone(), seed, d))
             .collect();
         let mut events = BinaryHeap::with_capacity(sources.len());

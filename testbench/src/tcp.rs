@@ -1,0 +1,502 @@
+//! Closed-loop TCP sources: a window-based, Reno-like sender per flow whose ACK clock is the
+//! switch's own egress.
+//!
+//! The receiver of a TCP flow sits behind the flow's egress port: a packet is received when
+//! its last cell departs the switch (`Departure` with `beat.eop()`). The receiver answers
+//! every packet with a cumulative ACK (the next in-order sequence it expects), which reaches
+//! the sender `base_rtt` later. There is no reverse-path model: `base_rtt` stands for the
+//! receiver's link and the whole way back, while the forward link, the partner's queue and
+//! the switch's queueing are modelled cycle by cycle. A dropped packet never departs, so the
+//! cumulative ACK stalls and the later packets produce duplicate ACKs.
+//!
+//! Sender ([`Reno`]): slow start and congestion avoidance on a fractional `cwnd` in packets;
+//! fast retransmit on the third duplicate ACK (`ssthresh = max(cwnd / 2, 2)`,
+//! `cwnd = ssthresh`), then fast recovery *without* window inflation: new data goes out only
+//! as ACKs shrink the flight below `cwnd`, a partial ACK retransmits the next hole at once
+//! (NewReno, RFC 6582, so several losses in one window do not all wait for a timeout), and
+//! recovery ends when everything sent before the loss is acknowledged. A retransmission
+//! timeout sets `cwnd = 1`, goes back to the first unacknowledged packet and doubles the
+//! timer up to `max_rto`. The timer is `min_rto` (no RTT estimator): in a data centre
+//! `srtt + 4 rttvar` is far below any realistic minimum RTO, which is what incast studies
+//! vary. A new ACK resets the back-off.
+//!
+//! Sequence numbers: `PacketHdr.seq` counts *transmissions* of the flow, so a retransmission
+//! gets a new, larger `seq` and the scoreboard's per-flow order check stays as strict for TCP
+//! flows as for the others (a packet overtaking an earlier one through the switch is still
+//! caught). The TCP sequence lives here, in a FIFO of `(transmission, TCP sequence)` per
+//! flow: the switch keeps a flow's packets in order, so when transmission `k` arrives every
+//! older entry was dropped and is discarded.
+//!
+//! Event-driven: ACK arrivals, flow starts and RTO deadlines wait in one binary heap, so a
+//! cycle costs one heap peek plus the departures it has, however many flows there are.
+
+use crate::scenario::{Flow, Pattern, SizeDist};
+use hw_model::{Departure, PacketHdr};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+
+/// The Reno-like congestion control of one sender, in packets.
+#[derive(Debug, Clone)]
+pub struct Reno {
+    /// Congestion window, packets.
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    /// First packet not yet acknowledged.
+    snd_una: u64,
+    /// Next packet to send from the window (moves back to `snd_una` on a timeout).
+    snd_nxt: u64,
+    /// One past the highest packet ever sent: anything below it is a retransmission.
+    high: u64,
+    /// Packets in the flow (`u64::MAX`: long-lived).
+    total: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// `high` when the last loss was detected: fast retransmit waits until the ACKs pass
+    /// it, so one window's losses cause one window cut.
+    recover: u64,
+    /// Current retransmission timeout, cycles.
+    rto: u64,
+    min_rto: u64,
+    max_rto: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+}
+
+impl Reno {
+    /// A sender of `total` packets starting with `init_cwnd` packets, timer `min_rto`
+    /// cycles backing off up to `max_rto`.
+    pub fn new(init_cwnd: u32, min_rto: u64, max_rto: u64, total: u64) -> Self {
+        Self {
+            cwnd: init_cwnd as f64,
+            ssthresh: f64::INFINITY,
+            snd_una: 0,
+            snd_nxt: 0,
+            high: 0,
+            total,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            rto: min_rto,
+            min_rto,
+            max_rto,
+            retransmits: 0,
+            fast_retransmits: 0,
+            timeouts: 0,
+        }
+    }
+
+    /// The next packet the window lets out now, if any.
+    pub fn next_send(&mut self) -> Option<u64> {
+        let window = (self.cwnd.floor() as u64).max(1);
+        if self.snd_nxt >= self.total || self.snd_nxt - self.snd_una >= window {
+            return None;
+        }
+        let seq = self.snd_nxt;
+        self.snd_nxt += 1;
+        if seq < self.high {
+            self.retransmits += 1;
+        }
+        self.high = self.high.max(self.snd_nxt);
+        Some(seq)
+    }
+
+    /// Process a cumulative ACK (`ack` = next packet the receiver expects); returns a packet
+    /// to retransmit at once (fast retransmit, or the next hole on a partial ACK).
+    pub fn on_ack(&mut self, ack: u64) -> Option<u64> {
+        if ack > self.snd_una {
+            let acked = (ack - self.snd_una) as f64;
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            self.dupacks = 0;
+            self.rto = self.min_rto;
+            if self.in_recovery {
+                if ack >= self.recover {
+                    self.in_recovery = false;
+                    self.cwnd = self.ssthresh;
+                } else {
+                    self.retransmits += 1;
+                    return Some(ack);
+                }
+            } else if self.cwnd < self.ssthresh {
+                self.cwnd += acked;
+            } else {
+                self.cwnd += acked / self.cwnd;
+            }
+        } else if ack == self.snd_una && self.high > ack {
+            self.dupacks += 1;
+            if self.dupacks == 3 && !self.in_recovery && ack >= self.recover {
+                self.ssthresh = (self.cwnd / 2.0).max(2.0);
+                self.cwnd = self.ssthresh;
+                self.in_recovery = true;
+                self.recover = self.high;
+                self.fast_retransmits += 1;
+                self.retransmits += 1;
+                return Some(ack);
+            }
+        }
+        None
+    }
+
+    /// The retransmission timer fired: collapse the window, go back to the first
+    /// unacknowledged packet and back off the timer.
+    pub fn on_timeout(&mut self) {
+        self.ssthresh = (self.cwnd / 2.0).max(2.0);
+        self.cwnd = 1.0;
+        self.snd_nxt = self.snd_una;
+        self.dupacks = 0;
+        self.in_recovery = false;
+        self.recover = self.high;
+        self.timeouts += 1;
+        self.rto = (self.rto * 2).min(self.max_rto);
+    }
+
+    /// Sent packets are waiting for an acknowledgement (the timer must run).
+    pub fn outstanding(&self) -> bool {
+        self.high > self.snd_una && !self.done()
+    }
+
+    /// Every packet is acknowledged.
+    pub fn done(&self) -> bool {
+        self.snd_una >= self.total
+    }
+
+    /// Current retransmission timeout, cycles.
+    pub fn rto(&self) -> u64 {
+        self.rto
+    }
+}
+
+/// Results of one TCP flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpStats {
+    pub flow: u32,
+    /// Packet bytes the receiver got in order (goodput; duplicates not counted).
+    pub bytes_delivered: u64,
+    /// Transmissions, retransmissions included.
+    pub packets_sent: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    /// Flow completion time (from `start_cycle` to the last ACK), cycles; `None` while a
+    /// finite flow is unfinished and always for a long-lived one.
+    pub fct_cycles: Option<u64>,
+    /// Congestion window at the end, packets.
+    pub cwnd: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    Start,
+    /// A cumulative ACK reaches the sender.
+    Ack(u64),
+    /// A flow's RTO deadline as it stood when the event was queued (see `TcpFlow::timer`).
+    Rto,
+}
+
+#[derive(Debug, Clone)]
+struct TcpFlow {
+    id: u32,
+    src: u8,
+    dst: u8,
+    prio: u8,
+    mss: u32,
+    /// Bytes of a finite flow (its last packet carries the remainder).
+    flow_bytes: Option<u64>,
+    start_cycle: u64,
+    rtt: u64,
+    reno: Reno,
+    /// Next `PacketHdr.seq` (transmission number).
+    next_tx: u32,
+    /// `(transmission, TCP sequence)` of the packets in the network, oldest first.
+    in_network: VecDeque<(u32, u64)>,
+    /// Receiver: next in-order packet expected, and the packets received above it.
+    rcv_nxt: u64,
+    out_of_order: BTreeSet<u64>,
+    /// Deadline of the running retransmission timer, `None` if stopped.
+    timer: Option<u64>,
+    /// Time of the flow's earliest `Rto` event in the heap. Restarting the timer later
+    /// leaves that event to re-queue itself at the new deadline when it fires, so the heap
+    /// holds about one timer event per flow rather than one per ACK.
+    rto_event: Option<u64>,
+    packets_sent: u64,
+    bytes_delivered: u64,
+    fct: Option<u64>,
+}
+
+impl TcpFlow {
+    fn len_of(&self, seq: u64) -> u32 {
+        match self.flow_bytes {
+            Some(b) if seq + 1 == self.reno.total => {
+                let rest = b - seq * self.mss as u64;
+                (rest as u32).max(crate::scenario::MIN_PACKET_BYTES)
+            }
+            _ => self.mss,
+        }
+    }
+
+    fn transmit(&mut self, seq: u64, out: &mut impl FnMut(PacketHdr)) {
+        out(PacketHdr {
+            flow: self.id,
+            seq: self.next_tx,
+            src: self.src,
+            dst: self.dst,
+            prio: self.prio,
+            len: self.len_of(seq) as u16,
+        });
+        self.in_network.push_back((self.next_tx, seq));
+        self.next_tx = self.next_tx.wrapping_add(1);
+        self.packets_sent += 1;
+    }
+}
+
+/// All TCP flows of a run and their pending events.
+#[derive(Debug, Clone)]
+pub struct TcpFlows {
+    flows: Vec<TcpFlow>,
+    /// Per scenario flow id, its index in `flows` (TCP flows only).
+    index: Vec<Option<u32>>,
+    /// `(cycle, insertion order, flow index, event)`: the insertion order keeps a flow's
+    /// ACKs of one cycle in the order they were sent, and runs deterministic.
+    events: BinaryHeap<Reverse<(u64, u64, u32, Event)>>,
+    pushed: u64,
+}
+
+/// Microseconds to core cycles, rounded up.
+fn us_to_cycles(us: u64, clock_hz: u64) -> u64 {
+    crate::scenario::ns_to_cycles(us.saturating_mul(1000), clock_hz)
+}
+
+impl TcpFlows {
+    /// The TCP flows among `flows` (the others are left to [`crate::source::Sources`]).
+    pub fn new(flows: &[Flow], clock_hz: u64) -> Self {
+        let mut t = Self {
+            flows: Vec::new(),
+            index: vec![None; flows.len()],
+            events: BinaryHeap::new(),
+            pushed: 0,
+        };
+        for f in flows {
+            let (Pattern::Tcp(p), SizeDist::Fixed(mss)) = (&f.pattern, &f.size) else {
+                continue;
+            };
+            let total = p
+                .flow_bytes
+                .map_or(u64::MAX, |b| b.div_ceil(*mss as u64).max(1));
+            let i = t.flows.len() as u32;
+            t.index[f.id as usize] = Some(i);
+            t.flows.push(TcpFlow {
+                id: f.id,
+                src: f.src,
+                dst: f.dst,
+                prio: f.prio,
+                mss: *mss,
+                flow_bytes: p.flow_bytes,
+                start_cycle: f.start_cycle,
+                rtt: us_to_cycles(p.base_rtt_us, clock_hz),
+                reno: Reno::new(
+                    p.init_cwnd,
+                    us_to_cycles(p.min_rto_us, clock_hz),
+                    us_to_cycles(p.max_rto_us, clock_hz),
+                    total,
+                ),
+                next_tx: 0,
+                in_network: VecDeque::new(),
+                rcv_nxt: 0,
+                out_of_order: BTreeSet::new(),
+                timer: None,
+                rto_event: None,
+                packets_sent: 0,
+                bytes_delivered: 0,
+                fct: None,
+            });
+            t.push(f.start_cycle, i, Event::Start);
+        }
+        t
+    }
+
+    fn push(&mut self, at: u64, i: u32, ev: Event) {
+        self.events.push(Reverse((at, self.pushed, i, ev)));
+        self.pushed += 1;
+    }
+
+    /// Process the ACKs, starts and timeouts due at `now`, handing packets to `out`.
+    pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {
+        while let Some(&Reverse((t, _, i, ev))) = self.events.peek() {
+            if t > now {
+                break;
+            }
+            self.events.pop();
+            let f = &mut self.flows[i as usize];
+            let mut restart = false;
+            match ev {
+                Event::Start => {}
+                Event::Ack(ack) => {
+                    let before = f.reno.snd_una;
+                    if let Some(seq) = f.reno.on_ack(ack) {
+                        f.transmit(seq, &mut out);
+                    }
+                    restart = f.reno.snd_una > before;
+                    if f.reno.done() && f.fct.is_none() {
+                        f.fct = Some(now - f.start_cycle);
+                    }
+                }
+                Event::Rto => {
+                    if f.rto_event == Some(t) {
+                        f.rto_event = None;
+                    }
+                    match f.timer {
+                        Some(d) if d <= now => {
+                            f.reno.on_timeout();
+                            restart = true;
+                        }
+                        Some(d) => {
+                            if f.rto_event.is_none_or(|e| e > d) {
+                                f.rto_event = Some(d);
+                                self.push(d, i, Event::Rto);
+                            }
+                            continue;
+                        }
+                        None => continue,
+                    }
+                }
+            }
+            while let Some(seq) = f.reno.next_send() {
+                f.transmit(seq, &mut out);
+            }
+            // RFC 6298: restart the timer on new data acknowledged or a timeout, start it
+            // when data goes out with none running, stop it when nothing is outstanding.
+            if !f.reno.outstanding() {
+                f.timer = None;
+            } else if restart || f.timer.is_none() {
+                let deadline = now + f.reno.rto();
+                f.timer = Some(deadline);
+                if f.rto_event.is_none_or(|e| e > deadline) {
+                    f.rto_event = Some(deadline);
+                    self.push(deadline, i, Event::Rto);
+                }
+            }
+        }
+    }
+
+    /// The receivers take the packets whose last cell departed at `now` and send their
+    /// ACKs back, arriving `base_rtt` later.
+    pub fn departed(&mut self, now: u64, departures: &[Departure]) {
+        if self.flows.is_empty() {
+            return;
+        }
+        for dep in departures {
+            if !dep.beat.eop() {
+                continue;
+            }
+            let Some(&Some(i)) = self.index.get(dep.beat.hdr.flow as usize) else {
+                continue;
+            };
+            let f = &mut self.flows[i as usize];
+            // Older transmissions still listed were dropped: the switch keeps a flow in order.
+            let Some(seq) = std::iter::from_fn(|| f.in_network.pop_front())
+                .find(|&(tx, _)| tx == dep.beat.hdr.seq)
+                .map(|(_, seq)| seq)
+            else {
+                continue;
+            };
+            if seq == f.rcv_nxt {
+                f.bytes_delivered += f.len_of(seq) as u64;
+                f.rcv_nxt += 1;
+                while f.out_of_order.remove(&f.rcv_nxt) {
+                    f.bytes_delivered += f.len_of(f.rcv_nxt) as u64;
+                    f.rcv_nxt += 1;
+                }
+            } else if seq > f.rcv_nxt {
+                f.out_of_order.insert(seq);
+            }
+            let (at, ack) = (now + f.rtt, f.rcv_nxt);
+            self.push(at, i, Event::Ack(ack));
+        }
+    }
+
+    /// Per TCP flow results so far, in flow order.
+    pub fn stats(&self) -> Vec<TcpStats> {
+        self.flows
+            .iter()
+            .map(|f| TcpStats {
+                flow: f.id,
+                bytes_delivered: f.bytes_delivered,
+                packets_sent: f.packets_sent,
+                retransmits: f.reno.retransmits,
+                fast_retransmits: f.reno.fast_retransmits,
+                timeouts: f.reno.timeouts,
+                fct_cycles: f.fct,
+                cwnd: f.reno.cwnd,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(r: &mut Reno) -> Vec<u64> {
+        std::iter::from_fn(|| r.next_send()).collect()
+    }
+
+    #[test]
+    fn slow_start_then_three_dup_acks_halve_the_window() {
+        let mut r = Reno::new(2, 100, 1000, u64::MAX);
+        assert_eq!(sent(&mut r), [0, 1]);
+        assert_eq!(r.on_ack(1), None);
+        assert_eq!(r.on_ack(2), None);
+        assert_eq!(r.cwnd, 4.0, "slow start: +1 per acked packet");
+        assert_eq!(sent(&mut r), [2, 3, 4, 5]);
+        // Packet 2 is lost: 3, 4, 5 arrive and each acknowledges 2 again.
+        assert_eq!(r.on_ack(2), None);
+        assert_eq!(r.on_ack(2), None);
+        assert_eq!(r.on_ack(2), Some(2), "fast retransmit on the third dup ack");
+        assert_eq!((r.cwnd, r.ssthresh), (2.0, 2.0));
+        assert_eq!((r.fast_retransmits, r.retransmits), (1, 1));
+        assert_eq!(r.on_ack(2), None, "no second cut in the same window");
+        assert_eq!(r.on_ack(6), None, "full ack ends recovery");
+        assert_eq!(r.cwnd, 2.0);
+        r.on_ack(6);
+        assert_eq!(sent(&mut r), [6, 7]);
+        r.on_ack(8);
+        assert_eq!(r.cwnd, 3.0, "congestion avoidance: +1 per window");
+    }
+
+    #[test]
+    fn partial_ack_retransmits_the_next_hole() {
+        let mut r = Reno::new(6, 100, 1000, u64::MAX);
+        assert_eq!(sent(&mut r).len(), 6);
+        // 0 and 2 lost.
+        for _ in 0..3 {
+            r.on_ack(0);
+        }
+        assert_eq!(r.on_ack(2), Some(2));
+    }
+
+    #[test]
+    fn timeout_collapses_window_and_backs_off_to_the_cap() {
+        let mut r = Reno::new(8, 100, 350, u64::MAX);
+        assert_eq!(sent(&mut r).len(), 8);
+        r.on_timeout();
+        assert_eq!((r.cwnd, r.ssthresh, r.rto()), (1.0, 4.0, 200));
+        assert_eq!(sent(&mut r), [0], "go back to the first unacked packet");
+        assert_eq!(r.retransmits, 1);
+        r.on_timeout();
+        assert_eq!(r.rto(), 350, "doubling stops at max_rto");
+        r.on_timeout();
+        assert_eq!((r.rto(), r.timeouts), (350, 3));
+        r.on_ack(1);
+        assert_eq!(r.rto(), 100, "a new ack resets the back-off");
+    }
+
+    #[test]
+    fn finite_flow_is_done_when_all_acked() {
+        let mut r = Reno::new(10, 100, 1000, 3);
+        assert_eq!(sent(&mut r), [0, 1, 2]);
+        assert!(r.outstanding() && !r.done());
+        r.on_ack(3);
+        assert!(r.done() && !r.outstanding());
+    }
+}
