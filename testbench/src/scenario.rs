@@ -547,14 +547,36 @@ fn plan_links(specs: &[LinkSpec], d: &Derived) -> Result<Vec<Link>, ScenarioErro
                 ));
             }
         }
-        let l = &mut links[s.port];
+        // The headroom is sized from switch.link_delay_ns and the default processing
+        // budget (Eq. 1): a longer link would make a lossless run lose cells for a reason
+        // the configuration hides. Allowed only when the user sizes eta explicitly.
+        let sized = d.cfg.eta_bytes.is_none();
         if let Some(ns) = s.propagation_ns {
-            l.prop_cycles = ns_to_cycles(ns as u64, d.clock_hz);
+            if sized && ns > d.cfg.link_delay_ns {
+                return Err(ScenarioError::new(
+                    f("propagation_ns"),
+                    format!(
+                        "{ns} ns exceeds switch.link_delay_ns = {} ns, from which eta is sized (Eq. 1); allowed: 0..={}, or raise switch.link_delay_ns, or size the headroom with switch.eta_bytes",
+                        d.cfg.link_delay_ns, d.cfg.link_delay_ns
+                    ),
+                ));
+            }
+            links[s.port].prop_cycles = ns_to_cycles(ns as u64, d.clock_hz);
         }
         if let Some(ns) = s.processing_ns {
-            l.proc_cycles = ns_to_cycles(ns as u64, d.clock_hz);
+            let cycles = ns_to_cycles(ns as u64, d.clock_hz);
+            let budget = default_proc_cycles(d, s.port);
+            if sized && cycles > budget {
+                return Err(ScenarioError::new(
+                    f("processing_ns"),
+                    format!(
+                        "{ns} ns is more than the {budget} cycles left of Eq. 1's 3840 B processing budget at this port's speed, for which eta is sized; allowed: at most that, or size the headroom with switch.eta_bytes"
+                    ),
+                ));
+            }
+            links[s.port].proc_cycles = cycles;
         }
-        l.arbitration = s.arbitration;
+        links[s.port].arbitration = s.arbitration;
     }
     Ok(links)
 }

@@ -215,3 +215,23 @@ fn unknown_builtin_name_errors() {
     assert_eq!(e.field, "scenario");
     assert!(e.message.contains("fanin-burst"), "{e}");
 }
+
+/// A link longer than the delay the headroom was sized for (Eq. 1) would lose lossless
+/// cells for a reason the configuration hides: refused unless eta is sized by hand.
+#[test]
+fn links_longer_than_the_headroom_allows_are_refused() {
+    let long = format!("{BASE}\n[[links]]\nport = 0\npropagation_ns = 5000\n");
+    let e = error_of(&long);
+    assert_eq!(e.field, "links[0].propagation_ns", "{e}");
+    assert!(e.to_string().contains("switch.link_delay_ns = 200"), "{e}");
+    let slow = format!("{BASE}\n[[links]]\nport = 0\nprocessing_ns = 100000\n");
+    assert_eq!(error_of(&slow).field, "links[0].processing_ns");
+    let by_hand = long.replace(
+        "profile = \"small\"",
+        "profile = \"small\"\neta_bytes = 20000",
+    );
+    Scenario::parse(&by_hand, "t")
+        .unwrap()
+        .plan(&Overrides::default())
+        .expect("an explicit eta allows any link");
+}
