@@ -36,17 +36,9 @@ impl Stats {
         self.dropped[DropReason::ALL.iter().position(|&x| x == r).unwrap()]
     }
     pub fn dropped_lossless(&self) -> u64 {
-        DropReason::ALL
-            .iter()
-            .filter(|r| r.lossless())
-            .map(|&r| self.dropped_for(r))
-            .sum()
+        DropReason::sum(true, |r| self.dropped_for(r))
     }
     pub fn dropped_lossy(&self) -> u64 {
-        DropReason::ALL
-            .iter()
-            .filter(|r| !r.lossless())
-            .map(|&r| self.dropped_for(r))
-            .sum()
+        DropReason::sum(false, |r| self.dropped_for(r))
     }
 }

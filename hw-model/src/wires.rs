@@ -125,6 +125,15 @@ impl DropReason {
     pub fn lossless(self) -> bool {
         matches!(self, Self::HeadroomFull)
     }
+
+    /// `count(r)` summed over the lossless (`lossless = true`) or lossy reasons.
+    pub fn sum(lossless: bool, count: impl Fn(DropReason) -> u64) -> u64 {
+        Self::ALL
+            .iter()
+            .filter(|r| r.lossless() == lossless)
+            .map(|&r| count(r))
+            .sum()
+    }
 }
 
 /// What happened to an arriving cell.

@@ -164,11 +164,7 @@ impl Scoreboard {
     }
 
     pub fn dropped_lossless(&self) -> u64 {
-        DropReason::ALL
-            .iter()
-            .filter(|r| r.lossless())
-            .map(|&r| self.dropped_for(r))
-            .sum()
+        DropReason::sum(true, |r| self.dropped_for(r))
     }
 
     pub fn dropped_lossy(&self) -> u64 {
