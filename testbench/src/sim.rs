@@ -374,6 +374,7 @@ impl Sim {
             conservation: cons.to_string(),
             conservation_ok: cons.ok(),
             egress,
+            tcp: self.tcp.stats(),
             violations,
             wall_seconds: wall,
             cycles_per_second: if wall > 0.0 {

@@ -53,6 +53,8 @@ pub struct Summary {
     pub conservation: String,
     pub conservation_ok: bool,
     pub egress: Vec<EgressSummary>,
+    /// One entry per TCP flow (empty when the scenario has none).
+    pub tcp: Vec<crate::tcp::TcpStats>,
     /// Broken invariants; empty on a clean run.
     pub violations: Vec<String>,
     pub wall_seconds: f64,
@@ -121,6 +123,19 @@ impl fmt::Display for Summary {
                 &format!(
                     "{:.2} Gb/s ({} packets, {} cells)",
                     e.gbps, e.packets, e.cells
+                ),
+            )?;
+        }
+        for t in &self.tcp {
+            let fct = t
+                .fct_cycles
+                .map_or("running".to_string(), |c| format!("FCT {c} cycles"));
+            row(
+                f,
+                &format!("tcp flow {}", t.flow),
+                &format!(
+                    "{} B delivered, {} retransmits ({} fast), {} timeouts, {fct}",
+                    t.bytes_delivered, t.retransmits, t.fast_retransmits, t.timeouts
                 ),
             )?;
         }

@@ -168,7 +168,7 @@ impl Reno {
 }
 
 /// Results of one TCP flow.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TcpStats {
     pub flow: u32,
     /// Packet bytes the receiver got in order (goodput; duplicates not counted).

@@ -94,6 +94,13 @@ fn incast_loses_packets_recovers_and_completes() {
         assert_eq!(s.bytes_delivered, 150_000, "{s:?}");
         assert!(s.retransmits >= s.fast_retransmits, "{s:?}");
     }
+    // The summary reports every TCP flow, in the table and in the JSON.
+    assert_eq!(summary.tcp, st);
+    let table = summary.to_string();
+    assert_eq!(table.matches("tcp flow ").count(), senders, "{table}");
+    assert!(table.contains("150000 B delivered"), "{table}");
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(json["tcp"].as_array().map(|a| a.len()), Some(senders));
 }
 
 #[test]
