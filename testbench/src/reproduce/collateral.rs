@@ -16,7 +16,7 @@
 
 use super::dsh_fig11::PACKET_BYTES;
 use super::plot::{xy_chart, Series};
-use super::{cycles_to_ns, write_file, Progress, ReproError};
+use super::{cycles_to_ns, flow_toml, tomahawk_header, write_file, Progress, ReproError};
 use crate::{Overrides, Scenario, Sim};
 use hw_model::Policy;
 use std::fmt::Write;
@@ -56,20 +56,16 @@ pub struct Run {
 }
 
 fn scenario(burst_cycle: u64, cycles: u64) -> Result<Scenario, ReproError> {
-    let mut s = format!(
-        "name = \"collateral\"\n[switch]\nprofile = \"tomahawk\"\n[run]\ncycles = {cycles}\nseed = 1\nexpect_lossless = true\n"
-    );
+    let mut s = tomahawk_header("collateral", cycles);
     for dst in [INNOCENT_DST, CONGESTED_DST] {
-        let _ = write!(
-            s,
-            "\n[[flows]]\nsrc = {SHARED_PORT}\ndst = {dst}\nprio = {CLASS}\nsize_bytes = {PACKET_BYTES}\npattern = \"constant\"\nrate_gbps = {FLOW_GBPS}\n"
-        );
+        let pattern = format!("pattern = \"constant\"\nrate_gbps = {FLOW_GBPS}");
+        s += &flow_toml(SHARED_PORT, dst, CLASS, PACKET_BYTES as u32, &pattern);
     }
     for src in FANIN_SRCS {
-        let _ = write!(
-            s,
-            "\n[[flows]]\nsrc = {src}\ndst = {CONGESTED_DST}\nprio = {CLASS}\nsize_bytes = {PACKET_BYTES}\npattern = \"burst\"\nburst_bytes = {FANIN_BYTES}\nstart_cycle = {burst_cycle}\n"
+        let pattern = format!(
+            "pattern = \"burst\"\nburst_bytes = {FANIN_BYTES}\nstart_cycle = {burst_cycle}"
         );
+        s += &flow_toml(src, CONGESTED_DST, CLASS, PACKET_BYTES as u32, &pattern);
     }
     Ok(Scenario::parse(&s, "collateral")?)
 }

@@ -15,7 +15,7 @@
 //! fan-in ports. A lossless drop voids the run ([`ReproError::Invariant`]).
 
 use super::plot::{xy_chart, Series};
-use super::{cycles_to_ns, write_file, Progress, ReproError};
+use super::{cycles_to_ns, flow_toml, tomahawk_header, write_file, Progress, ReproError};
 use crate::{Overrides, Scenario, Sim};
 use hw_model::Policy;
 use std::fmt::Write;
@@ -74,20 +74,20 @@ fn per_flow_bytes(pct: u32, buffer_bytes: u64) -> u64 {
 }
 
 fn scenario(per_flow: u64, burst_cycle: u64, cycles: u64) -> Result<Scenario, ReproError> {
-    let mut s = format!(
-        "name = \"dsh-fig11\"\n[switch]\nprofile = \"tomahawk\"\n[run]\ncycles = {cycles}\nseed = 1\nexpect_lossless = true\n"
-    );
+    let mut s = tomahawk_header("dsh-fig11", cycles);
     for src in [0, 1] {
-        let _ = write!(
-            s,
-            "\n[[flows]]\nsrc = {src}\ndst = {BACKGROUND_DST}\nprio = {CLASS}\nsize_bytes = {PACKET_BYTES}\npattern = \"constant\"\n"
+        s += &flow_toml(
+            src,
+            BACKGROUND_DST,
+            CLASS,
+            PACKET_BYTES as u32,
+            "pattern = \"constant\"",
         );
     }
     for src in FANIN_PORTS {
-        let _ = write!(
-            s,
-            "\n[[flows]]\nsrc = {src}\ndst = {FANIN_DST}\nprio = {CLASS}\nsize_bytes = {PACKET_BYTES}\npattern = \"burst\"\nburst_bytes = {per_flow}\nstart_cycle = {burst_cycle}\n"
-        );
+        let pattern =
+            format!("pattern = \"burst\"\nburst_bytes = {per_flow}\nstart_cycle = {burst_cycle}");
+        s += &flow_toml(src, FANIN_DST, CLASS, PACKET_BYTES as u32, &pattern);
     }
     Ok(Scenario::parse(&s, "dsh-fig11")?)
 }

@@ -472,7 +472,7 @@ pub fn write_csv(out: &Path, outcomes: &[Outcome]) -> Result<(), ReproError> {
         text.push_str(&o.csv_row());
         text.push('\n');
     }
-    std::fs::write(&path, text).map_err(|e| ReproError::io(&path, e))
+    super::write_file(&path, &text)
 }
 
 /// Write `theorem.png`: measured against predicted time, one series per policy, and the

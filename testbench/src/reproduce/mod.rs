@@ -64,6 +64,22 @@ pub fn write_file(path: &Path, contents: &str) -> Result<(), ReproError> {
     std::fs::write(path, contents).map_err(|e| ReproError::io(path, e))
 }
 
+/// The `name`, `[switch]` and `[run]` part of a reproduction's scenario on the `tomahawk`
+/// profile (seed 1, a lossless drop fails the run); flows follow from [`flow_toml`].
+pub fn tomahawk_header(name: &str, cycles: u64) -> String {
+    format!(
+        "name = \"{name}\"\n[switch]\nprofile = \"tomahawk\"\n[run]\ncycles = {cycles}\nseed = 1\nexpect_lossless = true\n"
+    )
+}
+
+/// One `[[flows]]` table of fixed-size packets; `pattern` is the pattern key and its
+/// parameters as TOML lines (e.g. `pattern = "constant"`).
+pub fn flow_toml(src: usize, dst: usize, prio: usize, size_bytes: u32, pattern: &str) -> String {
+    format!(
+        "\n[[flows]]\nsrc = {src}\ndst = {dst}\nprio = {prio}\nsize_bytes = {size_bytes}\n{pattern}\n"
+    )
+}
+
 /// Core cycles to nanoseconds (the model's clock need not be 1 GHz).
 pub fn cycles_to_ns(cycles: u64, clock_hz: u64) -> f64 {
     cycles as f64 * 1e9 / clock_hz as f64
