@@ -60,6 +60,7 @@ impl Load {
                         dst,
                         prio: 0,
                         len: 1500,
+                        ..Default::default()
                     };
                     Beat {
                         hdr,

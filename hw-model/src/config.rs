@@ -150,6 +150,78 @@ pub struct SwitchConfig {
     pub pfc_rx_mode: PfcRxMode,
     /// Pause time carried by the PAUSE frames this switch sends, in 512-bit quanta.
     pub pfc_pause_quanta: u16,
+    /// Egress queues run as HCF (`[[switch.hcf]]`); every other queue is FIFO.
+    pub hcf: Vec<HcfConfig>,
+}
+
+/// What HCF counts in credits and sub-queue limits (HCF III-B step 3: per packet, or by
+/// length for variable-size packets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HcfUnit {
+    Packet,
+    Cell,
+}
+
+/// One `[[switch.hcf]]` entry: egress queue `queue` of `ports` runs HCF (HCF section III,
+/// options of section IV).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HcfConfig {
+    /// Egress ports whose queue `queue` is HCF; empty = every port.
+    pub ports: Vec<usize>,
+    /// The egress queue (0..=7); its priority must be lossy (HCF drops when full).
+    pub queue: u8,
+    /// `K`, credit bins (1..=64).
+    pub bins: u32,
+    /// `c0`, credits each bin gets at a period start (1..=255).
+    pub c0: u32,
+    /// `B`, the queue's buffer in `unit`s, split between HP and LP.
+    pub buffer: u32,
+    /// HP sub-queue limit in `unit`s; unset = `buffer / 2`. LP gets `buffer - hp_limit`.
+    pub hp_limit: Option<u32>,
+    /// Unit of credits and limits.
+    pub unit: HcfUnit,
+    /// Unset: dynamic priority period (III-B). Set: fixed period of this many cycles (IV-C).
+    pub period_cycles: Option<u64>,
+    /// `s`, hash functions per packet: 1 = HCF, 2..=4 = the Bloom-counter variant (IV-A).
+    pub hashes: u32,
+}
+
+impl Default for HcfConfig {
+    /// The paper's long-flow baseline (V-B): K = 20, c0 = 1, B = 20 packets split 10/10.
+    fn default() -> Self {
+        Self {
+            ports: Vec::new(),
+            queue: 0,
+            bins: 20,
+            c0: 1,
+            buffer: 20,
+            hp_limit: None,
+            unit: HcfUnit::Packet,
+            period_cycles: None,
+            hashes: 1,
+        }
+    }
+}
+
+/// Most hash functions of the Bloom-counter variant.
+pub const HCF_MAX_HASHES: usize = 4;
+
+/// A validated HCF queue, one per (port, queue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HcfParams {
+    pub port: u8,
+    pub queue: u8,
+    pub bins: u32,
+    pub c0: u32,
+    /// Bits per credit register: `ceil(log2(c0 + 1))` (HCF III-C).
+    pub credit_bits: u32,
+    pub hp_limit: u32,
+    pub lp_limit: u32,
+    pub unit: HcfUnit,
+    pub period_cycles: Option<u64>,
+    pub hashes: u32,
 }
 
 impl Default for SwitchConfig {
@@ -195,6 +267,7 @@ impl SwitchConfig {
             dwrr_quantum_bytes: 1600,
             pfc_rx_mode: PfcRxMode::Timer,
             pfc_pause_quanta: 0xFFFF,
+            hcf: Vec::new(),
         }
     }
 
@@ -277,10 +350,117 @@ pub struct Derived {
     pub lossy_private_cells: u32,
     /// Lossy shared segment, cells.
     pub lossy_shared_cells: u32,
+    /// HCF queues, sorted by (port, queue).
+    pub hcf: Vec<HcfParams>,
 }
 
 fn range_err<T: std::fmt::Display>(field: &str, v: T, range: &str) -> ConfigError {
     ConfigError::new(field, format!("{v} is out of range; allowed: {range}"))
+}
+
+/// Validate the `[[switch.hcf]]` entries and expand them to one per (port, queue).
+fn hcf_params(
+    c: &SwitchConfig,
+    lossless_mask: u8,
+    mtu_cells: u32,
+) -> Result<Vec<HcfParams>, ConfigError> {
+    let mut out: Vec<HcfParams> = Vec::new();
+    for (i, h) in c.hcf.iter().enumerate() {
+        let f = |name: &str| format!("switch.hcf[{i}].{name}");
+        if h.queue > 7 {
+            return Err(range_err(&f("queue"), h.queue, "0..=7"));
+        }
+        if lossless_mask & (1 << h.queue) != 0 {
+            return Err(ConfigError::new(
+                f("queue"),
+                format!(
+                    "priority {} is lossless; HCF drops when both sub-queues are full, which a lossless class must never do; allowed: a priority not in switch.lossless_priorities",
+                    h.queue
+                ),
+            ));
+        }
+        if !(1..=64).contains(&h.bins) {
+            return Err(range_err(&f("bins"), h.bins, "1..=64"));
+        }
+        if !(1..=255).contains(&h.c0) {
+            return Err(range_err(&f("c0"), h.c0, "1..=255"));
+        }
+        if !(1..=HCF_MAX_HASHES as u32).contains(&h.hashes) {
+            return Err(range_err(&f("hashes"), h.hashes, "1..=4"));
+        }
+        if h.hashes > h.bins {
+            return Err(range_err(
+                &f("hashes"),
+                h.hashes,
+                &format!("1..={} (bins)", h.bins),
+            ));
+        }
+        // Each sub-queue must hold the largest packet, or HP (or LP) could never accept it.
+        let least = match h.unit {
+            HcfUnit::Packet => 1,
+            HcfUnit::Cell => mtu_cells,
+        };
+        let max = MAX_CELLS;
+        if !(2 * least..=max).contains(&h.buffer) {
+            return Err(range_err(
+                &f("buffer"),
+                h.buffer,
+                &format!("{}..={max}", 2 * least),
+            ));
+        }
+        let hp = h.hp_limit.unwrap_or(h.buffer / 2);
+        if !(least..=h.buffer - least).contains(&hp) {
+            return Err(range_err(
+                &f("hp_limit"),
+                hp,
+                &format!(
+                    "{least}..={} (both sub-queues must hold one MTU packet)",
+                    h.buffer - least
+                ),
+            ));
+        }
+        if let Some(t) = h.period_cycles {
+            if !(1..=u32::MAX as u64).contains(&t) {
+                return Err(range_err(&f("period_cycles"), t, "1..=4294967295"));
+            }
+        }
+        let ports: Vec<usize> = if h.ports.is_empty() {
+            (0..c.ports).collect()
+        } else {
+            h.ports.clone()
+        };
+        for p in ports {
+            if p >= c.ports {
+                return Err(range_err(&f("ports"), p, &format!("0..{}", c.ports)));
+            }
+            if out
+                .iter()
+                .any(|o| o.port as usize == p && o.queue == h.queue)
+            {
+                return Err(ConfigError::new(
+                    f("ports"),
+                    format!(
+                        "port {p} queue {} is already HCF in an earlier entry",
+                        h.queue
+                    ),
+                ));
+            }
+            out.push(HcfParams {
+                port: p as u8,
+                queue: h.queue,
+                bins: h.bins,
+                c0: h.c0,
+                credit_bits: 32 - h.c0.leading_zeros(),
+                hp_limit: hp,
+                lp_limit: h.buffer - hp,
+                unit: h.unit,
+                period_cycles: h.period_cycles,
+                hashes: h.hashes,
+            });
+        }
+    }
+    out.sort_by_key(|h| (h.port, h.queue));
+    Ok(out)
 }
 
 impl Derived {
@@ -591,6 +771,7 @@ impl Derived {
                 ),
             ));
         }
+        let hcf = hcf_params(c, lossless_mask, mtu_cells)?;
         Ok(Self {
             cfg: c.clone(),
             ports: c.ports,
@@ -608,6 +789,7 @@ impl Derived {
             lossy_pool_cells: lossy_pool_cells as u32,
             lossy_private_cells,
             lossy_shared_cells: (lossy_pool_cells - lossy_private_total) as u32,
+            hcf,
         })
     }
 

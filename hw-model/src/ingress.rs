@@ -10,7 +10,7 @@
 
 use crate::admission::Plan;
 use crate::packet_queue::{Desc, NULL};
-use crate::wires::Beat;
+use crate::wires::{Beat, DropReason};
 use std::collections::VecDeque;
 
 /// An admitted cell waiting for a write port; the start-of-packet cell carries the plan.
@@ -23,8 +23,9 @@ pub struct FifoCell {
 /// Per-port state of the ingress stage.
 #[derive(Debug, Clone)]
 pub struct IngressPort {
-    /// Decision for the packet now arriving: `Some(plan)` admitted, `None` dropped.
-    pub arriving: Option<Option<Plan>>,
+    /// Decision for the packet now arriving: `Some(Ok(plan))` admitted, `Some(Err(why))`
+    /// dropped, `None` between packets.
+    pub arriving: Option<Result<Plan, DropReason>>,
     pub fifo: VecDeque<FifoCell>,
     /// Packets charged and not yet enqueued, oldest first (the checker recounts them).
     pub pending: VecDeque<Desc>,

@@ -13,6 +13,7 @@ pub mod dt_threshold;
 pub mod dwrr;
 pub mod egress_port;
 pub mod free_list;
+pub mod hcf;
 pub mod ingress;
 pub mod packet_queue;
 pub mod pfc_fsm;
@@ -22,9 +23,10 @@ pub mod wires;
 
 mod mmu;
 
-pub use config::{ConfigError, Derived, PfcRxMode, Policy, SwitchConfig};
+pub use config::{ConfigError, Derived, HcfConfig, HcfUnit, PfcRxMode, Policy, SwitchConfig};
 pub use mmu::{Fault, InvariantError, Mmu, SignalDesc};
 pub use stats::Stats;
 pub use wires::{
-    Beat, CellEvent, CellFate, Departure, DropReason, Inputs, Outputs, PacketHdr, PfcFrame, Segment,
+    Beat, CellEvent, CellFate, Departure, DropReason, FiveTuple, Inputs, Outputs, PacketHdr,
+    PfcFrame, Segment,
 };

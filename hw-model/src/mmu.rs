@@ -20,6 +20,7 @@ use crate::dt_threshold::DtThreshold;
 use crate::dwrr::Dwrr;
 use crate::egress_port::{DataTx, EgressPort, Tx};
 use crate::free_list::FreeList;
+use crate::hcf::HcfQueue;
 use crate::ingress::{fifo_depth, FifoCell, IngressPort};
 use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc_fsm::PfcFsm;
@@ -56,6 +57,12 @@ pub enum Fault {
     LeakCell,
     /// Add one to an ingress shared counter without a cell behind it.
     SkewCounter,
+    /// HCF: stop swapping HP and LP at period starts (the reordering of HCF III-D).
+    HcfNoSwap,
+    /// HCF: set credit bin 0 of the first HCF queue to its register's all-ones value.
+    HcfCreditAboveC0,
+    /// HCF: add one to the first HCF queue's list-0 length register.
+    HcfSkewLength,
 }
 
 /// Where a signal's value comes from.
@@ -84,6 +91,8 @@ enum Sig {
     Paused(usize),
     TxState(usize),
     TxQueue(usize),
+    HpSel(usize),
+    Hcf(usize, usize),
 }
 
 pub struct Mmu {
@@ -101,6 +110,11 @@ pub struct Mmu {
     /// Cell link RAM: `cell_link[c]` = next cell of the same packet.
     cell_link: Sram<u32>,
     queues: PacketQueues,
+    /// HCF control blocks, and per queue (`port * 8 + q`) the index of its block.
+    hcf: Vec<HcfQueue>,
+    hcf_slot: Vec<u16>,
+    /// Earliest fixed-period boundary of any HCF queue (`u64::MAX`: none).
+    hcf_boundary: u64,
     ing: Vec<IngressPort>,
     eg: Vec<EgressPort>,
     dwrr: Vec<Dwrr>,
@@ -132,6 +146,15 @@ impl Mmu {
         let w = d.cfg.sram_write_cells_per_cycle as usize;
         let lat = d.cfg.sram_read_latency as usize;
         let depth = fifo_depth(ports, w);
+        let hcf_queues: Vec<usize> = d
+            .hcf
+            .iter()
+            .map(|h| h.port as usize * QUEUES + h.queue as usize)
+            .collect();
+        let mut hcf_slot = vec![u16::MAX; ports * QUEUES];
+        for (i, &qi) in hcf_queues.iter().enumerate() {
+            hcf_slot[qi] = i as u16;
+        }
         let mut m = Self {
             stats: Stats::default(),
             cycle: 0,
@@ -143,7 +166,15 @@ impl Mmu {
             rx: PfcRx::new(&d),
             free: FreeList::new(d.total_cells),
             cell_link: Sram::new("cell_link", d.total_cells as usize, ports, w, lat),
-            queues: PacketQueues::new(ports, d.total_cells, w, lat),
+            queues: PacketQueues::new(ports, d.total_cells, w, lat, &hcf_queues),
+            hcf: d.hcf.iter().map(|&h| HcfQueue::new(h)).collect(),
+            hcf_slot,
+            hcf_boundary: d
+                .hcf
+                .iter()
+                .filter_map(|h| h.period_cycles)
+                .min()
+                .unwrap_or(u64::MAX),
             ing: (0..ports).map(|_| IngressPort::new(depth)).collect(),
             eg: (0..ports)
                 .map(|p| EgressPort::new(d.rate_bps[p], d.clock_hz))
@@ -211,6 +242,12 @@ impl Mmu {
         self.acct.egress[port * QUEUES + q].get()
     }
 
+    /// The HCF block of queue `q` of `port`, and the physical list that is HP now.
+    pub fn hcf(&self, port: usize, q: usize) -> Option<(&HcfQueue, u8)> {
+        let slot = *self.hcf_slot.get(port * QUEUES + q)?;
+        (slot != u16::MAX).then(|| (&self.hcf[slot as usize], self.queues.hp_list(port, q)))
+    }
+
     /// Cells held in the buffer or charged to packets still arriving.
     pub fn buffered_cells(&self) -> u32 {
         self.acct.total.get()
@@ -269,6 +306,9 @@ impl Mmu {
         self.resume_queues(xon);
         self.fsm.tick_refresh();
         self.fsm.end_cycle();
+        if self.cycle >= self.hcf_boundary {
+            self.hcf_boundaries();
+        }
         // 4. Egress, round-robin start for fair read grants.
         let mut budget = self.d.cfg.sram_read_cells_per_cycle;
         let n = self.d.ports;
@@ -291,6 +331,24 @@ impl Mmu {
         self.write_stage()?;
         // 6. Edge.
         self.commit()
+    }
+
+    /// HCF queues with a fixed period whose boundary is this cycle (IV-C).
+    fn hcf_boundaries(&mut self) {
+        let now = self.cycle;
+        let mut next = u64::MAX;
+        for i in 0..self.hcf.len() {
+            let h = &mut self.hcf[i];
+            if h.next_boundary == now {
+                let (p, q) = (h.p.port as usize, h.p.queue as usize);
+                if h.boundary(now, self.queues.hp_list(p, q)) && h.swap {
+                    self.queues.swap_roles(p, q);
+                }
+                self.touch(1 + self.d.ports + p);
+            }
+            next = next.min(self.hcf[i].next_boundary);
+        }
+        self.hcf_boundary = next;
     }
 
     /// QOFF -> QON (and, under DSH, POFF -> PON) for the queues and ports that may resume.
@@ -379,6 +437,23 @@ impl Mmu {
             } else {
                 admission::lossy(n, v, self.lossy_pool)
             };
+            // An HCF queue takes the packet into HP or LP, or drops it (Algorithm 1).
+            let slot = self.hcf_slot[b.hdr.dst as usize * QUEUES + pg];
+            let mut sub = 0;
+            let decision = match decision {
+                Ok(plan) if slot != u16::MAX => {
+                    self.touch(1 + self.d.ports + b.hdr.dst as usize);
+                    let hp = self.queues.hp_list(b.hdr.dst as usize, pg);
+                    match self.hcf[slot as usize].arrive(&b.hdr.tuple, b.ncells, hp) {
+                        Some(list) => {
+                            sub = list;
+                            Ok(plan)
+                        }
+                        None => Err(DropReason::HcfFull),
+                    }
+                }
+                other => other,
+            };
             match decision {
                 Ok(plan) => {
                     let segs = segments(lossless);
@@ -429,10 +504,11 @@ impl Mmu {
                         hdr: b.hdr,
                         ncells: b.ncells,
                         head: crate::packet_queue::NULL,
+                        sub,
                     });
-                    ing.arriving = Some(Some(plan));
+                    ing.arriving = Some(Ok(plan));
                 }
-                Err(_) => {
+                Err(r) => {
                     // A lossless queue that overflows its headroom must stop its upstream
                     // too (case 4 implies case 3's condition), whatever its eta.
                     if lossless {
@@ -441,12 +517,12 @@ impl Mmu {
                             self.fsm.to_poff(p);
                         }
                     }
-                    self.ing[p].arriving = Some(None);
+                    self.ing[p].arriving = Some(Err(r));
                 }
             }
         }
         let fate = match self.ing[p].arriving {
-            Some(Some(plan)) => {
+            Some(Ok(plan)) => {
                 let seg = segment_of(lossless, b.idx, plan.seg0, plan.seg1);
                 let ing = &mut self.ing[p];
                 if ing.fifo.len() == self.fifo_depth {
@@ -459,12 +535,7 @@ impl Mmu {
                 self.stats.admitted[seg_index(seg)] += 1;
                 CellFate::Admitted(seg)
             }
-            Some(None) => {
-                let r = if lossless {
-                    DropReason::HeadroomFull
-                } else {
-                    DropReason::LossyThreshold
-                };
+            Some(Err(r)) => {
                 self.stats.dropped[reason_index(r)] += 1;
                 CellFate::Dropped(r)
             }
@@ -540,7 +611,7 @@ impl Mmu {
         let mut ticked = false;
         let mut wake = u64::MAX;
         for _ in 0..2 {
-            if matches!(self.eg[p].tx, Tx::Idle) && !self.start_tx(p, was_idle) {
+            if matches!(self.eg[p].tx, Tx::Idle) && !self.start_tx(p, was_idle)? {
                 break;
             }
             match self.eg[p].tx {
@@ -632,20 +703,30 @@ impl Mmu {
 
     /// Start a PFC frame (it goes first) or the next packet. `fresh`: the line was idle, so
     /// no fractional bit time carries over.
-    fn start_tx(&mut self, p: usize, fresh: bool) -> bool {
+    fn start_tx(&mut self, p: usize, fresh: bool) -> Result<bool, InvariantError> {
         if self.fsm.has_pending(p) {
             self.eg[p].tx = Tx::Pfc(self.fsm.take_frame(p));
         } else {
             if self.queues.refilling(p) {
-                return false;
+                return Ok(false);
             }
             let nonempty = self.queues.nonempty[p];
             let eligible = self.queues.ready_mask(p) & !self.rx.paused(p);
             let queues = &self.queues;
             let Some(q) = self.dwrr[p].pick(nonempty, eligible, |q| queues.head_len(p, q)) else {
-                return false;
+                return Ok(false);
             };
             let desc = self.queues.dequeue(p, q, self.cycle);
+            let slot = self.hcf_slot[p * QUEUES + q];
+            if slot != u16::MAX {
+                let hp = self.queues.hp_list(p, q);
+                let h = &mut self.hcf[slot as usize];
+                match h.depart(desc.sub, desc.ncells, hp, self.cycle) {
+                    Ok(true) if h.swap => self.queues.swap_roles(p, q),
+                    Ok(_) => {}
+                    Err(e) => return Err(self.err(format!("egress p{p} q{q}: {e}"))),
+                }
+            }
             if self.queues.nonempty[p] & (1 << q) == 0 {
                 self.dwrr[p].queue_emptied(q);
             }
@@ -661,7 +742,7 @@ impl Mmu {
         if fresh {
             self.eg[p].wire.clear();
         }
-        true
+        Ok(true)
     }
 
     fn read_cell(&mut self, p: usize, t: &mut DataTx, ptr: u32, out: &mut Outputs) {
@@ -866,6 +947,7 @@ impl Mmu {
             | Sig::Paused(p)
             | Sig::TxState(p)
             | Sig::TxQueue(p) => 1 + n + p,
+            Sig::HpSel(i) | Sig::Hcf(i, _) => 1 + n + self.hcf[i].p.port as usize,
             _ => 0,
         }
     }
@@ -968,6 +1050,14 @@ impl Mmu {
             for q in 0..QUEUES {
                 self.push_sig(format!("{pre}.q{q}.cells"), CNT_BITS, Sig::EgCells(p, q));
                 self.push_sig(format!("{pre}.q{q}.deficit"), 17, Sig::Deficit(p, q));
+                let slot = self.hcf_slot[p * QUEUES + q];
+                if slot != u16::MAX {
+                    let i = slot as usize;
+                    self.push_sig(format!("{pre}.q{q}.hcf.hp_sel"), 1, Sig::HpSel(i));
+                    for (w, (name, width)) in self.hcf[i].wires().into_iter().enumerate() {
+                        self.push_sig(format!("{pre}.q{q}.hcf.{name}"), width, Sig::Hcf(i, w));
+                    }
+                }
             }
         }
     }
@@ -1009,6 +1099,15 @@ impl Mmu {
                 Tx::Data(t) => t.queue as u64,
                 _ => 0,
             },
+            Sig::HpSel(i) => {
+                let h = &self.hcf[i].p;
+                self.queues.hp_list(h.port as usize, h.queue as usize) as u64
+            }
+            Sig::Hcf(i, w) => {
+                let h = &self.hcf[i];
+                let hp = self.queues.hp_list(h.p.port as usize, h.p.queue as usize);
+                h.wire_value(w, hp)
+            }
         }
     }
 
@@ -1056,6 +1155,10 @@ impl Mmu {
                 }),
             ),
             (
+                "hcf: HP select, sub-queue lengths, period stamp, credit bins".into(),
+                pick(&|s| s.contains(".hcf.")),
+            ),
+            (
                 "egress pause = QOFF OR POFF".into(),
                 pick(&|s| {
                     s.starts_with("top.mmu.egress.")
@@ -1086,7 +1189,42 @@ impl Mmu {
                     .add(1)
                     .expect("room for one more cell");
             }
+            Fault::HcfNoSwap => self.hcf.iter_mut().for_each(|h| h.swap = false),
+            Fault::HcfCreditAboveC0 => {
+                if let Some(h) = self.hcf.first_mut() {
+                    h.force_credit(0, u32::MAX);
+                }
+            }
+            Fault::HcfSkewLength => {
+                if let Some(h) = self.hcf.first_mut() {
+                    h.len[0] += 1;
+                }
+            }
         }
+    }
+
+    /// HCF registers: each list length equals a recount of its packets (queued, or admitted
+    /// and still being written), and every credit is within `0..=c0`.
+    fn check_hcf(&self, queued: &[Desc]) -> Result<(), InvariantError> {
+        for h in &self.hcf {
+            let (p, q) = (h.p.port, h.p.queue);
+            let mut len = [0u32; 2];
+            let pending = self.ing.iter().flat_map(|i| i.pending.iter());
+            for d in queued.iter().chain(pending) {
+                if d.hdr.dst == p && d.hdr.prio == q {
+                    len[d.sub as usize] += h.units(d.ncells);
+                }
+            }
+            if len != h.len {
+                return Err(self.err(format!(
+                    "egress p{p} q{q}: HCF length registers {:?}, recount of the lists {len:?}",
+                    h.len
+                )));
+            }
+            h.check_credits()
+                .map_err(|e| self.err(format!("egress p{p} q{q}: {e}")))?;
+        }
+        Ok(())
     }
 
     /// Full structural check, independent of the counters it verifies:
@@ -1133,20 +1271,23 @@ impl Mmu {
         let mut queued: Vec<Desc> = Vec::new();
         for p in 0..ports {
             for q in 0..QUEUES {
-                let mut cells = 0u32;
-                self.queues.walk(p, q, |d| {
-                    cells += d.ncells as u32;
-                    queued.push(*d);
-                });
-                let regs = &self.queues.q[p * QUEUES + q];
-                if cells != regs.cells {
-                    return Err(self.err(format!(
-                        "egress p{p} q{q}: queue register says {} cells, list holds {cells}",
-                        regs.cells
-                    )));
+                for li in self.queues.lists_of(p * QUEUES + q) {
+                    let mut cells = 0u32;
+                    self.queues.walk(li, |d| {
+                        cells += d.ncells as u32;
+                        queued.push(*d);
+                    });
+                    let regs = &self.queues.lists[li];
+                    if cells != regs.cells {
+                        return Err(self.err(format!(
+                            "egress p{p} q{q} list {li}: register says {} cells, list holds {cells}",
+                            regs.cells
+                        )));
+                    }
                 }
             }
         }
+        self.check_hcf(&queued)?;
         for d in &queued {
             walk_cells(d.head, d.ncells as u32, "queued packet")?;
             charge(d, 0);

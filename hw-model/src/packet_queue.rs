@@ -12,18 +12,26 @@
 //! This is hidden when a packet lasts at least `2 * latency` cycles on the wire; it is not
 //! for minimum-size packets at 400G (about 1.7 cycles per 64 B packet at 1 GHz), where it
 //! costs throughput: a deeper per-queue prefetch would fix that.
+//!
+//! A FIFO queue is one list. An HCF queue (`hcf.rs`) is two lists, each with its own
+//! registers and prefetched head; a packet's descriptor says which (`Desc::sub`, fixed at
+//! admission). The queue's `hp` register is the dequeue mux select: the HP list is served
+//! whenever it holds a packet, the LP list otherwise, and HCF flips the select at each new
+//! priority period (HCF III-D).
 
 use crate::wires::PacketHdr;
 use rtl::Sram;
 
 pub const NULL: u32 = u32::MAX;
 
-/// A packet descriptor: header, size and first cell.
+/// A packet descriptor: header, size, first cell and (HCF queues) the list it joins.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Desc {
     pub hdr: PacketHdr,
     pub ncells: u16,
     pub head: u32,
+    /// Physical list of the queue: 0, or 1 (the second list of an HCF queue).
+    pub sub: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,8 +41,9 @@ enum Refill {
     DescRead,
 }
 
+/// Registers of one linked list of packets.
 #[derive(Debug, Clone, Copy)]
-pub struct QueueRegs {
+pub struct ListRegs {
     pub head: u32,
     pub tail: u32,
     pub packets: u32,
@@ -43,7 +52,7 @@ pub struct QueueRegs {
     refill: Refill,
 }
 
-impl Default for QueueRegs {
+impl Default for ListRegs {
     fn default() -> Self {
         Self {
             head: NULL,
@@ -59,14 +68,20 @@ impl Default for QueueRegs {
 /// All egress queues of the switch, `ports * 8`, with the RAMs behind them.
 #[derive(Debug, Clone)]
 pub struct PacketQueues {
-    pub q: Vec<QueueRegs>,
-    /// `pkt_link[head cell of P]` = head cell of the packet after P in its queue.
+    /// List registers: list `port * 8 + q` is queue `q`'s first list; the second lists of
+    /// the HCF queues follow.
+    pub lists: Vec<ListRegs>,
+    /// Per queue, the index of its second list (`NULL`: a FIFO queue).
+    second: Vec<u32>,
+    /// Per queue, the list served first (0 or 1): HCF's HP list.
+    hp: Vec<u8>,
+    /// `pkt_link[head cell of P]` = head cell of the packet after P in its list.
     pub pkt_link: Sram<u32>,
     pub desc: Sram<Desc>,
     /// Bit `q` of `nonempty[port]`.
     pub nonempty: Vec<u8>,
-    /// Per port, the queue whose head is being refetched (one at a time per port).
-    refilling: Vec<Option<u8>>,
+    /// Per port, the list whose head is being refetched (one at a time per port).
+    refilling: Vec<Option<u32>>,
     /// Per port, the cycle the refetch's next read data is on the RAM's output.
     refill_at: Vec<u64>,
     latency: u64,
@@ -74,9 +89,22 @@ pub struct PacketQueues {
 }
 
 impl PacketQueues {
-    pub fn new(ports: usize, cells: u32, write_ports: usize, latency: usize) -> Self {
+    /// `two_lists`: the queues (`port * 8 + q`) that are HCF and get a second list.
+    pub fn new(
+        ports: usize,
+        cells: u32,
+        write_ports: usize,
+        latency: usize,
+        two_lists: &[usize],
+    ) -> Self {
+        let mut second = vec![NULL; ports * 8];
+        for (i, &qi) in two_lists.iter().enumerate() {
+            second[qi] = (ports * 8 + i) as u32;
+        }
         Self {
-            q: vec![QueueRegs::default(); ports * 8],
+            lists: vec![ListRegs::default(); ports * 8 + two_lists.len()],
+            second,
+            hp: vec![0; ports * 8],
             // One read port per egress port; one write per cell written per cycle.
             pkt_link: Sram::new("pkt_link", cells as usize, ports, write_ports, latency),
             desc: Sram::new("desc", cells as usize, ports, write_ports, latency),
@@ -94,6 +122,44 @@ impl PacketQueues {
         self.ports_nonempty
     }
 
+    /// Index of physical list `sub` of queue `qi` (`port * 8 + q`).
+    #[inline]
+    pub fn list_id(&self, qi: usize, sub: u8) -> usize {
+        if sub == 0 {
+            qi
+        } else {
+            self.second[qi] as usize
+        }
+    }
+
+    /// The lists of queue `qi`: one for FIFO, two for HCF.
+    pub fn lists_of(&self, qi: usize) -> impl Iterator<Item = usize> {
+        let second = self.second[qi];
+        std::iter::once(qi).chain((second != NULL).then_some(second as usize))
+    }
+
+    /// The list the dequeue mux selects: HP if it holds a packet, else LP.
+    #[inline]
+    fn serve_list(&self, qi: usize) -> usize {
+        let hp = self.list_id(qi, self.hp[qi]);
+        if self.second[qi] == NULL || self.lists[hp].packets > 0 {
+            hp
+        } else {
+            self.list_id(qi, self.hp[qi] ^ 1)
+        }
+    }
+
+    /// Physical list (0 or 1) that is HP in queue `q` of `port`.
+    #[inline]
+    pub fn hp_list(&self, port: usize, q: usize) -> u8 {
+        self.hp[port * 8 + q]
+    }
+
+    /// HP and LP swap roles (HCF III-D).
+    pub fn swap_roles(&mut self, port: usize, q: usize) {
+        self.hp[port * 8 + q] ^= 1;
+    }
+
     /// Queue `q` of `port` has a head packet the scheduler may pick now.
     #[inline]
     pub fn ready_mask(&self, port: usize) -> u8 {
@@ -102,7 +168,10 @@ impl PacketQueues {
         while ne != 0 {
             let q = ne.trailing_zeros() as usize;
             ne &= ne - 1;
-            if self.q[port * 8 + q].head_desc.is_some() {
+            if self.lists[self.serve_list(port * 8 + q)]
+                .head_desc
+                .is_some()
+            {
                 m |= 1 << q;
             }
         }
@@ -111,16 +180,17 @@ impl PacketQueues {
 
     #[inline]
     pub fn head_len(&self, port: usize, q: usize) -> u32 {
-        self.q[port * 8 + q]
+        self.lists[self.serve_list(port * 8 + q)]
             .head_desc
             .map_or(0, |d| d.hdr.len as u32)
     }
 
-    /// A fully written packet joins the tail of queue `(port, q)` (ingress write stage).
-    pub fn enqueue(&mut self, port: usize, qi: usize, d: Desc) {
-        let idx = port * 8 + qi;
+    /// A fully written packet joins the tail of its list of queue `(port, q)` (ingress
+    /// write stage).
+    pub fn enqueue(&mut self, port: usize, q: usize, d: Desc) {
+        let li = self.list_id(port * 8 + q, d.sub);
         self.desc.write(d.head as usize, d);
-        let r = &mut self.q[idx];
+        let r = &mut self.lists[li];
         if r.packets == 0 {
             r.head = d.head;
             r.head_desc = Some(d);
@@ -130,14 +200,15 @@ impl PacketQueues {
         r.tail = d.head;
         r.packets += 1;
         r.cells += d.ncells as u32;
-        self.nonempty[port] |= 1 << qi;
+        self.nonempty[port] |= 1 << q;
         self.ports_nonempty |= 1 << port;
     }
 
     /// Take the head packet of `(port, q)` in cycle `now`; its refetch starts now.
-    pub fn dequeue(&mut self, port: usize, qi: usize, now: u64) -> Desc {
-        let idx = port * 8 + qi;
-        let r = &mut self.q[idx];
+    pub fn dequeue(&mut self, port: usize, q: usize, now: u64) -> Desc {
+        let qi = port * 8 + q;
+        let li = self.serve_list(qi);
+        let r = &mut self.lists[li];
         let d = r
             .head_desc
             .take()
@@ -147,14 +218,16 @@ impl PacketQueues {
         if r.packets == 0 {
             r.head = NULL;
             r.tail = NULL;
-            self.nonempty[port] &= !(1 << qi);
-            if self.nonempty[port] == 0 {
-                self.ports_nonempty &= !(1 << port);
+            if self.lists_of(qi).all(|l| self.lists[l].packets == 0) {
+                self.nonempty[port] &= !(1 << q);
+                if self.nonempty[port] == 0 {
+                    self.ports_nonempty &= !(1 << port);
+                }
             }
         } else {
             self.pkt_link.read(port, r.head as usize);
             r.refill = Refill::LinkRead;
-            self.refilling[port] = Some(qi as u8);
+            self.refilling[port] = Some(li as u32);
             self.refill_at[port] = now + self.latency;
         }
         d
@@ -177,19 +250,19 @@ impl PacketQueues {
         if self.refill_at[port] != now {
             return;
         }
-        let Some(qi) = self.refilling[port] else {
+        let Some(li) = self.refilling[port] else {
             return;
         };
-        let idx = port * 8 + qi as usize;
-        match self.q[idx].refill {
+        let li = li as usize;
+        match self.lists[li].refill {
             Refill::LinkRead => {
                 let next = self
                     .pkt_link
                     .rdata(port)
                     .expect("packet link data due this cycle");
-                self.q[idx].head = next;
+                self.lists[li].head = next;
                 self.desc.read(port, next as usize);
-                self.q[idx].refill = Refill::DescRead;
+                self.lists[li].refill = Refill::DescRead;
                 self.refill_at[port] = now + self.latency;
             }
             Refill::DescRead => {
@@ -197,8 +270,8 @@ impl PacketQueues {
                     .desc
                     .rdata(port)
                     .expect("descriptor data due this cycle");
-                self.q[idx].head_desc = Some(d);
-                self.q[idx].refill = Refill::Idle;
+                self.lists[li].head_desc = Some(d);
+                self.lists[li].refill = Refill::Idle;
                 self.refilling[port] = None;
                 self.refill_at[port] = u64::MAX;
             }
@@ -211,9 +284,9 @@ impl PacketQueues {
         self.desc.commit();
     }
 
-    /// Walk a queue's packets through the RAMs (checker access, no timing).
-    pub fn walk(&self, port: usize, qi: usize, mut f: impl FnMut(&Desc)) {
-        let r = &self.q[port * 8 + qi];
+    /// Walk a list's packets through the RAMs (checker access, no timing).
+    pub fn walk(&self, li: usize, mut f: impl FnMut(&Desc)) {
+        let r = &self.lists[li];
         // While the link read of a refetch is in flight, `head` still names the packet
         // that was just taken.
         let mut p = if r.refill == Refill::LinkRead {

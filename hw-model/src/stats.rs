@@ -9,7 +9,7 @@ pub struct Stats {
     /// Cells admitted, by segment (index: position in `Segment::ALL`).
     pub admitted: [u64; 5],
     /// Cells dropped, by reason (index: position in `DropReason::ALL`).
-    pub dropped: [u64; 2],
+    pub dropped: [u64; DropReason::ALL.len()],
     /// Cells read out of the buffer toward an egress port.
     pub cells_out: u64,
     /// Packets fully transmitted.

@@ -19,6 +19,47 @@ pub struct PacketHdr {
     pub prio: u8,
     /// Packet length on the wire, bytes, without preamble and gap.
     pub len: u16,
+    /// The flow's IP 5-tuple, the input of HCF's hash (HCF III-B).
+    pub tuple: FiveTuple,
+}
+
+/// IP source and destination, L4 ports and protocol of a packet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct FiveTuple {
+    pub src_ip: u32,
+    pub dst_ip: u32,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub proto: u8,
+}
+
+impl FiveTuple {
+    pub const TCP: u8 = 6;
+    pub const UDP: u8 = 17;
+
+    /// The testbench's addressing plan: host `10.<src port>.<flow>` talks to
+    /// `10.<128 + dst port>.0.1`, source port `49152 + flow % 16384`, destination port 5001
+    /// (TCP) or 4791 (UDP, RoCEv2). Distinct flows get distinct tuples.
+    pub fn for_flow(flow: u32, src: u8, dst: u8, proto: u8) -> Self {
+        Self {
+            src_ip: 0x0A00_0000 | (src as u32) << 16 | (flow & 0xFFFF),
+            dst_ip: 0x0A80_0001 | (dst as u32) << 16,
+            src_port: 0xC000 | (flow >> 16 & 0x3FFF) as u16,
+            dst_port: if proto == Self::TCP { 5001 } else { 4791 },
+            proto,
+        }
+    }
+
+    /// The 13 header bytes in network order, as a hash unit reads them.
+    pub fn bytes(&self) -> [u8; 13] {
+        let mut b = [0u8; 13];
+        b[0..4].copy_from_slice(&self.src_ip.to_be_bytes());
+        b[4..8].copy_from_slice(&self.dst_ip.to_be_bytes());
+        b[8..10].copy_from_slice(&self.src_port.to_be_bytes());
+        b[10..12].copy_from_slice(&self.dst_port.to_be_bytes());
+        b[12] = self.proto;
+        b
+    }
 }
 
 /// One cell of a packet on the ingress or egress cell bus.
@@ -111,14 +152,21 @@ pub enum DropReason {
     HeadroomFull,
     /// Lossy: the ingress queue is at or above its DT threshold.
     LossyThreshold,
+    /// HCF queue: both the HP and the LP sub-queue are full (HCF Algorithm 1, `drop(p)`).
+    HcfFull,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 2] = [DropReason::HeadroomFull, DropReason::LossyThreshold];
+    pub const ALL: [DropReason; 3] = [
+        DropReason::HeadroomFull,
+        DropReason::LossyThreshold,
+        DropReason::HcfFull,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Self::HeadroomFull => "headroom_full",
             Self::LossyThreshold => "lossy_threshold",
+            Self::HcfFull => "hcf_full",
         }
     }
     /// Whether this reason applies to lossless traffic.

@@ -146,6 +146,7 @@ fn hdr(flow: u32, seq: u32, src: u8, dst: u8, prio: u8, len: u16) -> PacketHdr {
         dst,
         prio,
         len,
+        ..Default::default()
     }
 }
 

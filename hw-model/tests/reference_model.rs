@@ -739,6 +739,7 @@ impl Harness {
                 dst: b.dst,
                 prio: b.prio,
                 len: b.len,
+                ..Default::default()
             };
             for idx in 0..n {
                 self.queues[b.port as usize].push_back(Beat {

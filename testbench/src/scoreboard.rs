@@ -56,7 +56,7 @@ pub struct Scoreboard {
     /// By segment, in `Segment::ALL` order.
     pub admitted: [u64; 5],
     /// By reason, in `DropReason::ALL` order.
-    pub dropped: [u64; 2],
+    pub dropped: [u64; DropReason::ALL.len()],
     pub reordered: u64,
     /// Departed on a port other than the header's `dst`, or with an unknown flow id.
     pub misrouted: u64,
@@ -79,7 +79,7 @@ impl Scoreboard {
             injected: 0,
             departed: 0,
             admitted: [0; 5],
-            dropped: [0; 2],
+            dropped: [0; DropReason::ALL.len()],
             reordered: 0,
             misrouted: 0,
             last: vec![None; flows],

@@ -11,7 +11,7 @@
 //! timing with no accumulated rounding.
 
 use crate::scenario::{Flow, Pattern, SizeDist};
-use hw_model::{Derived, PacketHdr};
+use hw_model::{Derived, FiveTuple, PacketHdr};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
@@ -110,6 +110,7 @@ impl Source {
             dst: self.flow.dst,
             prio: self.flow.prio,
             len: len as u16,
+            tuple: FiveTuple::for_flow(self.flow.id, self.flow.src, self.flow.dst, FiveTuple::UDP),
         });
         self.seq = self.seq.wrapping_add(1);
     }

@@ -31,7 +31,7 @@
 //! cycle costs one heap peek plus the departures it has, however many flows there are.
 
 use crate::scenario::{Flow, Pattern, SizeDist};
-use hw_model::{Departure, PacketHdr};
+use hw_model::{Departure, FiveTuple, PacketHdr};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
@@ -243,6 +243,7 @@ impl TcpFlow {
             dst: self.dst,
             prio: self.prio,
             len: self.len_of(seq) as u16,
+            tuple: FiveTuple::for_flow(self.id, self.src, self.dst, FiveTuple::TCP),
         });
         self.in_network.push_back((self.next_tx, seq));
         self.next_tx = self.next_tx.wrapping_add(1);

@@ -16,6 +16,7 @@ fn hdr(prio: u8, seq: u32, len: u16) -> PacketHdr {
         dst: 1,
         prio,
         len,
+        ..Default::default()
     }
 }
 

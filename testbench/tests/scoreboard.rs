@@ -13,6 +13,7 @@ fn beat(seq: u32, idx: u16, ncells: u16) -> Beat {
             dst: 2,
             prio: 3,
             len: 400,
+            ..Default::default()
         },
         idx,
         ncells,

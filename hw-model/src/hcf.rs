@@ -1,0 +1,416 @@
+//! HCF (Hashed Credits Fair) egress discipline: the control block of one HCF queue.
+//!
+//! Source: "HCF: Hashed Credits Fair", sections III and IV. The queue's packets sit in two
+//! linked lists of the shared buffer (`packet_queue.rs`), HP and LP; this block holds the
+//! registers that decide which list a packet joins and when a priority period ends:
+//!
+//! - `credit[k]`, `k < K`: the credit bins, `ceil(log2(c0 + 1))` bits each (III-C: with
+//!   `c0 = 1`, K bins fit in K bits). Kept as one bit vector of exactly `K * width` bits.
+//! - `stamp`: the 32-bit time stamp of the period start. The hash of a period is a fixed
+//!   hash of the 5-tuple XOR `stamp` (IV-D), so every period has its own function.
+//! - `len[list]`: occupancy of each physical list, in packets or cells (`unit`), counted
+//!   from admission (start of packet) to departure, so a packet still being written
+//!   counts. "HP empty" therefore means no HP packet anywhere in the switch, which
+//!   Theorem 1's proof needs: were HP declared empty while an HP packet was still being
+//!   written, the swap would turn that packet's list into LP behind a later packet of its
+//!   flow that joined the new HP.
+//!
+//! Which physical list is HP (the role bit, swapped at each period start, III-D) is the
+//! dequeue mux select and lives with the lists (`PacketQueues::hp_list`).
+//!
+//! Arrival (Algorithm 1, `arrive`): the packet's bins are `s` hashes of its 5-tuple (`s =
+//! 1`: HCF; `s > 1`: the Bloom-counter variant of IV-A). If any bin has credit and HP has
+//! room, the packet joins HP and every bin is decremented by its size in units, saturating
+//! at 0 (with `unit = packet`, `c(k) <- c(k) - 1`; IV-A's conservative update decrements
+//! only positive bins). Else if LP has room it joins LP and its bins are zeroed (footnote 1:
+//! later packets of the flow in this period must not overtake it through HP). Else it is
+//! dropped, counted as `hcf_full`.
+//!
+//! Departure (Algorithm 1, `transmit`): HP is always served first (the mux). The period
+//! ends when a departure from HP leaves it empty (dynamic, III-B), or, with a fixed period
+//! (IV-C), at the first cycle at or after each `period_cycles` boundary when HP is empty.
+//! A fixed period that started while HP held packets would swap a non-empty HP into LP and
+//! reorder (the proof of Theorem 1 starts from an empty HP), so the boundary waits for it.
+//! A new period resets every credit to `c0`, takes a new stamp and swaps HP and LP.
+//!
+//! Several packets may arrive at one HCF queue in a cycle (from different ingress ports):
+//! they are decided in port order, each seeing the credits and lengths the previous ones
+//! left, a chain like the shared-buffer grant sum. A period that ends in the cycle takes
+//! effect after them: its reset overrides their credit updates.
+
+use crate::config::{HcfParams, HcfUnit, HCF_MAX_HASHES};
+use crate::wires::FiveTuple;
+use bitvec::prelude::*;
+
+/// The decision of [`HcfQueue::arrive`] (also the `last_verdict` register).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Hp = 1,
+    Lp = 2,
+    Drop = 3,
+}
+
+/// Per-hash salts: hash `i` of the Bloom variant is the same mixer on `x ^ stamp ^ SALT[i]`.
+const SALT: [u32; HCF_MAX_HASHES] = [0, 0x9E37_79B9, 0x7F4A_7C15, 0xF39C_C060];
+
+/// Hash `i` of a 5-tuple in the period stamped `stamp`: CRC-32 folds the 13 header bytes to
+/// 32 bits, the stamp is XORed in (IV-D) and the murmur3 finaliser mixes the result.
+///
+/// The finaliser is there because CRC is linear over GF(2): with `crc(x ^ stamp)` alone,
+/// two tuples that share a bin in one period share it in every period whenever the bin
+/// index is a bit slice of the CRC, which is the persistent collision IV-D's new hash per
+/// period is meant to break. The multiplies make the map from stamp to bin non-linear.
+pub fn hash(t: &FiveTuple, stamp: u32, i: usize) -> u32 {
+    let mut x = crc32fast::hash(&t.bytes()) ^ stamp ^ SALT[i];
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x85EB_CA6B);
+    x ^= x >> 13;
+    x = x.wrapping_mul(0xC2B2_AE35);
+    x ^ (x >> 16)
+}
+
+/// Bin of a 32-bit hash among `k`: the high half of `h * k` (a small multiplier, uniform
+/// for any `k`, not only powers of two).
+#[inline]
+pub fn bin_of(h: u32, k: u32) -> u32 {
+    ((h as u64 * k as u64) >> 32) as u32
+}
+
+/// The registers of one HCF queue.
+#[derive(Debug, Clone)]
+pub struct HcfQueue {
+    pub p: HcfParams,
+    credits: BitVec<u64, Lsb0>,
+    /// Time stamp (low 32 bits of the cycle) of the current period's start.
+    pub stamp: u32,
+    /// Occupancy of physical list 0 and 1, in units, from admission to departure.
+    pub len: [u32; 2],
+    /// Fixed period: a boundary has passed and the period ends once HP is empty.
+    due: bool,
+    /// Fixed period: the cycle of the next boundary (`u64::MAX` under a dynamic period).
+    pub next_boundary: u64,
+    /// Periods started since reset.
+    pub periods: u32,
+    /// Bin (first hash) and verdict of the last arrival, for the waveform.
+    pub last_bin: u32,
+    pub last_verdict: Verdict,
+    /// HP and LP swap roles at a period start (III-D). Only the companion tests turn it off.
+    pub swap: bool,
+}
+
+impl HcfQueue {
+    pub fn new(p: HcfParams) -> Self {
+        let mut q = Self {
+            p,
+            credits: bitvec![u64, Lsb0; 0; (p.bins * p.credit_bits) as usize],
+            stamp: 0,
+            len: [0; 2],
+            due: false,
+            next_boundary: p.period_cycles.unwrap_or(u64::MAX),
+            periods: 0,
+            last_bin: 0,
+            last_verdict: Verdict::Drop,
+            swap: true,
+        };
+        q.init(0);
+        q
+    }
+
+    /// Size of a packet of `ncells` cells in this queue's unit.
+    #[inline]
+    pub fn units(&self, ncells: u16) -> u32 {
+        match self.p.unit {
+            HcfUnit::Packet => 1,
+            HcfUnit::Cell => ncells as u32,
+        }
+    }
+
+    fn field(&self, k: u32) -> std::ops::Range<usize> {
+        let w = self.p.credit_bits as usize;
+        k as usize * w..(k as usize + 1) * w
+    }
+
+    /// `c(k)`.
+    pub fn credit(&self, k: u32) -> u32 {
+        self.credits[self.field(k)].load_le::<u32>()
+    }
+
+    fn set_credit(&mut self, k: u32, v: u32) {
+        let r = self.field(k);
+        self.credits[r].store_le(v);
+    }
+
+    /// Overwrite `c(k)` with any value its register can hold (companion tests only).
+    pub fn force_credit(&mut self, k: u32, v: u32) {
+        self.set_credit(k, v & ((1 << self.p.credit_bits) - 1));
+    }
+
+    /// The period start (Algorithm 1, `init`): every `c(k) = c0`, a new hash.
+    fn init(&mut self, now: u64) {
+        for k in 0..self.p.bins {
+            self.set_credit(k, self.p.c0);
+        }
+        self.stamp = now as u32;
+        self.periods = self.periods.wrapping_add(1);
+        self.due = false;
+    }
+
+    /// The bins of a 5-tuple in the current period (the first `hashes` entries are valid).
+    pub fn bins(&self, t: &FiveTuple) -> [u32; HCF_MAX_HASHES] {
+        let mut b = [0; HCF_MAX_HASHES];
+        for (i, x) in b.iter_mut().enumerate().take(self.p.hashes as usize) {
+            *x = bin_of(hash(t, self.stamp, i), self.p.bins);
+        }
+        b
+    }
+
+    /// Algorithm 1, `arrive(p)`: the list the packet joins (`hp` is the physical list now
+    /// HP), or `None` to drop it.
+    pub fn arrive(&mut self, t: &FiveTuple, ncells: u16, hp: u8) -> Option<u8> {
+        let n = self.units(ncells);
+        let bins = self.bins(t);
+        let bins = &bins[..self.p.hashes as usize];
+        let lp = hp ^ 1;
+        let has_credit = bins.iter().any(|&k| self.credit(k) > 0);
+        self.last_bin = bins[0];
+        let list = if has_credit && self.len[hp as usize] + n <= self.p.hp_limit {
+            for &k in bins {
+                let c = self.credit(k);
+                self.set_credit(k, c.saturating_sub(n));
+            }
+            self.last_verdict = Verdict::Hp;
+            hp
+        } else if self.len[lp as usize] + n <= self.p.lp_limit {
+            for &k in bins {
+                self.set_credit(k, 0);
+            }
+            self.last_verdict = Verdict::Lp;
+            lp
+        } else {
+            self.last_verdict = Verdict::Drop;
+            return None;
+        };
+        self.len[list as usize] += n;
+        Some(list)
+    }
+
+    /// Algorithm 1, `transmit()`: a packet of `ncells` leaves physical list `list` in cycle
+    /// `now`. Returns whether a new period starts (the caller swaps the lists if `swap`).
+    pub fn depart(&mut self, list: u8, ncells: u16, hp: u8, now: u64) -> Result<bool, String> {
+        let n = self.units(ncells);
+        let l = &mut self.len[list as usize];
+        *l = l.checked_sub(n).ok_or_else(|| {
+            format!("HCF list {list} length {l} is less than the departing packet's {n} units")
+        })?;
+        let ends = list == hp && self.len[hp as usize] == 0 && self.ends_on_empty_hp();
+        if ends {
+            self.init(now);
+        }
+        Ok(ends)
+    }
+
+    fn ends_on_empty_hp(&self) -> bool {
+        self.p.period_cycles.is_none() || self.due
+    }
+
+    /// Fixed period: the boundary at `now` (call when `now == next_boundary`). Returns
+    /// whether a new period starts now (HP is empty); otherwise it starts when HP empties.
+    pub fn boundary(&mut self, now: u64, hp: u8) -> bool {
+        let t = self.p.period_cycles.unwrap_or(u64::MAX);
+        self.next_boundary = now.saturating_add(t);
+        self.due = true;
+        if self.len[hp as usize] == 0 {
+            self.init(now);
+            return true;
+        }
+        false
+    }
+
+    /// Credit registers out of `0..=c0` (the registers cannot go below 0).
+    pub fn check_credits(&self) -> Result<(), String> {
+        match (0..self.p.bins).find(|&k| self.credit(k) > self.p.c0) {
+            Some(k) => Err(format!(
+                "HCF credit bin {k} holds {}, above c0 = {}",
+                self.credit(k),
+                self.p.c0
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Probed registers: (name, width). `hp_sel` comes from the lists, the rest from here.
+    pub fn wires(&self) -> Vec<(String, u32)> {
+        let mut w = vec![
+            ("hp_len".to_string(), 21),
+            ("lp_len".to_string(), 21),
+            ("period_start".to_string(), 32),
+            ("periods".to_string(), 32),
+            ("last_bin".to_string(), 6),
+            ("last_verdict".to_string(), 2),
+        ];
+        for k in 0..self.p.bins {
+            w.push((format!("credit.b{k:02}"), self.p.credit_bits));
+        }
+        w
+    }
+
+    /// Value of wire `i` of [`wires`](Self::wires); `hp` is the physical list now HP.
+    pub fn wire_value(&self, i: usize, hp: u8) -> u64 {
+        match i {
+            0 => self.len[hp as usize] as u64,
+            1 => self.len[(hp ^ 1) as usize] as u64,
+            2 => self.stamp as u64,
+            3 => self.periods as u64,
+            4 => self.last_bin as u64,
+            5 => self.last_verdict as u64,
+            k => self.credit((k - 6) as u32) as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(bins: u32, c0: u32, hp: u32, lp: u32) -> HcfParams {
+        HcfParams {
+            port: 0,
+            queue: 0,
+            bins,
+            c0,
+            credit_bits: 32 - c0.leading_zeros(),
+            hp_limit: hp,
+            lp_limit: lp,
+            unit: HcfUnit::Packet,
+            period_cycles: None,
+            hashes: 1,
+        }
+    }
+
+    fn flow(i: u32) -> FiveTuple {
+        FiveTuple::for_flow(i, 1, 2, FiveTuple::TCP)
+    }
+
+    #[test]
+    fn credit_registers_are_exactly_k_times_width_bits() {
+        assert_eq!(HcfQueue::new(params(32, 1, 10, 10)).credits.len(), 32);
+        assert_eq!(HcfQueue::new(params(20, 3, 10, 10)).credits.len(), 40);
+        assert_eq!(HcfQueue::new(params(20, 4, 10, 10)).credits.len(), 60);
+        assert_eq!(HcfQueue::new(params(8, 255, 10, 10)).credits.len(), 64);
+    }
+
+    #[test]
+    fn second_packet_of_a_one_credit_bin_goes_to_lp_and_zeroes_it() {
+        let mut q = HcfQueue::new(params(20, 1, 10, 10));
+        let t = flow(7);
+        let k = q.bins(&t)[0];
+        assert_eq!(q.arrive(&t, 1, 0), Some(0), "credit -> HP (list 0)");
+        assert_eq!(q.credit(k), 0);
+        assert_eq!(q.arrive(&t, 1, 0), Some(1), "no credit -> LP");
+        assert_eq!(q.len, [1, 1]);
+    }
+
+    #[test]
+    fn full_hp_sends_to_lp_and_full_both_drops() {
+        let mut q = HcfQueue::new(params(64, 255, 1, 1));
+        assert_eq!(q.arrive(&flow(1), 1, 0), Some(0));
+        let t = flow(2);
+        let k = q.bins(&t)[0];
+        assert_eq!(q.arrive(&t, 1, 0), Some(1), "HP full");
+        assert_eq!(q.credit(k), 0, "footnote 1: the bin is zeroed");
+        assert_eq!(q.arrive(&flow(3), 1, 0), None, "both full");
+        assert_eq!(q.last_verdict, Verdict::Drop);
+    }
+
+    #[test]
+    fn hp_emptied_by_a_departure_starts_a_period_with_a_new_hash() {
+        let mut q = HcfQueue::new(params(20, 1, 10, 10));
+        let t = flow(3);
+        q.arrive(&t, 1, 0);
+        q.arrive(&t, 1, 0);
+        let (stamp, periods) = (q.stamp, q.periods);
+        assert_eq!(
+            q.depart(1, 1, 0, 50),
+            Ok(false),
+            "an LP departure ends nothing"
+        );
+        assert_eq!(q.depart(0, 1, 0, 77), Ok(true));
+        assert_eq!((q.stamp, q.periods), (77, periods + 1));
+        assert_ne!(q.stamp, stamp);
+        assert!((0..20).all(|k| q.credit(k) == 1), "credits back to c0");
+    }
+
+    #[test]
+    fn fixed_period_waits_for_an_empty_hp() {
+        let mut p = params(20, 1, 10, 10);
+        p.period_cycles = Some(100);
+        let mut q = HcfQueue::new(p);
+        q.arrive(&flow(1), 1, 0);
+        assert!(!q.boundary(100, 0), "HP holds a packet");
+        assert_eq!(q.next_boundary, 200);
+        assert_eq!(q.depart(0, 1, 0, 130), Ok(true), "due, and HP just emptied");
+        assert_eq!(q.stamp, 130);
+        q.arrive(&flow(1), 1, 0);
+        assert_eq!(q.depart(0, 1, 0, 150), Ok(false), "not due yet");
+        assert!(q.boundary(200, 0), "HP already empty at the boundary");
+    }
+
+    #[test]
+    fn cell_credits_saturate_at_zero() {
+        let mut p = params(4, 3, 100, 100);
+        p.unit = HcfUnit::Cell;
+        let mut q = HcfQueue::new(p);
+        let t = flow(9);
+        let k = q.bins(&t)[0];
+        assert_eq!(q.arrive(&t, 5, 0), Some(0), "3 credits left: HP");
+        assert_eq!(q.credit(k), 0);
+        assert_eq!(q.len[0], 5);
+        q.check_credits().unwrap();
+    }
+
+    #[test]
+    fn credit_check_catches_a_register_above_c0() {
+        let mut q = HcfQueue::new(params(4, 2, 10, 10));
+        q.force_credit(1, 3);
+        let e = q.check_credits().unwrap_err();
+        assert!(e.contains("bin 1 holds 3"), "{e}");
+    }
+
+    #[test]
+    fn the_stamp_changes_the_bins_of_some_flows() {
+        let q = HcfQueue::new(params(20, 1, 10, 10));
+        let moved = (0..200)
+            .filter(|&i| {
+                let t = flow(i);
+                bin_of(hash(&t, 1, 0), 20) != bin_of(hash(&t, 2, 0), 20)
+            })
+            .count();
+        assert!(moved > 150, "{moved} of 200 flows changed bin");
+        let used: std::collections::BTreeSet<u32> = (0..200).map(|i| q.bins(&flow(i))[0]).collect();
+        assert_eq!(used.len(), 20, "200 flows spread over all 20 bins");
+    }
+
+    #[test]
+    fn collisions_do_not_persist_across_periods() {
+        // Pairs that share a bin under one stamp mostly part under the next one: the
+        // linearity trap described on `hash`.
+        let mut together = 0;
+        let mut pairs = 0;
+        for a in 0..60u32 {
+            for b in a + 1..60 {
+                let (ta, tb) = (flow(a), flow(b));
+                if bin_of(hash(&ta, 1000, 0), 16) == bin_of(hash(&tb, 1000, 0), 16) {
+                    pairs += 1;
+                    if bin_of(hash(&ta, 2000, 0), 16) == bin_of(hash(&tb, 2000, 0), 16) {
+                        together += 1;
+                    }
+                }
+            }
+        }
+        assert!(pairs > 50);
+        assert!(
+            together * 4 < pairs,
+            "{together} of {pairs} collisions persisted"
+        );
+    }
+}
