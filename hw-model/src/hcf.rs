@@ -96,6 +96,10 @@ pub struct HcfQueue {
     pub last_verdict: Verdict,
     /// HP and LP swap roles at a period start (III-D). Only the companion tests turn it off.
     pub swap: bool,
+    /// Statistics counters: packets sent to HP, to LP, and dropped.
+    pub to_hp: u64,
+    pub to_lp: u64,
+    pub dropped: u64,
 }
 
 impl HcfQueue {
@@ -111,6 +115,9 @@ impl HcfQueue {
             last_bin: 0,
             last_verdict: Verdict::Drop,
             swap: true,
+            to_hp: 0,
+            to_lp: 0,
+            dropped: 0,
         };
         q.init(0);
         q
@@ -179,15 +186,18 @@ impl HcfQueue {
                 self.set_credit(k, c.saturating_sub(n));
             }
             self.last_verdict = Verdict::Hp;
+            self.to_hp += 1;
             hp
         } else if self.len[lp as usize] + n <= self.p.lp_limit {
             for &k in bins {
                 self.set_credit(k, 0);
             }
             self.last_verdict = Verdict::Lp;
+            self.to_lp += 1;
             lp
         } else {
             self.last_verdict = Verdict::Drop;
+            self.dropped += 1;
             return None;
         };
         self.len[list as usize] += n;

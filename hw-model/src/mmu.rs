@@ -4,9 +4,12 @@
 //! 1. DT: next `T` from the registered shared occupancy (Eq. 2); `X_on = T - delta`.
 //! 2. Ingress admission of every start-of-packet beat (the running shared-grant sum is the
 //!    only intra-cycle chain); every beat gets its fate; admitted cells enter the FIFO.
+//!    A packet for an HCF queue then goes to HP or LP, or is dropped (`hcf.rs`).
 //! 3. PFC FSM: OFF queues with no headroom cells and shared occupancy below `X_on` turn
-//!    ON (not those that turned OFF in step 2); refresh timers.
+//!    ON (not those that turned OFF in step 2); refresh timers. HCF fixed-period
+//!    boundaries.
 //! 4. Egress ports (only active ones): refetch heads, pick packets, read and free cells.
+//!    An HP departure that empties an HCF queue's HP starts its next period.
 //! 5. Ingress write stage: FIFO heads into the SRAM (work-conserving round robin); a
 //!    packet's last cell enqueues it.
 //!    Enqueue follows dequeue within the cycle, as a write-after-read bypass would.
@@ -246,6 +249,11 @@ impl Mmu {
     pub fn hcf(&self, port: usize, q: usize) -> Option<(&HcfQueue, u8)> {
         let slot = *self.hcf_slot.get(port * QUEUES + q)?;
         (slot != u16::MAX).then(|| (&self.hcf[slot as usize], self.queues.hp_list(port, q)))
+    }
+
+    /// Every HCF block, sorted by (port, queue).
+    pub fn hcf_queues(&self) -> &[HcfQueue] {
+        &self.hcf
     }
 
     /// Cells held in the buffer or charged to packets still arriving.

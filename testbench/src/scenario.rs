@@ -211,6 +211,8 @@ pub struct Overrides {
     pub policy: Option<Policy>,
     pub cycles: Option<u64>,
     pub seed: Option<u64>,
+    /// Run every egress queue as FIFO: drop the scenario's `[[switch.hcf]]` entries.
+    pub fifo: bool,
 }
 
 /// Packet size distribution of a flow.
@@ -328,6 +330,9 @@ impl Scenario {
         let mut switch = self.switch.clone();
         if let Some(p) = ov.policy {
             switch.policy = p;
+        }
+        if ov.fifo {
+            switch.hcf.clear();
         }
         let d = switch.build()?;
         let cycles = ov.cycles.unwrap_or(self.run.cycles);

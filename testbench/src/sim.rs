@@ -22,7 +22,7 @@ use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::Sources;
-use crate::summary::{EgressSummary, Summary};
+use crate::summary::{EgressSummary, HcfSummary, Summary};
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::CellTrace;
 use crate::waves::Waves;
@@ -374,6 +374,19 @@ impl Sim {
             conservation: cons.to_string(),
             conservation_ok: cons.ok(),
             egress,
+            hcf: self
+                .mmu
+                .hcf_queues()
+                .iter()
+                .map(|h| HcfSummary {
+                    port: h.p.port,
+                    queue: h.p.queue,
+                    periods: h.periods,
+                    packets_to_hp: h.to_hp,
+                    packets_to_lp: h.to_lp,
+                    packets_dropped: h.dropped,
+                })
+                .collect(),
             tcp: self.tcp.stats(),
             violations,
             wall_seconds: wall,

@@ -15,6 +15,19 @@ pub struct EgressSummary {
     pub gbps: f64,
 }
 
+/// One HCF egress queue: its periods and where its packets went.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HcfSummary {
+    pub port: u8,
+    pub queue: u8,
+    /// Priority periods started, the one at reset included.
+    pub periods: u32,
+    pub packets_to_hp: u64,
+    pub packets_to_lp: u64,
+    /// Packets dropped because HP and LP were full (`hcf_full`).
+    pub packets_dropped: u64,
+}
+
 /// Everything a run reports. Maps are `BTreeMap`s so the JSON key order is fixed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -53,6 +66,8 @@ pub struct Summary {
     pub conservation: String,
     pub conservation_ok: bool,
     pub egress: Vec<EgressSummary>,
+    /// One entry per HCF queue (empty when every queue is FIFO).
+    pub hcf: Vec<HcfSummary>,
     /// One entry per TCP flow (empty when the scenario has none).
     pub tcp: Vec<crate::tcp::TcpStats>,
     /// Broken invariants; empty on a clean run.
@@ -123,6 +138,16 @@ impl fmt::Display for Summary {
                 &format!(
                     "{:.2} Gb/s ({} packets, {} cells)",
                     e.gbps, e.packets, e.cells
+                ),
+            )?;
+        }
+        for h in &self.hcf {
+            row(
+                f,
+                &format!("hcf port {} queue {}", h.port, h.queue),
+                &format!(
+                    "{} periods, {} packets to HP, {} to LP, {} dropped",
+                    h.periods, h.packets_to_hp, h.packets_to_lp, h.packets_dropped
                 ),
             )?;
         }

@@ -78,6 +78,10 @@ struct RunArgs {
     /// Random seed (overrides run.seed).
     #[arg(long)]
     seed: Option<u64>,
+    /// Run every egress queue as FIFO, ignoring the scenario's [[switch.hcf]] entries
+    /// (compare FIFO and HCF on the same stimulus).
+    #[arg(long)]
+    fifo: bool,
     /// Write a VCD waveform here, and a GTKWave save file beside it (.gtkw).
     #[arg(long)]
     vcd: Option<PathBuf>,
@@ -199,6 +203,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         policy,
         cycles: a.cycles,
         seed: a.seed,
+        fifo: a.fifo,
     };
     let mut sim = Sim::new(&scenario, ov)?;
     let filter = match &a.vcd_signals {
