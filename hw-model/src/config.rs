@@ -152,6 +152,80 @@ pub struct SwitchConfig {
     pub pfc_pause_quanta: u16,
     /// Egress queues run as HCF (`[[switch.hcf]]`); every other queue is FIFO.
     pub hcf: Vec<HcfConfig>,
+    /// ECM congestion points at the egress queues (`[switch.ecm]`).
+    pub ecm: EcmConfig,
+}
+
+/// `[switch.ecm]`: the congestion point of ECM section 3.2 at every egress queue of the
+/// enabled priorities. Byte values are converted to the paper's 64-byte pages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EcmConfig {
+    /// Priorities (0..=7) whose egress queues are congestion points; empty = ECM off.
+    pub priorities: Vec<u8>,
+    /// `Qeq`, the equilibrium queue length, bytes (64..=16 MiB).
+    pub qeq_bytes: u32,
+    /// `Qmc`, mild congestion: above it a sample gives ECM-Max and sampling speeds up.
+    pub qmc_bytes: u32,
+    /// `Qsc`, severe congestion: above it a sample gives ECM(0,0).
+    pub qsc_bytes: u32,
+    /// `Sf`, fixed sampling interval, bytes (0..=262144).
+    pub sf_bytes: u32,
+    /// `Sr` range: the random interval is drawn in `0..=sr_bytes` (0..=65536).
+    pub sr_bytes: u32,
+    /// Draw the random interval as the pseudo-code does, `Sf + sr_bytes * (2u - 1)`
+    /// (centred on `Sf`), instead of the text's `Sf + [0, sr_bytes]`.
+    pub sr_centered: bool,
+    /// `Sscale = 2^sscale_log2`: over-sampling divides `S` by it (0..=7).
+    pub sscale_log2: u32,
+    /// `Qscale = 2^qscale_log2` multiplies `Qoff` and `Qdelta` in the frame (0..=7).
+    pub qscale_log2: u32,
+    /// Set the Q bit when `Qdelta` saturates (the pseudo-code's `ECM_qsat_enable`).
+    pub qsat_enable: bool,
+    /// High bits of every CPID of this switch (CPID = switch_id << 9 | port << 3 | queue).
+    pub switch_id: u16,
+    /// Seed of the sampling LFSRs (each CP XORs its CPID in).
+    pub lfsr_seed: u32,
+}
+
+impl Default for EcmConfig {
+    fn default() -> Self {
+        Self {
+            priorities: Vec::new(),
+            qeq_bytes: 16 * 1024,
+            qmc_bytes: 32 * 1024,
+            qsc_bytes: 96 * 1024,
+            sf_bytes: 75_000,
+            sr_bytes: 50_000,
+            sr_centered: false,
+            sscale_log2: 1,
+            qscale_log2: 0,
+            qsat_enable: true,
+            switch_id: 1,
+            lfsr_seed: 0xACE1,
+        }
+    }
+}
+
+/// ECM's unit of queue length: 64-byte pages.
+pub const ECM_PAGE_BYTES: u32 = 64;
+
+/// Validated ECM parameters (pages, bytes, shifts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EcmParams {
+    /// Bit `p`: priority `p` has congestion points.
+    pub mask: u8,
+    pub qeq: u32,
+    pub qmc: u32,
+    pub qsc: u32,
+    pub sf: u32,
+    pub sr: u32,
+    pub sr_centered: bool,
+    pub sscale_log2: u32,
+    pub qscale_log2: u32,
+    pub qsat_enable: bool,
+    pub switch_id: u16,
+    pub lfsr_seed: u32,
 }
 
 /// What HCF counts in credits and sub-queue limits (HCF III-B step 3: per packet, or by
@@ -268,6 +342,7 @@ impl SwitchConfig {
             pfc_rx_mode: PfcRxMode::Timer,
             pfc_pause_quanta: 0xFFFF,
             hcf: Vec::new(),
+            ecm: EcmConfig::default(),
         }
     }
 
@@ -352,10 +427,87 @@ pub struct Derived {
     pub lossy_shared_cells: u32,
     /// HCF queues, sorted by (port, queue).
     pub hcf: Vec<HcfParams>,
+    /// ECM congestion points (`mask == 0`: none).
+    pub ecm: EcmParams,
 }
 
 fn range_err<T: std::fmt::Display>(field: &str, v: T, range: &str) -> ConfigError {
     ConfigError::new(field, format!("{v} is out of range; allowed: {range}"))
+}
+
+/// Validate `[switch.ecm]` and convert its thresholds to 64-byte pages.
+fn ecm_params(e: &EcmConfig) -> Result<EcmParams, ConfigError> {
+    let mut mask = 0u8;
+    for &p in &e.priorities {
+        if p > 7 {
+            return Err(range_err("switch.ecm.priorities", p, "0..=7"));
+        }
+        mask |= 1 << p;
+    }
+    let max_q = 16 * 1024 * 1024;
+    if !(ECM_PAGE_BYTES..=max_q).contains(&e.qeq_bytes) {
+        return Err(range_err(
+            "switch.ecm.qeq_bytes",
+            e.qeq_bytes,
+            "64..=16777216",
+        ));
+    }
+    if !(e.qeq_bytes..=max_q).contains(&e.qmc_bytes) {
+        return Err(range_err(
+            "switch.ecm.qmc_bytes",
+            e.qmc_bytes,
+            &format!("{}..=16777216 (at least qeq_bytes)", e.qeq_bytes),
+        ));
+    }
+    if !(e.qmc_bytes..=max_q).contains(&e.qsc_bytes) {
+        return Err(range_err(
+            "switch.ecm.qsc_bytes",
+            e.qsc_bytes,
+            &format!("{}..=16777216 (at least qmc_bytes)", e.qmc_bytes),
+        ));
+    }
+    if e.sf_bytes > 262_144 {
+        return Err(range_err("switch.ecm.sf_bytes", e.sf_bytes, "0..=262144"));
+    }
+    if e.sr_bytes > 65_536 {
+        return Err(range_err("switch.ecm.sr_bytes", e.sr_bytes, "0..=65536"));
+    }
+    if e.sr_centered && e.sr_bytes > e.sf_bytes {
+        return Err(range_err(
+            "switch.ecm.sr_bytes",
+            e.sr_bytes,
+            &format!(
+                "0..={} (sf_bytes: a centred interval must stay >= 0)",
+                e.sf_bytes
+            ),
+        ));
+    }
+    for (field, v) in [
+        ("switch.ecm.sscale_log2", e.sscale_log2),
+        ("switch.ecm.qscale_log2", e.qscale_log2),
+    ] {
+        if v > 7 {
+            return Err(range_err(field, v, "0..=7"));
+        }
+    }
+    if e.switch_id >= 1 << 7 {
+        return Err(range_err("switch.ecm.switch_id", e.switch_id, "0..=127"));
+    }
+    let pages = |b: u32| b / ECM_PAGE_BYTES;
+    Ok(EcmParams {
+        mask,
+        qeq: pages(e.qeq_bytes),
+        qmc: pages(e.qmc_bytes),
+        qsc: pages(e.qsc_bytes),
+        sf: e.sf_bytes,
+        sr: e.sr_bytes,
+        sr_centered: e.sr_centered,
+        sscale_log2: e.sscale_log2,
+        qscale_log2: e.qscale_log2,
+        qsat_enable: e.qsat_enable,
+        switch_id: e.switch_id,
+        lfsr_seed: e.lfsr_seed,
+    })
 }
 
 /// Validate the `[[switch.hcf]]` entries and expand them to one per (port, queue).
@@ -772,6 +924,7 @@ impl Derived {
             ));
         }
         let hcf = hcf_params(c, lossless_mask, mtu_cells)?;
+        let ecm = ecm_params(&c.ecm)?;
         Ok(Self {
             cfg: c.clone(),
             ports: c.ports,
@@ -790,6 +943,7 @@ impl Derived {
             lossy_private_cells,
             lossy_shared_cells: (lossy_pool_cells - lossy_private_total) as u32,
             hcf,
+            ecm,
         })
     }
 

@@ -11,6 +11,7 @@ pub mod config;
 pub mod dsh_thresholds;
 pub mod dt_threshold;
 pub mod dwrr;
+pub mod ecm_cp;
 pub mod egress_port;
 pub mod free_list;
 pub mod hcf;
@@ -23,10 +24,12 @@ pub mod wires;
 
 mod mmu;
 
-pub use config::{ConfigError, Derived, HcfConfig, HcfUnit, PfcRxMode, Policy, SwitchConfig};
+pub use config::{
+    ConfigError, Derived, EcmConfig, HcfConfig, HcfUnit, PfcRxMode, Policy, SwitchConfig,
+};
 pub use mmu::{Fault, InvariantError, Mmu, SignalDesc};
 pub use stats::Stats;
 pub use wires::{
-    Beat, CellEvent, CellFate, Departure, DropReason, FiveTuple, Inputs, Outputs, PacketHdr,
-    PfcFrame, Segment,
+    Beat, CellEvent, CellFate, CmTag, Departure, DropReason, EcmFrame, EcmKind, FiveTuple, Inputs,
+    Outputs, PacketHdr, PfcFrame, Segment,
 };

@@ -21,6 +21,7 @@ use crate::config::{Derived, Policy, CNT_BITS, PFC_FRAME_WIRE_BYTES, QUEUES};
 use crate::dsh_thresholds::DshThresholds;
 use crate::dt_threshold::DtThreshold;
 use crate::dwrr::Dwrr;
+use crate::ecm_cp::EcmCp;
 use crate::egress_port::{DataTx, EgressPort, Tx};
 use crate::free_list::FreeList;
 use crate::hcf::HcfQueue;
@@ -66,6 +67,8 @@ pub enum Fault {
     HcfCreditAboveC0,
     /// HCF: add one to the first HCF queue's list-0 length register.
     HcfSkewLength,
+    /// ECM: add one page to the first congestion point's queue length.
+    EcmSkewQlen,
 }
 
 /// Where a signal's value comes from.
@@ -96,6 +99,7 @@ enum Sig {
     TxQueue(usize),
     HpSel(usize),
     Hcf(usize, usize),
+    Ecm(usize, usize),
 }
 
 pub struct Mmu {
@@ -118,6 +122,9 @@ pub struct Mmu {
     hcf_slot: Vec<u16>,
     /// Earliest fixed-period boundary of any HCF queue (`u64::MAX`: none).
     hcf_boundary: u64,
+    /// ECM congestion points, and per queue the index of its CP (`u16::MAX`: none).
+    ecm: Vec<EcmCp>,
+    ecm_slot: Vec<u16>,
     ing: Vec<IngressPort>,
     eg: Vec<EgressPort>,
     dwrr: Vec<Dwrr>,
@@ -158,7 +165,19 @@ impl Mmu {
         for (i, &qi) in hcf_queues.iter().enumerate() {
             hcf_slot[qi] = i as u16;
         }
+        let mut ecm = Vec::new();
+        let mut ecm_slot = vec![u16::MAX; ports * QUEUES];
+        for p in 0..ports {
+            for q in 0..QUEUES {
+                if d.ecm.mask & (1 << q) != 0 {
+                    ecm_slot[p * QUEUES + q] = ecm.len() as u16;
+                    ecm.push(EcmCp::new(&d.ecm, p as u8, q as u8));
+                }
+            }
+        }
         let mut m = Self {
+            ecm,
+            ecm_slot,
             stats: Stats::default(),
             cycle: 0,
             acct: Accounting::new(ports),
@@ -249,6 +268,11 @@ impl Mmu {
     pub fn hcf(&self, port: usize, q: usize) -> Option<(&HcfQueue, u8)> {
         let slot = *self.hcf_slot.get(port * QUEUES + q)?;
         (slot != u16::MAX).then(|| (&self.hcf[slot as usize], self.queues.hp_list(port, q)))
+    }
+
+    /// Every ECM congestion point, sorted by (port, queue).
+    pub fn ecm_cps(&self) -> &[EcmCp] {
+        &self.ecm
     }
 
     /// Every HCF block, sorted by (port, queue).
@@ -502,6 +526,12 @@ impl Mmu {
                     } else {
                         *lossy_granted += plan.seg1 as u32;
                     }
+                    let cp = self.ecm_slot[b.hdr.dst as usize * QUEUES + pg];
+                    if cp != u16::MAX {
+                        if let Some(f) = self.ecm[cp as usize].arrive(&self.d.ecm, &b.hdr) {
+                            out.ecm_tx.push(f);
+                        }
+                    }
                     let ing = &mut self.ing[p];
                     if ing.pending.len() == self.fifo_depth + 2 {
                         return Err(self.err(format!(
@@ -735,6 +765,12 @@ impl Mmu {
                     Err(e) => return Err(self.err(format!("egress p{p} q{q}: {e}"))),
                 }
             }
+            let cp = self.ecm_slot[p * QUEUES + q];
+            if cp != u16::MAX {
+                if let Err(e) = self.ecm[cp as usize].depart(desc.hdr.len) {
+                    return Err(self.err(format!("egress p{p} q{q}: {e}")));
+                }
+            }
             if self.queues.nonempty[p] & (1 << q) == 0 {
                 self.dwrr[p].queue_emptied(q);
             }
@@ -956,6 +992,7 @@ impl Mmu {
             | Sig::TxState(p)
             | Sig::TxQueue(p) => 1 + n + p,
             Sig::HpSel(i) | Sig::Hcf(i, _) => 1 + n + self.hcf[i].p.port as usize,
+            Sig::Ecm(i, _) => 1 + n + self.ecm[i].port as usize,
             _ => 0,
         }
     }
@@ -1058,6 +1095,13 @@ impl Mmu {
             for q in 0..QUEUES {
                 self.push_sig(format!("{pre}.q{q}.cells"), CNT_BITS, Sig::EgCells(p, q));
                 self.push_sig(format!("{pre}.q{q}.deficit"), 17, Sig::Deficit(p, q));
+                let cp = self.ecm_slot[p * QUEUES + q];
+                if cp != u16::MAX {
+                    for (w, (name, width)) in EcmCp::wires().into_iter().enumerate() {
+                        let path = format!("{pre}.q{q}.ecm.{name}");
+                        self.push_sig(path, width, Sig::Ecm(cp as usize, w));
+                    }
+                }
                 let slot = self.hcf_slot[p * QUEUES + q];
                 if slot != u16::MAX {
                     let i = slot as usize;
@@ -1107,6 +1151,7 @@ impl Mmu {
                 Tx::Data(t) => t.queue as u64,
                 _ => 0,
             },
+            Sig::Ecm(i, w) => self.ecm[i].wire_value(w),
             Sig::HpSel(i) => {
                 let h = &self.hcf[i].p;
                 self.queues.hp_list(h.port as usize, h.queue as usize) as u64
@@ -1167,6 +1212,10 @@ impl Mmu {
                 pick(&|s| s.contains(".hcf.")),
             ),
             (
+                "ecm congestion points: qlen (64 B pages), sampling".into(),
+                pick(&|s| s.contains(".ecm.")),
+            ),
+            (
                 "egress pause = QOFF OR POFF".into(),
                 pick(&|s| {
                     s.starts_with("top.mmu.egress.")
@@ -1208,6 +1257,11 @@ impl Mmu {
                     h.len[0] += 1;
                 }
             }
+            Fault::EcmSkewQlen => {
+                if let Some(cp) = self.ecm.first_mut() {
+                    cp.qlen += 1;
+                }
+            }
         }
     }
 
@@ -1231,6 +1285,27 @@ impl Mmu {
             }
             h.check_credits()
                 .map_err(|e| self.err(format!("egress p{p} q{q}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// ECM queue lengths: each equals the pages of the packets queued or being written.
+    fn check_ecm(&self, queued: &[Desc]) -> Result<(), InvariantError> {
+        let mut want = vec![0u32; self.ecm.len()];
+        let pending = self.ing.iter().flat_map(|i| i.pending.iter());
+        for d in queued.iter().chain(pending) {
+            let cp = self.ecm_slot[d.hdr.dst as usize * QUEUES + d.hdr.prio as usize];
+            if cp != u16::MAX {
+                want[cp as usize] += crate::ecm_cp::pages(d.hdr.len);
+            }
+        }
+        for (cp, w) in self.ecm.iter().zip(want) {
+            if cp.qlen != w {
+                return Err(self.err(format!(
+                    "egress p{} q{}: ECM qlen {} pages, recount {w}",
+                    cp.port, cp.queue, cp.qlen
+                )));
+            }
         }
         Ok(())
     }
@@ -1296,6 +1371,7 @@ impl Mmu {
             }
         }
         self.check_hcf(&queued)?;
+        self.check_ecm(&queued)?;
         for d in &queued {
             walk_cells(d.head, d.ncells as u32, "queued packet")?;
             charge(d, 0);

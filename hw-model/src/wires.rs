@@ -21,6 +21,58 @@ pub struct PacketHdr {
     pub len: u16,
     /// The flow's IP 5-tuple, the input of HCF's hash (HCF III-B).
     pub tuple: FiveTuple,
+    /// ECM CM-Tag (ECM 3.1, Fig. 4), added by a reaction point's rate limiter.
+    pub cm_tag: Option<CmTag>,
+}
+
+/// The ECM Congestion Management Tag: the CPID the sender's rate limiter is associated
+/// with and its timer value when the frame left (`time unit = 2^unit us`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct CmTag {
+    pub cpid: u16,
+    pub timestamp: u16,
+    pub unit: u8,
+}
+
+/// Which of the three ECM messages a congestion point sent (ECM 3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EcmKind {
+    /// `Qoff` and `Qdelta` from the queue.
+    Regular,
+    /// ECM-Max, `(Qeq, 2 Qeq)`: the queue is above `Qmc`.
+    Max,
+    /// ECM(0,0): the queue is above `Qsc`; the rate limiter stops and restarts at random.
+    Zero,
+}
+
+impl EcmKind {
+    pub const ALL: [EcmKind; 3] = [EcmKind::Regular, EcmKind::Max, EcmKind::Zero];
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Regular => "regular",
+            Self::Max => "max",
+            Self::Zero => "zero",
+        }
+    }
+}
+
+/// An ECM feedback frame (ECM 3.1, Fig. 3), sent toward the source of the sampled frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EcmFrame {
+    /// The port it leaves on: the one the sampled frame came in on.
+    pub port: u8,
+    pub cpid: u16,
+    pub kind: EcmKind,
+    /// `Qscale * Qoff` and `Qscale * Qdelta`, pages of 64 B.
+    pub qoff: i32,
+    pub qdelta: i32,
+    /// `Qdelta` saturated at `+-2 Qeq`.
+    pub q: bool,
+    /// Copied from the sampled frame's CM-Tag (0 without one).
+    pub timestamp: u16,
+    pub unit: u8,
+    /// The sampled frame's header (the paper's first N bytes).
+    pub sampled: PacketHdr,
 }
 
 /// IP source and destination, L4 ports and protocol of a packet.
@@ -222,6 +274,8 @@ pub struct Outputs {
     pub departures: Vec<Departure>,
     /// PFC frames whose last bit left port `.0` this cycle, toward its upstream device.
     pub pfc_tx: Vec<(u8, PfcFrame)>,
+    /// ECM frames generated this cycle by the congestion points.
+    pub ecm_tx: Vec<EcmFrame>,
 }
 
 impl Outputs {
@@ -230,6 +284,7 @@ impl Outputs {
             cell_events: Vec::with_capacity(ports),
             departures: Vec::with_capacity(ports),
             pfc_tx: Vec::with_capacity(ports),
+            ecm_tx: Vec::with_capacity(ports),
         }
     }
 
@@ -237,5 +292,6 @@ impl Outputs {
         self.cell_events.clear();
         self.departures.clear();
         self.pfc_tx.clear();
+        self.ecm_tx.clear();
     }
 }

@@ -26,7 +26,10 @@ use crate::summary::{EgressSummary, HcfSummary, Summary};
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::CellTrace;
 use crate::waves::Waves;
-use hw_model::{Beat, DropReason, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment};
+use hw_model::{
+    Beat, DropReason, EcmKind, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment,
+};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
 use std::path::Path;
@@ -387,6 +390,22 @@ impl Sim {
                     packets_dropped: h.dropped,
                 })
                 .collect(),
+            ecm_frames: if self.mmu.ecm_cps().is_empty() {
+                BTreeMap::new()
+            } else {
+                EcmKind::ALL
+                    .iter()
+                    .map(|&k| {
+                        let n = self
+                            .mmu
+                            .ecm_cps()
+                            .iter()
+                            .map(|c| c.frames[k as usize])
+                            .sum();
+                        (k.name().to_string(), n)
+                    })
+                    .collect()
+            },
             tcp: self.tcp.stats(),
             violations,
             wall_seconds: wall,

@@ -111,6 +111,7 @@ impl Source {
             prio: self.flow.prio,
             len: len as u16,
             tuple: FiveTuple::for_flow(self.flow.id, self.flow.src, self.flow.dst, FiveTuple::UDP),
+            cm_tag: None,
         });
         self.seq = self.seq.wrapping_add(1);
     }

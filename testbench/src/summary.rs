@@ -68,6 +68,8 @@ pub struct Summary {
     pub egress: Vec<EgressSummary>,
     /// One entry per HCF queue (empty when every queue is FIFO).
     pub hcf: Vec<HcfSummary>,
+    /// ECM frames the congestion points sent, by kind (empty when ECM is off).
+    pub ecm_frames: BTreeMap<String, u64>,
     /// One entry per TCP flow (empty when the scenario has none).
     pub tcp: Vec<crate::tcp::TcpStats>,
     /// Broken invariants; empty on a clean run.
@@ -139,6 +141,19 @@ impl fmt::Display for Summary {
                     "{:.2} Gb/s ({} packets, {} cells)",
                     e.gbps, e.packets, e.cells
                 ),
+            )?;
+        }
+        if !self.ecm_frames.is_empty() {
+            let total: u64 = self.ecm_frames.values().sum();
+            let kinds: Vec<String> = self
+                .ecm_frames
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect();
+            row(
+                f,
+                "ECM frames sent",
+                &format!("{total} ({})", kinds.join(", ")),
             )?;
         }
         for h in &self.hcf {

@@ -244,6 +244,7 @@ impl TcpFlow {
             prio: self.prio,
             len: self.len_of(seq) as u16,
             tuple: FiveTuple::for_flow(self.id, self.src, self.dst, FiveTuple::TCP),
+            cm_tag: None,
         });
         self.in_network.push_back((self.next_tx, seq));
         self.next_tx = self.next_tx.wrapping_add(1);

@@ -13,6 +13,7 @@
 
 pub mod arith;
 pub mod counter;
+pub mod lfsr;
 pub mod phase;
 pub mod probe;
 pub mod reg;
@@ -20,6 +21,7 @@ pub mod sram;
 
 pub use arith::{Comparator, Multiplier, OrReduce, SatSub, Shifter, ShifterError};
 pub use counter::{Counter, CounterError};
+pub use lfsr::Lfsr32;
 pub use phase::PhaseAccumulator;
 pub use probe::{Probed, Wire};
 pub use reg::Reg;

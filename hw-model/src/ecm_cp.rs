@@ -1,0 +1,301 @@
+//! ECM congestion point: the detection block of one egress queue (ECM section 3.2 and its
+//! pseudo-code 3.2.1).
+//!
+//! Registers (all probed): `qlen`, the queue length in 64-byte pages (a packet counts
+//! `ceil(len / 64)` pages from its admission to its dequeue); `samp_byte_acc`, the bytes
+//! arrived since the last sample; `interval`, the current sampling interval `S = Sf + Sr`;
+//! `lfsr`, the random source of `Sr`; `qold`, the queue length at the last sample.
+//!
+//! Each admitted frame of an enabled priority adds its length to `samp_byte_acc`. The frame
+//! that makes `samp_byte_acc >= S` is sampled (the text's `L >= S`; the pseudo-code writes
+//! `>`); when the queue is empty or above `Qmc` the comparison uses `S >> sscale_log2`
+//! (over-sampling). Sampling looks at the queue *before* the frame joins it: the pseudo-code's
+//! `queue_len == 0` test could never hold if the arriving frame were already counted.
+//!
+//! On a sample: `qlen > Qsc` gives ECM(0,0); `qlen > Qmc` gives ECM-Max `(Qeq, 2 Qeq)`;
+//! otherwise `Qoff = qlen - Qeq` saturated to `+-Qeq` and `Qdelta = qlen - qold` saturated to
+//! `+-2 Qeq`, setting the Q bit when it is at either bound (the pseudo-code's test `qdelta > 1/2 Qeq`
+//! contradicts the text's `+2 Qeq` and is read as the text). Both are scaled by
+//! `Qscale = 2^qscale_log2` (a shift), ECM-Max's too: the text scales "the values copied into
+//! an ECM frame". No frame when both are zero. When `Qoff <= 0` (the queue is not above
+//! equilibrium) a frame goes out only if the sampled frame's CM-Tag carries this CP's CPID
+//! (text; the pseudo-code tests `Qoff < 0`), so positive feedback reaches only the rate
+//! limiters associated with this CP.
+//!
+//! The random interval is the text's `Sr` uniform in `[0, sr]` by default, or the
+//! pseudo-code's `sr * (2u - 1)` around `Sf` with `sr_centered`; both are drawn from the
+//! LFSR, never from a software generator.
+
+use crate::config::{EcmParams, ECM_PAGE_BYTES};
+use crate::wires::{EcmFrame, EcmKind, PacketHdr};
+use rtl::Lfsr32;
+
+/// Width of `qlen` and `qold`: `2^20` cells of up to 4096 B in 64-byte pages.
+pub const QLEN_BITS: u32 = 27;
+/// Width of `samp_byte_acc` and `interval`: `Sf + Sr` plus one MTU stays below `2^19`.
+pub const ACC_BITS: u32 = 19;
+
+/// The registers of one congestion point.
+#[derive(Debug, Clone)]
+pub struct EcmCp {
+    pub port: u8,
+    pub queue: u8,
+    /// `switch_id << 9 | port << 3 | queue`.
+    pub cpid: u16,
+    pub qlen: u32,
+    pub samp_byte_acc: u32,
+    pub interval: u32,
+    pub lfsr: Lfsr32,
+    pub qold: u32,
+    /// Frames sent, by kind (index: position in `EcmKind::ALL`).
+    pub frames: [u64; 3],
+}
+
+/// Pages of a frame of `len` bytes.
+#[inline]
+pub fn pages(len: u16) -> u32 {
+    (len as u32).div_ceil(ECM_PAGE_BYTES)
+}
+
+impl EcmCp {
+    pub fn new(e: &EcmParams, port: u8, queue: u8) -> Self {
+        let cpid = e.switch_id << 9 | (port as u16) << 3 | queue as u16;
+        let mut cp = Self {
+            port,
+            queue,
+            cpid,
+            qlen: 0,
+            samp_byte_acc: 0,
+            interval: 0,
+            lfsr: Lfsr32::new(e.lfsr_seed ^ cpid as u32),
+            qold: 0,
+            frames: [0; 3],
+        };
+        cp.interval = cp.next_interval(e);
+        cp
+    }
+
+    fn next_interval(&mut self, e: &EcmParams) -> u32 {
+        if e.sr_centered {
+            e.sf - e.sr + self.lfsr.draw(2 * e.sr)
+        } else {
+            e.sf + self.lfsr.draw(e.sr)
+        }
+    }
+
+    /// An admitted frame arrives at the queue: sample it (maybe), then count it. Returns the
+    /// ECM frame to send, if any.
+    pub fn arrive(&mut self, e: &EcmParams, hdr: &PacketHdr) -> Option<EcmFrame> {
+        let q = self.qlen;
+        self.samp_byte_acc += hdr.len as u32;
+        self.qlen += pages(hdr.len);
+        let oversample = q == 0 || q > e.qmc;
+        let s = if oversample {
+            self.interval >> e.sscale_log2
+        } else {
+            self.interval
+        };
+        if self.samp_byte_acc < s {
+            return None;
+        }
+        self.samp_byte_acc = 0;
+        self.interval = self.next_interval(e);
+        let (kind, qoff, qdelta, sat) = feedback(e, q, self.qold);
+        self.qold = q;
+        if kind == EcmKind::Regular {
+            let associated = hdr.cm_tag.is_some_and(|t| t.cpid == self.cpid);
+            if (qoff == 0 && qdelta == 0) || (qoff <= 0 && !associated) {
+                return None;
+            }
+        }
+        self.frames[kind as usize] += 1;
+        let tag = hdr.cm_tag.unwrap_or_default();
+        Some(EcmFrame {
+            port: hdr.src,
+            cpid: self.cpid,
+            kind,
+            qoff: qoff << e.qscale_log2,
+            qdelta: qdelta << e.qscale_log2,
+            q: sat && e.qsat_enable,
+            timestamp: tag.timestamp,
+            unit: tag.unit,
+            sampled: *hdr,
+        })
+    }
+
+    /// A frame of `len` bytes leaves the queue (dequeue).
+    pub fn depart(&mut self, len: u16) -> Result<(), String> {
+        let n = pages(len);
+        self.qlen = self.qlen.checked_sub(n).ok_or_else(|| {
+            format!(
+                "ECM qlen {} pages is less than a departing {n}-page frame",
+                self.qlen
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Probed registers: (name, width).
+    pub fn wires() -> [(&'static str, u32); 5] {
+        [
+            ("qlen", QLEN_BITS),
+            ("samp_byte_acc", ACC_BITS),
+            ("interval", ACC_BITS),
+            ("lfsr", 32),
+            ("qold", QLEN_BITS),
+        ]
+    }
+
+    pub fn wire_value(&self, i: usize) -> u64 {
+        match i {
+            0 => self.qlen as u64,
+            1 => self.samp_byte_acc as u64,
+            2 => self.interval as u64,
+            3 => self.lfsr.value() as u64,
+            _ => self.qold as u64,
+        }
+    }
+}
+
+/// The feedback of a sample at queue length `q` (pages) after one at `qold`, before
+/// scaling: `(kind, Qoff, Qdelta, Qdelta saturated)`.
+pub fn feedback(e: &EcmParams, q: u32, qold: u32) -> (EcmKind, i32, i32, bool) {
+    let qeq = e.qeq as i32;
+    if q > e.qsc {
+        return (EcmKind::Zero, 0, 0, false);
+    }
+    if q > e.qmc {
+        return (EcmKind::Max, qeq, 2 * qeq, false);
+    }
+    let qoff = (q as i32 - qeq).clamp(-qeq, qeq);
+    let qdelta = (q as i32 - qold as i32).clamp(-2 * qeq, 2 * qeq);
+    // 3.1: the Q bit means "Qdelta is equal to -2 Qeq or 2 Qeq".
+    (EcmKind::Regular, qoff, qdelta, qdelta.abs() == 2 * qeq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::EcmConfig;
+    use crate::wires::CmTag;
+
+    fn params(f: impl FnOnce(&mut EcmConfig)) -> EcmParams {
+        let mut c = crate::SwitchConfig::small();
+        c.ecm.priorities = vec![1];
+        f(&mut c.ecm);
+        c.build().unwrap().ecm
+    }
+
+    fn hdr(len: u16, tag: Option<u16>) -> PacketHdr {
+        PacketHdr {
+            src: 2,
+            dst: 5,
+            prio: 1,
+            len,
+            cm_tag: tag.map(|cpid| CmTag {
+                cpid,
+                timestamp: 7,
+                unit: 1,
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn feedback_saturates_and_picks_the_message() {
+        let e = params(|_| {});
+        let (qeq, qmc, qsc) = (e.qeq, e.qmc, e.qsc);
+        assert_eq!(feedback(&e, qsc + 1, 0).0, EcmKind::Zero);
+        let max = feedback(&e, qmc + 1, 0);
+        assert_eq!(max, (EcmKind::Max, qeq as i32, 2 * qeq as i32, false));
+        assert_eq!(
+            feedback(&e, 0, 0),
+            (EcmKind::Regular, -(qeq as i32), 0, false)
+        );
+        let jump = feedback(&e, qmc, 0);
+        assert_eq!(jump.2, 2 * qeq as i32, "Qdelta saturates at 2 Qeq");
+        assert!(jump.3);
+        assert_eq!(
+            feedback(&e, qmc, qmc).1,
+            qeq as i32,
+            "Qoff saturates at Qeq"
+        );
+    }
+
+    #[test]
+    fn samples_every_interval_and_oversamples_an_empty_queue() {
+        let e = params(|c| {
+            c.sf_bytes = 10_000;
+            c.sr_bytes = 0;
+            c.sscale_log2 = 1;
+        });
+        let mut cp = EcmCp::new(&e, 5, 1);
+        assert_eq!(cp.interval, 10_000);
+        // The queue is empty before the first frame: S / 2 = 5000 B, so the 4th 1500 B frame.
+        let mut sampled_at = None;
+        for i in 0..4 {
+            if cp.arrive(&e, &hdr(1500, None)).is_some() || cp.samp_byte_acc == 0 {
+                sampled_at.get_or_insert(i);
+            }
+        }
+        assert_eq!(
+            sampled_at, None,
+            "queue no longer empty after the first frame"
+        );
+        assert_eq!(cp.samp_byte_acc, 6000);
+        for _ in 0..3 {
+            cp.arrive(&e, &hdr(1500, None));
+        }
+        assert_eq!(cp.samp_byte_acc, 0, "10500 >= 10000: sampled");
+        assert_eq!(cp.qold, 6 * pages(1500));
+    }
+
+    #[test]
+    fn below_equilibrium_only_the_associated_cp_speaks() {
+        let e = params(|c| {
+            c.sf_bytes = 0;
+            c.sr_bytes = 0;
+        });
+        let mut cp = EcmCp::new(&e, 5, 1);
+        cp.arrive(&e, &hdr(1500, None));
+        assert!(
+            cp.arrive(&e, &hdr(1500, None)).is_none(),
+            "no tag: filtered"
+        );
+        assert!(cp.arrive(&e, &hdr(1500, Some(cp.cpid ^ 1))).is_none());
+        let f = cp.arrive(&e, &hdr(1500, Some(cp.cpid))).unwrap();
+        assert_eq!(
+            (f.kind, f.port, f.timestamp, f.unit),
+            (EcmKind::Regular, 2, 7, 1)
+        );
+        assert!(f.qoff < 0);
+    }
+
+    #[test]
+    fn qscale_shifts_the_frame_values() {
+        let e = params(|c| {
+            c.sf_bytes = 0;
+            c.sr_bytes = 0;
+            c.qscale_log2 = 2;
+            c.qmc_bytes = c.qsc_bytes;
+        });
+        let mut cp = EcmCp::new(&e, 5, 1);
+        cp.qlen = e.qeq + 10;
+        cp.qold = e.qeq + 10;
+        let f = cp.arrive(&e, &hdr(64, None)).unwrap();
+        assert_eq!((f.qoff, f.qdelta), (40, 0));
+    }
+
+    #[test]
+    fn centred_interval_stays_around_sf() {
+        let e = params(|c| {
+            c.sf_bytes = 50_000;
+            c.sr_bytes = 20_000;
+            c.sr_centered = true;
+        });
+        let mut cp = EcmCp::new(&e, 0, 1);
+        let draws: Vec<u32> = (0..2000).map(|_| cp.next_interval(&e)).collect();
+        assert!(draws.iter().all(|&s| (30_000..=70_000).contains(&s)));
+        assert!(draws.iter().any(|&s| s < 40_000) && draws.iter().any(|&s| s > 60_000));
+    }
+}
