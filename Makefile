@@ -6,7 +6,7 @@ WAVES := waveforms
 SOAK_CASES ?= 2000
 SOAK_CYCLES ?= 200000
 
-.PHONY: run test soak bench waves waves-dsh docs lint fmt clean
+.PHONY: run test soak bench waves waves-dsh waves-hcf docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -21,7 +21,7 @@ test:
 
 ## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams
 soak:
-	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release --workspace --test properties --test reference_model -- --nocapture
+	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release --workspace --test properties --test reference_model --test hcf --test ecm -- --nocapture
 
 ## bench: criterion benchmark of the cycle loop (tomahawk, high load)
 bench:
@@ -35,7 +35,14 @@ waves: run
 waves-dsh:
 	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(SIM) run dsh-port-level --vcd $(WAVES)/dsh.vcd
-	gtkwave $(WAVES)/dsh-view.gtkw
+	gtkwave $(WAVES)/dsh.vcd $(WAVES)/dsh-view.gtkw
+
+## waves-hcf: the hcf-tcp scenario, opened on the committed HCF view (the dump is named on
+## the command line: GTKWave resolves the view's bare [dumpfile] against the current directory)
+waves-hcf:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(SIM) run hcf-tcp --vcd $(WAVES)/hcf.vcd
+	gtkwave $(WAVES)/hcf.vcd $(WAVES)/hcf-view.gtkw
 
 ## docs: API documentation of every crate
 docs:

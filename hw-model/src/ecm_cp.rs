@@ -22,6 +22,12 @@
 //! (text; the pseudo-code tests `Qoff < 0`), so positive feedback reaches only the rate
 //! limiters associated with this CP.
 //!
+//! ECM-Max goes out with `Q = 0`: 3.2 says it causes "the maximum rate decrement" (the
+//! linear `alpha` cap), not the stronger Q-bit adjustment, although its `Qdelta = 2 Qeq` sits
+//! on the bound that 3.1 uses to define Q. `Qoff` is clamped at `+Qeq` too (the pseudo-code
+//! clamps only below; it matters only when `Qmc > 2 Qeq`). ECM(0,0) and ECM-Max skip the
+//! CM-Tag filter: the pseudo-code's filter reads values those branches never set.
+//!
 //! The random interval is the text's `Sr` uniform in `[0, sr]` by default, or the
 //! pseudo-code's `sr * (2u - 1)` around `Sf` with `sr_centered`; both are drawn from the
 //! LFSR, never from a software generator.

@@ -57,6 +57,11 @@ pub static BUILTINS: &[Builtin] = &[
         toml: dsh_port_level,
     },
     Builtin {
+        name: "hcf-tcp",
+        description: "small switch, 24 long-lived TCP flows from six ports plus 5 Gb/s of constant UDP into one HCF queue (K = 20, c0 = 1, 20 packets, dynamic period); add --fifo for a 20-packet FIFO",
+        toml: hcf_tcp,
+    },
+    Builtin {
         name: "occamy-shaped",
         description: "shaped like the Occamy RTL switch core: 8 ports, 2047 cells of 64 B, one cell per cycle in and out, lossy DT alpha = 8; 64 B packets at full load (speed comparison)",
         toml: occamy_shaped,
@@ -389,5 +394,64 @@ port_level = true
             );
         }
     }
+    s
+}
+
+/// HCF's long-flow setting (HCF V-B) on one 100G output: 24 long-lived TCP flows (flows
+/// 0..23, four from each of ports 0..5) and a constant UDP-like flow at 5 % of the line
+/// (flow 24, port 6) share egress queue 1 of port 7, which runs HCF with the paper's
+/// parameters: K = 20 bins, c0 = 1, B = 20 packets split 10/10 between HP and LP, dynamic
+/// period. All traffic is lossy (TCP and HCF live on drops), so `expect_lossless` is false.
+///
+/// The lossy pool is 168 cells, 21 packets of 1500 B (8 cells each), with alpha = 8, so the
+/// pool, not DT, is the limit: under HCF it never binds (at most 10 + 10 packets queued and
+/// one on the wire), and `mmu-sim run hcf-tcp --fifo` turns the queue into a drop-tail FIFO
+/// of 20 packets plus the one on the wire, the paper's comparison. The committed view
+/// `waveforms/hcf-view.gtkw` (`make waves-hcf`) opens on the HCF registers of this queue.
+fn hcf_tcp() -> String {
+    let mut s = header("hcf-tcp");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+lossy_pool_bytes = 34_944
+lossy_alpha_log2 = 3
+
+# Egress queue 1 of port 7 is HCF; no period_cycles: a dynamic priority period.
+[[switch.hcf]]
+ports = [7]
+queue = 1
+bins = 20
+c0 = 1
+buffer = 20
+unit = "packet"
+
+[run]
+cycles = 2_000_000
+seed = 1
+expect_lossless = false
+"#,
+    );
+    // 24 long-lived TCP flows, four per port from ports 0..5, starting 1 us apart.
+    for i in 0..24 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {}\ndst = 7\nprio = 1\nsize_bytes = 1500\npattern = {{ tcp = {{ base_rtt_us = 10, min_rto_us = 200 }} }}\nstart_cycle = {}\n",
+            i / 4,
+            i * 1_000
+        );
+    }
+    s.push_str(
+        r#"
+# Flow 24, UDP-like: 5 Gb/s of 1500 B packets, 5 % of the bottleneck.
+[[flows]]
+src = 6
+dst = 7
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 5
+"#,
+    );
     s
 }

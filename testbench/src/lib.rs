@@ -15,6 +15,7 @@
 pub mod builtin;
 pub mod link_partner;
 pub mod monitor;
+pub mod reaction_point;
 pub mod reproduce;
 pub mod scenario;
 pub mod scoreboard;
@@ -26,6 +27,6 @@ pub mod tcp;
 pub mod trace;
 pub mod waves;
 
-pub use scenario::{Overrides, Plan, Scenario, ScenarioError};
+pub use scenario::{Overrides, Plan, Scenario, ScenarioError, ScenarioFile};
 pub use sim::{RunError, Sim};
 pub use summary::Summary;

@@ -15,10 +15,16 @@
 //!   then on no new packet of a paused class starts (the packet on the wire finishes).
 //!   Pause time is `quanta * 512` bit times at the port's rate, refreshed by every frame;
 //!   quanta 0 resumes at once. The partner never drops.
+//! - The sending NIC holds an ECM reaction point ([`ReactionPoint`]): the filters sit between
+//!   the class queues and the transmitter, and a frame the switch's congestion points send
+//!   toward this partner at cycle `c` reaches it at `c + prop_cycles` (no processing delay).
+//!   ECM frames are modelled out of band: they do not occupy the switch's egress wire toward
+//!   the partner.
 
+use crate::reaction_point::{EcmRpParams, ReactionPoint};
 use crate::scenario::{Arbitration, Link};
 use hw_model::config::PFC_QUANTUM_BITS;
-use hw_model::{Beat, Derived, PacketHdr, PfcFrame};
+use hw_model::{Beat, Derived, EcmFrame, PacketHdr, PfcFrame};
 use rtl::PhaseAccumulator;
 use std::collections::VecDeque;
 
@@ -79,11 +85,18 @@ pub struct LinkPartner {
     in_flight: VecDeque<(u64, Beat)>,
     /// PFC frames on their way here: `(cycle they act, frame)`.
     pfc_in: VecDeque<(u64, PfcFrame)>,
+    rp: ReactionPoint,
     stats: PartnerStats,
 }
 
 impl LinkPartner {
+    /// A partner whose reaction point has the default parameters (seed 1).
     pub fn new(port: u8, link: Link, d: &Derived) -> Self {
+        Self::with_rp(port, link, d, &EcmRpParams::default(), 1)
+    }
+
+    /// A partner whose reaction point has parameters `rp` and random stream `(seed, port)`.
+    pub fn with_rp(port: u8, link: Link, d: &Derived, rp: &EcmRpParams, seed: u64) -> Self {
         let rate_bps = d.rate_bps[port as usize];
         Self {
             link,
@@ -103,6 +116,7 @@ impl LinkPartner {
             held: VecDeque::with_capacity(4),
             in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
             pfc_in: VecDeque::with_capacity(8),
+            rp: ReactionPoint::new(port, rp, d, seed),
             stats: PartnerStats::default(),
         }
     }
@@ -126,6 +140,20 @@ impl LinkPartner {
         self.pfc_in.push_back((at, frame));
     }
 
+    /// An ECM frame a congestion point sent toward this partner at `cycle`.
+    pub fn ecm_sent(&mut self, cycle: u64, frame: EcmFrame) {
+        self.rp.ecm_arrives(cycle + self.link.prop_cycles, frame);
+    }
+
+    /// The NIC's ECM reaction point.
+    pub fn rp(&self) -> &ReactionPoint {
+        &self.rp
+    }
+    /// For the simulator (events) and companion tests.
+    pub fn rp_mut(&mut self) -> &mut ReactionPoint {
+        &mut self.rp
+    }
+
     /// Whether anything can still happen here without new input: otherwise the simulator
     /// skips this partner until a source or the MMU gives it work.
     pub fn busy(&self) -> bool {
@@ -134,6 +162,7 @@ impl LinkPartner {
             || !self.held.is_empty()
             || !self.in_flight.is_empty()
             || !self.pfc_in.is_empty()
+            || self.rp.busy()
     }
 
     /// Beats on the link, not yet seen by the MMU.
@@ -227,17 +256,31 @@ impl LinkPartner {
     }
 
     /// Start the next packet if one is eligible; an idle line forgets its remainder.
+    ///
+    /// Heads of the class queues pass the reaction point's filters: a matched frame moves
+    /// to its limiter's FIFO and the search goes on, the first unmatched frame is sent.
+    /// Only when no class offers one may a rate limiter send (absolute priority of the
+    /// unmatched path, ECM Fig. 7).
     fn start_next(&mut self, now: u64, d: &Derived) {
-        let Some(c) = self.arbitrate(now) else {
+        let next = loop {
+            let Some(c) = self.arbitrate(now) else {
+                break self.rp.next_limited(now, self.paused_mask(now));
+            };
+            let Some(hdr) = self.queues[c].pop_front() else {
+                unreachable!("the nonempty mask tracks the queues")
+            };
+            if self.queues[c].is_empty() {
+                self.nonempty &= !(1 << c);
+            }
+            match self.rp.classify(&hdr) {
+                None => break Some(hdr),
+                Some(i) => self.rp.divert(now, i, hdr),
+            }
+        };
+        let Some(hdr) = next else {
             self.line.clear();
             return;
         };
-        let Some(hdr) = self.queues[c].pop_front() else {
-            unreachable!("the nonempty mask tracks the queues")
-        };
-        if self.queues[c].is_empty() {
-            self.nonempty &= !(1 << c);
-        }
         let len = hdr.len as u32;
         self.on_wire = Some(OnWire {
             hdr,
@@ -268,6 +311,7 @@ impl LinkPartner {
             self.pfc_in.pop_front();
             self.apply_pfc(now, frame);
         }
+        self.rp.tick(now);
         if self.on_wire.is_none() {
             self.start_next(now, d);
         }

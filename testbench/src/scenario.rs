@@ -6,6 +6,7 @@
 //! then checks the *values* against the switch they run on (ports exist, rates fit the line)
 //! and resolves defaults into a [`Plan`] the simulator can run without further checks.
 
+use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
 use hw_model::{ConfigError, Derived, PfcFrame, Policy, SwitchConfig};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -193,7 +194,166 @@ pub struct PfcScriptSpec {
     pub port_level: bool,
 }
 
+/// `[ecm_rp]`: the ECM reaction point of every NIC (`crate::reaction_point`,
+/// docs/ecm.md). Every key is optional; ranges are checked by [`EcmRpSpec::params`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcmRpSpec {
+    /// `n`, fine rate limiters per NIC (1..=64, default 16).
+    pub fine_limiters: Option<u32>,
+    /// Width of the compressed FlowID (1..=32, default 12).
+    pub flowid_bits: Option<u32>,
+    /// `w`, weight of `Qdelta` in `Fb` (0.125..=8 in steps of 0.125, default 2).
+    pub w: Option<f64>,
+    /// `Gi`, increase gain (2^-16..=255.99998, default 4).
+    pub gi: Option<f64>,
+    /// `Gd`, decrease gain (2^-24..=1 - 2^-24, default 1/1024).
+    pub gd: Option<f64>,
+    /// `alpha`, largest decrease (2^-16..=1 - 2^-16, default 0.5).
+    pub alpha: Option<f64>,
+    /// `beta`, largest increase as a fraction of `C` (2^-16..=1 - 2^-16, default 0.05).
+    pub beta: Option<f64>,
+    /// `Ri / C`, the initial rate of a new limiter (2^-16..=1, default 0.5).
+    pub ri_fraction: Option<f64>,
+    /// `Ru`, rate unit, Mb/s (1..=100, default 1).
+    pub ru_mbps: Option<u64>,
+    /// `Rd`, self-increase step, Mb/s (1..=100, default 1).
+    pub rd_mbps: Option<u64>,
+    /// `Td`, self-increase period, us (1..=10000, default 1000).
+    pub td_us: Option<u64>,
+    /// `Rmin`, restart rate after an ECM(0,0) timeout, Mb/s (1..=1000, default 100).
+    pub rmin_mbps: Option<u64>,
+    /// `Tmax`, range of the ECM(0,0) random timer, us (1..=1000000, default 10).
+    pub tmax_us: Option<u64>,
+    /// `Wrtt`: the RTT average weighs a new sample `2^-wrtt` (0..=15, default 3).
+    pub wrtt: Option<u32>,
+    /// CM-Tag timer unit `2^unit` us (0..=15, default 0).
+    pub unit: Option<u32>,
+    /// With the Q bit, the sign that picks increase or decrease: `qdelta` (text, default)
+    /// or `fb` (pseudo-code).
+    pub qbit_direction: Option<QbitDirection>,
+}
+
+impl EcmRpSpec {
+    /// Check every value and convert to the register formats; errors name `ecm_rp.KEY`.
+    pub fn params(&self) -> Result<EcmRpParams, ScenarioError> {
+        let def = EcmRpParams::default();
+        let field = |k: &str| format!("ecm_rp.{k}");
+        let int = |k: &str, v: Option<u64>, lo: u64, hi: u64, d: u64| match v {
+            None => Ok(d),
+            Some(v) if (lo..=hi).contains(&v) => Ok(v),
+            Some(v) => Err(ScenarioError::new(
+                field(k),
+                format!("{v} is out of range; allowed: {lo}..={hi}"),
+            )),
+        };
+        // A fraction rounded to `frac` bits; the stored value must be in lo..=hi steps.
+        let fixed = |k: &str, v: Option<f64>, frac: u32, lo: u64, hi: u64, range: &str, d: u32| {
+            let Some(x) = v else { return Ok(d) };
+            let q = (x * (1u64 << frac) as f64).round();
+            if x.is_finite() && q >= lo as f64 && q <= hi as f64 {
+                Ok(q as u32)
+            } else {
+                Err(ScenarioError::new(
+                    field(k),
+                    format!(
+                        "{x} is out of range; allowed: {range} (stored with {frac} fraction bits)"
+                    ),
+                ))
+            }
+        };
+        let w_q3 = match self.w {
+            None => def.w_q3,
+            Some(x) => {
+                let q = x * 8.0;
+                if !(x.is_finite() && q.fract() == 0.0 && (1.0..=64.0).contains(&q)) {
+                    return Err(ScenarioError::new(
+                        field("w"),
+                        format!("{x} is out of range; allowed: 0.125..=8 in steps of 0.125"),
+                    ));
+                }
+                q as u32
+            }
+        };
+        let mbps = 1_000_000;
+        Ok(EcmRpParams {
+            fine_limiters: int(
+                "fine_limiters",
+                self.fine_limiters.map(u64::from),
+                1,
+                rp::MAX_FINE as u64,
+                def.fine_limiters as u64,
+            )? as u8,
+            flowid_bits: int(
+                "flowid_bits",
+                self.flowid_bits.map(u64::from),
+                1,
+                32,
+                def.flowid_bits as u64,
+            )? as u8,
+            w_q3,
+            gi_q16: fixed(
+                "gi",
+                self.gi,
+                rp::GI_FRAC,
+                1,
+                (1 << 24) - 1,
+                "2^-16..=255.99998",
+                def.gi_q16,
+            )?,
+            gd_q24: fixed(
+                "gd",
+                self.gd,
+                rp::GD_FRAC,
+                1,
+                (1 << 24) - 1,
+                "2^-24..=1 - 2^-24",
+                def.gd_q24,
+            )?,
+            alpha_q16: fixed(
+                "alpha",
+                self.alpha,
+                rp::AB_FRAC,
+                1,
+                (1 << 16) - 1,
+                "2^-16..=1 - 2^-16",
+                def.alpha_q16,
+            )?,
+            beta_q16: fixed(
+                "beta",
+                self.beta,
+                rp::AB_FRAC,
+                1,
+                (1 << 16) - 1,
+                "2^-16..=1 - 2^-16",
+                def.beta_q16,
+            )?,
+            ri_q16: fixed(
+                "ri_fraction",
+                self.ri_fraction,
+                rp::AB_FRAC,
+                1,
+                1 << 16,
+                "2^-16..=1",
+                def.ri_q16,
+            )?,
+            ru_bps: int("ru_mbps", self.ru_mbps, 1, 100, def.ru_bps / mbps)? * mbps,
+            rd_bps: int("rd_mbps", self.rd_mbps, 1, 100, def.rd_bps / mbps)? * mbps,
+            td_us: int("td_us", self.td_us, 1, 10_000, def.td_us as u64)? as u32,
+            rmin_bps: int("rmin_mbps", self.rmin_mbps, 1, 1000, def.rmin_bps / mbps)? * mbps,
+            tmax_us: int("tmax_us", self.tmax_us, 1, 1_000_000, def.tmax_us as u64)? as u32,
+            wrtt: int("wrtt", self.wrtt.map(u64::from), 0, 15, def.wrtt as u64)? as u8,
+            unit: int("unit", self.unit.map(u64::from), 0, 15, def.unit as u64)? as u8,
+            qbit_direction: self.qbit_direction.unwrap_or(def.qbit_direction),
+        })
+    }
+}
+
 /// A scenario as written: switch config, run, links, flows and scripted PFC.
+///
+/// The `[ecm_rp]` table is not here but beside it, in [`ScenarioFile`]: code that builds a
+/// `Scenario` by hand (reproductions, tests) then need not name it, and gets the default
+/// reaction points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
     pub name: String,
@@ -277,6 +437,8 @@ pub struct Plan {
     /// One per port.
     pub links: Vec<Link>,
     pub flows: Vec<Flow>,
+    /// The reaction points of every NIC (`[ecm_rp]`).
+    pub ecm_rp: EcmRpParams,
     /// Sorted by cycle (stable: file order within a cycle).
     pub pfc_script: Vec<(u64, u8, PfcFrame)>,
 }
@@ -289,11 +451,64 @@ const TOP_KEYS: &[&str] = &[
     "links",
     "flows",
     "pfc_script",
+    "ecm_rp",
 ];
+
+/// A scenario file as read: the [`Scenario`] and its `[ecm_rp]` table (default when the
+/// file has none). `mmu-sim` reads files this way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioFile {
+    pub scenario: Scenario,
+    pub ecm_rp: EcmRpSpec,
+}
+
+impl From<Scenario> for ScenarioFile {
+    fn from(scenario: Scenario) -> Self {
+        Self {
+            scenario,
+            ecm_rp: EcmRpSpec::default(),
+        }
+    }
+}
+
+impl ScenarioFile {
+    /// Parse a scenario file, `[ecm_rp]` included.
+    pub fn parse(text: &str, default_name: &str) -> Result<Self, ScenarioError> {
+        let (scenario, rp) = Scenario::parse_all(text, default_name)?;
+        let ecm_rp = match rp {
+            Some(t) => section(t, "ecm_rp")?,
+            None => EcmRpSpec::default(),
+        };
+        Ok(Self { scenario, ecm_rp })
+    }
+
+    /// [`Scenario::plan`] with the file's reaction-point parameters.
+    pub fn plan(&self, ov: &Overrides) -> Result<Plan, ScenarioError> {
+        let mut plan = self.scenario.plan(ov)?;
+        plan.ecm_rp = self.ecm_rp.params()?;
+        Ok(plan)
+    }
+}
 
 impl Scenario {
     /// Parse a scenario from TOML text. `default_name` names it when the file has no `name`.
+    /// A file with an `[ecm_rp]` table must be read with [`ScenarioFile::parse`], which
+    /// keeps it.
     pub fn parse(text: &str, default_name: &str) -> Result<Self, ScenarioError> {
+        match Self::parse_all(text, default_name)? {
+            (s, None) => Ok(s),
+            (_, Some(_)) => Err(ScenarioError::new(
+                "ecm_rp",
+                "a Scenario has no place for this table: read the file with ScenarioFile::parse (as mmu-sim does)",
+            )),
+        }
+    }
+
+    /// The scenario and its `[ecm_rp]` table, unchecked.
+    fn parse_all(
+        text: &str,
+        default_name: &str,
+    ) -> Result<(Self, Option<toml::Table>), ScenarioError> {
         let mut top: toml::Table = text.parse().map_err(|e: toml::de::Error| {
             ScenarioError::new("(file)", e.to_string().trim_end().to_string())
         })?;
@@ -314,15 +529,19 @@ impl Scenario {
         let links = array_of_tables(&mut top, "links")?;
         let flows = array_of_tables(&mut top, "flows")?;
         let pfc_script = array_of_tables(&mut top, "pfc_script")?;
-        Ok(Self {
-            name,
-            description,
-            switch,
-            run,
-            links,
-            flows,
-            pfc_script,
-        })
+        let ecm_rp = take_table(&mut top, "ecm_rp")?;
+        Ok((
+            Self {
+                name,
+                description,
+                switch,
+                run,
+                links,
+                flows,
+                pfc_script,
+            },
+            ecm_rp,
+        ))
     }
 
     /// Check every value against the switch and resolve defaults.
@@ -370,6 +589,7 @@ impl Scenario {
             links,
             flows,
             pfc_script,
+            ecm_rp: EcmRpParams::default(),
         })
     }
 }

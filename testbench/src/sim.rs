@@ -4,12 +4,14 @@
 //! Order within cycle `now` (0-based; the MMU's own cycle counter is `now + 1` after it):
 //! 1. sources due at `now`, and TCP senders with ACKs or timeouts due, hand packets to
 //!    their partners' class queues;
-//! 2. every busy link partner applies PFC frames due now, transmits, and delivers the beat
-//!    that reaches the MMU now into `Inputs::ingress`;
+//! 2. every busy link partner applies PFC frames due now, clocks its ECM reaction point
+//!    (timers, then ECM frames due now), transmits, and delivers the beat that reaches the
+//!    MMU now into `Inputs::ingress`;
 //! 3. scripted downstream PFC frames due now go into `Inputs::pfc_rx`;
 //! 4. the MMU steps; the monitor reports its cell events and departures to the scoreboard
 //!    (and the cell trace), the sinks absorb the departures (TCP receivers send their ACKs
-//!    back), and its PFC frames start travelling to the partners;
+//!    back), and its PFC and ECM frames start travelling to the partners (ECM frames out of
+//!    band, arriving after the link's propagation delay; see `link_partner`);
 //! 5. the waveform samples the MMU's signals.
 //!
 //! The loop allocates nothing: one `Outputs` and one ingress vector are reused, and only
@@ -18,16 +20,17 @@
 
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
-use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
+use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
+use crate::scenario::{Overrides, Plan, Scenario, ScenarioError, ScenarioFile};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::Sources;
-use crate::summary::{EgressSummary, HcfSummary, Summary};
+use crate::summary::{EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, Summary};
 use crate::tcp::{TcpFlows, TcpStats};
-use crate::trace::CellTrace;
+use crate::trace::{CellTrace, EcmTrace, RpTrace};
 use crate::waves::Waves;
 use hw_model::{
-    Beat, DropReason, EcmKind, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment,
+    Beat, DropReason, EcmFrame, EcmKind, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment,
 };
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -48,18 +51,41 @@ pub enum RunError {
     Model(#[from] InvariantError),
     #[error("cell trace: {0}")]
     Trace(#[source] io::Error),
+    /// Writing another output (the ECM or RP trace) failed.
+    #[error("{0}: {1}")]
+    Output(&'static str, #[source] io::Error),
     #[error("waveform: {0}")]
     Wave(#[from] WaveError),
 }
 
 /// Where observed cell transactions go: the scoreboard always, the trace if asked for.
+/// Also the ECM and reaction-point traces.
 struct Observers {
     scoreboard: Scoreboard,
     trace: Option<CellTrace<File>>,
     trace_err: Option<io::Error>,
+    ecm_trace: Option<EcmTrace<File>>,
+    rp_trace: Option<RpTrace<File>>,
+    out_err: Option<(&'static str, io::Error)>,
 }
 
 impl Observers {
+    fn ecm_frame(&mut self, cycle: u64, f: &EcmFrame) {
+        if let Some(tr) = &mut self.ecm_trace {
+            if let Err(e) = tr.record(cycle, f) {
+                self.out_err.get_or_insert(("ECM trace", e));
+            }
+        }
+    }
+
+    fn rp_event(&mut self, e: &RpEvent) {
+        if let Some(tr) = &mut self.rp_trace {
+            if let Err(err) = tr.record(e) {
+                self.out_err.get_or_insert(("RP trace", err));
+            }
+        }
+    }
+
     #[inline]
     fn record(&mut self, t: &CellTxn) {
         self.scoreboard.record(t);
@@ -94,6 +120,8 @@ pub struct Sim {
     pfc_port_resume_frames: u64,
     pfc_resume_frames: u64,
     pfc_scripted: u64,
+    /// ECM frames whose `Qoff` or `Qdelta` left its saturation bounds: (count, first).
+    ecm_out_of_bounds: (u64, Option<String>),
     now: u64,
 }
 
@@ -103,11 +131,17 @@ impl Sim {
         Ok(Self::from_plan(scenario.plan(&ov)?))
     }
 
+    /// Validate a scenario file (its `[ecm_rp]` table included) with `ov` applied and build
+    /// the testbench.
+    pub fn from_file(file: &ScenarioFile, ov: Overrides) -> Result<Self, ScenarioError> {
+        Ok(Self::from_plan(file.plan(&ov)?))
+    }
+
     /// Build from an already validated plan.
     pub fn from_plan(plan: Plan) -> Self {
         let d = &plan.derived;
         let partners = (0..d.ports)
-            .map(|p| LinkPartner::new(p as u8, plan.links[p], d))
+            .map(|p| LinkPartner::with_rp(p as u8, plan.links[p], d, &plan.ecm_rp, plan.seed))
             .collect();
         let script = PfcScript::new(plan.pfc_script.clone());
         Self {
@@ -125,6 +159,9 @@ impl Sim {
                 scoreboard: Scoreboard::with_ports(plan.flows.len(), d.ports),
                 trace: None,
                 trace_err: None,
+                ecm_trace: None,
+                rp_trace: None,
+                out_err: None,
             },
             script,
             waves: None,
@@ -133,6 +170,7 @@ impl Sim {
             pfc_port_resume_frames: 0,
             pfc_resume_frames: 0,
             pfc_scripted: 0,
+            ecm_out_of_bounds: (0, None),
             now: 0,
             plan,
         }
@@ -141,6 +179,18 @@ impl Sim {
     /// Write a cell trace CSV into `file` during the run.
     pub fn attach_trace(&mut self, file: File) -> io::Result<()> {
         self.obs.trace = Some(CellTrace::new(file)?);
+        Ok(())
+    }
+
+    /// Write one CSV line per ECM frame the congestion points send into `file`.
+    pub fn attach_ecm_trace(&mut self, file: File) -> io::Result<()> {
+        self.obs.ecm_trace = Some(EcmTrace::new(file)?);
+        Ok(())
+    }
+
+    /// Write one CSV line per rate-limiter event of the reaction points into `file`.
+    pub fn attach_rp_trace(&mut self, file: File) -> io::Result<()> {
+        self.obs.rp_trace = Some(RpTrace::new(file)?);
         Ok(())
     }
 
@@ -172,6 +222,10 @@ impl Sim {
     }
     pub fn partner(&self, port: usize) -> &LinkPartner {
         &self.partners[port]
+    }
+    /// For companion tests that corrupt a reaction point on purpose.
+    pub fn partner_mut(&mut self, port: usize) -> &mut LinkPartner {
+        &mut self.partners[port]
     }
     /// Cycles simulated so far (the next cycle to run).
     pub fn now(&self) -> u64 {
@@ -217,6 +271,7 @@ impl Sim {
                     beat: *b,
                 })
             });
+            self.partners[p].rp_mut().drain_events(|e| obs.rp_event(e));
             if beat.is_some() {
                 self.ingress[p] = beat;
                 self.delivered |= 1 << p;
@@ -260,14 +315,47 @@ impl Sim {
                 self.active |= 1 << port;
             }
         }
+        if !self.out.ecm_tx.is_empty() {
+            self.ecm_frames_out(now);
+        }
         if let Some(e) = self.obs.trace_err.take() {
             return Err(RunError::Trace(e));
+        }
+        if let Some((what, e)) = self.obs.out_err.take() {
+            return Err(RunError::Output(what, e));
         }
         if let Some(w) = &mut self.waves {
             w.sample(now, &self.mmu)?;
         }
         self.now += 1;
         Ok(())
+    }
+
+    /// The ECM frames of this cycle: check their saturation bounds (`|Qoff| <= Qeq Qscale`,
+    /// `|Qdelta| <= 2 Qeq Qscale`), trace them and send them toward their NICs.
+    fn ecm_frames_out(&mut self, now: u64) {
+        let e = &self.plan.derived.ecm;
+        let qoff_max = (e.qeq as i64) << e.qscale_log2;
+        for f in &self.out.ecm_tx {
+            if (f.qoff as i64).abs() > qoff_max || (f.qdelta as i64).abs() > 2 * qoff_max {
+                let n = &mut self.ecm_out_of_bounds;
+                n.0 += 1;
+                n.1.get_or_insert_with(|| {
+                    format!(
+                        "cycle {now}: ECM frame of CPID {} with Qoff {} and Qdelta {} outside +-{qoff_max} and +-{}",
+                        f.cpid,
+                        f.qoff,
+                        f.qdelta,
+                        2 * qoff_max
+                    )
+                });
+            }
+            self.obs.ecm_frame(now, f);
+            if let Some(partner) = self.partners.get_mut(f.port as usize) {
+                partner.ecm_sent(now, *f);
+                self.active |= 1 << f.port;
+            }
+        }
     }
 
     /// Run to the scenario's end, calling `progress(cycles done)` every
@@ -285,6 +373,12 @@ impl Sim {
         let wall = t0.elapsed().as_secs_f64();
         if let Some(t) = self.obs.trace.take() {
             t.finish().map_err(RunError::Trace)?;
+        }
+        if let Some(t) = self.obs.ecm_trace.take() {
+            t.finish().map_err(|e| RunError::Output("ECM trace", e))?;
+        }
+        if let Some(t) = self.obs.rp_trace.take() {
+            t.finish().map_err(|e| RunError::Output("RP trace", e))?;
         }
         if let Some(w) = self.waves.take() {
             w.finish(&self.mmu)?;
@@ -318,6 +412,14 @@ impl Sim {
         }
         if let Err(e) = self.mmu.check_invariants() {
             violations.push(format!("model invariant: {e}"));
+        }
+        if let (n, Some(first)) = &self.ecm_out_of_bounds {
+            violations.push(format!("{n} ECM frames out of bounds; first: {first}"));
+        }
+        for p in &self.partners {
+            if let Err(e) = p.rp().check() {
+                violations.push(format!("reaction point: {e}"));
+            }
         }
         let secs = self.now as f64 / self.plan.derived.clock_hz as f64;
         let egress = self
@@ -406,6 +508,7 @@ impl Sim {
                     })
                     .collect()
             },
+            ecm_rp: self.rp_summaries(),
             tcp: self.tcp.stats(),
             violations,
             wall_seconds: wall,
@@ -415,5 +518,47 @@ impl Sim {
                 0.0
             },
         }
+    }
+
+    /// One entry per NIC whose reaction point received an ECM frame.
+    fn rp_summaries(&self) -> Vec<EcmRpSummary> {
+        self.partners
+            .iter()
+            .map(|p| p.rp())
+            .filter(|rp| rp.stats().ecm_rx > 0)
+            .map(|rp| {
+                let st = rp.stats();
+                let n = rp.params().fine_limiters as usize;
+                let unit_us = (1u64 << rp.params().unit) as f64;
+                EcmRpSummary {
+                    nic: rp.nic(),
+                    ecm_frames_rx: st.ecm_rx,
+                    ignored_in_timeout: st.ignored_in_timeout,
+                    ignored_positive: st.ignored_positive,
+                    frames_limited: st.frames_limited,
+                    events: RpEventKind::ALL
+                        .iter()
+                        .map(|&k| (k.name().to_string(), st.events[k as usize]))
+                        .collect(),
+                    limiters: rp
+                        .limiters()
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, l)| l.state != LimiterState::Inactive)
+                        .map(|(i, l)| LimiterSummary {
+                            limiter: i as u8,
+                            coarse: i >= n,
+                            prio: l.prio,
+                            flowid: l.flowid,
+                            cpid: l.cpid,
+                            state: l.state.name().to_string(),
+                            rate_bps: l.rate_bps,
+                            queued_packets: l.queued() as u64,
+                            rtt_avg_us: l.rtt_avg_q8 as f64 / 256.0 * unit_us,
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
     }
 }

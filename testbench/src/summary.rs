@@ -28,6 +28,42 @@ pub struct HcfSummary {
     pub packets_dropped: u64,
 }
 
+/// One rate limiter in use at the end of the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LimiterSummary {
+    /// Fine limiters `0..n`; the coarse limiter of priority `p` is `n + p`.
+    pub limiter: u8,
+    pub coarse: bool,
+    pub prio: u8,
+    /// FlowID register (0 for a coarse limiter).
+    pub flowid: u32,
+    pub cpid: u16,
+    /// `active` or `timeout`.
+    pub state: String,
+    pub rate_bps: u64,
+    pub queued_packets: u64,
+    /// `RTTavg`, microseconds.
+    pub rtt_avg_us: f64,
+}
+
+/// The ECM reaction point of one NIC (only NICs that received ECM frames are listed).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EcmRpSummary {
+    pub nic: u8,
+    pub ecm_frames_rx: u64,
+    /// Frames that reached a limiter in an ECM(0,0) timeout.
+    pub ignored_in_timeout: u64,
+    /// Positive (or zero) feedback for an unlimited flow or from a CP other than the
+    /// limiter's.
+    pub ignored_positive: u64,
+    /// Frames sent by the rate limiters (with a CM-Tag).
+    pub frames_limited: u64,
+    /// Limiter events by kind (the `--trace-rp` events).
+    pub events: BTreeMap<String, u64>,
+    /// Limiters in use at the end, with their final rates.
+    pub limiters: Vec<LimiterSummary>,
+}
+
 /// Everything a run reports. Maps are `BTreeMap`s so the JSON key order is fixed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -70,6 +106,8 @@ pub struct Summary {
     pub hcf: Vec<HcfSummary>,
     /// ECM frames the congestion points sent, by kind (empty when ECM is off).
     pub ecm_frames: BTreeMap<String, u64>,
+    /// ECM reaction points that received frames (empty when ECM is off).
+    pub ecm_rp: Vec<EcmRpSummary>,
     /// One entry per TCP flow (empty when the scenario has none).
     pub tcp: Vec<crate::tcp::TcpStats>,
     /// Broken invariants; empty on a clean run.
@@ -155,6 +193,51 @@ impl fmt::Display for Summary {
                 "ECM frames sent",
                 &format!("{total} ({})", kinds.join(", ")),
             )?;
+        }
+        for r in &self.ecm_rp {
+            let ev = |k: &str| r.events.get(k).copied().unwrap_or(0);
+            row(
+                f,
+                &format!("ecm rp nic {}", r.nic),
+                &format!(
+                    "{} ECM frames in ({} ignored in timeout, {} positive ignored), {} frames limited",
+                    r.ecm_frames_rx, r.ignored_in_timeout, r.ignored_positive, r.frames_limited
+                ),
+            )?;
+            row(
+                f,
+                "  limiter events",
+                &format!(
+                    "{} instantiated, {} coarse, {} reclaimed, {} decreases, {} increases, {} self-increases, {} timeouts, {} restarts",
+                    ev("instantiate"),
+                    ev("coarse"),
+                    ev("reclaim"),
+                    ev("decrease"),
+                    ev("increase"),
+                    ev("self_increase"),
+                    ev("timeout"),
+                    ev("restart")
+                ),
+            )?;
+            for l in &r.limiters {
+                let what = if l.coarse {
+                    format!("coarse prio {}", l.prio)
+                } else {
+                    format!("flowid {:#x} prio {}", l.flowid, l.prio)
+                };
+                row(
+                    f,
+                    &format!("  limiter {}", l.limiter),
+                    &format!(
+                        "{what}, cpid {:#x}, {} at {:.3} Gb/s, {} queued, RTTavg {:.2} us",
+                        l.cpid,
+                        l.state,
+                        l.rate_bps as f64 / 1e9,
+                        l.queued_packets,
+                        l.rtt_avg_us
+                    ),
+                )?;
+            }
         }
         for h in &self.hcf {
             row(

@@ -18,21 +18,61 @@ fn traces(text: &str) -> Vec<(String, u32)> {
         .collect()
 }
 
-#[test]
-fn dsh_view_names_signals_of_the_dsh_port_level_dump() {
-    let view = Path::new(env!("CARGO_MANIFEST_DIR")).join("../waveforms/dsh-view.gtkw");
-    let text = std::fs::read_to_string(&view).expect("committed view");
-    assert!(text.contains("[dumpfile] \"dsh.vcd\""));
-    let scenario = builtin::load("dsh-port-level").unwrap();
-    let sim = Sim::new(&scenario, Overrides::default()).unwrap();
+/// Check the committed view `view` against the signals of the built-in `scenario`, whose
+/// dump it opens as `dumpfile`; returns its trace lines.
+fn check_view(view: &str, dumpfile: &str, scenario: &str) -> Vec<(String, u32)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../waveforms")
+        .join(view);
+    let text = std::fs::read_to_string(&path).expect("committed view");
+    assert!(
+        text.contains(&format!("[dumpfile] \"{dumpfile}\"")),
+        "{view}"
+    );
+    let built = builtin::load(scenario).unwrap();
+    let sim = Sim::new(&built, Overrides::default()).unwrap();
     let signals = sim.mmu().signals();
     let want = traces(&text);
-    assert!(want.len() > 30, "the view lists the DSH units: {want:?}");
-    for (path, width) in want {
+    for (path, width) in &want {
         let s = signals
             .iter()
-            .find(|s| s.path == path)
-            .unwrap_or_else(|| panic!("{path} is not a signal of dsh-port-level"));
-        assert_eq!(s.width, width, "{path}");
+            .find(|s| &s.path == path)
+            .unwrap_or_else(|| panic!("{path} is not a signal of {scenario}"));
+        assert_eq!(s.width, *width, "{path}");
+    }
+    want
+}
+
+#[test]
+fn dsh_view_names_signals_of_the_dsh_port_level_dump() {
+    let want = check_view("dsh-view.gtkw", "dsh.vcd", "dsh-port-level");
+    assert!(want.len() > 30, "the view lists the DSH units: {want:?}");
+}
+
+#[test]
+fn hcf_view_names_signals_of_the_hcf_tcp_dump() {
+    let want = check_view("hcf-view.gtkw", "hcf.vcd", "hcf-tcp");
+    let hcf = "top.mmu.egress.p07.q1.hcf.";
+    for leaf in [
+        "hp_sel",
+        "hp_len",
+        "lp_len",
+        "period_start",
+        "periods",
+        "last_bin",
+        "last_verdict",
+    ] {
+        assert!(
+            want.iter().any(|(p, _)| *p == format!("{hcf}{leaf}")),
+            "the view shows {leaf}"
+        );
+    }
+    let bins = want
+        .iter()
+        .filter(|(p, _)| p.starts_with(&format!("{hcf}credit.b")))
+        .count();
+    assert_eq!(bins, 20, "every credit bin of K = 20");
+    for egress in ["top.mmu.egress.p07.q1.cells", "top.mmu.egress.p07.tx_state"] {
+        assert!(want.iter().any(|(p, _)| p == egress), "{egress}");
     }
 }

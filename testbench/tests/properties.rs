@@ -31,6 +31,8 @@
 //! set, each property test prints how many cycles every invariant was checked over (see it
 //! with `--nocapture`).
 
+mod common;
+
 use hw_model::{CellFate, Fault, PfcRxMode, Policy, SwitchConfig};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -52,16 +54,10 @@ const INVARIANT_EVERY: u64 = 1_000;
 const SPEEDS_GBPS: [f64; 4] = [10.0, 25.0, 40.0, 100.0];
 
 fn soak_cycles() -> u64 {
-    std::env::var("SOAK_CYCLES")
-        .ok()
-        .and_then(|s| s.replace('_', "").parse().ok())
-        .filter(|&c| c > 0)
-        .unwrap_or(DEFAULT_CYCLES)
+    common::soak_cycles(DEFAULT_CYCLES)
 }
 
-fn soak_mode() -> bool {
-    std::env::var_os("SOAK_CYCLES").is_some()
-}
+use common::soak_mode;
 
 fn proptest_config() -> ProptestConfig {
     // `Config::default()` reads PROPTEST_CASES (and the other PROPTEST_* variables).

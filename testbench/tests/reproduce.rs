@@ -4,7 +4,7 @@ use hw_model::Policy;
 use std::path::PathBuf;
 use std::process::Command;
 use testbench::reproduce::plot::{xy_chart, Series};
-use testbench::reproduce::{dsh_fig11, headroom, NoProgress};
+use testbench::reproduce::{dsh_fig11, hcf_bins, hcf_incast, hcf_starvation, headroom, NoProgress};
 
 /// A fresh directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
@@ -117,4 +117,184 @@ fn cli_headroom_prints_the_table_and_writes_the_csv() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("5591040") && text.contains("56840"), "{text}");
     assert!(dir.join("headroom.csv").exists());
+}
+
+/// A quick V-B setup: 40 flows, 1 s of warm-up, a 1 s window.
+fn quick_starvation() -> hcf_starvation::Setup {
+    hcf_starvation::Setup {
+        flows: 40,
+        warmup_s: 1.0,
+        window_s: 1.0,
+        start_spread_s: 0.2,
+        ..hcf_starvation::Setup::paper()
+    }
+}
+
+fn csv_rows(path: &std::path::Path, header: &str) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(header), "{}", path.display());
+    lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+fn num(s: &str) -> f64 {
+    let v: f64 = s.parse().unwrap_or_else(|e| panic!("{s:?}: {e}"));
+    assert!(v.is_finite(), "{s}");
+    v
+}
+
+fn assert_png(path: &std::path::Path) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", path.display());
+}
+
+#[test]
+fn hcf_starvation_quick_writes_both_policies_and_fifo_tail_drops_at_b() {
+    let dir = scratch("hcf-starvation");
+    let setup = quick_starvation();
+    let runs = hcf_starvation::compare(&dir, &setup, &mut NoProgress).unwrap();
+    let rows = csv_rows(&dir.join("starvation.csv"), hcf_starvation::CSV_HEADER);
+    let policies: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(policies, ["fifo", "hcf"]);
+    for r in &rows {
+        assert_eq!(r.len(), 6, "{r:?}");
+        assert_eq!(r[1], "40");
+        assert_eq!(num(&r[2]), 1.0);
+        let starved = num(&r[3]);
+        assert!((0.0..=100.0).contains(&starved), "{r:?}");
+        assert!(
+            num(&r[4]) > 0.0,
+            "someone is luckier than someone else: {r:?}"
+        );
+        let util = num(&r[5]);
+        assert!(
+            (0.9..=1.001).contains(&util),
+            "the bottleneck stays busy: {r:?}"
+        );
+    }
+    let flows = csv_rows(
+        &dir.join("starvation_flows.csv"),
+        hcf_starvation::FLOWS_CSV_HEADER,
+    );
+    assert_eq!(flows.len(), 2 * setup.flows);
+    // The per-flow file adds up to the summary.
+    for r in &runs {
+        let sum: u64 = r.flows.iter().map(|f| f.packets).sum();
+        assert!((r.mean_packets * setup.flows as f64 - sum as f64).abs() < 1e-6);
+        assert!(
+            r.max_queue <= hcf_starvation::BUFFER_PACKETS,
+            "{:?}",
+            r.disc
+        );
+    }
+    let (fifo, hcf) = (&runs[0], &runs[1]);
+    // Drop-tail at B: the FIFO fills to exactly 20 and (but for the DT register's one-cycle
+    // lag) drops only when full.
+    assert_eq!(fifo.max_queue, hcf_starvation::BUFFER_PACKETS);
+    assert!(
+        fifo.window_drops.iter().sum::<u64>() > 0,
+        "40 flows overflow 20 packets"
+    );
+    assert!(fifo.pct_drops_at_b > 95.0, "{}", fifo.pct_drops_at_b);
+    assert_eq!(fifo.periods, 0);
+    // HCF: its own limits bind (LP full below B), priority periods turn over.
+    assert!(hcf.min_queue_at_drop < hcf_starvation::BUFFER_PACKETS);
+    assert!(hcf.periods > 0 && hcf.hp_pct > 0.0, "{hcf:?}");
+    assert_png(&dir.join("starvation.png"));
+}
+
+#[test]
+fn hcf_incast_quick_sweep_rows_and_the_uncontended_point() {
+    let dir = scratch("hcf-incast");
+    let setup = hcf_incast::Setup {
+        servers: vec![1, 8],
+        block_bytes: 100_000,
+        jitter_trials: 1,
+        ..hcf_incast::Setup::paper()
+    };
+    let points = hcf_incast::sweep(&dir, &setup, &mut NoProgress).unwrap();
+    assert_eq!(points.len(), 2 * 2 * 2);
+    let rows = csv_rows(&dir.join("incast.csv"), hcf_incast::CSV_HEADER);
+    let keys: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[0].as_str(), r[1].as_str()))
+        .collect();
+    assert_eq!(
+        keys,
+        [("fifo", "1"), ("fifo", "8"), ("hcf", "1"), ("hcf", "8")]
+    );
+    for r in &rows {
+        let n: u64 = r[1].parse().unwrap();
+        assert_eq!(r[2].parse::<u64>().unwrap(), 100_000 / n * n);
+        let goodput = num(&r[3]);
+        assert!(goodput > 0.0 && goodput < 1000.0, "{r:?}");
+        let fct = num(&r[4]);
+        // Goodput is the block over the longest completion time.
+        let expect = num(&r[2]) * 8.0 / (fct * 1e-3) / 1e6;
+        assert!((goodput - expect).abs() < 0.01 * expect + 0.01, "{r:?}");
+        r[5].parse::<u64>().unwrap();
+        if n == 1 {
+            // One server alone: no loss; slow start from 2 packets over 100 packets keeps
+            // it below the 1 Gb/s line.
+            assert!(goodput > 500.0, "{r:?}");
+            assert_eq!(r[5], "0");
+        }
+    }
+    let jitter = csv_rows(
+        &dir.join("incast_jitter.csv"),
+        &format!("{},trials", hcf_incast::CSV_HEADER),
+    );
+    assert_eq!(jitter.len(), 4);
+    assert_png(&dir.join("incast.png"));
+    assert_png(&dir.join("incast_fct.png"));
+}
+
+#[test]
+fn hcf_bins_quick_sweep_rows_and_plots() {
+    let dir = scratch("hcf-bins");
+    let setup = hcf_starvation::Setup {
+        flows: 20,
+        window_s: 0.5,
+        ..quick_starvation()
+    };
+    let runs = hcf_bins::sweep(&dir, &setup, &[1, 20], &[1, 4], &mut NoProgress).unwrap();
+    assert_eq!(
+        runs.len(),
+        4,
+        "FIFO, K = 1, the K = 20 / c0 = 1 baseline once, c0 = 4"
+    );
+    let rows = csv_rows(&dir.join("bins.csv"), hcf_bins::CSV_HEADER);
+    let keys: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{}:{}:{}:{}", r[0], r[1], r[2], r[3]))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "fifo:reference::",
+            "hcf:bins:1:1",
+            "hcf:bins+c0:20:1",
+            "hcf:c0:20:4"
+        ]
+    );
+    for r in &rows {
+        assert!((0.0..=100.0).contains(&num(&r[6])), "{r:?}");
+        assert!(num(&r[7]) >= 0.0, "{r:?}");
+        assert!((0.9..=1.001).contains(&num(&r[8])), "{r:?}");
+    }
+    for f in ["k_starved", "k_variance", "c0_starved", "c0_variance"] {
+        assert_png(&dir.join(format!("bins_{f}.png")));
+    }
+}
+
+#[test]
+fn cli_lists_the_hcf_reproductions() {
+    let out = mmu_sim(&["reproduce", "--list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["hcf-starvation", "hcf-incast", "hcf-bins"] {
+        assert!(text.contains(name), "{text}");
+    }
 }

@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use testbench::reproduce::{self, Progress, ReproError};
-use testbench::scenario::{Overrides, Scenario, ScenarioError};
+use testbench::scenario::{Overrides, ScenarioError, ScenarioFile};
 use testbench::{builtin, waves, RunError, Sim};
 use wave::{SignalFilter, Window};
 
@@ -37,7 +37,7 @@ enum Cmd {
     Validate { file: String },
     /// Print a built-in scenario as TOML, to start a scenario file from.
     Show { name: String },
-    /// Reproduce a figure or table of the DSH paper into a directory (see --list).
+    /// Reproduce a figure or table of the DSH or HCF paper into a directory (see --list).
     #[command(after_help = reproductions_help())]
     Reproduce(ReproduceArgs),
 }
@@ -97,6 +97,12 @@ struct RunArgs {
     /// Write one CSV line per cell event here.
     #[arg(long)]
     trace_cells: Option<PathBuf>,
+    /// Write one CSV line per ECM frame the congestion points send here.
+    #[arg(long)]
+    trace_ecm: Option<PathBuf>,
+    /// Write one CSV line per ECM rate-limiter event of the reaction points here.
+    #[arg(long)]
+    trace_rp: Option<PathBuf>,
 }
 
 /// How a command failed, mapped to the exit code.
@@ -152,10 +158,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// A built-in name, else a TOML file.
-fn load(arg: &str) -> Result<Scenario, Failure> {
+/// A built-in name, else a TOML file (with its `[ecm_rp]` table).
+fn load(arg: &str) -> Result<ScenarioFile, Failure> {
     if let Some(b) = builtin::find(arg) {
-        return Ok(b.load()?);
+        return Ok(ScenarioFile::parse(&b.toml(), b.name)?);
     }
     let path = Path::new(arg);
     if !path.exists() {
@@ -166,7 +172,7 @@ fn load(arg: &str) -> Result<Scenario, Failure> {
     }
     let text = std::fs::read_to_string(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(arg);
-    Scenario::parse(&text, stem).map_err(|e| Failure::Input(format!("{arg}: {e}")))
+    ScenarioFile::parse(&text, stem).map_err(|e| Failure::Input(format!("{arg}: {e}")))
 }
 
 fn validate(arg: &str) -> Result<(), Failure> {
@@ -179,7 +185,7 @@ fn validate(arg: &str) -> Result<(), Failure> {
         plan.name,
         plan.derived.ports,
         plan.flows.len(),
-        s.links.len(),
+        s.scenario.links.len(),
         plan.pfc_script.len(),
         plan.cycles
     );
@@ -205,7 +211,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         seed: a.seed,
         fifo: a.fifo,
     };
-    let mut sim = Sim::new(&scenario, ov)?;
+    let mut sim = Sim::from_file(&scenario, ov)?;
     let filter = match &a.vcd_signals {
         Some(g) => {
             SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--vcd-signals: {e}")))?
@@ -226,6 +232,16 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         sim.attach_trace(f)
             .map_err(|e| Failure::Input(format!("--trace-cells {}: {e}", p.display())))?;
     }
+    if let Some(p) = &a.trace_ecm {
+        let f = create(p, "--trace-ecm")?;
+        sim.attach_ecm_trace(f)
+            .map_err(|e| Failure::Input(format!("--trace-ecm {}: {e}", p.display())))?;
+    }
+    if let Some(p) = &a.trace_rp {
+        let f = create(p, "--trace-rp")?;
+        sim.attach_rp_trace(f)
+            .map_err(|e| Failure::Input(format!("--trace-rp {}: {e}", p.display())))?;
+    }
     if let Some(p) = &a.vcd {
         let f = create(p, "--vcd")?;
         create(&waves::gtkw_path(p), "GTKWave save file")?;
@@ -244,7 +260,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
     bar.finish_and_clear();
     let summary = result.map_err(|e| match e {
         RunError::Model(_) => Failure::Violation(e.to_string()),
-        RunError::Trace(_) | RunError::Wave(_) => Failure::Input(e.to_string()),
+        RunError::Trace(_) | RunError::Output(..) | RunError::Wave(_) => {
+            Failure::Input(e.to_string())
+        }
     })?;
     print!("{summary}");
     if let (Some(f), Some(p)) = (summary_file, &a.summary_json) {

@@ -21,8 +21,6 @@ use hw_model::Policy;
 use std::fmt::Write;
 use std::ops::RangeInclusive;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 
 /// Total burst sizes swept, percent of the buffer (the paper's Fig. 11b x axis).
 pub const BURST_PCTS: &[u32] = &[5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60];
@@ -177,43 +175,6 @@ pub fn measure(policy: Policy, pct: u32) -> Result<Point, ReproError> {
     })
 }
 
-/// Run every (policy, burst) pair on all cores, in a fixed order of results.
-fn run_all(jobs: &[(Policy, u32)], progress: &mut dyn Progress) -> Result<Vec<Point>, ReproError> {
-    progress.set_len(jobs.len() as u64);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len().max(1));
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel();
-    let mut results: Vec<Option<Result<Point, ReproError>>> = jobs.iter().map(|_| None).collect();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let next = &next;
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(policy, pct)) = jobs.get(i) else {
-                    break;
-                };
-                if tx.send((i, measure(policy, pct))).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        for (i, r) in rx {
-            let (policy, pct) = jobs[i];
-            progress.message(&format!("{} burst {pct} % done", policy.name()));
-            progress.inc(1);
-            results[i] = Some(r);
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(ReproError::Invariant("a run did not report".into()))))
-        .collect()
-}
-
 /// The sweep over `pcts` for SIH and DSH: writes `DIR/fig11.csv` and `DIR/fig11.png`.
 pub fn sweep(
     out: &Path,
@@ -224,7 +185,12 @@ pub fn sweep(
         .iter()
         .flat_map(|&p| pcts.iter().map(move |&pct| (p, pct)))
         .collect();
-    let points = run_all(&jobs, progress)?;
+    let points = super::run_parallel(
+        &jobs,
+        |&(policy, pct)| format!("{} burst {pct} %", policy.name()),
+        |&(policy, pct)| measure(policy, pct),
+        progress,
+    )?;
     let mut csv = format!("{CSV_HEADER}\n");
     for p in &points {
         let _ = writeln!(

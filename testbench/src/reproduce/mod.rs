@@ -7,10 +7,16 @@
 pub mod collateral;
 pub mod dsh_fig11;
 pub mod dsh_theorem;
+pub mod hcf;
+pub mod hcf_bins;
+pub mod hcf_incast;
+pub mod hcf_starvation;
 pub mod headroom;
 pub mod plot;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 use thiserror::Error;
 
 /// Progress of a long reproduction (the CLI shows it as a bar on a terminal).
@@ -114,8 +120,63 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         description: "DSH Fig. 13a as far as one switch shows it: an innocent flow's throughput next to fan-in congestion, SIH vs DSH",
         run: collateral::run,
     },
+    Reproduction {
+        name: "hcf-starvation",
+        description: "HCF V-B: 400 long-lived TCP flows + UDP on a 100 Mb/s, 20-packet bottleneck; per-flow throughput, starvation and unfairness, FIFO vs HCF",
+        run: hcf_starvation::run,
+    },
+    Reproduction {
+        name: "hcf-incast",
+        description: "HCF V-A / Fig. 2(a): TCP incast block goodput vs number of servers (1 MB block, 1 Gb/s, 32-packet buffer), FIFO vs HCF",
+        run: hcf_incast::run,
+    },
+    Reproduction {
+        name: "hcf-bins",
+        description: "HCF V-C / Figs. 7-8: unfairness and starvation of the V-B setup vs credit bins K and initial credits c0 (20 s warm-up), with the FIFO reference",
+        run: hcf_bins::run,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Reproduction> {
     REPRODUCTIONS.iter().find(|r| r.name == name)
+}
+
+/// Run `f` over `jobs` on all cores (at most one thread per job), results in job order;
+/// `label` names a finished job in the progress line.
+pub fn run_parallel<J: Sync, R: Send>(
+    jobs: &[J],
+    label: impl Fn(&J) -> String,
+    f: impl Fn(&J) -> Result<R, ReproError> + Sync,
+    progress: &mut dyn Progress,
+) -> Result<Vec<R>, ReproError> {
+    progress.set_len(jobs.len() as u64);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len().max(1));
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    let mut results: Vec<Option<Result<R, ReproError>>> = jobs.iter().map(|_| None).collect();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, f) = (&next, &f);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                if tx.send((i, f(job))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (i, r) in rx {
+            progress.message(&format!("{} done", label(&jobs[i])));
+            progress.inc(1);
+            results[i] = Some(r);
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(ReproError::Invariant("a run did not report".into()))))
+        .collect()
 }

@@ -1,0 +1,256 @@
+//! HCF section V-C (Figs. 7 and 8): unfairness and starvation of the V-B setup vs the number
+//! of credit bins `K` (with `c0 = 1`) and vs the initial credits `c0` (with `K = 20`),
+//! dynamic period, against the drop-tail FIFO of the same run length.
+//!
+//! The setup is [`hcf_starvation`](super::hcf_starvation)'s with a shorter warm-up
+//! ([`Setup::sweep`]: 20 s instead of 170 s, the same 10 s window), so that the eleven runs
+//! fit in about a minute on two cores.
+
+use super::hcf::{Discipline, HcfKnobs};
+use super::hcf_starvation::{measure, Run, Setup};
+use super::plot::{xy_chart, Series};
+use super::{write_file, Progress, ReproError};
+use std::fmt::Write;
+use std::path::Path;
+
+pub const CSV_HEADER: &str =
+    "policy,sweep,bins,c0,flows,window_s,starved_pct,throughput_variance,link_utilization";
+
+/// `K` values of the bins sweep (c0 = 1).
+pub const BINS: &[u32] = &[1, 2, 5, 10, 20, 50];
+/// `c0` values of the credits sweep (K = 20).
+pub const C0S: &[u32] = &[1, 2, 4, 8, 16];
+/// `K` of the credits sweep and `c0` of the bins sweep: the V-B baseline.
+pub const BASE_BINS: u32 = 20;
+pub const BASE_C0: u32 = 1;
+
+/// The V-B setup with a 20 s warm-up.
+pub fn sweep_setup() -> Setup {
+    Setup {
+        warmup_s: 20.0,
+        ..Setup::paper()
+    }
+}
+
+/// Which sweep a run belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    Fifo,
+    Bins,
+    C0,
+    /// The baseline (K = 20, c0 = 1) is a point of both sweeps.
+    Both,
+}
+
+impl Sweep {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Fifo => "reference",
+            Self::Bins => "bins",
+            Self::C0 => "c0",
+            Self::Both => "bins+c0",
+        }
+    }
+    fn in_bins(self) -> bool {
+        matches!(self, Self::Bins | Self::Both)
+    }
+    fn in_c0(self) -> bool {
+        matches!(self, Self::C0 | Self::Both)
+    }
+}
+
+/// The runs of the two sweeps (each distinct configuration once) and the FIFO reference.
+pub fn jobs(bins: &[u32], c0s: &[u32]) -> Vec<(Sweep, Discipline)> {
+    let mut jobs = vec![(Sweep::Fifo, Discipline::Fifo)];
+    for &k in bins {
+        let sweep = if k == BASE_BINS && c0s.contains(&BASE_C0) {
+            Sweep::Both
+        } else {
+            Sweep::Bins
+        };
+        jobs.push((sweep, Discipline::Hcf(HcfKnobs::dynamic(k, BASE_C0))));
+    }
+    for &c0 in c0s {
+        if c0 == BASE_C0 && bins.contains(&BASE_BINS) {
+            continue;
+        }
+        jobs.push((Sweep::C0, Discipline::Hcf(HcfKnobs::dynamic(BASE_BINS, c0))));
+    }
+    jobs
+}
+
+fn knobs(d: &Discipline) -> Option<HcfKnobs> {
+    match d {
+        Discipline::Hcf(k) => Some(*k),
+        Discipline::Fifo => None,
+    }
+}
+
+/// One x axis of the plots: which runs belong to it and their x value.
+struct Axis {
+    file: &'static str,
+    name: &'static str,
+    label: &'static str,
+    member: fn(Sweep) -> bool,
+    x: fn(&HcfKnobs) -> u32,
+}
+
+/// Run the sweeps on `setup`: writes `bins.csv` and four PNGs into `out`.
+pub fn sweep(
+    out: &Path,
+    setup: &Setup,
+    bins: &[u32],
+    c0s: &[u32],
+    progress: &mut dyn Progress,
+) -> Result<Vec<(Sweep, Run)>, ReproError> {
+    let jobs = jobs(bins, c0s);
+    let runs = super::run_parallel(
+        &jobs,
+        |(_, d)| d.label(),
+        |(_, d)| measure(setup, *d),
+        progress,
+    )?;
+    let runs: Vec<(Sweep, Run)> = jobs.iter().map(|j| j.0).zip(runs).collect();
+    let mut csv = format!("{CSV_HEADER}\n");
+    for (sweep, r) in &runs {
+        let (k, c0) = knobs(&r.disc).map_or((String::new(), String::new()), |k| {
+            (k.bins.to_string(), k.c0.to_string())
+        });
+        let _ = writeln!(
+            csv,
+            "{},{},{k},{c0},{},{},{:.2},{:.1},{:.4}",
+            r.disc.name(),
+            sweep.name(),
+            r.setup.flows,
+            r.setup.window_s,
+            r.starved_pct,
+            r.variance,
+            r.link_utilization
+        );
+    }
+    write_file(&out.join("bins.csv"), &csv)?;
+    let fifo = runs.iter().find(|(s, _)| *s == Sweep::Fifo).map(|(_, r)| r);
+    type Pick = fn(&Run) -> f64;
+    let metrics: [(&str, &str, Pick); 2] = [
+        ("starved", "fully starved flows (%)", |r| r.starved_pct),
+        (
+            "variance",
+            "variance of per-flow packets in the window",
+            |r| r.variance,
+        ),
+    ];
+    let axes = [
+        Axis {
+            file: "k",
+            name: "K",
+            label: "credit bins K (c0 = 1)",
+            member: Sweep::in_bins,
+            x: |k| k.bins,
+        },
+        Axis {
+            file: "c0",
+            name: "c0",
+            label: "initial credits c0 (K = 20)",
+            member: Sweep::in_c0,
+            x: |k| k.c0,
+        },
+    ];
+    for Axis {
+        file: axis,
+        name: axis_name,
+        label: x_label,
+        member,
+        x: x_of,
+    } in axes
+    {
+        let pts: Vec<(f64, &Run)> = runs
+            .iter()
+            .filter(|(s, _)| member(*s))
+            .filter_map(|(_, r)| knobs(&r.disc).map(|k| (x_of(&k) as f64, r)))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let (lo, hi) = pts
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                (a.min(p.0), b.max(p.0))
+            });
+        for (metric, y_label, y) in metrics {
+            let title = if metric == "starved" {
+                "starvation"
+            } else {
+                "unfairness"
+            };
+            let mut series = vec![Series {
+                name: "HCF, dynamic period".into(),
+                points: pts.iter().map(|(x, r)| (*x, y(r))).collect(),
+                line: true,
+            }];
+            if let Some(f) = fifo {
+                series.push(Series {
+                    name: "FIFO (drop-tail, same B)".into(),
+                    points: vec![(lo, y(f)), (hi, y(f))],
+                    line: true,
+                });
+            }
+            xy_chart(
+                &out.join(format!("bins_{axis}_{metric}.png")),
+                &format!(
+                    "HCF V-C: {title} vs {axis_name}, {} flows, {} s window",
+                    setup.flows, setup.window_s
+                ),
+                x_label,
+                y_label,
+                &series,
+            )?;
+        }
+    }
+    Ok(runs)
+}
+
+pub fn report(runs: &[(Sweep, Run)], out: &Path) -> String {
+    let s = runs.first().map(|r| r.1.setup).unwrap_or_else(sweep_setup);
+    let mut rep = format!(
+        "HCF V-C parameter sweeps on the V-B setup: {} TCP flows, warm-up {} s, window {} s, B = 20 packets\n\n",
+        s.flows, s.warmup_s, s.window_s
+    );
+    let _ = writeln!(
+        rep,
+        "{:<10} {:>5} {:>4} {:>10} {:>11} {:>8} {:>9} {:>9} {:>6}",
+        "sweep", "K", "c0", "starved %", "variance", "util", "min/max", "periods", "HP %"
+    );
+    for (sweep, r) in runs {
+        let (k, c0) = knobs(&r.disc).map_or(("-".into(), "-".into()), |k| {
+            (k.bins.to_string(), k.c0.to_string())
+        });
+        let (lo, hi) = r.min_max_packets();
+        let _ = writeln!(
+            rep,
+            "{:<10} {k:>5} {c0:>4} {:>10.2} {:>11.1} {:>8.4} {:>9} {:>9} {:>6.1}",
+            sweep.name(),
+            r.starved_pct,
+            r.variance,
+            r.link_utilization,
+            format!("{lo}/{hi}"),
+            r.periods,
+            r.hp_pct
+        );
+    }
+    let _ = writeln!(
+        rep,
+        "\npaper (Figs. 7, 8): unfairness and starvation fall with K (a few dozen bins are enough) and rise with c0"
+    );
+    let _ = writeln!(
+        rep,
+        "wrote {} and bins_{{k,c0}}_{{starved,variance}}.png in {}",
+        out.join("bins.csv").display(),
+        out.display()
+    );
+    rep
+}
+
+pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
+    let runs = sweep(out, &sweep_setup(), BINS, C0S, progress)?;
+    Ok(report(&runs, out))
+}

@@ -1,0 +1,461 @@
+//! HCF section V-A-1 (TCP incast, "typical data center"): `N` servers each send `block / N`
+//! bytes to one client through a 1 Gb/s port with a 32-packet buffer, all starting
+//! together; block goodput = block / the longest flow completion time, vs `N`, drop-tail
+//! FIFO vs HCF (16 bins, c0 = 1, 16 + 16 packets, dynamic period).
+//!
+//! As modelled: every server has its own 1 Gb/s ingress port (so `N` is at most
+//! [`MAX_SERVERS`]: 64 ports), the client's port is the bottleneck; 1000 B packets (one
+//! cell each), TCP Reno-like with NewReno partial ACKs (`crate::tcp`), base RTT 100 us,
+//! min RTO 200 ms (the paper takes the scenario of its ref. [2], whose collapse comes from
+//! the 200 ms minimum RTO; it does not restate the RTO), initial window 2. The core clock
+//! is 2 MHz: 1 Gb/s moves at most 0.74 cells per cycle for the worst packet size, within
+//! the one-cell-per-cycle port limit. The FIFO's buffer is the lossy pool of 32 cells; with
+//! one port per server the pool's DT (alpha = 8) can refuse a packet before the queue
+//! reaches 32 when one or two servers hold most of it, so each run reports the largest
+//! queue it saw and the smallest queue a packet was dropped at.
+//!
+//! A flow's completion time runs from its start to the ACK of its last byte (which comes
+//! back one base RTT after the packet leaves the switch).
+
+use super::hcf::{build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
+use super::plot::{xy_chart, Series};
+use super::{write_file, Progress, ReproError};
+use std::fmt::Write;
+use std::path::Path;
+
+pub const CSV_HEADER: &str = "policy,servers,block_bytes,goodput_mbps,max_fct_ms,timeouts";
+
+/// Most servers: one ingress port each, one port for the client, 64 ports.
+pub const MAX_SERVERS: usize = 63;
+const CLOCK_MHZ: u32 = 2;
+const PACKET_BYTES: u32 = 1000;
+const LINK_GBPS: f64 = 1.0;
+/// `B`, packets (16 + 16 under HCF).
+pub const BUFFER_PACKETS: u32 = 32;
+/// HCF of V-A: 16 bins, one credit, dynamic period.
+pub const HCF: HcfKnobs = HcfKnobs::dynamic(16, 1);
+
+/// The sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    /// Server counts.
+    pub servers: Vec<usize>,
+    /// The block; each of `N` servers sends `block_bytes / N` bytes (rounded down).
+    pub block_bytes: u64,
+    /// The paper's round-trip time, us; the flows' `base_rtt_us` adds the packet's time
+    /// on the bottleneck wire ([`Bottleneck::ack_delay_us`](super::hcf::Bottleneck::ack_delay_us)).
+    pub base_rtt_us: u64,
+    pub min_rto_us: u64,
+    pub init_cwnd: u32,
+    /// Give up on a run after this many simulated seconds.
+    pub cap_s: f64,
+    /// Extra trials per point whose flows start at a uniformly random time in
+    /// `[0, jitter_us)` (trial 0 starts every flow at cycle 0).
+    pub jitter_trials: u32,
+    pub jitter_us: u64,
+}
+
+impl Setup {
+    /// The published scenario: 1 MB blocks, up to [`MAX_SERVERS`] servers.
+    pub fn paper() -> Self {
+        Self {
+            servers: vec![1, 2, 4, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 56, 63],
+            block_bytes: 1_000_000,
+            base_rtt_us: 100,
+            min_rto_us: 200_000,
+            init_cwnd: 2,
+            cap_s: 120.0,
+            jitter_trials: 5,
+            jitter_us: 20,
+        }
+    }
+
+    pub fn switch(servers: usize) -> Bottleneck {
+        Bottleneck {
+            clock_mhz: CLOCK_MHZ,
+            packet_bytes: PACKET_BYTES,
+            ingress_gbps: vec![LINK_GBPS; servers],
+            bottleneck_gbps: LINK_GBPS,
+            buffer_packets: BUFFER_PACKETS,
+            pool_cells: BUFFER_PACKETS,
+            link_delay_ns: 1000,
+        }
+    }
+
+    /// Bytes each of `n` servers sends.
+    pub fn flow_bytes(&self, n: usize) -> u64 {
+        self.block_bytes / n as u64
+    }
+
+    /// Start cycle of flow `i` in `trial`.
+    pub fn start_cycle(&self, trial: u32, i: usize) -> u64 {
+        if trial == 0 {
+            return 0;
+        }
+        let span = self.jitter_us * CLOCK_MHZ as u64;
+        splitmix64((trial as u64) << 32 | i as u64) % span.max(1)
+    }
+
+    /// The scenario text for `n` servers under `disc` in `trial`.
+    pub fn scenario(&self, n: usize, disc: Discipline, trial: u32) -> String {
+        let sw = Self::switch(n);
+        let cap = (self.cap_s * CLOCK_MHZ as f64 * 1e6) as u64;
+        let mut s = sw.header("hcf-incast", disc, cap, 1);
+        let tcp = format!(
+            "base_rtt_us = {}, min_rto_us = {}, init_cwnd = {}, flow_bytes = {}",
+            sw.ack_delay_us(self.base_rtt_us),
+            self.min_rto_us,
+            self.init_cwnd,
+            self.flow_bytes(n)
+        );
+        for src in 0..n {
+            s += &sw.tcp_flow(src, &tcp, self.start_cycle(trial, src));
+        }
+        s
+    }
+}
+
+/// SplitMix64: a fixed, seedable mixer for the start jitter.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// One run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub disc: Discipline,
+    pub servers: usize,
+    /// 0: every flow starts at cycle 0; otherwise a jittered trial.
+    pub trial: u32,
+    /// Bytes actually sent: `servers * flow_bytes`.
+    pub block_bytes: u64,
+    pub goodput_mbps: f64,
+    pub max_fct_ms: f64,
+    /// Retransmission timeouts, all flows.
+    pub timeouts: u64,
+    pub drops: u64,
+    pub max_queue: u32,
+    pub min_queue_at_drop: u32,
+}
+
+/// `n` servers under `disc` in `trial`, until every flow completed.
+pub fn measure(setup: &Setup, n: usize, disc: Discipline, trial: u32) -> Result<Point, ReproError> {
+    let sw = Setup::switch(n);
+    let port = sw.port();
+    let mut sim = build(&setup.scenario(n, disc, trial), "hcf-incast")?;
+    let cap = sim.plan().cycles;
+    let mut watch = QueueWatch::new();
+    // The flows finish with an ACK, which a step processes: look every RTT or so.
+    let every = (setup.base_rtt_us * CLOCK_MHZ as u64).max(1);
+    loop {
+        sim.step()?;
+        watch.observe(&sim, port);
+        if sim.now() % every == 0 && sim.tcp_stats().iter().all(|s| s.fct_cycles.is_some()) {
+            break;
+        }
+        if sim.now() >= cap {
+            return Err(ReproError::Invariant(format!(
+                "hcf-incast {} N = {n} trial {trial}: flows unfinished after {} s",
+                disc.name(),
+                setup.cap_s
+            )));
+        }
+    }
+    check(
+        &sim,
+        &format!("hcf-incast {} N = {n} trial {trial}", disc.name()),
+    )?;
+    let stats = sim.tcp_stats();
+    let clock = sim.plan().derived.clock_hz as f64;
+    let fct = stats.iter().filter_map(|s| s.fct_cycles).max().unwrap_or(0) as f64 / clock;
+    let block = setup.flow_bytes(n) * n as u64;
+    Ok(Point {
+        disc,
+        servers: n,
+        trial,
+        block_bytes: block,
+        goodput_mbps: if fct > 0.0 {
+            block as f64 * 8.0 / fct / 1e6
+        } else {
+            0.0
+        },
+        max_fct_ms: fct * 1e3,
+        timeouts: stats.iter().map(|s| s.timeouts).sum(),
+        drops: watch.dropped(),
+        max_queue: watch.max_occupancy,
+        min_queue_at_drop: watch.min_occupancy_at_drop,
+    })
+}
+
+/// Mean goodput, largest FCT and timeouts of the jittered trials of one point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JitterMean {
+    pub goodput_mbps: f64,
+    pub max_fct_ms: f64,
+    pub timeouts: f64,
+    pub trials: usize,
+}
+
+/// The trial-0 point of `(policy, n)`.
+pub fn together<'a>(points: &'a [Point], policy: &str, n: usize) -> Option<&'a Point> {
+    points
+        .iter()
+        .find(|p| p.disc.name() == policy && p.servers == n && p.trial == 0)
+}
+
+/// The mean over the jittered trials of `(policy, n)`, if there are any.
+pub fn jitter_mean(points: &[Point], policy: &str, n: usize) -> Option<JitterMean> {
+    let t: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.disc.name() == policy && p.servers == n && p.trial > 0)
+        .collect();
+    if t.is_empty() {
+        return None;
+    }
+    let k = t.len() as f64;
+    Some(JitterMean {
+        goodput_mbps: t.iter().map(|p| p.goodput_mbps).sum::<f64>() / k,
+        max_fct_ms: t.iter().map(|p| p.max_fct_ms).sum::<f64>() / k,
+        timeouts: t.iter().map(|p| p.timeouts as f64).sum::<f64>() / k,
+        trials: t.len(),
+    })
+}
+
+const DISCIPLINES: [Discipline; 2] = [Discipline::Fifo, Discipline::Hcf(HCF)];
+
+/// The sweep for FIFO and HCF: writes `incast.csv` (flows started together),
+/// `incast_jitter.csv` (means of the jittered trials), `incast.png` (goodput) and
+/// `incast_fct.png` (longest completion time) into `out`.
+pub fn sweep(
+    out: &Path,
+    setup: &Setup,
+    progress: &mut dyn Progress,
+) -> Result<Vec<Point>, ReproError> {
+    let mut jobs: Vec<(Discipline, usize, u32)> = Vec::new();
+    for d in DISCIPLINES {
+        for &n in &setup.servers {
+            for t in 0..=setup.jitter_trials {
+                jobs.push((d, n, t));
+            }
+        }
+    }
+    // Largest N first: those runs are the longest, so the threads finish together.
+    jobs.sort_by_key(|&(d, n, t)| (std::cmp::Reverse(n), t, d.name()));
+    let mut points = super::run_parallel(
+        &jobs,
+        |(d, n, t)| format!("{} N = {n} trial {t}", d.name()),
+        |&(d, n, t)| measure(setup, n, d, t),
+        progress,
+    )?;
+    points.sort_by_key(|p| (p.disc.name(), p.servers, p.trial));
+    let mut csv = format!("{CSV_HEADER}\n");
+    let mut jcsv = format!("{CSV_HEADER},trials\n");
+    for d in DISCIPLINES {
+        for &n in &setup.servers {
+            if let Some(p) = together(&points, d.name(), n) {
+                let _ = writeln!(
+                    csv,
+                    "{},{n},{},{:.2},{:.3},{}",
+                    d.name(),
+                    p.block_bytes,
+                    p.goodput_mbps,
+                    p.max_fct_ms,
+                    p.timeouts
+                );
+            }
+            if let Some(m) = jitter_mean(&points, d.name(), n) {
+                let _ = writeln!(
+                    jcsv,
+                    "{},{n},{},{:.2},{:.3},{:.2},{}",
+                    d.name(),
+                    setup.flow_bytes(n) * n as u64,
+                    m.goodput_mbps,
+                    m.max_fct_ms,
+                    m.timeouts,
+                    m.trials
+                );
+            }
+        }
+    }
+    write_file(&out.join("incast.csv"), &csv)?;
+    if setup.jitter_trials > 0 {
+        write_file(&out.join("incast_jitter.csv"), &jcsv)?;
+    }
+    type Metric = fn(&Point) -> f64;
+    type MeanMetric = fn(&JitterMean) -> f64;
+    let charts: [(&str, &str, Metric, MeanMetric); 2] = [
+        (
+            "incast.png",
+            "block goodput (Mb/s)",
+            |p| p.goodput_mbps,
+            |m| m.goodput_mbps,
+        ),
+        (
+            "incast_fct.png",
+            "longest flow completion time (ms)",
+            |p| p.max_fct_ms,
+            |m| m.max_fct_ms,
+        ),
+    ];
+    for (file, y_label, y, ym) in charts {
+        let mut series: Vec<Series> = DISCIPLINES
+            .iter()
+            .map(|d| Series {
+                name: format!("{}, flows start together", d.label()),
+                points: setup
+                    .servers
+                    .iter()
+                    .filter_map(|&n| together(&points, d.name(), n).map(|p| (n as f64, y(p))))
+                    .collect(),
+                line: true,
+            })
+            .collect();
+        if setup.jitter_trials > 0 {
+            for d in DISCIPLINES {
+                series.push(Series {
+                    name: format!(
+                        "{}, mean of {} trials with 0-{} us start jitter",
+                        d.name().to_uppercase(),
+                        setup.jitter_trials,
+                        setup.jitter_us
+                    ),
+                    points: setup
+                        .servers
+                        .iter()
+                        .filter_map(|&n| {
+                            jitter_mean(&points, d.name(), n).map(|m| (n as f64, ym(&m)))
+                        })
+                        .collect(),
+                    line: true,
+                });
+            }
+        }
+        xy_chart(
+            &out.join(file),
+            &format!(
+                "HCF Fig. 2(a): TCP incast, {} KB block, 1 Gb/s, B = {BUFFER_PACKETS} packets",
+                setup.block_bytes / 1000
+            ),
+            "servers N",
+            y_label,
+            &series,
+        )?;
+    }
+    Ok(points)
+}
+
+pub fn report(setup: &Setup, points: &[Point], out: &Path) -> String {
+    let mut rep = format!(
+        "HCF V-A incast: N servers x {} B / N to one 1 Gb/s port, B = {BUFFER_PACKETS} x {PACKET_BYTES} B packets, RTT {} us, min RTO {} ms, initial window {}\n\
+         HCF: K = {}, c0 = {}, 16 + 16 packets, dynamic period\n\
+         'together': every flow starts at cycle 0; 'jitter': mean of {} trials with starts uniform in 0-{} us\n\n",
+        setup.block_bytes,
+        setup.base_rtt_us,
+        setup.min_rto_us / 1000,
+        setup.init_cwnd,
+        HCF.bins,
+        HCF.c0,
+        setup.jitter_trials,
+        setup.jitter_us
+    );
+    let _ = writeln!(
+        rep,
+        "{:>7} | {:>10} {:>9} {:>5} {:>5} {:>6} | {:>10} {:>9} {:>5} {:>5} {:>6} | {:>11} {:>11}",
+        "servers",
+        "FIFO Mb/s",
+        "fct ms",
+        "RTOs",
+        "qmax",
+        "q@drop",
+        "HCF Mb/s",
+        "fct ms",
+        "RTOs",
+        "qmax",
+        "q@drop",
+        "FIFO jitter",
+        "HCF jitter"
+    );
+    let q = |v: u32| {
+        if v == u32::MAX {
+            "-".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    let jm = |name: &str, n: usize| {
+        jitter_mean(points, name, n).map_or("-".to_string(), |m| format!("{:.1}", m.goodput_mbps))
+    };
+    for &n in &setup.servers {
+        let (Some(f), Some(h)) = (together(points, "fifo", n), together(points, "hcf", n)) else {
+            continue;
+        };
+        let _ = writeln!(
+            rep,
+            "{n:>7} | {:>10.1} {:>9.2} {:>5} {:>5} {:>6} | {:>10.1} {:>9.2} {:>5} {:>5} {:>6} | {:>11} {:>11}",
+            f.goodput_mbps,
+            f.max_fct_ms,
+            f.timeouts,
+            f.max_queue,
+            q(f.min_queue_at_drop),
+            h.goodput_mbps,
+            h.max_fct_ms,
+            h.timeouts,
+            h.max_queue,
+            q(h.min_queue_at_drop),
+            jm("fifo", n),
+            jm("hcf", n),
+        );
+    }
+    let count = |g: &dyn Fn(&str, usize) -> Option<f64>| {
+        let (mut above, mut below) = (0, 0);
+        for &n in &setup.servers {
+            if let (Some(f), Some(h)) = (g("fifo", n), g("hcf", n)) {
+                if h > f * 1.05 {
+                    above += 1;
+                } else if h < f / 1.05 {
+                    below += 1;
+                }
+            }
+        }
+        (above, below)
+    };
+    let (a, b) = count(&|name, n| together(points, name, n).map(|p| p.goodput_mbps));
+    let _ = writeln!(
+        rep,
+        "\nflows started together: HCF goodput more than 5 % above FIFO at {a}, more than 5 % below at {b} of {} server counts",
+        setup.servers.len()
+    );
+    if setup.jitter_trials > 0 {
+        let (a, b) = count(&|name, n| jitter_mean(points, name, n).map(|m| m.goodput_mbps));
+        let _ = writeln!(
+            rep,
+            "jittered starts (mean): HCF more than 5 % above FIFO at {a}, more than 5 % below at {b}"
+        );
+    }
+    let _ = writeln!(
+        rep,
+        "paper (Fig. 2(a)): HCF above FIFO over most N: collapse below 25 servers, preservation 25-100, recovery above 100"
+    );
+    let _ = writeln!(
+        rep,
+        "wrote {}, {}, {}{}",
+        out.join("incast.csv").display(),
+        out.join("incast.png").display(),
+        out.join("incast_fct.png").display(),
+        if setup.jitter_trials > 0 {
+            format!(", {}", out.join("incast_jitter.csv").display())
+        } else {
+            String::new()
+        }
+    );
+    rep
+}
+
+pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
+    let setup = Setup::paper();
+    let points = sweep(out, &setup, progress)?;
+    Ok(report(&setup, &points, out))
+}

@@ -1,0 +1,460 @@
+//! HCF section V-B (long-flow starvation): many long-lived TCP flows and a little UDP share
+//! a 100 Mb/s bottleneck with a 20-packet buffer; per-flow throughput in a final window,
+//! drop-tail FIFO vs HCF (K = 20, c0 = 1, dynamic period, 10 + 10 packets).
+//!
+//! The paper's setup, as modelled ([`Setup::paper`]): 400 TCP flows (Reno-like with NewReno
+//! partial ACKs, `crate::tcp`), RTT 100 us (see `super::hcf` for the ACK timing), 1500 B
+//! packets, min RTO 200 ms (back-off up to 64x), initial window 2, plus Poisson UDP at 5 %
+//! of the bottleneck; 3 minutes, of which the last 10 s are measured. Every sender sits
+//! behind one ingress link of 0.6 Gb/s (6x the bottleneck: the dumbbell's left side), so
+//! the bottleneck queue is the only ingress queue of the lossy pool and the FIFO tail-drops
+//! at 20 packets (see `super::hcf`). The core clock is 1 MHz: a 1500 B packet takes 121.6
+//! cycles on the 100 Mb/s wire. Flows start 1/N s apart over the first second.
+//!
+//! Measured in the window `[warm-up, warm-up + window)`, per TCP flow: packets that left
+//! the bottleneck (retransmissions included: the paper's "packets sent ... during T"),
+//! in-order goodput and timeouts; over the whole run the flow's longest gap between two of
+//! its packets leaving the bottleneck (from its start, and up to the end: the paper's
+//! Fig. 5 "starvation time"). Unfairness = population variance of the per-flow packet
+//! counts; starvation = share of flows with no packet in the window; link utilization =
+//! wire time of all packets (TCP and UDP, 20 B of preamble and gap included) over the
+//! window.
+
+use super::hcf::{build, check, variance, Bottleneck, Discipline, HcfKnobs, QueueWatch};
+use super::plot::{xy_chart, Series};
+use super::{write_file, Progress, ReproError};
+use hw_model::DropReason;
+use std::fmt::Write;
+use std::path::Path;
+
+/// Header of `starvation.csv`.
+pub const CSV_HEADER: &str =
+    "policy,flows,window_s,starved_pct,throughput_variance,link_utilization";
+/// Header of `starvation_flows.csv`.
+pub const FLOWS_CSV_HEADER: &str = "policy,flow,packets,goodput_bytes,timeouts,longest_gap_s";
+
+/// The paper's numbers (V-B-2): starved %, variance.
+pub const PAPER_FIFO: (f64, f64) = (32.0, 5.55e4);
+pub const PAPER_HCF: (f64, f64) = (1.5, 6.74e3);
+
+/// Core clock, MHz: one cycle is 1 us.
+const CLOCK_MHZ: u32 = 1;
+const PACKET_BYTES: u32 = 1500;
+/// `B`, packets.
+pub const BUFFER_PACKETS: u32 = 20;
+
+/// One experiment's size and timing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setup {
+    /// Long-lived TCP flows.
+    pub flows: usize,
+    /// Simulated seconds before the window.
+    pub warmup_s: f64,
+    /// The measured window, seconds.
+    pub window_s: f64,
+    /// Flow `i` starts at `i * start_spread_s / flows`.
+    pub start_spread_s: f64,
+    /// The paper's round-trip time, us; the flows' `base_rtt_us` adds the packet's time
+    /// on the bottleneck wire ([`Bottleneck::ack_delay_us`](super::hcf::Bottleneck::ack_delay_us)).
+    pub base_rtt_us: u64,
+    pub min_rto_us: u64,
+    pub init_cwnd: u32,
+    /// UDP load, fraction of the bottleneck.
+    pub udp_fraction: f64,
+    pub bottleneck_gbps: f64,
+    pub ingress_gbps: f64,
+}
+
+impl Setup {
+    /// V-B as published: 400 flows, 3 minutes, the last 10 s measured.
+    pub fn paper() -> Self {
+        Self {
+            flows: 400,
+            warmup_s: 170.0,
+            window_s: 10.0,
+            start_spread_s: 1.0,
+            base_rtt_us: 100,
+            min_rto_us: 200_000,
+            init_cwnd: 2,
+            udp_fraction: 0.05,
+            bottleneck_gbps: 0.1,
+            ingress_gbps: 0.6,
+        }
+    }
+
+    pub fn switch(&self) -> Bottleneck {
+        Bottleneck {
+            clock_mhz: CLOCK_MHZ,
+            packet_bytes: PACKET_BYTES,
+            ingress_gbps: vec![self.ingress_gbps],
+            bottleneck_gbps: self.bottleneck_gbps,
+            buffer_packets: BUFFER_PACKETS,
+            pool_cells: super::hcf::pool_cells_for_single_port(BUFFER_PACKETS),
+            link_delay_ns: 1000,
+        }
+    }
+
+    fn cycles(&self, s: f64) -> u64 {
+        (s * CLOCK_MHZ as f64 * 1e6).round() as u64
+    }
+
+    /// Cycle the window starts and ends.
+    pub fn window_cycles(&self) -> (u64, u64) {
+        let w0 = self.cycles(self.warmup_s);
+        (w0, w0 + self.cycles(self.window_s))
+    }
+
+    /// The scenario text under `disc`.
+    pub fn scenario(&self, disc: Discipline) -> String {
+        let sw = self.switch();
+        let (_, end) = self.window_cycles();
+        let mut s = sw.header("hcf-starvation", disc, end, 1);
+        let tcp = format!(
+            "base_rtt_us = {}, min_rto_us = {}, init_cwnd = {}",
+            sw.ack_delay_us(self.base_rtt_us),
+            self.min_rto_us,
+            self.init_cwnd
+        );
+        let spread = self.cycles(self.start_spread_s);
+        for i in 0..self.flows {
+            s += &sw.tcp_flow(0, &tcp, i as u64 * spread / self.flows as u64);
+        }
+        s += &sw.udp_flow(0, self.udp_fraction * self.bottleneck_gbps);
+        s
+    }
+}
+
+/// One flow's numbers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlowResult {
+    /// Packets of the flow that left the bottleneck in the window.
+    pub packets: u64,
+    /// In-order bytes delivered in the window.
+    pub goodput_bytes: u64,
+    /// Retransmission timeouts in the window.
+    pub timeouts: u64,
+    /// Longest time between two of its packets leaving the bottleneck, over the run, s.
+    pub longest_gap_s: f64,
+}
+
+/// One run (one discipline).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub disc: Discipline,
+    pub setup: Setup,
+    pub flows: Vec<FlowResult>,
+    pub starved_pct: f64,
+    pub variance: f64,
+    pub mean_packets: f64,
+    pub link_utilization: f64,
+    pub udp_packets: u64,
+    /// Drops in the window by reason (`DropReason::ALL` order), packets.
+    pub window_drops: [u64; DropReason::ALL.len()],
+    /// Largest bottleneck queue and the smallest queue a packet was dropped at, packets
+    /// (whole run).
+    pub max_queue: u32,
+    pub min_queue_at_drop: u32,
+    /// Share of the run's drops that met a queue of `B` packets or more, percent.
+    pub pct_drops_at_b: f64,
+    /// HCF priority periods that started in the window (0 under FIFO).
+    pub periods: u64,
+    /// HCF: share of the packets the queue took in the window that joined HP, percent.
+    pub hp_pct: f64,
+}
+
+impl Run {
+    /// The smallest and largest per-flow packet counts.
+    pub fn min_max_packets(&self) -> (u64, u64) {
+        let it = self.flows.iter().map(|f| f.packets);
+        (it.clone().min().unwrap_or(0), it.max().unwrap_or(0))
+    }
+
+    fn sorted_gaps(&self) -> Vec<f64> {
+        let mut g: Vec<f64> = self.flows.iter().map(|f| f.longest_gap_s).collect();
+        g.sort_by(f64::total_cmp);
+        g
+    }
+
+    /// Median and largest per-flow longest gap, s.
+    pub fn gap_median_max(&self) -> (f64, f64) {
+        let g = self.sorted_gaps();
+        if g.is_empty() {
+            return (0.0, 0.0);
+        }
+        (g[g.len() / 2], g[g.len() - 1])
+    }
+}
+
+/// HCF registers of the bottleneck queue: periods started, packets sent to HP and to LP
+/// (all 0 under FIFO).
+fn hcf_counts(sim: &crate::Sim, port: usize) -> [u64; 3] {
+    sim.mmu()
+        .hcf(port, super::hcf::QUEUE as usize)
+        .map_or([0; 3], |(h, _)| [h.periods as u64, h.to_hp, h.to_lp])
+}
+
+/// Run `setup` under `disc`.
+pub fn measure(setup: &Setup, disc: Discipline) -> Result<Run, ReproError> {
+    let sw = setup.switch();
+    let port = sw.port();
+    let mut sim = build(&setup.scenario(disc), "hcf-starvation")?;
+    let (w0, w1) = setup.window_cycles();
+    let clock = sim.plan().derived.clock_hz as f64;
+    let n = setup.flows;
+    let starts: Vec<u64> = sim.plan().flows.iter().map(|f| f.start_cycle).collect();
+    let mut last_dep = starts.clone();
+    let mut longest = vec![0u64; n];
+    let mut packets = vec![0u64; n + 1];
+    let mut watch = QueueWatch::new();
+    let mut at_w0 = (Vec::new(), watch.drops, [0u64; 3]);
+    while sim.now() < w1 {
+        if sim.now() == w0 {
+            at_w0 = (sim.tcp_stats(), watch.drops, hcf_counts(&sim, port));
+        }
+        sim.step()?;
+        watch.observe(&sim, port);
+        let now = sim.now() - 1;
+        for dep in &sim.outputs().departures {
+            if dep.port as usize != port || !dep.beat.eop() {
+                continue;
+            }
+            let f = dep.beat.hdr.flow as usize;
+            if now >= w0 {
+                packets[f] += 1;
+            }
+            if f < n {
+                longest[f] = longest[f].max(now - last_dep[f]);
+                last_dep[f] = now;
+            }
+        }
+    }
+    check(&sim, &format!("hcf-starvation {}", disc.label()))?;
+    let end = sim.now();
+    let stats = sim.tcp_stats();
+    let (before, drops0, hcf0) = at_w0;
+    let hcf1 = hcf_counts(&sim, port);
+    let (to_hp, to_lp) = (hcf1[1] - hcf0[1], hcf1[2] - hcf0[2]);
+    let flows: Vec<FlowResult> = (0..n)
+        .map(|i| {
+            let (b0, t0) = before
+                .get(i)
+                .map_or((0, 0), |s| (s.bytes_delivered, s.timeouts));
+            FlowResult {
+                packets: packets[i],
+                goodput_bytes: stats[i].bytes_delivered - b0,
+                timeouts: stats[i].timeouts - t0,
+                longest_gap_s: longest[i].max(end - last_dep[i]) as f64 / clock,
+            }
+        })
+        .collect();
+    let counts: Vec<f64> = flows.iter().map(|f| f.packets as f64).collect();
+    let starved = flows.iter().filter(|f| f.packets == 0).count();
+    let all: u64 = packets.iter().sum();
+    let wire_s = (all * sw.wire_bits()) as f64 / (setup.bottleneck_gbps * 1e9);
+    let mut window_drops = watch.drops;
+    for (d, d0) in window_drops.iter_mut().zip(drops0) {
+        *d -= d0;
+    }
+    Ok(Run {
+        disc,
+        setup: *setup,
+        starved_pct: 100.0 * starved as f64 / n.max(1) as f64,
+        variance: variance(&counts),
+        mean_packets: counts.iter().sum::<f64>() / n.max(1) as f64,
+        link_utilization: wire_s / setup.window_s,
+        udp_packets: packets[n],
+        window_drops,
+        max_queue: watch.max_occupancy,
+        min_queue_at_drop: watch.min_occupancy_at_drop,
+        pct_drops_at_b: watch.pct_dropped_at_or_above(BUFFER_PACKETS),
+        periods: hcf1[0] - hcf0[0],
+        hp_pct: 100.0 * to_hp as f64 / (to_hp + to_lp).max(1) as f64,
+        flows,
+    })
+}
+
+/// The baseline HCF of V-B: K = 20, c0 = 1, dynamic period.
+pub const BASELINE: HcfKnobs = HcfKnobs::dynamic(20, 1);
+
+/// The `starvation.csv` row of a run.
+pub fn csv_row(r: &Run) -> String {
+    format!(
+        "{},{},{},{:.2},{:.1},{:.4}",
+        r.disc.name(),
+        r.setup.flows,
+        r.setup.window_s,
+        r.starved_pct,
+        r.variance,
+        r.link_utilization
+    )
+}
+
+/// FIFO and baseline HCF on `setup`, in parallel: writes `starvation.csv`,
+/// `starvation_flows.csv` and `starvation.png` into `out`, returns the runs.
+pub fn compare(
+    out: &Path,
+    setup: &Setup,
+    progress: &mut dyn Progress,
+) -> Result<Vec<Run>, ReproError> {
+    let jobs = [Discipline::Fifo, Discipline::Hcf(BASELINE)];
+    let runs = super::run_parallel(&jobs, |d| d.label(), |d| measure(setup, *d), progress)?;
+    let mut csv = format!("{CSV_HEADER}\n");
+    let mut flows_csv = format!("{FLOWS_CSV_HEADER}\n");
+    for r in &runs {
+        let _ = writeln!(csv, "{}", csv_row(r));
+        for (i, f) in r.flows.iter().enumerate() {
+            let _ = writeln!(
+                flows_csv,
+                "{},{i},{},{},{},{:.3}",
+                r.disc.name(),
+                f.packets,
+                f.goodput_bytes,
+                f.timeouts,
+                f.longest_gap_s
+            );
+        }
+    }
+    write_file(&out.join("starvation.csv"), &csv)?;
+    write_file(&out.join("starvation_flows.csv"), &flows_csv)?;
+    histogram_png(&out.join("starvation.png"), &runs)?;
+    Ok(runs)
+}
+
+/// The per-flow throughput distributions (the paper's Fig. 4) as frequency polygons: flows
+/// per bin of packets, one line per discipline.
+fn histogram_png(path: &Path, runs: &[Run]) -> Result<(), ReproError> {
+    let max = runs
+        .iter()
+        .map(|r| r.min_max_packets().1)
+        .max()
+        .unwrap_or(0);
+    let width = (max / 25 + 1).max(1);
+    let bins = (max / width + 1) as usize;
+    let series: Vec<Series> = runs
+        .iter()
+        .map(|r| {
+            let mut h = vec![0u64; bins];
+            for f in &r.flows {
+                h[(f.packets / width) as usize] += 1;
+            }
+            Series {
+                name: format!(
+                    "{}: {:.1} % starved, variance {:.3e}",
+                    r.disc.label(),
+                    r.starved_pct,
+                    r.variance
+                ),
+                points: h
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &c)| ((i as f64 + 0.5) * width as f64, c as f64))
+                    .collect(),
+                line: true,
+            }
+        })
+        .collect();
+    let s = runs.first().map(|r| r.setup).unwrap_or_else(Setup::paper);
+    xy_chart(
+        path,
+        &format!(
+            "HCF V-B: per-flow throughput, {} TCP flows, last {} s",
+            s.flows, s.window_s
+        ),
+        &format!("packets in the window (bins of {width})"),
+        "flows",
+        &series,
+    )
+}
+
+/// The text report of a comparison.
+pub fn report(runs: &[Run], out: &Path) -> String {
+    let s = runs.first().map(|r| r.setup).unwrap_or_else(Setup::paper);
+    let mut rep = format!(
+        "HCF V-B long-flow starvation: {} TCP flows + UDP at {:.0} % of a {} Mb/s bottleneck, B = {BUFFER_PACKETS} packets of {PACKET_BYTES} B,\n\
+         RTT {} us, min RTO {} ms, warm-up {} s, window {} s\n\n",
+        s.flows,
+        s.udp_fraction * 100.0,
+        s.bottleneck_gbps * 1000.0,
+        s.base_rtt_us,
+        s.min_rto_us / 1000,
+        s.warmup_s,
+        s.window_s
+    );
+    let _ = writeln!(
+        rep,
+        "{:<34} {:>9} {:>11} {:>7} {:>9} {:>8} {:>9} {:>11} {:>10} {:>9} {:>8} {:>6}",
+        "policy",
+        "starved %",
+        "variance",
+        "util",
+        "mean pkt",
+        "min/max",
+        "UDP pkts",
+        "drops win",
+        "max queue",
+        "gap med s",
+        "periods",
+        "HP %"
+    );
+    for r in runs {
+        let (lo, hi) = r.min_max_packets();
+        let drops: u64 = r.window_drops.iter().sum();
+        let _ = writeln!(
+            rep,
+            "{:<34} {:>9.2} {:>11.1} {:>7.4} {:>9.1} {:>8} {:>9} {:>11} {:>10} {:>9.2} {:>8} {:>6.1}",
+            r.disc.label(),
+            r.starved_pct,
+            r.variance,
+            r.link_utilization,
+            r.mean_packets,
+            format!("{lo}/{hi}"),
+            r.udp_packets,
+            drops,
+            r.max_queue,
+            r.gap_median_max().0,
+            r.periods,
+            r.hp_pct
+        );
+    }
+    let _ = writeln!(
+        rep,
+        "\npaper (ns-2): FIFO {} % starved, variance {:.3e}; HCF {} % starved, variance {:.3e}; utilization ~100 % for both",
+        PAPER_FIFO.0, PAPER_FIFO.1, PAPER_HCF.0, PAPER_HCF.1
+    );
+    for r in runs {
+        let by = |x: DropReason| {
+            DropReason::ALL
+                .iter()
+                .position(|&y| y == x)
+                .map_or(0, |i| r.window_drops[i])
+        };
+        let (med, max) = r.gap_median_max();
+        let _ = writeln!(
+            rep,
+            "{}: window drops lossy_threshold {} hcf_full {}; queue max {} packets, smallest queue at a drop {}, {:.2} % of drops at >= {BUFFER_PACKETS}; longest per-flow gap median {med:.2} s, max {max:.2} s",
+            r.disc.name(),
+            by(DropReason::LossyThreshold),
+            by(DropReason::HcfFull),
+            r.max_queue,
+            if r.min_queue_at_drop == u32::MAX {
+                "-".to_string()
+            } else {
+                r.min_queue_at_drop.to_string()
+            },
+            r.pct_drops_at_b
+        );
+    }
+    let _ = writeln!(
+        rep,
+        "wrote {}, {}, {}",
+        out.join("starvation.csv").display(),
+        out.join("starvation_flows.csv").display(),
+        out.join("starvation.png").display()
+    );
+    rep
+}
+
+pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
+    let runs = compare(out, &Setup::paper(), progress)?;
+    Ok(report(&runs, out))
+}
