@@ -2,8 +2,8 @@
 //!
 //! Ingress, per (port, priority group): private, shared and headroom cells (for a lossy
 //! group the first two hold its lossy private and lossy shared cells). Egress, per
-//! (port, queue). Totals: lossless shared (the `sum omega_s` of Eq. 2), lossy shared, and
-//! the whole buffer. Updates made in a cycle are applied at the edge.
+//! (port, queue). Totals: lossless shared (the `sum omega_s` of Eq. 2), lossy shared, all
+//! lossy cells (the occupancy of L2BM's lossy egress pool) and the whole buffer. Updates made in a cycle are applied at the edge.
 //!
 //! The ingress counters of a group are water levels, not tags on cells: an admitted packet
 //! fills private, then shared, then headroom (DSH II-C), and a departing cell drains them
@@ -56,6 +56,9 @@ pub struct Accounting {
     pub egress: Vec<Cells>,
     pub shared_total: Cells,
     pub lossy_shared_total: Cells,
+    /// Every lossy cell, private and shared: the sum of the lossy egress counters, which
+    /// L2BM's egress DT compares with the lossy pool.
+    pub lossy_total: Cells,
     pub total: Cells,
     /// Per ingress port, the lossless shared cells of all its groups (DSH compares it
     /// with `X_poff`, Eq. 6) and the lossless headroom cells (DSH: the port's insurance).
@@ -71,6 +74,7 @@ impl Accounting {
             egress: vec![Cells::ZERO; ports * QUEUES],
             shared_total: Cells::ZERO,
             lossy_shared_total: Cells::ZERO,
+            lossy_total: Cells::ZERO,
             total: Cells::ZERO,
             port_shared: vec![Cells::ZERO; ports],
             port_headroom: vec![Cells::ZERO; ports],
@@ -109,8 +113,12 @@ impl Accounting {
                             self.port_shared[port as usize].add(n)?;
                         }
                         Segment::Headroom => self.port_headroom[port as usize].add(n)?,
-                        Segment::LossyShared => self.lossy_shared_total.add(n)?,
-                        _ => {}
+                        Segment::LossyShared => {
+                            self.lossy_shared_total.add(n)?;
+                            self.lossy_total.add(n)?;
+                        }
+                        Segment::LossyPrivate => self.lossy_total.add(n)?,
+                        Segment::Private => {}
                     }
                 }
                 Update::Release {
@@ -130,6 +138,9 @@ impl Accounting {
                     g[s].sub(1)?;
                     self.egress[dport as usize * QUEUES + pg as usize].sub(1)?;
                     self.total.sub(1)?;
+                    if !lossless {
+                        self.lossy_total.sub(1)?;
+                    }
                     match (s, lossless) {
                         (1, true) => {
                             self.shared_total.sub(1)?;

@@ -8,7 +8,11 @@
 //! 4. otherwise the packet is dropped (`HeadroomFull`).
 //!
 //! Lossy queues use the same private / DT-shared split on their own pool and drop instead
-//! of pausing. All ports decide in the same cycle from the same registered counters and
+//! of pausing.
+//!
+//! Under L2BM the same SIH cases apply with the queue's own threshold `T_i` (L2BM Eq. 3,
+//! `l2bm.rs`) in place of `T`, for lossless and lossy queues; a lossy packet must also pass
+//! the egress pool's DT (`l2bm_lossy`, dual admission of L2BM Fig. 5). All ports decide in the same cycle from the same registered counters and
 //! `T`; a running sum of the shared cells granted earlier in the cycle keeps the segment
 //! from being over-committed (the bypass adder of an admission pipeline).
 
@@ -114,6 +118,26 @@ pub fn dsh(n: u32, v: QueueView, pool: PoolParams, port: PortView) -> Result<Pla
             Err(DropReason::HeadroomFull)
         }
     })
+}
+
+/// L2BM dual admission of a lossy packet (Fig. 5): the ingress decision ([`lossy`] with the
+/// queue's L2BM threshold `T_i` in `v.t`), then the egress pool: the packet's egress queue,
+/// `eg_cells` cells counting this cycle's earlier grants, must be below the lossy egress
+/// pool's DT threshold `t_egress`, or the packet is dropped (`EgressThreshold`). Lossless
+/// packets get no egress check (a lossless class must not drop; `l2bm.rs`).
+pub fn l2bm_lossy(
+    n: u32,
+    v: QueueView,
+    pool: PoolParams,
+    eg_cells: u32,
+    t_egress: u32,
+) -> Result<Plan, DropReason> {
+    let plan = lossy(n, v, pool)?;
+    if eg_cells < t_egress {
+        Ok(plan)
+    } else {
+        Err(DropReason::EgressThreshold)
+    }
 }
 
 /// Lossy decision: private, then DT-shared, else drop.
@@ -227,6 +251,31 @@ mod tests {
                 seg1: 0,
                 headroom: 3
             })
+        );
+    }
+
+    #[test]
+    fn l2bm_lossy_needs_both_pools() {
+        let v = view(0, 40, 0, 50);
+        let plan = Plan {
+            seg0: 8,
+            seg1: 0,
+            headroom: 0,
+        };
+        let lossy_pool = PoolParams {
+            private: 8,
+            shared_segment: 1000,
+        };
+        assert_eq!(l2bm_lossy(8, v, lossy_pool, 99, 100), Ok(plan));
+        assert_eq!(
+            l2bm_lossy(8, v, lossy_pool, 100, 100),
+            Err(DropReason::EgressThreshold),
+            "egress queue at its threshold"
+        );
+        // The ingress refusal comes first.
+        assert_eq!(
+            l2bm_lossy(8, view(8, 50, 0, 50), lossy_pool, 0, 100),
+            Err(DropReason::LossyThreshold)
         );
     }
 

@@ -33,15 +33,20 @@ pub enum Policy {
     /// Dynamic and shared headroom: insurance `N_p * eta` (Eq. 4), headroom shared with
     /// footroom in one DT segment, queue-level (Eq. 5) and port-level (Eq. 6) flow control.
     Dsh,
+    /// L2BM: SIH's headroom and PFC, with a threshold per ingress queue weighted by the
+    /// inverse of its packets' average sojourn time (L2BM Eq. 3), for lossless and lossy
+    /// queues alike; lossy packets must also pass an egress DT (dual admission, Fig. 5).
+    L2bm,
 }
 
 impl Policy {
-    pub const NAMES: &'static [&'static str] = &["sih", "dsh"];
+    pub const NAMES: &'static [&'static str] = &["sih", "dsh", "l2bm"];
 
     pub fn parse(s: &str) -> Result<Self, ConfigError> {
         match s {
             "sih" => Ok(Self::Sih),
             "dsh" => Ok(Self::Dsh),
+            "l2bm" => Ok(Self::L2bm),
             other => Err(ConfigError::new(
                 "policy",
                 format!(
@@ -56,6 +61,7 @@ impl Policy {
         match self {
             Self::Sih => "sih",
             Self::Dsh => "dsh",
+            Self::L2bm => "l2bm",
         }
     }
 }
@@ -144,6 +150,15 @@ pub struct SwitchConfig {
     pub lossy_alpha_log2: i32,
     /// Private buffer per lossy ingress queue, bytes.
     pub lossy_private_bytes: u32,
+    /// The free space `B - Q` that the ingress thresholds see (DT Eq. 2, L2BM Eq. 3) is the
+    /// combined free space of the lossless and the lossy shared segments, as in an ingress
+    /// pool shared by both kinds of traffic (L2BM II-A). Every policy; the segments keep
+    /// their own sizes. Off: each pool's thresholds see only its own segment.
+    pub hybrid_ingress_pool: bool,
+    /// L2BM: DT alpha of the lossy egress pool, `2^egress_alpha_log2` (-7..=3). A lossy
+    /// packet is admitted only if its egress queue is below `alpha_e * (lossy pool -
+    /// lossy cells)` (dual admission, L2BM Fig. 5).
+    pub egress_alpha_log2: i32,
     /// DWRR quantum per queue per round, bytes.
     pub dwrr_quantum_bytes: u32,
     /// How received PFC frames pause egress queues.
@@ -338,6 +353,8 @@ impl SwitchConfig {
             lossy_pool_bytes: 1024 * 1024,
             lossy_alpha_log2: -1,
             lossy_private_bytes: 0,
+            hybrid_ingress_pool: false,
+            egress_alpha_log2: 0,
             dwrr_quantum_bytes: 1600,
             pfc_rx_mode: PfcRxMode::Timer,
             pfc_pause_quanta: 0xFFFF,
@@ -425,6 +442,10 @@ pub struct Derived {
     pub lossy_private_cells: u32,
     /// Lossy shared segment, cells.
     pub lossy_shared_cells: u32,
+    /// L2BM, per port: the core cycles one cell takes at the port's line rate,
+    /// `cell_bits * f_clk / rate`, in UQ16.16 (rounded to nearest): the `1 / mu` of
+    /// Algorithm 1's `Q_out / mu`.
+    pub cycles_per_cell_q16: Vec<u32>,
     /// HCF queues, sorted by (port, queue).
     pub hcf: Vec<HcfParams>,
     /// ECM congestion points (`mask == 0`: none).
@@ -770,6 +791,7 @@ impl Derived {
         for (field, k) in [
             ("switch.alpha_log2", c.alpha_log2),
             ("switch.lossy_alpha_log2", c.lossy_alpha_log2),
+            ("switch.egress_alpha_log2", c.egress_alpha_log2),
         ] {
             if let Err(e) = Shifter::new(CNT_BITS, k) {
                 return Err(ConfigError::new(field, e.to_string()));
@@ -852,7 +874,7 @@ impl Derived {
         // SIH reserves eta per lossless ingress queue (Eq. 3); DSH reserves it once per
         // port as insurance (Eq. 4).
         let eta_per_port = match c.policy {
-            Policy::Sih => lossless_queues_per_port as u64,
+            Policy::Sih | Policy::L2bm => lossless_queues_per_port as u64,
             Policy::Dsh => (lossless_queues_per_port > 0) as u64,
         };
         let headroom_cells: u64 = eta_cells.iter().map(|&e| e as u64 * eta_per_port).sum();
@@ -896,8 +918,9 @@ impl Derived {
         };
         // DSH pauses a queue at T - eta (Eq. 5), so its resume point is T - eta - delta_q.
         let eta_max = eta_cells.iter().copied().max().unwrap_or(0) as u64;
+        // L2BM's per-queue threshold is at least T (its weight is clamped at 1 or more).
         let (off_margin, what) = match c.policy {
-            Policy::Sih => (0, "alpha * B_s"),
+            Policy::Sih | Policy::L2bm => (0, "alpha * B_s"),
             Policy::Dsh => (eta_max, "alpha * B_s - eta"),
         };
         if lossless_queues_per_port > 0 && delta_cells as u64 + off_margin >= t_max {
@@ -923,6 +946,29 @@ impl Derived {
                 ),
             ));
         }
+        // 1 / mu of L2BM Algorithm 1 per port, UQ16.16 cycles per cell.
+        let mut cycles_per_cell_q16 = Vec::with_capacity(c.ports);
+        for (p, &bps) in rate_bps.iter().enumerate() {
+            let num = (c.cell_bytes as u128 * 8 * clock_hz as u128) << 16;
+            let k = (num + bps as u128 / 2) / bps as u128;
+            if c.policy == Policy::L2bm && k > u32::MAX as u128 {
+                return Err(ConfigError::new(
+                    if c.port_speeds_gbps.is_empty() {
+                        "switch.port_speed_gbps".to_string()
+                    } else {
+                        format!("switch.port_speeds_gbps[{p}]")
+                    },
+                    format!(
+                        "a {} B cell takes {:.1} cycles at {} Gb/s; L2BM's rate register holds less than 65536 cycles per cell; allowed: at least {:.4} Gb/s",
+                        c.cell_bytes,
+                        k as f64 / 65536.0,
+                        bps as f64 / 1e9,
+                        (c.cell_bytes as f64 * 8.0 * clock_hz as f64 / 65535.0) / 1e9
+                    ),
+                ));
+            }
+            cycles_per_cell_q16.push(k.min(u32::MAX as u128) as u32);
+        }
         let hcf = hcf_params(c, lossless_mask, mtu_cells)?;
         let ecm = ecm_params(&c.ecm)?;
         Ok(Self {
@@ -942,6 +988,7 @@ impl Derived {
             lossy_pool_cells: lossy_pool_cells as u32,
             lossy_private_cells,
             lossy_shared_cells: (lossy_pool_cells - lossy_private_total) as u32,
+            cycles_per_cell_q16,
             hcf,
             ecm,
         })
@@ -1018,6 +1065,33 @@ mod tests {
         assert_eq!(sih.headroom_cells, 32 * 7 * eta, "Eq. 3");
         assert_eq!(dsh.headroom_cells, 32 * eta, "Eq. 4");
         assert_eq!(dsh.shared_cells - sih.shared_cells, 32 * 6 * eta);
+    }
+
+    #[test]
+    fn l2bm_reserves_headroom_like_sih_and_knows_each_ports_cell_time() {
+        let mut c = SwitchConfig::tomahawk();
+        let sih = c.build().unwrap();
+        c.policy = Policy::L2bm;
+        let l2bm = c.build().unwrap();
+        assert_eq!(l2bm.headroom_cells, sih.headroom_cells, "Eq. 3 per queue");
+        assert_eq!(l2bm.shared_cells, sih.shared_cells);
+        // 208 B = 1664 bits at 100 Gb/s and 1 GHz: 16.64 cycles per cell.
+        assert_eq!(
+            l2bm.cycles_per_cell_q16[0],
+            (16.64f64 * 65536.0).round() as u32
+        );
+        assert_eq!(Policy::parse("l2bm"), Ok(Policy::L2bm));
+        assert!(Policy::parse("x").unwrap_err().message.contains("l2bm"));
+        // 1 Mb/s: 1.664 million cycles per cell, beyond the 16-bit integer part.
+        c.port_speed_gbps = 0.001;
+        c.sram_read_cells_per_cycle = 1;
+        c.sram_write_cells_per_cycle = 1;
+        let e = c.build().unwrap_err();
+        assert_eq!(e.field, "switch.port_speed_gbps", "{e}");
+        c = SwitchConfig::tomahawk();
+        c.policy = Policy::L2bm;
+        c.egress_alpha_log2 = 4;
+        assert_eq!(c.build().unwrap_err().field, "switch.egress_alpha_log2");
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod egress_port;
 pub mod free_list;
 pub mod hcf;
 pub mod ingress;
+pub mod l2bm;
 pub mod packet_queue;
 pub mod pfc_fsm;
 pub mod pfc_rx;

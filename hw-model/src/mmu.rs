@@ -2,18 +2,24 @@
 //!
 //! Order inside a cycle (all reads see the registers of the last edge unless noted):
 //! 1. DT: next `T` from the registered shared occupancy (Eq. 2); `X_on = T - delta`.
+//!    L2BM: the lossy egress pool's DT too.
 //! 2. Ingress admission of every start-of-packet beat (the running shared-grant sum is the
 //!    only intra-cycle chain); every beat gets its fate; admitted cells enter the FIFO.
 //!    A packet for an HCF queue then goes to HP or LP, or is dropped (`hcf.rs`).
+//!    L2BM: the queue's own threshold `T_i` (Eq. 3) from the registered recorder, `C` and
+//!    `T`; a lossy packet must also pass the egress DT; an admitted packet's sojourn
+//!    estimate is recorded (enqueue; the per-egress-queue grant sum is a second chain).
 //! 3. PFC FSM: OFF queues with no headroom cells and shared occupancy below `X_on` turn
 //!    ON (not those that turned OFF in step 2); refresh timers. HCF fixed-period
-//!    boundaries.
+//!    boundaries. L2BM: one OFF queue per port per cycle, against `T_i - delta`.
 //! 4. Egress ports (only active ones): refetch heads, pick packets, read and free cells.
-//!    An HP departure that empties an HCF queue's HP starts its next period.
+//!    An HP departure that empties an HCF queue's HP starts its next period. L2BM: the
+//!    read of a packet's first cell is its dequeue from the recorder.
 //! 5. Ingress write stage: FIFO heads into the SRAM (work-conserving round robin); a
 //!    packet's last cell enqueues it.
 //!    Enqueue follows dequeue within the cycle, as a write-after-read bypass would.
-//! 6. Edge: counters, free list, RAMs, `T`, received PFC frames, pause timers.
+//! 6. Edge: counters, free list, RAMs, `T`, received PFC frames, pause timers; L2BM
+//!    recorders, `tau` and `C`.
 
 use crate::accounting::{Accounting, Update};
 use crate::admission::{self, PoolParams, PortView, QueueView};
@@ -26,6 +32,7 @@ use crate::egress_port::{DataTx, EgressPort, Tx};
 use crate::free_list::FreeList;
 use crate::hcf::HcfQueue;
 use crate::ingress::{fifo_depth, FifoCell, IngressPort};
+use crate::l2bm::{self, EstUnit, L2bm};
 use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc_fsm::PfcFsm;
 use crate::pfc_rx::PfcRx;
@@ -69,6 +76,10 @@ pub enum Fault {
     HcfSkewLength,
     /// ECM: add one page to the first congestion point's queue length.
     EcmSkewQlen,
+    /// L2BM: add one packet to the `N` register of ingress queue (0, 0).
+    L2bmSkewCount,
+    /// L2BM: add one cycle to the `t_total` register of ingress queue (0, 0).
+    L2bmSkewTotal,
 }
 
 /// Where a signal's value comes from.
@@ -100,6 +111,14 @@ enum Sig {
     HpSel(usize),
     Hcf(usize, usize),
     Ecm(usize, usize),
+    L2bmC,
+    L2bmDtEgress(usize),
+    /// Ingress queue `port * 8 + pg`, register 0..4: `t_total`, `n`, `t_prev`, `tau`.
+    L2bmRec(usize, usize),
+    L2bmEst(usize, usize),
+    L2bmAdm(usize, usize),
+    L2bmQon(usize, usize),
+    L2bmQonRr(usize),
 }
 
 pub struct Mmu {
@@ -112,6 +131,8 @@ pub struct Mmu {
     fsm: PfcFsm,
     /// DSH threshold units; `None` under SIH.
     dsh: Option<DshThresholds>,
+    /// L2BM recorders, threshold units and egress DT; `None` under SIH and DSH.
+    l2bm: Option<Box<L2bm>>,
     rx: PfcRx,
     free: FreeList,
     /// Cell link RAM: `cell_link[c]` = next cell of the same packet.
@@ -175,16 +196,24 @@ impl Mmu {
                 }
             }
         }
+        // With a hybrid ingress pool both thresholds see the free space of both segments.
+        let (segment, lossy_segment) = if d.cfg.hybrid_ingress_pool {
+            let both = d.shared_cells + d.lossy_shared_cells;
+            (both, both)
+        } else {
+            (d.shared_cells, d.lossy_shared_cells)
+        };
         let mut m = Self {
             ecm,
             ecm_slot,
             stats: Stats::default(),
             cycle: 0,
             acct: Accounting::new(ports),
-            dt: DtThreshold::new(d.shared_cells, d.cfg.alpha_log2),
-            dt_lossy: DtThreshold::new(d.lossy_shared_cells, d.cfg.lossy_alpha_log2),
+            dt: DtThreshold::new(segment, d.cfg.alpha_log2),
+            dt_lossy: DtThreshold::new(lossy_segment, d.cfg.lossy_alpha_log2),
             fsm: PfcFsm::new(&d),
             dsh: (d.cfg.policy == Policy::Dsh).then(|| DshThresholds::new(&d)),
+            l2bm: (d.cfg.policy == Policy::L2bm).then(|| Box::new(L2bm::new(&d))),
             rx: PfcRx::new(&d),
             free: FreeList::new(d.total_cells),
             cell_link: Sram::new("cell_link", d.total_cells as usize, ports, w, lat),
@@ -280,6 +309,12 @@ impl Mmu {
         &self.hcf
     }
 
+    /// The L2BM blocks (recorders, `C`, threshold units, egress DT); `None` unless the
+    /// policy is L2BM.
+    pub fn l2bm(&self) -> Option<&L2bm> {
+        self.l2bm.as_deref()
+    }
+
     /// Cells held in the buffer or charged to packets still arriving.
     pub fn buffered_cells(&self) -> u32 {
         self.acct.total.get()
@@ -314,8 +349,21 @@ impl Mmu {
         self.dirty.fill(0);
         self.dirty[0] = 1;
         // 1. Thresholds.
-        self.dt.eval(self.acct.shared_total.get());
-        self.dt_lossy.eval(self.acct.lossy_shared_total.get());
+        let (shared, lossy_shared) = (
+            self.acct.shared_total.get(),
+            self.acct.lossy_shared_total.get(),
+        );
+        if self.d.cfg.hybrid_ingress_pool {
+            self.dt.eval(shared + lossy_shared);
+            self.dt_lossy.eval(shared + lossy_shared);
+        } else {
+            self.dt.eval(shared);
+            self.dt_lossy.eval(lossy_shared);
+        }
+        if let Some(l) = &mut self.l2bm {
+            l.begin_cycle();
+            l.dt_egress.eval(self.acct.lossy_total.get());
+        }
         let xon = self.fsm.eval_xon(self.dt.t());
         if let Some(dsh) = &mut self.dsh {
             if dsh.eval(self.dt.t()) {
@@ -390,6 +438,12 @@ impl Mmu {
             let p = ports.trailing_zeros() as usize;
             ports &= ports - 1;
             let mut off = self.fsm.resumable(p);
+            if self.l2bm.is_some() {
+                if off != 0 {
+                    self.resume_l2bm(p, off);
+                }
+                continue;
+            }
             while off != 0 {
                 let pg = off.trailing_zeros() as usize;
                 off &= off - 1;
@@ -424,6 +478,27 @@ impl Mmu {
         }
     }
 
+    /// L2BM QON: the port's QON unit checks one OFF queue per cycle, round robin from its
+    /// scan pointer: `T_i` (Eq. 3) from the registered `tau`, `C` and `T`, then
+    /// `X_on = T_i - delta`; the queue turns ON with no headroom cells and its shared
+    /// occupancy below `X_on`.
+    fn resume_l2bm(&mut self, p: usize, off: u8) {
+        let l = self.l2bm.as_mut().expect("L2BM");
+        let rr = l.qon_rr[p] as u32;
+        let wrapped = (off as u16 | (off as u16) << 8) >> rr;
+        let pg = (wrapped.trailing_zeros() + rr) as usize % QUEUES;
+        l.qon_rr[p] = ((pg + 1) % QUEUES) as u8;
+        let [_, shared, headroom] = self.acct.group(p, pg);
+        let tau = l.rec[p * QUEUES + pg].tau;
+        let c = l.c;
+        l.qon[p].eval(pg as u8, tau, c, self.dt.t());
+        let xon = l.qon[p].xon();
+        if headroom == 0 && shared < xon {
+            self.fsm.to_on(p, pg);
+        }
+        self.touch(1 + p);
+    }
+
     fn admit_beat(
         &mut self,
         p: usize,
@@ -447,6 +522,16 @@ impl Mmu {
                     self.acct.lossy_shared_total.get() + *lossy_granted,
                 )
             };
+            let qi = p * QUEUES + pg;
+            let eq = b.hdr.dst as usize * QUEUES + pg;
+            // L2BM: the queue's own threshold T_i = (C / tau_i) * T (Eq. 3).
+            let t = match &mut self.l2bm {
+                Some(l) => {
+                    let (tau, c) = (l.rec[qi].tau, l.c);
+                    l.adm[p].eval(pg as u8, tau, c, t)
+                }
+                None => t,
+            };
             let v = QueueView {
                 private,
                 shared,
@@ -454,7 +539,10 @@ impl Mmu {
                 t,
                 shared_in_use,
             };
-            let decision = if lossless {
+            let decision = if let (false, Some(l)) = (lossless, &self.l2bm) {
+                let eg = self.acct.egress[eq].get() + l.granted(eq);
+                admission::l2bm_lossy(n, v, self.lossy_pool, eg, l.dt_egress.t())
+            } else if lossless {
                 match self.dsh {
                     None => admission::lossless(n, v, self.lossless_pool, self.d.eta_cells[p]),
                     Some(_) => {
@@ -526,6 +614,13 @@ impl Mmu {
                     } else {
                         *lossy_granted += plan.seg1 as u32;
                     }
+                    let due = match &mut self.l2bm {
+                        Some(l) => {
+                            let eg = self.acct.egress[eq].get();
+                            l.enqueue(p, qi, b.hdr.dst as usize, eq, eg, n, self.cycle)
+                        }
+                        None => 0,
+                    };
                     let cp = self.ecm_slot[b.hdr.dst as usize * QUEUES + pg];
                     if cp != u16::MAX {
                         if let Some(f) = self.ecm[cp as usize].arrive(&self.d.ecm, &b.hdr) {
@@ -543,6 +638,7 @@ impl Mmu {
                         ncells: b.ncells,
                         head: crate::packet_queue::NULL,
                         sub,
+                        due,
                     });
                     ing.arriving = Some(Ok(plan));
                 }
@@ -791,6 +887,13 @@ impl Mmu {
 
     fn read_cell(&mut self, p: usize, t: &mut DataTx, ptr: u32, out: &mut Outputs) {
         let lossless = self.d.is_lossless(t.desc.hdr.prio);
+        if t.k == 0 {
+            // L2BM: the packet leaves its ingress queue's recorder with its first cell.
+            if let Some(l) = &mut self.l2bm {
+                let qi = t.desc.hdr.src as usize * QUEUES + t.desc.hdr.prio as usize;
+                l.dequeue(qi, t.desc.due, self.cycle);
+            }
+        }
         self.free.push(ptr);
         self.touch(1 + t.desc.hdr.src as usize);
         self.acct.push(Update::Release {
@@ -879,6 +982,12 @@ impl Mmu {
         self.queues.commit();
         self.dt.t.commit();
         self.dt_lossy.t.commit();
+        if let Some(l) = &mut self.l2bm {
+            l.dt_egress.t.commit();
+            if let Err(e) = l.commit(self.cycle) {
+                return Err(self.err(e));
+            }
+        }
         self.rx.tick();
         for &(p, f) in &self.pending_rx {
             self.rx.receive(p as usize, &f);
@@ -984,7 +1093,12 @@ impl Mmu {
             | Sig::Xqon(p, _)
             | Sig::Poff(p)
             | Sig::PortShared(p)
-            | Sig::PortHeadroom(p) => 1 + p,
+            | Sig::PortHeadroom(p)
+            | Sig::L2bmEst(p, _)
+            | Sig::L2bmAdm(p, _)
+            | Sig::L2bmQon(p, _)
+            | Sig::L2bmQonRr(p) => 1 + p,
+            Sig::L2bmRec(qi, _) => 1 + qi / QUEUES,
             Sig::RxQoff(p) | Sig::RxPoff(p) => 1 + n + p,
             Sig::EgCells(p, _)
             | Sig::Deficit(p, _)
@@ -1024,7 +1138,7 @@ impl Mmu {
             for (i, (name, w)) in dsh.global_wires().into_iter().enumerate() {
                 self.push_sig(format!("top.mmu.dsh.{name}"), w, Sig::DshGlobal(i));
             }
-        } else {
+        } else if self.l2bm.is_none() {
             let xon: Vec<_> = self.fsm.sub_xon.wires().to_vec();
             for (i, w) in xon.iter().enumerate() {
                 self.push_sig(
@@ -1041,6 +1155,20 @@ impl Mmu {
             ("lossy_shared_cells", Sig::LossySharedCells),
         ] {
             self.push_sig(format!("top.mmu.buffer.{name}"), CNT_BITS, src);
+        }
+        let l2bm_units = self.l2bm.as_ref().map(|l| {
+            let dt: Vec<(String, u32)> = l.dt_egress.wires().collect();
+            (dt, l.adm[0].wires(), l.qon[0].wires())
+        });
+        if let Some((dt, ..)) = &l2bm_units {
+            self.push_sig("top.mmu.l2bm.c".into(), l2bm::C_BITS, Sig::L2bmC);
+            for (i, (name, w)) in dt.iter().enumerate() {
+                self.push_sig(
+                    format!("top.mmu.l2bm.dt_egress.{name}"),
+                    *w,
+                    Sig::L2bmDtEgress(i),
+                );
+            }
         }
         for p in 0..self.d.ports {
             let pre = format!("top.mmu.ingress.p{p:02}");
@@ -1072,6 +1200,18 @@ impl Mmu {
                     Sig::PortHeadroom(p),
                 );
             }
+            if let Some((_, adm, qon)) = &l2bm_units {
+                for (i, (name, w)) in EstUnit::WIRES.iter().enumerate() {
+                    self.push_sig(format!("{pre}.l2bm.est.{name}"), *w, Sig::L2bmEst(p, i));
+                }
+                for (i, (name, w)) in adm.iter().enumerate() {
+                    self.push_sig(format!("{pre}.l2bm.adm.{name}"), *w, Sig::L2bmAdm(p, i));
+                }
+                for (i, (name, w)) in qon.iter().enumerate() {
+                    self.push_sig(format!("{pre}.l2bm.qon.{name}"), *w, Sig::L2bmQon(p, i));
+                }
+                self.push_sig(format!("{pre}.l2bm.qon_rr"), 3, Sig::L2bmQonRr(p));
+            }
             for pg in 0..QUEUES {
                 let names: &[&str] = if self.d.is_lossless(pg as u8) {
                     &["private_cells", "shared_cells", "headroom_cells"]
@@ -1084,6 +1224,23 @@ impl Mmu {
                         CNT_BITS,
                         Sig::IngCounter(p, pg, s),
                     );
+                }
+                if l2bm_units.is_some() {
+                    for (r, (name, w)) in [
+                        ("t_total", l2bm::TOTAL_BITS),
+                        ("n", CNT_BITS),
+                        ("t_prev", l2bm::TIME_BITS),
+                        ("tau", l2bm::TAU_BITS),
+                    ]
+                    .into_iter()
+                    .enumerate()
+                    {
+                        self.push_sig(
+                            format!("{pre}.pg{pg}.l2bm.{name}"),
+                            w,
+                            Sig::L2bmRec(p * QUEUES + pg, r),
+                        );
+                    }
                 }
             }
             let pre = format!("top.mmu.egress.p{p:02}");
@@ -1161,11 +1318,37 @@ impl Mmu {
                 let hp = self.queues.hp_list(h.p.port as usize, h.p.queue as usize);
                 h.wire_value(w, hp)
             }
+            Sig::L2bmC
+            | Sig::L2bmDtEgress(_)
+            | Sig::L2bmRec(..)
+            | Sig::L2bmEst(..)
+            | Sig::L2bmAdm(..)
+            | Sig::L2bmQon(..)
+            | Sig::L2bmQonRr(_) => self.l2bm_signal(self.sig_src[i]),
+        }
+    }
+
+    fn l2bm_signal(&self, src: Sig) -> u64 {
+        let Some(l) = &self.l2bm else { return 0 };
+        match src {
+            Sig::L2bmC => l.c,
+            Sig::L2bmDtEgress(w) => l.dt_egress.wire_value(w),
+            Sig::L2bmRec(qi, r) => {
+                let rec = &l.rec[qi];
+                [rec.t_total as u64, rec.n as u64, rec.t_prev, rec.tau][r]
+            }
+            Sig::L2bmEst(p, w) => l.est[p].wire_value(w),
+            Sig::L2bmAdm(p, w) => l.adm[p].wire_value(w),
+            Sig::L2bmQon(p, w) => l.qon[p].wire_value(w),
+            Sig::L2bmQonRr(p) => l.qon_rr[p] as u64,
+            _ => 0,
         }
     }
 
     /// GTKWave view: the key signals of each block, as (group name, signal paths).
     pub fn gtkw_groups(&self) -> Vec<(String, Vec<String>)> {
+        // A signal of an ingress priority group (`...pNN.pgG....`).
+        let in_pg = |s: &str| s.split('.').any(|c| c.len() == 3 && c.starts_with("pg"));
         let pick = |f: &dyn Fn(&str) -> bool| -> Vec<String> {
             self.signals
                 .iter()
@@ -1216,6 +1399,18 @@ impl Mmu {
                 pick(&|s| s.contains(".ecm.")),
             ),
             (
+                "l2bm: C (sum of tau), lossy egress DT".into(),
+                pick(&|s| s.starts_with("top.mmu.l2bm.")),
+            ),
+            (
+                "l2bm recorders (Algorithm 1): t_total, N, t_prev, tau".into(),
+                pick(&|s| s.contains(".l2bm.") && in_pg(s)),
+            ),
+            (
+                "l2bm units per ingress port: estimate, T_i (Eq. 3) at admission and QON".into(),
+                pick(&|s| s.starts_with("top.mmu.ingress.") && s.contains(".l2bm.") && !in_pg(s)),
+            ),
+            (
                 "egress pause = QOFF OR POFF".into(),
                 pick(&|s| {
                     s.starts_with("top.mmu.egress.")
@@ -1260,6 +1455,16 @@ impl Mmu {
             Fault::EcmSkewQlen => {
                 if let Some(cp) = self.ecm.first_mut() {
                     cp.qlen += 1;
+                }
+            }
+            Fault::L2bmSkewCount => {
+                if let Some(l) = &mut self.l2bm {
+                    l.rec[0].n += 1;
+                }
+            }
+            Fault::L2bmSkewTotal => {
+                if let Some(l) = &mut self.l2bm {
+                    l.rec[0].t_total += 1;
                 }
             }
         }
@@ -1308,6 +1513,24 @@ impl Mmu {
             }
         }
         Ok(())
+    }
+
+    /// L2BM recorders: each `N` equals a recount of the queue's packets that are queued,
+    /// being written, or being sent with their first cell not yet read; `t_total` equals
+    /// the sum of their `due - t_prev`; `tau` equals `t_total / N`; `C` the sum of `tau`.
+    fn check_l2bm(&self, queued: &[Desc]) -> Result<(), InvariantError> {
+        let Some(l) = &self.l2bm else { return Ok(()) };
+        let pending = self.ing.iter().flat_map(|i| i.pending.iter());
+        let sending = self.eg.iter().filter_map(|e| match &e.tx {
+            Tx::Data(t) if t.k == 0 => Some(&t.desc),
+            _ => None,
+        });
+        let packets = queued
+            .iter()
+            .chain(pending)
+            .chain(sending)
+            .map(|d| (d.hdr.src as usize * QUEUES + d.hdr.prio as usize, d.due));
+        l.check(packets).map_err(|e| self.err(e))
     }
 
     /// Full structural check, independent of the counters it verifies:
@@ -1372,6 +1595,7 @@ impl Mmu {
         }
         self.check_hcf(&queued)?;
         self.check_ecm(&queued)?;
+        self.check_l2bm(&queued)?;
         for d in &queued {
             walk_cells(d.head, d.ncells as u32, "queued packet")?;
             charge(d, 0);
@@ -1409,7 +1633,7 @@ impl Mmu {
                 owner.count_zeros()
             )));
         }
-        let (mut shared, mut lossy_shared, mut all) = (0u32, 0u32, 0u32);
+        let (mut shared, mut lossy_shared, mut all, mut lossy_all) = (0u32, 0u32, 0u32, 0u32);
         let mut port_shared = vec![0u32; ports];
         let mut port_headroom = vec![0u32; ports];
         for p in 0..ports {
@@ -1443,6 +1667,7 @@ impl Mmu {
                     }
                 } else {
                     lossy_shared += got[1];
+                    lossy_all += got.iter().sum::<u32>();
                 }
                 all += got.iter().sum::<u32>();
                 let e = self.acct.egress[p * QUEUES + pg].get();
@@ -1462,6 +1687,7 @@ impl Mmu {
                 lossy_shared,
             ),
             ("buffer total", self.acct.total.get(), all),
+            ("lossy total", self.acct.lossy_total.get(), lossy_all),
         ] {
             if got != want {
                 return Err(self.err(format!(

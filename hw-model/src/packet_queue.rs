@@ -32,6 +32,9 @@ pub struct Desc {
     pub head: u32,
     /// Physical list of the queue: 0, or 1 (the second list of an HCF queue).
     pub sub: u8,
+    /// L2BM: the packet's estimated departure cycle, admission cycle + `Q_out / mu`
+    /// (Algorithm 1), a 48-bit field (`l2bm::TIME_BITS`); 0 under the other policies.
+    pub due: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -206,19 +206,24 @@ pub enum DropReason {
     LossyThreshold,
     /// HCF queue: both the HP and the LP sub-queue are full (HCF Algorithm 1, `drop(p)`).
     HcfFull,
+    /// L2BM, lossy: the ingress threshold admitted the packet but its egress queue is at or
+    /// above the lossy egress pool's DT threshold (dual admission, L2BM Fig. 5).
+    EgressThreshold,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 3] = [
+    pub const ALL: [DropReason; 4] = [
         DropReason::HeadroomFull,
         DropReason::LossyThreshold,
         DropReason::HcfFull,
+        DropReason::EgressThreshold,
     ];
     pub fn name(self) -> &'static str {
         match self {
             Self::HeadroomFull => "headroom_full",
             Self::LossyThreshold => "lossy_threshold",
             Self::HcfFull => "hcf_full",
+            Self::EgressThreshold => "egress_threshold",
         }
     }
     /// Whether this reason applies to lossless traffic.

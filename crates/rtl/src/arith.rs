@@ -1,4 +1,4 @@
-//! The arithmetic units of DSH section IV-D, one small block each.
+//! The arithmetic units of DSH section IV-D, and L2BM's divider, one small block each.
 //!
 //! Each unit is combinational: `eval` computes its output from its inputs and remembers
 //! every wire so a probe can show them. Widths are set at construction and every input is
@@ -339,6 +339,192 @@ impl Probed for OrReduce {
     }
 }
 
+/// Index bits of the reciprocal ROM: the mantissa of the divisor, rounded to this many
+/// bits after its leading one, selects one of `2^RECIP_M` words.
+pub const RECIP_M: u32 = 10;
+/// Fraction bits of a reciprocal ROM word: `R[m] = round(2^RECIP_F / (1 + m / 2^RECIP_M))`,
+/// a UQ1.16 value in `(1/2, 1]` (17 bits: `R[0] = 2^16`).
+pub const RECIP_F: u32 = 16;
+
+const fn recip_rom() -> [u32; 1 << RECIP_M] {
+    let mut r = [0u32; 1 << RECIP_M];
+    let mut m = 0;
+    while m < (1 << RECIP_M) {
+        let d = (1u64 << RECIP_M) + m as u64;
+        r[m] = (((1u64 << (RECIP_F + RECIP_M)) + d / 2) / d) as u32;
+        m += 1;
+    }
+    r
+}
+
+/// The reciprocal ROM of [`RecipDivider`]: 1024 words of 17 bits.
+pub static RECIP_ROM: [u32; 1 << RECIP_M] = recip_rom();
+
+/// `q = floor(a / x)` the way a pipeline without a divider does it: a leading-one detector
+/// writes `x = 2^e * (1 + f)`, the fraction `f` is rounded to `RECIP_M` bits (`m`; a carry
+/// out of the rounding bumps `e`), a ROM gives `R[m] ~ 2^RECIP_F / (1 + m / 2^RECIP_M)`,
+/// and `q = (a * R[m]) >> (RECIP_F + e)` is one multiplier and one barrel shifter.
+///
+/// Error bound (derived in `docs/l2bm.md`, checked by `recip_divider_error_bound`): with
+/// `eps = 2^-(M+1) + 2^-F + 2^-(M+1+F)` ([`RecipDivider::REL_ERROR`], about 5.04e-4 for
+/// `M = 10`, `F = 16`),
+/// `a/x * (1 - eps) - 1 < q <= a/x * (1 + eps)` before saturation. A divisor with at most
+/// `M + 1` significant bits is not rounded, and only the ROM's `2^-F` remains.
+///
+/// `x = 0`, or a quotient wider than `q`'s bus, saturates `q` at its maximum and raises
+/// `sat`.
+#[derive(Debug, Clone)]
+pub struct RecipDivider {
+    a_width: u32,
+    x_width: u32,
+    q_width: u32,
+    a: u64,
+    x: u64,
+    e: u32,
+    m: u32,
+    r: u32,
+    sat: bool,
+    q: u64,
+    wires: [Wire; 7],
+}
+
+impl RecipDivider {
+    /// Relative error bound of the reciprocal, `2^-(M+1) + 2^-F + 2^-(M+1+F)`.
+    pub const REL_ERROR: f64 = 1.0 / (1u64 << (RECIP_M + 1)) as f64
+        + 1.0 / (1u64 << RECIP_F) as f64
+        + 1.0 / (1u64 << (RECIP_M + 1 + RECIP_F)) as f64;
+
+    pub fn new(a_width: u32, x_width: u32, q_width: u32) -> Self {
+        for w in [a_width, x_width, q_width] {
+            assert!((1..=64).contains(&w), "divider width {w}");
+        }
+        Self {
+            a_width,
+            x_width,
+            q_width,
+            a: 0,
+            x: 0,
+            e: 0,
+            m: 0,
+            r: 0,
+            sat: false,
+            q: 0,
+            wires: [
+                Wire {
+                    name: "a",
+                    width: a_width,
+                },
+                Wire {
+                    name: "x",
+                    width: x_width,
+                },
+                // Leading-one position, 0..=63.
+                Wire {
+                    name: "e",
+                    width: 6,
+                },
+                Wire {
+                    name: "m",
+                    width: RECIP_M,
+                },
+                Wire {
+                    name: "r",
+                    width: RECIP_F + 1,
+                },
+                Wire {
+                    name: "sat",
+                    width: 1,
+                },
+                Wire {
+                    name: "q",
+                    width: q_width,
+                },
+            ],
+        }
+    }
+
+    /// The normalised divisor: leading-one position `e` and the rounded mantissa index `m`
+    /// (`x = 0` gives `(0, 0)`).
+    #[inline]
+    pub fn normalise(x: u64) -> (u32, u32) {
+        if x == 0 {
+            return (0, 0);
+        }
+        let e = 63 - x.leading_zeros();
+        let frac = x - (1u64 << e);
+        let (mut e, mut m) = if e <= RECIP_M {
+            (e, (frac << (RECIP_M - e)) as u32)
+        } else {
+            let s = e - RECIP_M;
+            (e, ((frac + (1u64 << (s - 1))) >> s) as u32)
+        };
+        if m == 1 << RECIP_M {
+            e += 1;
+            m = 0;
+        }
+        (e, m)
+    }
+
+    /// `floor(a / x)` as the unit computes it, saturated at `q_width` bits; also whether it
+    /// saturated. Pure: the same function the probed [`eval`](Self::eval) uses.
+    #[inline]
+    pub fn quotient(a: u64, x: u64, q_width: u32) -> (u64, bool) {
+        let max = mask(q_width);
+        if x == 0 {
+            return (max, true);
+        }
+        let (e, m) = Self::normalise(x);
+        let r = RECIP_ROM[m as usize] as u128;
+        let q = (a as u128 * r) >> (RECIP_F + e);
+        if q > max as u128 {
+            (max, true)
+        } else {
+            (q as u64, false)
+        }
+    }
+
+    #[inline]
+    pub fn eval(&mut self, a: u64, x: u64) -> u64 {
+        check_fits("recip_divider", "a", a, self.a_width);
+        check_fits("recip_divider", "x", x, self.x_width);
+        let (e, m) = Self::normalise(x);
+        let (q, sat) = Self::quotient(a, x, self.q_width);
+        self.a = a;
+        self.x = x;
+        self.e = e;
+        self.m = m;
+        self.r = if x == 0 { 0 } else { RECIP_ROM[m as usize] };
+        self.sat = sat;
+        self.q = q;
+        q
+    }
+
+    pub fn q(&self) -> u64 {
+        self.q
+    }
+
+    pub fn sat(&self) -> bool {
+        self.sat
+    }
+}
+
+impl Probed for RecipDivider {
+    fn wires(&self) -> &[Wire] {
+        &self.wires
+    }
+    fn wire_value(&self, i: usize) -> u64 {
+        [
+            self.a,
+            self.x,
+            self.e as u64,
+            self.m as u64,
+            self.r as u64,
+            self.sat as u64,
+            self.q,
+        ][i]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,5 +592,79 @@ mod tests {
         let mut o = OrReduce::new(2);
         assert!(!o.eval(0));
         assert!(o.eval(0b10));
+    }
+
+    /// The documented bound of `RecipDivider`: `a/x (1 - eps) - 1 < q <= a/x (1 + eps)`,
+    /// over random operands and every ROM word (one divisor per mantissa, at several
+    /// exponents, plus the divisors that round up into the next binade).
+    fn check_bound(a: u64, x: u64) -> Result<(), TestCaseError> {
+        let (q, sat) = RecipDivider::quotient(a, x, 64);
+        prop_assert!(!sat);
+        let exact = a as f64 / x as f64;
+        let eps = RecipDivider::REL_ERROR;
+        // f64 has 53 bits: allow its own rounding on top.
+        let slack = exact * 1e-12 + 1e-9;
+        prop_assert!(
+            (q as f64) <= exact * (1.0 + eps) + slack,
+            "{a}/{x}: q = {q} above {}",
+            exact * (1.0 + eps)
+        );
+        prop_assert!(
+            (q as f64) > exact * (1.0 - eps) - 1.0 - slack,
+            "{a}/{x}: q = {q} below {}",
+            exact * (1.0 - eps) - 1.0
+        );
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn recip_divider_error_bound(
+            a in prop_oneof![0u64..1 << 20, 0u64..1 << 40, 0u64..1 << 62],
+            x in prop_oneof![1u64..1 << 11, 1u64..1 << 21, 1u64..1 << 40, 1u64..=u64::MAX >> 1],
+        ) {
+            check_bound(a, x)?;
+        }
+    }
+
+    #[test]
+    fn recip_divider_bound_holds_for_every_rom_word() {
+        let a = (1u64 << 50) + 12345;
+        for m in 0..(1u64 << RECIP_M) {
+            for e in [RECIP_M as u64, RECIP_M as u64 + 5, 30] {
+                let x = ((1u64 << RECIP_M) + m) << (e - RECIP_M as u64);
+                check_bound(a, x).unwrap();
+                // Halfway and just below the next mantissa: the largest rounding.
+                if e > RECIP_M as u64 {
+                    let half = 1u64 << (e - RECIP_M as u64 - 1);
+                    check_bound(a, x + half).unwrap();
+                    check_bound(a, x + half - 1).unwrap();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn recip_divider_is_exact_for_short_divisors_and_saturates() {
+        // x with at most M + 1 significant bits is not rounded: powers of two are exact.
+        for e in 0..40 {
+            assert_eq!(
+                RecipDivider::quotient(1 << 45, 1 << e, 64),
+                (1 << (45 - e), false)
+            );
+        }
+        assert_eq!(RecipDivider::quotient(3000, 3, 64).0, 1000);
+        assert_eq!(RecipDivider::quotient(2999, 3, 64).0, 999);
+        let mut d = RecipDivider::new(40, 21, 10);
+        assert_eq!(d.eval(5, 0), 1023);
+        assert!(d.sat());
+        assert_eq!(d.eval(1 << 30, 2), 1023, "quotient wider than q");
+        assert!(d.sat());
+        assert_eq!(d.eval(100, 7), 14);
+        assert!(!d.sat());
+        assert_eq!(d.wire_value(2), 2, "leading one of 7");
+        assert_eq!(d.wire_value(3), 3 << 8, "7 = 2^2 * 1.75");
+        // A carry out of the mantissa rounding bumps the exponent: 2^12 - 1 -> 2^12.
+        assert_eq!(RecipDivider::normalise((1 << 12) - 1), (12, 0));
     }
 }

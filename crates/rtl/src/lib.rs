@@ -8,8 +8,9 @@
 //!
 //! The arithmetic units are the ones the DSH paper's implementation section (IV-D) names:
 //! saturating subtractors, a shifter for `alpha = 2^k`, a comparator, a multiplier for
-//! non-power-of-two queue counts and an OR-reduce. Each one keeps the wires of its last
-//! evaluation so a waveform can show inputs, borrow and output side by side.
+//! non-power-of-two queue counts and an OR-reduce, plus the reciprocal-ROM divider L2BM's
+//! Eq. 2 and Eq. 3 need. Each one keeps the wires of its last evaluation so a waveform can
+//! show inputs, borrow and output side by side.
 
 pub mod arith;
 pub mod counter;
@@ -19,7 +20,10 @@ pub mod probe;
 pub mod reg;
 pub mod sram;
 
-pub use arith::{Comparator, Multiplier, OrReduce, SatSub, Shifter, ShifterError};
+pub use arith::{
+    Comparator, Multiplier, OrReduce, RecipDivider, SatSub, Shifter, ShifterError, RECIP_F,
+    RECIP_M, RECIP_ROM,
+};
 pub use counter::{Counter, CounterError};
 pub use lfsr::Lfsr32;
 pub use phase::PhaseAccumulator;

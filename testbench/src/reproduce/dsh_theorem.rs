@@ -225,7 +225,8 @@ pub fn predict(p: &Point, d: &Derived) -> Prediction {
     // SIH pauses at X_off = T: Theorem 2's proof sets eta = 0 in Theorem 1's.
     let eta = match p.policy {
         Policy::Dsh => eta_cells as f64,
-        Policy::Sih => 0.0,
+        // The theorems are SIH's and DSH's; L2BM pauses at T_i >= T like SIH.
+        Policy::Sih | Policy::L2bm => 0.0,
     };
     let case_for = |boundary: f64| {
         if p.r <= boundary {

@@ -1,0 +1,576 @@
+//! L2BM: sojourn-time-weighted ingress thresholds (Liu et al., "L2BM: Switch Buffer
+//! Management for Hybrid Traffic in Data Center Networks", sections II-A and III).
+//!
+//! Present only under `Policy::L2bm`. The blocks (`docs/l2bm.md` has the equations with
+//! numbers, the widths and the error bounds):
+//!
+//! - **Sojourn-time recorder** per ingress queue `(p, pg)` (Algorithm 1), registers
+//!   `t_total` (signed), `N`, `t_prev` and `tau`. Events: *enqueue* at the packet's
+//!   admission (start of packet, where the model charges the counters) and *dequeue* at
+//!   the read of its first cell out of the buffer (the egress transmitter starts it). At
+//!   each event the recorder ages `t_total` by `N * (now - t_prev)`, sets `t_prev = now`,
+//!   adds the new packet's estimate `Q_out / mu` (enqueue) or removes the departing
+//!   packet's own remaining estimate `due - now` (dequeue; `due` is kept in the packet's
+//!   descriptor). So `t_total` is, exactly, the sum over the queue's packets of
+//!   `due - t_prev`. Events of a cycle are collected and applied at the edge, like the
+//!   occupancy counters: admission reads the registers of the last edge.
+//!
+//!   Algorithm 1 as printed is incomplete: its dequeue line subtracts one interval
+//!   `t_now - t_prev` (not the departing packet's remainder, and not `N` intervals) and
+//!   leaves `t_prev`, so the next event ages the survivors over the same interval again
+//!   and the departing packet's residue stays in `t_total` for ever. The exact form above
+//!   is what it describes in words ("remove the remaining sojourn time").
+//!
+//! - **Negative remainders** (a packet still queued after its estimated departure, e.g.
+//!   while its egress is paused by PFC or shares the port with other queues) are kept, so
+//!   the invariant above stays exact and a packet leaves `t_total` with exactly what it
+//!   brought. `tau = max(t_total, 0) / N`: time a packet spends beyond its estimate never
+//!   *raises* `tau` (the paper's "time spent paused by PFC is not counted"), it lowers it,
+//!   and a queue whose packets are on average overdue counts as not congested. Its
+//!   threshold rises instead of falling, so L2BM does not push a downstream pause further
+//!   upstream ("mitigate PFC diffusion").
+//!
+//! - **tau and C**: `tau = t_total / N` (Eq. 2) is computed at the queue's events by the
+//!   reciprocal divider (`rtl::RecipDivider`) and held in a register; it is the value at
+//!   the queue's last event, not aged between events. `C`, the sum of the `tau` of all
+//!   ingress queues (empty queues hold `tau = 0`), is one register updated incrementally,
+//!   `C += tau_new - tau_old`, at the same edges: nothing scans all queues.
+//!
+//! - **Threshold unit** (Eq. 3), `T_i = (C / tau_i) * alpha * (B - Q)`: `alpha * (B - Q)`
+//!   is the registered DT threshold of the queue's pool (`dt.t` or `dt_lossy.t`; with
+//!   `hybrid_ingress_pool` both see the combined free space), the weight `w = C / tau` is
+//!   one reciprocal division into UQ10.12, clamped to `[1, 1024)`: `C >= tau_i` holds
+//!   exactly in the registers, so `w < 1` could only come from rounding, and `tau = 0`
+//!   (an empty queue, or one whose packets are overdue) saturates `w` (not congested).
+//!   One unit per ingress port is evaluated at the port's start of packet (`adm`), a
+//!   second one (`qon`) checks one OFF queue of the port per cycle, round robin, for QON at
+//!   `X_on = T_i - delta`.
+//!
+//! - **Egress DT** of the lossy pool (dual admission, Fig. 5): `T_e = alpha_e * (P - L)`
+//!   with `P` the lossy pool and `L` its cells; a lossy packet is admitted only if its
+//!   egress queue is below `T_e`. Lossless packets get no egress check: a lossless class
+//!   must not drop, so RoCE deployments give lossless egress queues an unlimited (static
+//!   maximum) threshold and let ingress PFC do the limiting.
+
+use crate::config::{Derived, CNT_BITS, QUEUES};
+use crate::dt_threshold::DtThreshold;
+use rtl::{Probed, RecipDivider, SatSub};
+
+/// Width of a time stamp (`t_prev`, a descriptor's `due`): cycles.
+pub const TIME_BITS: u32 = 48;
+/// Width of the per-port rate register `1 / mu`, UQ16.16 cycles per cell.
+pub const K_BITS: u32 = 32;
+/// Fraction bits of the rate register.
+pub const K_FRAC: u32 = 16;
+/// Width of one packet's estimate `Q_out / mu`, cycles: 21-bit `Q_out` times a 32-bit rate
+/// register, shifted by 16, is below `2^37`.
+pub const EST_BITS: u32 = 40;
+/// Width of `t_total`, two's complement.
+pub const TOTAL_BITS: u32 = 64;
+/// Width of `tau`, cycles (an average of estimates, each below `2^37`).
+pub const TAU_BITS: u32 = 40;
+/// Width of `C`: the sum of at most 512 `tau`s.
+pub const C_BITS: u32 = 50;
+/// Fraction bits of the weight `w = C / tau`.
+pub const W_FRAC: u32 = 12;
+/// Width of the weight, UQ10.12.
+pub const W_BITS: u32 = 22;
+/// `w = 1`.
+pub const W_ONE: u64 = 1 << W_FRAC;
+/// Largest weight, `1024 - 2^-12`: the value of a queue with `tau = 0`.
+pub const W_MAX: u64 = (1 << W_BITS) - 1;
+
+#[inline]
+fn mask(width: u32) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}
+
+/// The registers of one ingress queue's sojourn-time recorder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recorder {
+    /// Sum over the queue's packets of `due - t_prev`, cycles (may be negative).
+    pub t_total: i64,
+    /// Packets of the queue admitted and not yet dequeued.
+    pub n: u32,
+    /// Cycle of the last event.
+    pub t_prev: u64,
+    /// `max(t_total, 0) / N` at the last event (0 when empty), cycles.
+    pub tau: u64,
+}
+
+/// `tau = max(t_total, 0) / N` as the recorder's divider computes it; 0 for an empty queue.
+#[inline]
+pub fn tau_of(t_total: i64, n: u32) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    RecipDivider::quotient(t_total.max(0) as u64, n as u64, TAU_BITS).0
+}
+
+/// The weight `w = C / tau` in UQ10.12, clamped to `[1, W_MAX]`; `tau = 0` gives `W_MAX`.
+#[inline]
+pub fn weight_of(c: u64, tau: u64) -> u64 {
+    let (q, _) = RecipDivider::quotient(c << W_FRAC, tau, W_BITS);
+    q.max(W_ONE)
+}
+
+/// `T_i = t_base * w`, truncated, saturated at the counter width.
+#[inline]
+pub fn threshold_of(t_base: u32, w: u64) -> u32 {
+    ((t_base as u64 * w) >> W_FRAC).min(mask(CNT_BITS)) as u32
+}
+
+/// The enqueue unit of an ingress port: `est = (Q_out * k) >> 16`, the packet's sojourn
+/// estimate `Q_out / mu` in cycles (`k` = the egress port's cycles per cell, UQ16.16).
+#[derive(Debug, Clone, Default)]
+pub struct EstUnit {
+    pub q_out: u32,
+    pub k: u32,
+    pub est: u64,
+}
+
+impl EstUnit {
+    pub const WIRES: [(&'static str, u32); 3] =
+        [("q_out", CNT_BITS), ("k", K_BITS), ("est", EST_BITS)];
+
+    #[inline]
+    pub fn eval(&mut self, q_out: u32, k: u32) -> u64 {
+        debug_assert!(q_out as u64 <= mask(CNT_BITS), "q_out {q_out}");
+        self.q_out = q_out;
+        self.k = k;
+        self.est = ((q_out as u64 * k as u64) >> K_FRAC).min(mask(EST_BITS));
+        self.est
+    }
+
+    pub fn wire_value(&self, i: usize) -> u64 {
+        [self.q_out as u64, self.k as u64, self.est][i]
+    }
+}
+
+/// The threshold unit of Eq. 3 for one queue: `w = C / tau` (reciprocal divider, clamp),
+/// `T = alpha (B - Q) * w`; the QON unit also forms `X_on = T - delta`.
+#[derive(Debug, Clone)]
+pub struct ThrUnit {
+    /// The priority group evaluated last.
+    pub pg: u8,
+    pub tau: u64,
+    pub c: u64,
+    /// `(C << 12) / tau`.
+    pub div: RecipDivider,
+    /// The clamped weight.
+    pub w: u64,
+    /// `alpha * (B - Q)`, the registered DT threshold of the queue's pool.
+    pub t_base: u32,
+    /// `T_i`.
+    pub t: u32,
+    /// QON unit only: `X_on = T_i - delta`.
+    pub sub_xon: Option<SatSub>,
+    delta: u32,
+}
+
+impl ThrUnit {
+    pub fn new(xon: bool, delta: u32) -> Self {
+        Self {
+            pg: 0,
+            tau: 0,
+            c: 0,
+            div: RecipDivider::new(C_BITS + W_FRAC, TAU_BITS, W_BITS),
+            w: 0,
+            t_base: 0,
+            t: 0,
+            sub_xon: xon.then(|| SatSub::new(CNT_BITS)),
+            delta,
+        }
+    }
+
+    /// Evaluate for queue `pg` with the registered `tau`, `C` and pool threshold; returns
+    /// `T_i` (and, in the QON unit, computes `X_on`).
+    #[inline]
+    pub fn eval(&mut self, pg: u8, tau: u64, c: u64, t_base: u32) -> u32 {
+        self.pg = pg;
+        self.tau = tau;
+        self.c = c;
+        self.t_base = t_base;
+        self.w = self.div.eval(c << W_FRAC, tau).max(W_ONE);
+        self.t = threshold_of(t_base, self.w);
+        if let Some(s) = &mut self.sub_xon {
+            s.eval(self.t as u64, self.delta as u64);
+        }
+        self.t
+    }
+
+    /// `X_on` of the last evaluation (QON unit).
+    pub fn xon(&self) -> u32 {
+        self.sub_xon.as_ref().map_or(0, |s| s.y() as u32)
+    }
+
+    /// Wire names (relative to the unit) and widths.
+    pub fn wires(&self) -> Vec<(String, u32)> {
+        let mut w = vec![
+            ("pg".to_string(), 3),
+            ("tau".to_string(), TAU_BITS),
+            ("c".to_string(), C_BITS),
+        ];
+        w.extend(
+            self.div
+                .wires()
+                .iter()
+                .map(|x| (format!("div.{}", x.name), x.width)),
+        );
+        w.push(("w".to_string(), W_BITS));
+        w.push(("t_base".to_string(), CNT_BITS));
+        w.push(("t".to_string(), CNT_BITS));
+        if let Some(s) = &self.sub_xon {
+            w.extend(
+                s.wires()
+                    .iter()
+                    .map(|x| (format!("sub_xon.{}", x.name), x.width)),
+            );
+        }
+        w
+    }
+
+    pub fn wire_value(&self, i: usize) -> u64 {
+        let nd = self.div.wires().len();
+        match i {
+            0 => self.pg as u64,
+            1 => self.tau,
+            2 => self.c,
+            i if i < 3 + nd => self.div.wire_value(i - 3),
+            i if i == 3 + nd => self.w,
+            i if i == 4 + nd => self.t_base as u64,
+            i if i == 5 + nd => self.t as u64,
+            i => self
+                .sub_xon
+                .as_ref()
+                .map_or(0, |s| s.wire_value(i - 6 - nd)),
+        }
+    }
+}
+
+/// Events of one ingress queue in the current cycle, applied at the edge.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pending {
+    /// Estimates added minus remainders removed, cycles.
+    add: i64,
+    /// Packets enqueued minus dequeued.
+    dn: i32,
+    marked: bool,
+}
+
+/// The L2BM blocks of the switch.
+#[derive(Debug, Clone)]
+pub struct L2bm {
+    /// Per ingress queue `port * 8 + pg`.
+    pub rec: Vec<Recorder>,
+    /// `C`, the sum of every queue's `tau`.
+    pub c: u64,
+    /// Per egress port, `1 / mu` in UQ16.16 cycles per cell.
+    pub k: Vec<u32>,
+    /// Per ingress port: the enqueue unit, the admission threshold unit, the QON unit and
+    /// the QON scan pointer.
+    pub est: Vec<EstUnit>,
+    pub adm: Vec<ThrUnit>,
+    pub qon: Vec<ThrUnit>,
+    pub qon_rr: Vec<u8>,
+    /// DT of the lossy egress pool.
+    pub dt_egress: DtThreshold,
+    /// Cells granted this cycle per egress queue, in port order (the `Q_out` bypass).
+    eg_granted: Vec<u32>,
+    eg_touched: Vec<u16>,
+    pend: Vec<Pending>,
+    touched: Vec<u16>,
+}
+
+impl L2bm {
+    pub fn new(d: &Derived) -> Self {
+        let n = d.ports * QUEUES;
+        Self {
+            rec: vec![Recorder::default(); n],
+            c: 0,
+            k: d.cycles_per_cell_q16.clone(),
+            est: vec![EstUnit::default(); d.ports],
+            adm: vec![ThrUnit::new(false, d.delta_cells); d.ports],
+            qon: vec![ThrUnit::new(true, d.delta_cells); d.ports],
+            qon_rr: vec![0; d.ports],
+            dt_egress: DtThreshold::new(d.lossy_pool_cells, d.cfg.egress_alpha_log2),
+            eg_granted: vec![0; n],
+            eg_touched: Vec::with_capacity(d.ports),
+            pend: vec![Pending::default(); n],
+            touched: Vec::with_capacity(2 * d.ports),
+        }
+    }
+
+    /// Start of a cycle: the same-cycle grant bypass starts empty.
+    #[inline]
+    pub fn begin_cycle(&mut self) {
+        for &qi in &self.eg_touched {
+            self.eg_granted[qi as usize] = 0;
+        }
+        self.eg_touched.clear();
+    }
+
+    /// Cells granted earlier this cycle to egress queue `qi`.
+    #[inline]
+    pub fn granted(&self, qi: usize) -> u32 {
+        self.eg_granted[qi]
+    }
+
+    #[inline]
+    fn push(&mut self, qi: usize, add: i64, dn: i32) {
+        let p = &mut self.pend[qi];
+        p.add += add;
+        p.dn += dn;
+        if !p.marked {
+            p.marked = true;
+            self.touched.push(qi as u16);
+        }
+    }
+
+    /// A packet of ingress queue `qi` (on ingress port `port`) is admitted toward egress
+    /// queue `eq` of port `dport`, whose registered counter holds `eg_cells`: estimate its
+    /// sojourn `Q_out / mu` with `Q_out` including this cycle's earlier grants and the
+    /// packet itself, record the enqueue, and return its due cycle.
+    #[allow(clippy::too_many_arguments)]
+    pub fn enqueue(
+        &mut self,
+        port: usize,
+        qi: usize,
+        dport: usize,
+        eq: usize,
+        eg_cells: u32,
+        ncells: u32,
+        now: u64,
+    ) -> u64 {
+        let granted = self.eg_granted[eq];
+        if granted == 0 {
+            self.eg_touched.push(eq as u16);
+        }
+        self.eg_granted[eq] = granted + ncells;
+        let q_out = (eg_cells + granted + ncells).min(mask(CNT_BITS) as u32);
+        let est = self.est[port].eval(q_out, self.k[dport]);
+        self.push(qi, est as i64, 1);
+        now + est
+    }
+
+    /// The first cell of a packet of ingress queue `qi` with due cycle `due` is read at
+    /// `now`: remove its remaining estimate (negative if it is overdue).
+    #[inline]
+    pub fn dequeue(&mut self, qi: usize, due: u64, now: u64) {
+        self.push(qi, -(due as i64 - now as i64), -1);
+    }
+
+    /// The edge: apply the cycle's events of each touched queue, recompute its `tau` and
+    /// update `C` by the difference.
+    pub fn commit(&mut self, now: u64) -> Result<(), String> {
+        for i in 0..self.touched.len() {
+            let qi = self.touched[i] as usize;
+            let e = std::mem::take(&mut self.pend[qi]);
+            let r = &mut self.rec[qi];
+            let dt = (now - r.t_prev) as i128;
+            let total = r.t_total as i128 - r.n as i128 * dt + e.add as i128;
+            let n = r.n as i64 + e.dn as i64;
+            if n < 0 || n as u64 > mask(CNT_BITS) {
+                return Err(format!("L2BM recorder of queue {qi}: N would become {n}"));
+            }
+            r.t_total = i64::try_from(total)
+                .map_err(|_| format!("L2BM recorder of queue {qi}: t_total {total} overflows"))?;
+            r.n = n as u32;
+            r.t_prev = now;
+            let tau = tau_of(r.t_total, r.n);
+            self.c = self.c - r.tau + tau;
+            r.tau = tau;
+        }
+        self.touched.clear();
+        if self.c > mask(C_BITS) {
+            return Err(format!("L2BM C = {} exceeds {C_BITS} bits", self.c));
+        }
+        Ok(())
+    }
+
+    /// Recount from the packets the switch holds, each given as (ingress queue, due):
+    /// every `N`, `t_total = sum of (due - t_prev)`, `tau` and `C`.
+    pub fn check(&self, packets: impl Iterator<Item = (usize, u64)>) -> Result<(), String> {
+        let mut n = vec![0u32; self.rec.len()];
+        let mut due = vec![0i128; self.rec.len()];
+        for (qi, d) in packets {
+            n[qi] += 1;
+            due[qi] += d as i128;
+        }
+        let mut c = 0u64;
+        for (qi, r) in self.rec.iter().enumerate() {
+            let (p, pg) = (qi / QUEUES, qi % QUEUES);
+            if r.n != n[qi] {
+                return Err(format!(
+                    "ingress p{p} pg{pg}: L2BM N = {}, recount of its queued and in-flight packets {}",
+                    r.n, n[qi]
+                ));
+            }
+            let want = due[qi] - n[qi] as i128 * r.t_prev as i128;
+            if r.t_total as i128 != want {
+                return Err(format!(
+                    "ingress p{p} pg{pg}: L2BM t_total = {}, sum of (due - t_prev) over its packets {want}",
+                    r.t_total
+                ));
+            }
+            let tau = tau_of(r.t_total, r.n);
+            if r.tau != tau {
+                return Err(format!(
+                    "ingress p{p} pg{pg}: L2BM tau = {}, t_total / N = {tau}",
+                    r.tau
+                ));
+            }
+            c += tau;
+        }
+        if c != self.c {
+            return Err(format!("L2BM C = {}, sum of tau {c}", self.c));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Policy, SwitchConfig};
+    use proptest::prelude::*;
+
+    fn block() -> L2bm {
+        let mut c = SwitchConfig::small();
+        c.policy = Policy::L2bm;
+        L2bm::new(&c.build().unwrap())
+    }
+
+    /// Algorithm 1 in its exact form: `t_total` is the sum of the remaining estimates
+    /// after any sequence of enqueues, dequeues and idle cycles, including overdue
+    /// packets, and `C` is the sum of the `tau`s.
+    #[test]
+    fn recorder_keeps_the_exact_sum_of_remaining_estimates() {
+        let mut l = block();
+        // 100 G, 1 GHz, 208 B: 16.64 cycles per cell.
+        let d1 = l.enqueue(0, 3, 5, 5 * 8 + 3, 0, 8, 10);
+        assert_eq!(d1, 10 + ((8 * l.k[5] as u64) >> 16));
+        assert_eq!(d1, 10 + 133, "8 cells: floor(133.12)");
+        // A second packet in the same cycle from port 1 to the same egress queue sees the
+        // first one's cells (the bypass).
+        let d2 = l.enqueue(1, 8 + 3, 5, 5 * 8 + 3, 0, 8, 10);
+        assert_eq!(d2, 10 + 266);
+        l.commit(10).unwrap();
+        assert_eq!(l.rec[3].t_total, 133);
+        assert_eq!(l.rec[3].n, 1);
+        assert_eq!(l.c, 133 + 266);
+        // Next cycle: the bypass is clear; 4 cells already in the egress queue.
+        l.begin_cycle();
+        let d3 = l.enqueue(0, 3, 6, 6 * 8 + 3, 4, 1, 50);
+        assert_eq!(d3, 50 + ((5 * l.k[6] as u64) >> 16));
+        l.commit(50).unwrap();
+        // Aged by 1 packet * 40 cycles, plus 83.
+        assert_eq!(l.rec[3].t_total, 133 - 40 + 83);
+        assert_eq!(l.rec[3].n, 2);
+        assert_eq!(l.rec[3].tau, 88);
+        // The first packet leaves late, at 200 (overdue by 57): its remainder is -57.
+        l.dequeue(3, d1, 200);
+        l.commit(200).unwrap();
+        // The packet left is overdue too (due 133): t_total is negative, tau is 0.
+        assert_eq!(l.rec[3].t_total, d3 as i64 - 200);
+        assert_eq!(l.rec[3].n, 1);
+        assert_eq!(l.rec[3].tau, 0);
+        // Port 1's packet leaves overdue: its queue is empty and exactly 0 again. Queue 3
+        // has no event, so its registers hold (not aged between events).
+        l.begin_cycle();
+        l.dequeue(8 + 3, d2, 300);
+        l.commit(300).unwrap();
+        assert_eq!(
+            l.rec[8 + 3],
+            Recorder {
+                t_prev: 300,
+                ..Recorder::default()
+            }
+        );
+        assert_eq!(l.rec[3].t_total, d3 as i64 - 200);
+        l.check([(3, d3)].into_iter()).unwrap();
+        assert_eq!(l.c, 0);
+        l.dequeue(3, d3, 400);
+        l.commit(400).unwrap();
+        assert_eq!(
+            l.rec[3],
+            Recorder {
+                t_prev: 400,
+                ..Recorder::default()
+            }
+        );
+        l.check(std::iter::empty()).unwrap();
+        assert!(l.check([(3, d3)].into_iter()).is_err(), "the recount bites");
+    }
+
+    #[test]
+    fn dequeue_of_a_packet_never_enqueued_is_an_error() {
+        let mut l = block();
+        l.dequeue(0, 5, 5);
+        assert!(l.commit(5).unwrap_err().contains("N would become -1"));
+    }
+
+    proptest! {
+        /// The threshold unit against Eq. 3 with real numbers, from the same registers:
+        /// `w = clamp(C / tau, 1, W_MAX)`, `T = t_base * w`, within the documented bound
+        /// `|T - T_exact| <= (eps + 2^-12) T_exact + 1` (below the 21-bit saturation).
+        #[test]
+        fn threshold_unit_is_eq3_within_the_bound(
+            tau in prop_oneof![Just(0u64), 1u64..1 << 12, 1u64..1 << TAU_BITS],
+            extra in prop_oneof![Just(0u64), 0u64..1 << 20, 0u64..1 << 45],
+            t_base in 0u32..1 << 21,
+        ) {
+            let c = tau + extra;
+            let mut u = ThrUnit::new(true, 15);
+            let t = u.eval(2, tau, c, t_base);
+            let w_max = W_MAX as f64 / W_ONE as f64;
+            let w = if tau == 0 { w_max } else { (c as f64 / tau as f64).clamp(1.0, w_max) };
+            let exact = t_base as f64 * w;
+            let bound = (RecipDivider::REL_ERROR + 1.0 / W_ONE as f64) * exact + 1.0;
+            if exact < ((1u64 << CNT_BITS) - 1) as f64 {
+                prop_assert!((t as f64 - exact).abs() <= bound + 1e-6,
+                    "tau {tau} C {c} t_base {t_base}: T = {t}, exact {exact}, bound {bound}");
+            } else {
+                prop_assert!(t as f64 >= (((1u64 << CNT_BITS) - 1) as f64).min(exact - bound));
+            }
+            prop_assert!(t >= t_base, "w >= 1: never below DT");
+            prop_assert_eq!(u.xon(), t.saturating_sub(15));
+            prop_assert_eq!(u.wire_value(u.wires().len() - 1) as u32, u.xon());
+        }
+
+        /// `tau = t_total / N` by the divider, within `eps * tau + 1`.
+        #[test]
+        fn tau_is_the_average_within_the_bound(
+            t_total in prop_oneof![-(1i64 << 40)..0, 0i64..1 << 20, 0i64..1 << 57],
+            n in 1u32..1 << 21,
+        ) {
+            let tau = tau_of(t_total, n);
+            let exact = t_total.max(0) as f64 / n as f64;
+            let max = mask(TAU_BITS);
+            if exact * (1.0 - RecipDivider::REL_ERROR) >= max as f64 {
+                prop_assert_eq!(tau, max, "saturates");
+            } else {
+                prop_assert!((tau as f64 - exact).abs() <= RecipDivider::REL_ERROR * exact + 1.0);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_queue_saturates_the_weight() {
+        let mut u = ThrUnit::new(false, 0);
+        assert_eq!(u.eval(0, 0, 12345, 100), ((100 * W_MAX) >> W_FRAC) as u32);
+        assert_eq!(u.w, W_MAX);
+        assert!(u.div.sat());
+        // One active queue: C = tau, w = 1, T = DT's T.
+        assert_eq!(u.eval(0, 777, 777, 680), 680);
+        assert_eq!(u.w, W_ONE);
+        // Four equal queues: w = 4 (exact for a tau with at most 11 significant bits).
+        assert_eq!(u.eval(0, 1024, 4096, 680), 2720);
+        // Otherwise within the bound: 1000 = 2^9 * 1.953125, R[976] is rounded.
+        assert_eq!(u.eval(0, 1000, 4000, 680), 2719);
+    }
+}
