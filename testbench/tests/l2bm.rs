@@ -22,6 +22,8 @@
 //!
 //! Cases per property: [`CASES`] (or `PROPTEST_CASES`).
 
+mod common;
+
 use hw_model::l2bm::{tau_of, W_MAX};
 use hw_model::{CellFate, DropReason, Fault, Policy, SwitchConfig};
 use proptest::collection::vec;
@@ -476,37 +478,6 @@ fn case(fanin: bool) -> impl Strategy<Value = Case> {
         })
 }
 
-/// Cells of Eq. 1's bytes on `port` when all of them are packets of `len` bytes, with one
-/// more packet for the partial packets at the ends of the window (the fragmentation worst
-/// case for that size; as in `tests/properties.rs`).
-fn eq1_cells_for(cfg: &SwitchConfig, port: usize, len: u32) -> u64 {
-    let bytes = cfg.eta_eq1_bytes(port);
-    let wire = (len + cfg.wire_overhead_bytes) as u64;
-    let per_packet = (len + cfg.packet_overhead_bytes).div_ceil(cfg.cell_bytes) as u64;
-    (bytes.div_ceil(wire) + 1) * per_packet
-}
-
-/// `headroom_packet_bytes` giving every lossless queue at least Eq. 1 in cells for every
-/// lossless size; `None` when no single size is the worst on every port.
-fn honest_headroom(cfg: &SwitchConfig, sizes: &BTreeSet<u32>) -> Option<u32> {
-    if sizes.is_empty() {
-        return Some(cfg.mtu_bytes);
-    }
-    let need: Vec<u64> = (0..cfg.ports)
-        .map(|p| {
-            sizes
-                .iter()
-                .map(|&l| eq1_cells_for(cfg, p, l))
-                .max()
-                .unwrap()
-        })
-        .collect();
-    sizes
-        .iter()
-        .copied()
-        .find(|&l| (0..cfg.ports).all(|p| eq1_cells_for(cfg, p, l) >= need[p]))
-}
-
 fn flow_spec(src: usize, dst: usize, prio: u8, pattern: PatternKind) -> FlowSpec {
     FlowSpec {
         src,
@@ -632,7 +603,7 @@ impl Case {
                 });
             }
         }
-        cfg.headroom_packet_bytes = Some(honest_headroom(&cfg, &sizes)?);
+        cfg.headroom_packet_bytes = Some(common::honest_headroom(&cfg, &sizes)?);
         cfg.buffer_bytes = (1u64 << 20) * cell as u64;
         let big = cfg.build().ok()?;
         let reserved = big.total_cells - big.lossy_pool_cells - big.shared_cells;

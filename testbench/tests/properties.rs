@@ -2,7 +2,7 @@
 //! cell streams, checked on every run for
 //!
 //! 1. **no lossless drop** when every lossless ingress queue has at least DSH Eq. 1 of
-//!    headroom, counted honestly in cells (see [`honest_headroom`]);
+//!    headroom, counted honestly in cells (see [`common::honest_headroom`]);
 //! 2. **per-flow order** (and routing): the cells of a flow leave in `(seq, idx)` order, on
 //!    the flow's egress port;
 //! 3. **conservation**: injected = departed + dropped + buffered + on the links, every cycle;
@@ -633,47 +633,6 @@ fn case(fanin: bool) -> impl Strategy<Value = Case> {
 // From draws to a scenario.
 // ---------------------------------------------------------------------------------------
 
-/// Cells of Eq. 1's bytes on `port` when all of them are packets of `len` bytes, with one
-/// extra packet for the partial packets at the ends of the window: the fragmentation worst
-/// case for that size. Written out here on its own (not read from the model) so that the
-/// test checks the model's `eta_cells` against it.
-fn eq1_cells_for(cfg: &SwitchConfig, port: usize, len: u32) -> u64 {
-    let bytes = cfg.eta_eq1_bytes(port);
-    let wire = (len + cfg.wire_overhead_bytes) as u64;
-    let per_packet = (len + cfg.packet_overhead_bytes).div_ceil(cfg.cell_bytes) as u64;
-    (bytes.div_ceil(wire) + 1) * per_packet
-}
-
-/// Choose `headroom_packet_bytes` so that every lossless ingress queue has at least Eq. 1
-/// of headroom *in cells* for every packet size the stimulus can send to it.
-///
-/// Eq. 1 is in bytes, the buffer in cells: a stream of packets one byte longer than a cell
-/// needs almost twice Eq. 1's bytes in cells. `headroom_packet_bytes = Some(L)` makes the
-/// model size `eta` for a stream of `L`-byte packets. The size to give is the one whose
-/// stream needs the most cells, which is not always the smallest size (with 208 B cells,
-/// 200 B packets take one cell per 220 wire bytes, 209 B packets two per 229), so every
-/// lossless size of the stimulus is tried and the one needing the most cells on every port
-/// is taken. If no single size is the worst on every port (ports differ in speed, so in
-/// Eq. 1 bytes), the case is rejected rather than run with too little headroom.
-fn honest_headroom(cfg: &SwitchConfig, sizes: &BTreeSet<u32>) -> Option<u32> {
-    if sizes.is_empty() {
-        return Some(cfg.mtu_bytes);
-    }
-    let need: Vec<u64> = (0..cfg.ports)
-        .map(|p| {
-            sizes
-                .iter()
-                .map(|&l| eq1_cells_for(cfg, p, l))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    sizes
-        .iter()
-        .copied()
-        .find(|&l| (0..cfg.ports).all(|p| eq1_cells_for(cfg, p, l) >= need[p]))
-}
-
 fn resolve_size(s: SizeSel, cell: u32, ovh: u32, mtu: u32) -> u32 {
     let lo = MIN_PACKET_BYTES;
     let v = match s {
@@ -745,7 +704,7 @@ struct Built {
 
 impl Case {
     /// Map the draws onto a valid scenario of `cycles` cycles; `None` when the draws cannot
-    /// be given honest Eq. 1 headroom in cells (see [`honest_headroom`]).
+    /// be given honest Eq. 1 headroom in cells (see [`common::honest_headroom`]).
     fn scenario(&self, cycles: u64) -> Option<Built> {
         let s = &self.sw;
         let ports = s.ports;
@@ -881,7 +840,7 @@ impl Case {
             }
         }
 
-        cfg.headroom_packet_bytes = Some(honest_headroom(&cfg, &lossless_sizes)?);
+        cfg.headroom_packet_bytes = Some(common::honest_headroom(&cfg, &lossless_sizes)?);
         // Size the buffer around the drawn shared segment: lossy pool + private + headroom
         // + B_s. The first build (largest buffer) tells how much the reservations take.
         cfg.buffer_bytes = (1u64 << 20) * cell as u64;
@@ -960,7 +919,7 @@ impl Case {
 }
 
 /// Check that the headroom the model derived is at least Eq. 1 in cells for every lossless
-/// size of the stimulus (the model's `eta_cells` against [`eq1_cells_for`]).
+/// size of the stimulus (the model's `eta_cells` against [`common::eq1_cells_for`]).
 fn assert_honest(built: &Built) -> Result<(), TestCaseError> {
     let cfg = &built.scenario.switch;
     let d = cfg
@@ -968,7 +927,7 @@ fn assert_honest(built: &Built) -> Result<(), TestCaseError> {
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     for p in 0..cfg.ports {
         for &l in &built.lossless_sizes {
-            let need = eq1_cells_for(cfg, p, l);
+            let need = common::eq1_cells_for(cfg, p, l);
             prop_assert!(
                 d.eta_cells[p] as u64 >= need,
                 "port {p}: eta {} cells < {need} cells that Eq. 1 takes in {l} B packets",
@@ -1027,7 +986,7 @@ static FANIN_TALLY: Tally = Tally::new();
 /// DWRR quantum, PFC receive mode, SRAM bandwidth and latency, a small shared segment) and
 /// random flows (constant, on/off, burst, Poisson; fixed or mixed sizes 64..=MTU), a fan-in
 /// burst one time in three, and scripted downstream pauses. Every run must keep all five
-/// properties of the module doc, headroom being honest Eq. 1 (see [`honest_headroom`]).
+/// properties of the module doc, headroom being honest Eq. 1 (see [`common::honest_headroom`]).
 #[test]
 fn random_switches_and_streams_keep_every_invariant() {
     check_property(
@@ -1045,7 +1004,7 @@ fn random_switches_and_streams_keep_every_invariant() {
 /// "Headroom at least Eq. 1" is counted in cells: the switch gets
 /// `headroom_packet_bytes = Some(L)` with `L` the lossless packet size of the stimulus
 /// whose back-to-back stream puts the most cells into Eq. 1's bytes (usually the smallest
-/// size, not always: see [`honest_headroom`]), and the test checks the model's `eta_cells`
+/// size, not always: see [`common::honest_headroom`]), and the test checks the model's `eta_cells`
 /// against its own count for every lossless size. The links use at most the switch's
 /// `link_delay_ns` and the default processing delay, as Eq. 1 assumes.
 #[test]
