@@ -27,6 +27,6 @@ pub mod tcp;
 pub mod trace;
 pub mod waves;
 
-pub use scenario::{Overrides, Plan, Scenario, ScenarioError, ScenarioFile};
+pub use scenario::{Overrides, Plan, Scenario, ScenarioError};
 pub use sim::{RunError, Sim};
 pub use summary::Summary;

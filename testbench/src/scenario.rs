@@ -349,11 +349,8 @@ impl EcmRpSpec {
     }
 }
 
-/// A scenario as written: switch config, run, links, flows and scripted PFC.
-///
-/// The `[ecm_rp]` table is not here but beside it, in [`ScenarioFile`]: code that builds a
-/// `Scenario` by hand (reproductions, tests) then need not name it, and gets the default
-/// reaction points.
+/// A scenario as written: switch config, run, links, flows, scripted PFC and the NICs'
+/// ECM reaction points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
     pub name: String,
@@ -363,6 +360,8 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     pub flows: Vec<FlowSpec>,
     pub pfc_script: Vec<PfcScriptSpec>,
+    /// `[ecm_rp]`: checked by [`Scenario::plan`].
+    pub ecm_rp: EcmRpSpec,
 }
 
 /// Command-line overrides applied before validation.
@@ -454,61 +453,9 @@ const TOP_KEYS: &[&str] = &[
     "ecm_rp",
 ];
 
-/// A scenario file as read: the [`Scenario`] and its `[ecm_rp]` table (default when the
-/// file has none). `mmu-sim` reads files this way.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScenarioFile {
-    pub scenario: Scenario,
-    pub ecm_rp: EcmRpSpec,
-}
-
-impl From<Scenario> for ScenarioFile {
-    fn from(scenario: Scenario) -> Self {
-        Self {
-            scenario,
-            ecm_rp: EcmRpSpec::default(),
-        }
-    }
-}
-
-impl ScenarioFile {
-    /// Parse a scenario file, `[ecm_rp]` included.
-    pub fn parse(text: &str, default_name: &str) -> Result<Self, ScenarioError> {
-        let (scenario, rp) = Scenario::parse_all(text, default_name)?;
-        let ecm_rp = match rp {
-            Some(t) => section(t, "ecm_rp")?,
-            None => EcmRpSpec::default(),
-        };
-        Ok(Self { scenario, ecm_rp })
-    }
-
-    /// [`Scenario::plan`] with the file's reaction-point parameters.
-    pub fn plan(&self, ov: &Overrides) -> Result<Plan, ScenarioError> {
-        let mut plan = self.scenario.plan(ov)?;
-        plan.ecm_rp = self.ecm_rp.params()?;
-        Ok(plan)
-    }
-}
-
 impl Scenario {
     /// Parse a scenario from TOML text. `default_name` names it when the file has no `name`.
-    /// A file with an `[ecm_rp]` table must be read with [`ScenarioFile::parse`], which
-    /// keeps it.
     pub fn parse(text: &str, default_name: &str) -> Result<Self, ScenarioError> {
-        match Self::parse_all(text, default_name)? {
-            (s, None) => Ok(s),
-            (_, Some(_)) => Err(ScenarioError::new(
-                "ecm_rp",
-                "a Scenario has no place for this table: read the file with ScenarioFile::parse (as mmu-sim does)",
-            )),
-        }
-    }
-
-    /// The scenario and its `[ecm_rp]` table, unchecked.
-    fn parse_all(
-        text: &str,
-        default_name: &str,
-    ) -> Result<(Self, Option<toml::Table>), ScenarioError> {
         let mut top: toml::Table = text.parse().map_err(|e: toml::de::Error| {
             ScenarioError::new("(file)", e.to_string().trim_end().to_string())
         })?;
@@ -529,19 +476,20 @@ impl Scenario {
         let links = array_of_tables(&mut top, "links")?;
         let flows = array_of_tables(&mut top, "flows")?;
         let pfc_script = array_of_tables(&mut top, "pfc_script")?;
-        let ecm_rp = take_table(&mut top, "ecm_rp")?;
-        Ok((
-            Self {
-                name,
-                description,
-                switch,
-                run,
-                links,
-                flows,
-                pfc_script,
-            },
+        let ecm_rp = match take_table(&mut top, "ecm_rp")? {
+            Some(t) => section(t, "ecm_rp")?,
+            None => EcmRpSpec::default(),
+        };
+        Ok(Self {
+            name,
+            description,
+            switch,
+            run,
+            links,
+            flows,
+            pfc_script,
             ecm_rp,
-        ))
+        })
     }
 
     /// Check every value against the switch and resolve defaults.
@@ -589,7 +537,7 @@ impl Scenario {
             links,
             flows,
             pfc_script,
-            ecm_rp: EcmRpParams::default(),
+            ecm_rp: self.ecm_rp.params()?,
         })
     }
 }

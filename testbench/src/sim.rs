@@ -21,7 +21,7 @@
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
 use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
-use crate::scenario::{Overrides, Plan, Scenario, ScenarioError, ScenarioFile};
+use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::Sources;
@@ -129,12 +129,6 @@ impl Sim {
     /// Validate `scenario` with `ov` applied and build the testbench around a fresh MMU.
     pub fn new(scenario: &Scenario, ov: Overrides) -> Result<Self, ScenarioError> {
         Ok(Self::from_plan(scenario.plan(&ov)?))
-    }
-
-    /// Validate a scenario file (its `[ecm_rp]` table included) with `ov` applied and build
-    /// the testbench.
-    pub fn from_file(file: &ScenarioFile, ov: Overrides) -> Result<Self, ScenarioError> {
-        Ok(Self::from_plan(file.plan(&ov)?))
     }
 
     /// Build from an already validated plan.

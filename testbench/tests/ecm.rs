@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use testbench::reaction_point::{
     flow_id, EcmRpParams, LimiterState, QbitDirection, ReactionPoint, RpEventKind, RpFault,
 };
-use testbench::scenario::{EcmRpSpec, Overrides, ScenarioFile};
+use testbench::scenario::{EcmRpSpec, Overrides, Scenario};
 use testbench::Sim;
 
 // =======================================================================================
@@ -988,8 +988,7 @@ fn scenario_text(
 }
 
 fn sim_of(text: &str) -> Sim {
-    let f = ScenarioFile::parse(text, "ecm").unwrap();
-    Sim::from_file(&f, Overrides::default()).unwrap()
+    Sim::new(&Scenario::parse(text, "ecm").unwrap(), Overrides::default()).unwrap()
 }
 
 #[derive(Debug, Clone)]
@@ -1268,24 +1267,21 @@ fn ecm_rp_table_is_range_checked_naming_the_field() {
         ("wrtt = 16", "ecm_rp.wrtt", "0..=15"),
     ] {
         let text = base.replace("[ecm_rp]\n", &format!("[ecm_rp]\n{line}\n"));
-        let f = ScenarioFile::parse(&text, "t").unwrap();
+        let f = Scenario::parse(&text, "t").unwrap();
         let e = f.plan(&Overrides::default()).unwrap_err();
         assert_eq!(e.field, field, "{line}: {e}");
         assert!(e.message.contains(allowed), "{line}: {e}");
     }
     let text = base.replace("[ecm_rp]\n", "[ecm_rp]\nbogus = 1\n");
     assert_eq!(
-        ScenarioFile::parse(&text, "t").unwrap_err().field,
+        Scenario::parse(&text, "t").unwrap_err().field,
         "ecm_rp.bogus"
     );
     let text = base.replace("[ecm_rp]\n", "[ecm_rp]\nqbit_direction = \"sideways\"\n");
     assert_eq!(
-        ScenarioFile::parse(&text, "t").unwrap_err().field,
+        Scenario::parse(&text, "t").unwrap_err().field,
         "ecm_rp.qbit_direction"
     );
-    // A Scenario alone has no place for the table and says so.
-    let e = testbench::Scenario::parse(&base, "t").unwrap_err();
-    assert_eq!(e.field, "ecm_rp");
     // Defaults are the paper's where it gives them.
     let p = EcmRpSpec::default().params().unwrap();
     assert_eq!(p, EcmRpParams::default());

@@ -656,6 +656,7 @@ impl Case {
             links,
             flows,
             pfc_script,
+            ecm_rp: Default::default(),
         })
     }
 }
@@ -776,6 +777,7 @@ fn fanin_scenario(eta_bytes: Option<u32>) -> Scenario {
         links: Vec::new(),
         flows,
         pfc_script: Vec::new(),
+        ecm_rp: Default::default(),
     }
 }
 

@@ -912,6 +912,7 @@ impl Case {
                 links,
                 flows,
                 pfc_script,
+                ecm_rp: Default::default(),
             },
             lossless_sizes,
         })
@@ -1179,6 +1180,7 @@ fn scenario(switch: SwitchConfig, cycles: u64, flows: Vec<FlowSpec>) -> Scenario
         links: Vec::new(),
         flows,
         pfc_script: Vec::new(),
+        ecm_rp: Default::default(),
     }
 }
 

@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use testbench::reproduce::{self, Progress, ReproError};
-use testbench::scenario::{Overrides, ScenarioError, ScenarioFile};
+use testbench::scenario::{Overrides, Scenario, ScenarioError};
 use testbench::{builtin, waves, RunError, Sim};
 use wave::{SignalFilter, Window};
 
@@ -158,10 +158,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// A built-in name, else a TOML file (with its `[ecm_rp]` table).
-fn load(arg: &str) -> Result<ScenarioFile, Failure> {
+/// A built-in name, else a TOML file.
+fn load(arg: &str) -> Result<Scenario, Failure> {
     if let Some(b) = builtin::find(arg) {
-        return Ok(ScenarioFile::parse(&b.toml(), b.name)?);
+        return Ok(Scenario::parse(&b.toml(), b.name)?);
     }
     let path = Path::new(arg);
     if !path.exists() {
@@ -172,7 +172,7 @@ fn load(arg: &str) -> Result<ScenarioFile, Failure> {
     }
     let text = std::fs::read_to_string(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(arg);
-    ScenarioFile::parse(&text, stem).map_err(|e| Failure::Input(format!("{arg}: {e}")))
+    Scenario::parse(&text, stem).map_err(|e| Failure::Input(format!("{arg}: {e}")))
 }
 
 fn validate(arg: &str) -> Result<(), Failure> {
@@ -185,7 +185,7 @@ fn validate(arg: &str) -> Result<(), Failure> {
         plan.name,
         plan.derived.ports,
         plan.flows.len(),
-        s.scenario.links.len(),
+        s.links.len(),
         plan.pfc_script.len(),
         plan.cycles
     );
@@ -211,7 +211,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         seed: a.seed,
         fifo: a.fifo,
     };
-    let mut sim = Sim::from_file(&scenario, ov)?;
+    let mut sim = Sim::new(&scenario, ov)?;
     let filter = match &a.vcd_signals {
         Some(g) => {
             SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--vcd-signals: {e}")))?

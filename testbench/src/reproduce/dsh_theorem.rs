@@ -152,6 +152,7 @@ impl Point {
                 .collect(),
             flows,
             pfc_script: Vec::new(),
+            ecm_rp: Default::default(),
         }
     }
 }
