@@ -6,7 +6,7 @@ WAVES := waveforms
 SOAK_CASES ?= 2000
 SOAK_CYCLES ?= 200000
 
-.PHONY: run test soak bench waves waves-dsh waves-hcf docs lint fmt clean
+.PHONY: run test soak bench waves waves-dsh waves-hcf waves-ecm docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -43,6 +43,13 @@ waves-hcf:
 	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(SIM) run hcf-tcp --vcd $(WAVES)/hcf.vcd
 	gtkwave $(WAVES)/hcf.vcd $(WAVES)/hcf-view.gtkw
+
+## waves-ecm: the ecm-fanin scenario, opened on the committed ECM view (congestion point and
+## reaction-point limiters)
+waves-ecm:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(SIM) run ecm-fanin --vcd $(WAVES)/ecm.vcd
+	gtkwave $(WAVES)/ecm.vcd $(WAVES)/ecm-view.gtkw
 
 ## docs: API documentation of every crate
 docs:

@@ -62,6 +62,11 @@ pub static BUILTINS: &[Builtin] = &[
         toml: hcf_tcp,
     },
     Builtin {
+        name: "ecm-fanin",
+        description: "small switch, ECM on lossless priority 3: three sources at line rate into port 7 (3:1) beside an innocent flow into port 6; the reaction points throttle the sources so that port 7 sends no PFC pause",
+        toml: ecm_fanin,
+    },
+    Builtin {
         name: "occamy-shaped",
         description: "shaped like the Occamy RTL switch core: 8 ports, 2047 cells of 64 B, one cell per cycle in and out, lossy DT alpha = 8; 64 B packets at full load (speed comparison)",
         toml: occamy_shaped,
@@ -451,6 +456,54 @@ prio = 1
 size_bytes = 1500
 pattern = "constant"
 rate_gbps = 5
+"#,
+    );
+    s
+}
+
+/// ECM (docs/ecm.md): the congestion point of egress queue 3 of port 7 samples the three
+/// line-rate sources and their NICs' reaction points throttle them toward `Qeq` = 16 KiB;
+/// flow 3, into port 6, shares no queue with them. The committed view
+/// `waveforms/ecm-view.gtkw` (`make waves-ecm`) opens on the congestion point and the
+/// limiters of NIC 0.
+fn ecm_fanin() -> String {
+    let mut s = header("ecm-fanin");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+
+[switch.ecm]
+priorities = [3]
+qeq_bytes = 16384
+sf_bytes = 20000
+sr_bytes = 10000
+
+[ecm_rp]
+fine_limiters = 4
+
+[run]
+cycles = 400_000
+seed = 1
+expect_lossless = true
+"#,
+    );
+    for src in 0..3 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\n"
+        );
+    }
+    s.push_str(
+        r#"
+# The innocent flow: half line rate into port 6.
+[[flows]]
+src = 4
+dst = 6
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 50
 "#,
     );
     s

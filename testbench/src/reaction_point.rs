@@ -254,6 +254,69 @@ impl Limiter {
     }
 }
 
+/// A register of a rate limiter as the waveform shows it
+/// (`top.nic.pNN.rp.<limiter>.<name>`, docs/signals.md). The widths are the formats of
+/// docs/ecm.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimiterReg {
+    /// 0 inactive, 1 active, 2 timeout.
+    State,
+    /// Held at `C` while the coarse limiter of its priority takes over.
+    Draining,
+    FlowId,
+    Prio,
+    Cpid,
+    Rate,
+    Rmin,
+    Tmax,
+    RttAvg,
+    /// Frames in the limiter's FIFO (saturates at `0xFFFF`).
+    Fifo,
+}
+
+impl LimiterReg {
+    pub const ALL: [Self; 10] = [
+        Self::State,
+        Self::Draining,
+        Self::FlowId,
+        Self::Prio,
+        Self::Cpid,
+        Self::Rate,
+        Self::Rmin,
+        Self::Tmax,
+        Self::RttAvg,
+        Self::Fifo,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::State => "state",
+            Self::Draining => "draining",
+            Self::FlowId => "flowid",
+            Self::Prio => "prio",
+            Self::Cpid => "cpid",
+            Self::Rate => "rate_bps",
+            Self::Rmin => "rmin_bps",
+            Self::Tmax => "tmax_us",
+            Self::RttAvg => "rtt_avg_q8",
+            Self::Fifo => "fifo_len",
+        }
+    }
+
+    pub fn width(self, p: &EcmRpParams) -> u32 {
+        match self {
+            Self::State => 2,
+            Self::Draining => 1,
+            Self::FlowId => p.flowid_bits as u32,
+            Self::Prio => 3,
+            Self::Cpid | Self::Fifo => 16,
+            Self::Rate | Self::Rmin => 41,
+            Self::Tmax => 20,
+            Self::RttAvg => 24,
+        }
+    }
+}
+
 /// What a limiter did (the `--trace-rp` events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RpEventKind {
@@ -882,6 +945,41 @@ impl ReactionPoint {
             ));
         }
         Ok(())
+    }
+
+    /// Limiters not inactive (7 bits in the waveform).
+    pub fn in_use(&self) -> u32 {
+        self.in_use
+    }
+
+    /// Limiter `i`'s name in signal paths: `fNN` for fine limiter NN, `cP` for the coarse
+    /// limiter of priority P.
+    pub fn limiter_name(&self, i: usize) -> String {
+        match i.checked_sub(self.n()) {
+            None => format!("f{i:02}"),
+            Some(p) => format!("c{p}"),
+        }
+    }
+
+    /// Register `r` of limiter `i`, as the waveform shows it.
+    pub fn limiter_reg(&self, i: usize, r: LimiterReg) -> u64 {
+        let l = &self.lim[i];
+        match r {
+            LimiterReg::State => match l.state {
+                LimiterState::Inactive => 0,
+                LimiterState::Active => 1,
+                LimiterState::Timeout => 2,
+            },
+            LimiterReg::Draining => l.draining as u64,
+            LimiterReg::FlowId => l.flowid as u64,
+            LimiterReg::Prio => l.prio as u64,
+            LimiterReg::Cpid => l.cpid as u64,
+            LimiterReg::Rate => l.rate_bps,
+            LimiterReg::Rmin => l.rmin_bps,
+            LimiterReg::Tmax => l.tmax_us as u64,
+            LimiterReg::RttAvg => l.rtt_avg_q8 as u64,
+            LimiterReg::Fifo => l.queue.len().min(0xFFFF) as u64,
+        }
     }
 
     /// For companion tests: set limiter `i`'s rate register directly.

@@ -28,7 +28,7 @@ use crate::source::Sources;
 use crate::summary::{EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, Summary};
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
-use crate::waves::Waves;
+use crate::waves::{WaveSignals, Waves};
 use hw_model::{
     Beat, DropReason, EcmFrame, EcmKind, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment,
 };
@@ -197,8 +197,25 @@ impl Sim {
         filter: &SignalFilter,
         window: Window,
     ) -> Result<(), WaveError> {
-        self.waves = Some(Waves::new(&self.mmu, file, vcd_path, filter, window)?);
+        self.waves = Some(Waves::new(
+            &self.mmu,
+            &self.partners,
+            file,
+            vcd_path,
+            filter,
+            window,
+        )?);
         Ok(())
+    }
+
+    /// Every signal a VCD of this run can hold, and their current values.
+    pub fn wave_signals(&self) -> WaveSignals {
+        WaveSignals::new(&self.mmu, &self.partners)
+    }
+
+    /// Every port's link partner.
+    pub fn partners(&self) -> &[LinkPartner] {
+        &self.partners
     }
 
     pub fn plan(&self) -> &Plan {
@@ -319,7 +336,7 @@ impl Sim {
             return Err(RunError::Output(what, e));
         }
         if let Some(w) = &mut self.waves {
-            w.sample(now, &self.mmu)?;
+            w.sample(now, &self.mmu, &self.partners)?;
         }
         self.now += 1;
         Ok(())

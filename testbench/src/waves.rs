@@ -1,7 +1,10 @@
-//! Waveform output: the model's probed signals, sampled after every cycle into a VCD, and a
-//! GTKWave save file beside it (same stem, `.gtkw`) that opens the dump with the model's
-//! signal groups already laid out.
+//! Waveform output: the model's probed signals, and with ECM on the registers of every
+//! NIC's reaction point (`top.nic.pNN.rp.*`), sampled after every cycle into a VCD, and a
+//! GTKWave save file beside it (same stem, `.gtkw`) that opens the dump with the signal
+//! groups already laid out.
 
+use crate::link_partner::LinkPartner;
+use crate::reaction_point::LimiterReg;
 use hw_model::Mmu;
 use std::fs::File;
 use std::io::BufWriter;
@@ -13,76 +16,204 @@ pub fn gtkw_path(vcd: &Path) -> PathBuf {
     vcd.with_extension("gtkw")
 }
 
+/// Where a reaction-point signal comes from.
+#[derive(Debug, Clone, Copy)]
+enum RpSig {
+    Lfsr(usize),
+    InUse(usize),
+    Limiter(usize, usize, LimiterReg),
+}
+
+/// Every signal a VCD of this run can hold: the model's, then, with ECM on, the registers
+/// of each NIC's reaction point (its LFSR, its count of limiters in use, and the registers
+/// of its fine limiters and of the coarse limiters of the ECM priorities).
+pub struct WaveSignals {
+    specs: Vec<SignalSpec>,
+    /// Signals below this index are the model's; the rest are `rp_src`.
+    n_mmu: usize,
+    rp_src: Vec<RpSig>,
+}
+
+impl WaveSignals {
+    pub fn new(mmu: &Mmu, partners: &[LinkPartner]) -> Self {
+        let mut specs: Vec<SignalSpec> = mmu
+            .signals()
+            .iter()
+            .map(|s| SignalSpec::new(s.path.clone(), s.width))
+            .collect();
+        let n_mmu = specs.len();
+        let mut rp_src = Vec::new();
+        let mask = mmu.config().ecm.mask;
+        for (nic, partner) in partners.iter().enumerate().filter(|_| mask != 0) {
+            let rp = partner.rp();
+            let at = format!("top.nic.p{nic:02}.rp");
+            specs.push(SignalSpec::new(format!("{at}.lfsr"), 32));
+            rp_src.push(RpSig::Lfsr(nic));
+            specs.push(SignalSpec::new(format!("{at}.in_use"), 7));
+            rp_src.push(RpSig::InUse(nic));
+            let fine = rp.params().fine_limiters as usize;
+            let coarse = (0..8).filter(|p| mask >> p & 1 != 0).map(|p| fine + p);
+            for i in (0..fine).chain(coarse) {
+                let name = rp.limiter_name(i);
+                for r in LimiterReg::ALL {
+                    let path = format!("{at}.{name}.{}", r.name());
+                    specs.push(SignalSpec::new(path, r.width(rp.params())));
+                    rp_src.push(RpSig::Limiter(nic, i, r));
+                }
+            }
+        }
+        Self {
+            specs,
+            n_mmu,
+            rp_src,
+        }
+    }
+
+    pub fn specs(&self) -> &[SignalSpec] {
+        &self.specs
+    }
+
+    /// The NIC whose reaction point signal `i` belongs to; `None` for the model's signals.
+    fn nic(&self, i: usize) -> Option<usize> {
+        let (RpSig::Lfsr(nic) | RpSig::InUse(nic) | RpSig::Limiter(nic, ..)) =
+            *self.rp_src.get(i.checked_sub(self.n_mmu)?)?;
+        Some(nic)
+    }
+
+    /// Current value of signal `i`.
+    #[inline]
+    pub fn value(&self, i: usize, mmu: &Mmu, partners: &[LinkPartner]) -> u64 {
+        match i.checked_sub(self.n_mmu) {
+            None => mmu.signal_value(i),
+            Some(j) => match self.rp_src[j] {
+                RpSig::Lfsr(nic) => partners[nic].rp().lfsr().value() as u64,
+                RpSig::InUse(nic) => partners[nic].rp().in_use() as u64,
+                RpSig::Limiter(nic, l, r) => partners[nic].rp().limiter_reg(l, r),
+            },
+        }
+    }
+
+    /// GTKWave groups: the model's, then one per NIC for its reaction point.
+    fn gtkw_groups(&self, mmu: &Mmu) -> Vec<GtkwGroup> {
+        let mut groups = mmu.gtkw_groups();
+        for (i, spec) in self.specs.iter().enumerate().skip(self.n_mmu) {
+            let name = format!("rp nic p{:02}", self.nic(i).unwrap_or_default());
+            match groups.last_mut() {
+                Some((g, v)) if *g == name => v.push(spec.path.clone()),
+                _ => groups.push((name, vec![spec.path.clone()])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(name, signals)| GtkwGroup::new(name, signals))
+            .collect()
+    }
+}
+
+/// The writer slots of one NIC's reaction point.
+struct NicSlots {
+    slots: Vec<usize>,
+    /// Busy at the last sample: its registers change only while it is busy and in the
+    /// cycle it stops being busy.
+    was_busy: bool,
+    sample: bool,
+}
+
 /// A VCD being written for one run.
 pub struct Waves {
     writer: VcdWriter<BufWriter<File>>,
     vcd_path: PathBuf,
+    signals: WaveSignals,
     /// The signals that passed the filter (what the .gtkw may reference).
     dumped: Vec<SignalSpec>,
     /// Writer slots grouped by the model's signal block, so a cycle samples only the
     /// blocks the model touched.
     slots_by_block: Vec<Vec<usize>>,
+    nics: Vec<NicSlots>,
 }
 
 impl Waves {
-    /// Write the VCD header for `mmu`'s signals into `file` (already created at `vcd_path`).
+    /// Write the VCD header for the signals of `mmu` and `partners` into `file` (already
+    /// created at `vcd_path`).
     pub fn new(
         mmu: &Mmu,
+        partners: &[LinkPartner],
         file: File,
         vcd_path: &Path,
         filter: &SignalFilter,
         window: Window,
     ) -> Result<Self, WaveError> {
-        let specs: Vec<SignalSpec> = mmu
-            .signals()
-            .iter()
-            .map(|s| SignalSpec::new(s.path.clone(), s.width))
-            .collect();
+        let signals = WaveSignals::new(mmu, partners);
         let writer = VcdWriter::new(
             BufWriter::new(file),
-            &specs,
+            signals.specs(),
             mmu.config().clock_hz,
             filter,
             window,
         )?;
         let mut slots_by_block = vec![Vec::new(); mmu.signal_blocks()];
+        let mut nics: Vec<NicSlots> = partners
+            .iter()
+            .map(|_| NicSlots {
+                slots: Vec::new(),
+                was_busy: false,
+                sample: false,
+            })
+            .collect();
         for (slot, &i) in writer.selected().iter().enumerate() {
-            slots_by_block[mmu.signal_block(i)].push(slot);
+            match signals.nic(i) {
+                None => slots_by_block[mmu.signal_block(i)].push(slot),
+                Some(nic) => nics[nic].slots.push(slot),
+            }
         }
         Ok(Self {
             writer,
             vcd_path: vcd_path.to_path_buf(),
-            dumped: filter.apply(&specs),
+            dumped: filter.apply(signals.specs()),
+            signals,
             slots_by_block,
+            nics,
         })
     }
 
-    /// Sample the selected signals after the MMU clocked cycle `cycle`.
+    /// Sample the selected signals after the MMU and the partners clocked cycle `cycle`.
     #[inline]
-    pub fn sample(&mut self, cycle: u64, mmu: &Mmu) -> Result<(), WaveError> {
+    pub fn sample(
+        &mut self,
+        cycle: u64,
+        mmu: &Mmu,
+        partners: &[LinkPartner],
+    ) -> Result<(), WaveError> {
+        for (n, p) in self.nics.iter_mut().zip(partners) {
+            let busy = p.rp().busy();
+            n.sample = busy || n.was_busy;
+            n.was_busy = busy;
+        }
         let dirty = mmu.dirty_blocks();
         let slots = self
             .slots_by_block
             .iter()
             .enumerate()
             .filter(|(b, _)| dirty[b / 64] & (1 << (b % 64)) != 0)
-            .flat_map(|(_, s)| s.iter().copied());
+            .flat_map(|(_, s)| s.iter().copied())
+            .chain(
+                self.nics
+                    .iter()
+                    .filter(|n| n.sample)
+                    .flat_map(|n| n.slots.iter().copied()),
+            );
+        let signals = &self.signals;
         self.writer
-            .sample_slots(cycle, slots, |i| mmu.signal_value(i))
+            .sample_slots(cycle, slots, |i| signals.value(i, mmu, partners))
     }
 
     /// Close the VCD and write the `.gtkw` beside it.
     pub fn finish(self, mmu: &Mmu) -> Result<(), WaveError> {
         self.writer.finish()?;
-        let groups: Vec<GtkwGroup> = mmu
-            .gtkw_groups()
-            .into_iter()
-            .map(|(name, signals)| GtkwGroup::new(name, signals))
-            .collect();
         write_gtkw(
             &gtkw_path(&self.vcd_path),
             &self.vcd_path,
-            &groups,
+            &self.signals.gtkw_groups(mmu),
             &self.dumped,
         )
     }

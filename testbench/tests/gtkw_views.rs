@@ -31,7 +31,8 @@ fn check_view(view: &str, dumpfile: &str, scenario: &str) -> Vec<(String, u32)> 
     );
     let built = builtin::load(scenario).unwrap();
     let sim = Sim::new(&built, Overrides::default()).unwrap();
-    let signals = sim.mmu().signals();
+    let signals = sim.wave_signals();
+    let signals = signals.specs();
     let want = traces(&text);
     for (path, width) in &want {
         let s = signals
@@ -74,5 +75,20 @@ fn hcf_view_names_signals_of_the_hcf_tcp_dump() {
     assert_eq!(bins, 20, "every credit bin of K = 20");
     for egress in ["top.mmu.egress.p07.q1.cells", "top.mmu.egress.p07.tx_state"] {
         assert!(want.iter().any(|(p, _)| p == egress), "{egress}");
+    }
+}
+
+#[test]
+fn ecm_view_names_signals_of_the_ecm_fanin_dump() {
+    let want = check_view("ecm-view.gtkw", "ecm.vcd", "ecm-fanin");
+    for leaf in ["qlen", "qold", "samp_byte_acc", "interval", "lfsr"] {
+        let p = format!("top.mmu.egress.p07.q3.ecm.{leaf}");
+        assert!(want.iter().any(|(w, _)| *w == p), "the view shows {p}");
+    }
+    for nic in 0..3 {
+        for leaf in ["state", "rate_bps", "cpid", "fifo_len"] {
+            let p = format!("top.nic.p{nic:02}.rp.f00.{leaf}");
+            assert!(want.iter().any(|(w, _)| *w == p), "the view shows {p}");
+        }
     }
 }
