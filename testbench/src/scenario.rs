@@ -653,7 +653,8 @@ fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
                 .split_once("unknown field `")
                 .and_then(|(_, r)| r.split('`').next())
             {
-                return Err(ScenarioError::new(format!("switch.{key}"), msg));
+                let at = key_path(&table, key).unwrap_or_else(|| key.to_string());
+                return Err(ScenarioError::new(format!("switch.{at}"), msg));
             }
             // A bad value: the first override that fails on the bare profile is the culprit.
             let mut base_table = toml::Table::try_from(&base).unwrap_or_default();
@@ -682,6 +683,23 @@ pub fn ns_to_cycles(ns: u64, clock_hz: u64) -> u64 {
 
 /// Default partner processing delay, cycles (rounded down): what is left of Eq. 1's 3840 B
 /// after the PFC frame itself (84 B on the wire) and two wire overheads (the packets
+/// Where `key` sits in `table`, nested tables and arrays of tables included (`hcf[1].bins`,
+/// `ecm.qeq_bytes`): serde names an unknown field without the table it is in.
+fn key_path(table: &toml::Table, key: &str) -> Option<String> {
+    if table.contains_key(key) {
+        return Some(key.to_string());
+    }
+    table.iter().find_map(|(k, v)| match v {
+        toml::Value::Table(t) => key_path(t, key).map(|p| format!("{k}.{p}")),
+        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
+            v.as_table()
+                .and_then(|t| key_path(t, key))
+                .map(|p| format!("{k}[{i}].{p}"))
+        }),
+        _ => None,
+    })
+}
+
 /// that straddle the frame's arrival and the response), at the port's line rate.
 pub fn default_proc_cycles(d: &Derived, port: usize) -> u64 {
     let bytes = EQ1_PFC_BUDGET_BYTES

@@ -71,6 +71,16 @@ fn unknown_keys_are_named_in_every_section() {
         "flows[0].colour"
     );
     assert_eq!(error_of(&format!("extra = 1\n{BASE}")).field, "extra");
+    // Inside the switch's nested tables, the error names the table and the entry.
+    let nested = |tables: &str| error_of(&BASE.replace("[run]", &format!("{tables}\n[run]"))).field;
+    assert_eq!(
+        nested("[switch.ecm]\npriorities = [3]\nqeq = 1\n"),
+        "switch.ecm.qeq"
+    );
+    assert_eq!(
+        nested("[[switch.hcf]]\nports = [1]\nqueue = 1\n[[switch.hcf]]\nports = [2]\nqueue = 1\nkk = 3\n"),
+        "switch.hcf[1].kk"
+    );
 }
 
 #[test]
