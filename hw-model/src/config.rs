@@ -456,23 +456,29 @@ fn range_err<T: std::fmt::Display>(field: &str, v: T, range: &str) -> ConfigErro
     ConfigError::new(field, format!("{v} is out of range; allowed: {range}"))
 }
 
+/// `Ok` when `lo <= v <= hi`, else the error naming `field` and the range `lo..=hi`.
+fn check_range<T: PartialOrd + Copy + std::fmt::Display>(
+    field: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<(), ConfigError> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(range_err(field, v, &format!("{lo}..={hi}")))
+    }
+}
+
 /// Validate `[switch.ecm]` and convert its thresholds to 64-byte pages.
 fn ecm_params(e: &EcmConfig) -> Result<EcmParams, ConfigError> {
     let mut mask = 0u8;
     for &p in &e.priorities {
-        if p > 7 {
-            return Err(range_err("switch.ecm.priorities", p, "0..=7"));
-        }
+        check_range("switch.ecm.priorities", p, 0, 7)?;
         mask |= 1 << p;
     }
     let max_q = 16 * 1024 * 1024;
-    if !(ECM_PAGE_BYTES..=max_q).contains(&e.qeq_bytes) {
-        return Err(range_err(
-            "switch.ecm.qeq_bytes",
-            e.qeq_bytes,
-            "64..=16777216",
-        ));
-    }
+    check_range("switch.ecm.qeq_bytes", e.qeq_bytes, ECM_PAGE_BYTES, max_q)?;
     if !(e.qeq_bytes..=max_q).contains(&e.qmc_bytes) {
         return Err(range_err(
             "switch.ecm.qmc_bytes",
@@ -487,12 +493,8 @@ fn ecm_params(e: &EcmConfig) -> Result<EcmParams, ConfigError> {
             &format!("{}..=16777216 (at least qmc_bytes)", e.qmc_bytes),
         ));
     }
-    if e.sf_bytes > 262_144 {
-        return Err(range_err("switch.ecm.sf_bytes", e.sf_bytes, "0..=262144"));
-    }
-    if e.sr_bytes > 65_536 {
-        return Err(range_err("switch.ecm.sr_bytes", e.sr_bytes, "0..=65536"));
-    }
+    check_range("switch.ecm.sf_bytes", e.sf_bytes, 0, 262_144)?;
+    check_range("switch.ecm.sr_bytes", e.sr_bytes, 0, 65_536)?;
     if e.sr_centered && e.sr_bytes > e.sf_bytes {
         return Err(range_err(
             "switch.ecm.sr_bytes",
@@ -507,9 +509,7 @@ fn ecm_params(e: &EcmConfig) -> Result<EcmParams, ConfigError> {
         ("switch.ecm.sscale_log2", e.sscale_log2),
         ("switch.ecm.qscale_log2", e.qscale_log2),
     ] {
-        if v > 7 {
-            return Err(range_err(field, v, "0..=7"));
-        }
+        check_range(field, v, 0, 7)?;
     }
     if e.switch_id >= 1 << 7 {
         return Err(range_err("switch.ecm.switch_id", e.switch_id, "0..=127"));
@@ -540,9 +540,7 @@ fn hcf_params(
     let mut out: Vec<HcfParams> = Vec::new();
     for (i, h) in c.hcf.iter().enumerate() {
         let f = |name: &str| format!("switch.hcf[{i}].{name}");
-        if h.queue > 7 {
-            return Err(range_err(&f("queue"), h.queue, "0..=7"));
-        }
+        check_range(&f("queue"), h.queue, 0, 7)?;
         if lossless_mask & (1 << h.queue) != 0 {
             return Err(ConfigError::new(
                 f("queue"),
@@ -552,15 +550,9 @@ fn hcf_params(
                 ),
             ));
         }
-        if !(1..=64).contains(&h.bins) {
-            return Err(range_err(&f("bins"), h.bins, "1..=64"));
-        }
-        if !(1..=255).contains(&h.c0) {
-            return Err(range_err(&f("c0"), h.c0, "1..=255"));
-        }
-        if !(1..=HCF_MAX_HASHES as u32).contains(&h.hashes) {
-            return Err(range_err(&f("hashes"), h.hashes, "1..=4"));
-        }
+        check_range(&f("bins"), h.bins, 1, 64)?;
+        check_range(&f("c0"), h.c0, 1, 255)?;
+        check_range(&f("hashes"), h.hashes, 1, HCF_MAX_HASHES as u32)?;
         if h.hashes > h.bins {
             return Err(range_err(
                 &f("hashes"),
@@ -638,36 +630,17 @@ fn hcf_params(
 
 impl Derived {
     fn new(c: &SwitchConfig) -> Result<Self, ConfigError> {
-        if !(1..=MAX_PORTS).contains(&c.ports) {
-            return Err(range_err("switch.ports", c.ports, "1..=64"));
-        }
-        if !(1..=10_000).contains(&c.core_clock_mhz) {
-            return Err(range_err(
-                "switch.core_clock_mhz",
-                c.core_clock_mhz,
-                "1..=10000",
-            ));
-        }
-        if !(32..=4096).contains(&c.cell_bytes) {
-            return Err(range_err("switch.cell_bytes", c.cell_bytes, "32..=4096"));
-        }
-        if c.packet_overhead_bytes > 256 {
-            return Err(range_err(
-                "switch.packet_overhead_bytes",
-                c.packet_overhead_bytes,
-                "0..=256",
-            ));
-        }
-        if c.wire_overhead_bytes > 64 {
-            return Err(range_err(
-                "switch.wire_overhead_bytes",
-                c.wire_overhead_bytes,
-                "0..=64",
-            ));
-        }
-        if !(64..=9216).contains(&c.mtu_bytes) {
-            return Err(range_err("switch.mtu_bytes", c.mtu_bytes, "64..=9216"));
-        }
+        check_range("switch.ports", c.ports, 1, MAX_PORTS)?;
+        check_range("switch.core_clock_mhz", c.core_clock_mhz, 1, 10_000)?;
+        check_range("switch.cell_bytes", c.cell_bytes, 32, 4096)?;
+        check_range(
+            "switch.packet_overhead_bytes",
+            c.packet_overhead_bytes,
+            0,
+            256,
+        )?;
+        check_range("switch.wire_overhead_bytes", c.wire_overhead_bytes, 0, 64)?;
+        check_range("switch.mtu_bytes", c.mtu_bytes, 64, 9216)?;
         if !c.port_speeds_gbps.is_empty() && c.port_speeds_gbps.len() != c.ports {
             return Err(ConfigError::new(
                 "switch.port_speeds_gbps",
@@ -767,13 +740,7 @@ impl Derived {
                 ));
             }
         }
-        if !(1..=8).contains(&c.sram_read_latency) {
-            return Err(range_err(
-                "switch.sram_read_latency",
-                c.sram_read_latency,
-                "1..=8",
-            ));
-        }
+        check_range("switch.sram_read_latency", c.sram_read_latency, 1, 8)?;
         let mut lossless_mask = 0u8;
         for &p in &c.lossless_priorities {
             if p > 7 {
@@ -785,9 +752,7 @@ impl Derived {
             }
             lossless_mask |= 1 << p;
         }
-        if c.control_queue > 7 {
-            return Err(range_err("switch.control_queue", c.control_queue, "0..=7"));
-        }
+        check_range("switch.control_queue", c.control_queue, 0, 7)?;
         for (field, k) in [
             ("switch.alpha_log2", c.alpha_log2),
             ("switch.lossy_alpha_log2", c.lossy_alpha_log2),
@@ -797,20 +762,8 @@ impl Derived {
                 return Err(ConfigError::new(field, e.to_string()));
             }
         }
-        if !(64..=65535).contains(&c.dwrr_quantum_bytes) {
-            return Err(range_err(
-                "switch.dwrr_quantum_bytes",
-                c.dwrr_quantum_bytes,
-                "64..=65535",
-            ));
-        }
-        if c.link_delay_ns > 1_000_000 {
-            return Err(range_err(
-                "switch.link_delay_ns",
-                c.link_delay_ns,
-                "0..=1000000",
-            ));
-        }
+        check_range("switch.dwrr_quantum_bytes", c.dwrr_quantum_bytes, 64, 65535)?;
+        check_range("switch.link_delay_ns", c.link_delay_ns, 0, 1_000_000)?;
         let cells = |b: u64| b.div_ceil(c.cell_bytes as u64);
         let lossless_queues_per_port = lossless_mask.count_ones();
         let private_cells = cells(c.private_bytes as u64) as u32;

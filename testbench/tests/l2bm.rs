@@ -24,6 +24,8 @@
 
 mod common;
 
+use common::{flow_of, flow_spec, pattern_draw, PatDraw};
+
 use hw_model::l2bm::{tau_of, W_MAX};
 use hw_model::{CellFate, DropReason, Fault, Policy, SwitchConfig};
 use proptest::collection::vec;
@@ -34,7 +36,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::process::Command;
 use testbench::scenario::{
-    FlowSpec, LinkSpec, PatternKind, PfcScriptSpec, RunSpec, TcpSpec, MIN_PACKET_BYTES,
+    FlowSpec, LinkSpec, PatternKind, PfcScriptSpec, RunSpec, MIN_PACKET_BYTES,
 };
 use testbench::{Overrides, Scenario, Sim};
 
@@ -313,15 +315,6 @@ struct SwitchDraw {
 }
 
 #[derive(Debug, Clone)]
-enum PatDraw {
-    Constant { pct: u32 },
-    OnOff { pct: u32, on: u64, off: u64 },
-    Burst { bytes: u64 },
-    Poisson { pct: u32 },
-    Tcp,
-}
-
-#[derive(Debug, Clone)]
 struct FlowDraw {
     src: usize,
     dst: usize,
@@ -405,14 +398,7 @@ fn switch_draw() -> impl Strategy<Value = SwitchDraw> {
 }
 
 fn flow_draw() -> impl Strategy<Value = FlowDraw> {
-    let pattern = prop_oneof![
-        3 => (5u32..=100).prop_map(|pct| PatDraw::Constant { pct }),
-        2 => (5u32..=100, 50u64..=5000, 50u64..=5000)
-            .prop_map(|(pct, on, off)| PatDraw::OnOff { pct, on, off }),
-        2 => (1u64..=64_000).prop_map(|bytes| PatDraw::Burst { bytes }),
-        1 => (5u32..=60).prop_map(|pct| PatDraw::Poisson { pct }),
-        1 => Just(PatDraw::Tcp),
-    ];
+    let pattern = pattern_draw(true);
     (
         0usize..8,
         0usize..8,
@@ -478,24 +464,6 @@ fn case(fanin: bool) -> impl Strategy<Value = Case> {
         })
 }
 
-fn flow_spec(src: usize, dst: usize, prio: u8, pattern: PatternKind) -> FlowSpec {
-    FlowSpec {
-        src,
-        dst,
-        prio,
-        size_bytes: None,
-        size_cdf: None,
-        pattern,
-        rate_gbps: None,
-        on_cycles: None,
-        off_cycles: None,
-        burst_bytes: None,
-        message_cdf: None,
-        start_cycle: 0,
-        stop_cycle: None,
-    }
-}
-
 impl Case {
     /// A valid L2BM scenario of `cycles` cycles with honest Eq. 1 headroom; `None` when the
     /// draws do not allow one.
@@ -547,39 +515,14 @@ impl Case {
         let mut flows = Vec::new();
         for f in &self.flows {
             let (src, dst) = (f.src % ports, f.dst % ports);
-            let rate = |pct: u32| (pct < 100).then(|| speeds[src] * pct as f64 / 100.0);
-            let mut spec = match f.pattern {
-                PatDraw::Constant { pct } => FlowSpec {
-                    rate_gbps: rate(pct),
-                    ..flow_spec(src, dst, f.prio, PatternKind::Constant)
-                },
-                PatDraw::OnOff { pct, on, off } => FlowSpec {
-                    rate_gbps: rate(pct),
-                    on_cycles: Some(on),
-                    off_cycles: Some(off),
-                    ..flow_spec(src, dst, f.prio, PatternKind::OnOff)
-                },
-                PatDraw::Burst { bytes } => FlowSpec {
-                    burst_bytes: Some(bytes),
-                    ..flow_spec(src, dst, f.prio, PatternKind::Burst)
-                },
-                PatDraw::Poisson { pct } => FlowSpec {
-                    rate_gbps: rate(pct),
-                    message_cdf: Some(vec![(64, 0.3), (4_000, 0.8), (60_000, 1.0)]),
-                    ..flow_spec(src, dst, f.prio, PatternKind::Poisson)
-                },
-                // TCP is lossy traffic: it reacts to drops.
-                PatDraw::Tcp if !is_lossless(f.prio) => flow_spec(
-                    src,
-                    dst,
-                    f.prio,
-                    PatternKind::Tcp(TcpSpec {
-                        base_rtt_us: Some(5),
-                        ..TcpSpec::default()
-                    }),
-                ),
-                PatDraw::Tcp => flow_spec(src, dst, f.prio, PatternKind::Constant),
-            };
+            let mut spec = flow_of(
+                &f.pattern,
+                src,
+                dst,
+                f.prio,
+                speeds[src],
+                is_lossless(f.prio),
+            );
             spec.size_bytes = Some(f.size);
             spec.start_cycle = at(f.start_pct);
             if is_lossless(f.prio) {
@@ -757,28 +700,7 @@ fn fanin_scenario(eta_bytes: Option<u32>) -> Scenario {
         sw.headroom_packet_bytes = None;
     }
     let sw = with_shared_segment(sw, 200);
-    let flows = (0..7)
-        .map(|src| FlowSpec {
-            size_bytes: Some(1500),
-            burst_bytes: Some(60_000),
-            start_cycle: 1_000,
-            ..flow_spec(src, 7, 3, PatternKind::Burst)
-        })
-        .collect();
-    Scenario {
-        name: "l2bm-fanin".into(),
-        description: String::new(),
-        switch: sw,
-        run: RunSpec {
-            cycles: 30_000,
-            seed: 1,
-            expect_lossless: true,
-        },
-        links: Vec::new(),
-        flows,
-        pfc_script: Vec::new(),
-        ecm_rp: Default::default(),
-    }
+    common::scenario(sw, 30_000, common::fanin_bursts())
 }
 
 /// Companion of (b): headroom of one MTU packet (8 cells, the least the configuration

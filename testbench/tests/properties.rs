@@ -57,7 +57,7 @@ fn soak_cycles() -> u64 {
     common::soak_cycles(DEFAULT_CYCLES)
 }
 
-use common::soak_mode;
+use common::{flow_of, flow_spec, pattern_draw, scenario, soak_mode, PatDraw};
 
 fn proptest_config() -> ProptestConfig {
     // `Config::default()` reads PROPTEST_CASES (and the other PROPTEST_* variables).
@@ -396,14 +396,6 @@ enum SizeSel {
 }
 
 #[derive(Debug, Clone)]
-enum PatDraw {
-    Constant { pct: u32 },
-    OnOff { pct: u32, on: u64, off: u64 },
-    Burst { bytes: u64 },
-    Poisson { pct: u32 },
-}
-
-#[derive(Debug, Clone)]
 struct FlowDraw {
     src: usize,
     dst: usize,
@@ -533,23 +525,13 @@ fn size_sel() -> impl Strategy<Value = SizeSel> {
     ]
 }
 
-fn pattern_draw() -> impl Strategy<Value = PatDraw> {
-    prop_oneof![
-        3 => (5u32..=100).prop_map(|pct| PatDraw::Constant { pct }),
-        2 => (5u32..=100, 50u64..=5000, 50u64..=5000)
-            .prop_map(|(pct, on, off)| PatDraw::OnOff { pct, on, off }),
-        2 => (1u64..=64_000).prop_map(|bytes| PatDraw::Burst { bytes }),
-        1 => (5u32..=60).prop_map(|pct| PatDraw::Poisson { pct }),
-    ]
-}
-
 fn flow_draw() -> impl Strategy<Value = FlowDraw> {
     (
         0usize..8,
         0usize..8,
         0u8..8,
         vec(size_sel(), 1..=3),
-        pattern_draw(),
+        pattern_draw(false),
         0u32..=50,
         prop::option::weighted(0.3, 51u32..=100),
     )
@@ -677,24 +659,6 @@ fn set_sizes(f: &mut FlowSpec, sizes: &[u32]) {
     }
 }
 
-fn flow_spec(src: usize, dst: usize, prio: u8, pattern: PatternKind) -> FlowSpec {
-    FlowSpec {
-        src,
-        dst,
-        prio,
-        size_bytes: None,
-        size_cdf: None,
-        pattern,
-        rate_gbps: None,
-        on_cycles: None,
-        off_cycles: None,
-        burst_bytes: None,
-        message_cdf: None,
-        start_cycle: 0,
-        stop_cycle: None,
-    }
-}
-
 /// A scenario ready to run, and what it was built from.
 struct Built {
     scenario: Scenario,
@@ -774,28 +738,7 @@ impl Case {
             let (src, dst) = (f.src % ports, f.dst % ports);
             let sizes = sizes_of(&f.sizes, cell, ovh, mtu);
             let line = cfg.port_speeds_gbps[src];
-            let rate = |pct: u32| (pct < 100).then(|| line * pct as f64 / 100.0);
-            let mut spec = match f.pattern {
-                PatDraw::Constant { pct } => FlowSpec {
-                    rate_gbps: rate(pct),
-                    ..flow_spec(src, dst, f.prio, PatternKind::Constant)
-                },
-                PatDraw::OnOff { pct, on, off } => FlowSpec {
-                    rate_gbps: rate(pct),
-                    on_cycles: Some(on),
-                    off_cycles: Some(off),
-                    ..flow_spec(src, dst, f.prio, PatternKind::OnOff)
-                },
-                PatDraw::Burst { bytes } => FlowSpec {
-                    burst_bytes: Some(bytes),
-                    ..flow_spec(src, dst, f.prio, PatternKind::Burst)
-                },
-                PatDraw::Poisson { pct } => FlowSpec {
-                    rate_gbps: rate(pct),
-                    message_cdf: Some(vec![(64, 0.3), (4_000, 0.8), (60_000, 1.0)]),
-                    ..flow_spec(src, dst, f.prio, PatternKind::Poisson)
-                },
-            };
+            let mut spec = flow_of(&f.pattern, src, dst, f.prio, line, is_lossless(f.prio));
             spec.start_cycle = at(f.start_pct);
             if !matches!(f.pattern, PatDraw::Burst { .. }) {
                 spec.stop_cycle = f.stop_pct.map(|p| at(p).max(spec.start_cycle + 1));
@@ -1030,15 +973,7 @@ fn fanin_scenario(policy: Policy, eta_bytes: Option<u32>) -> Scenario {
     if eta_bytes.is_some() {
         sw.headroom_packet_bytes = None;
     }
-    let flows = (0..7)
-        .map(|src| FlowSpec {
-            size_bytes: Some(1500),
-            burst_bytes: Some(60_000),
-            start_cycle: 1_000,
-            ..flow_spec(src, 7, 3, PatternKind::Burst)
-        })
-        .collect();
-    scenario(sw, 30_000, flows)
+    scenario(sw, 30_000, common::fanin_bursts())
 }
 
 /// Companion of "no lossless drop": the same fan-in with a quarter of Eq. 1 as headroom
@@ -1165,23 +1100,6 @@ fn small_switch(ports: usize, shared_cells: u32) -> SwitchConfig {
     let d = cfg.build().expect("valid");
     assert_eq!(d.shared_cells, shared_cells);
     cfg
-}
-
-fn scenario(switch: SwitchConfig, cycles: u64, flows: Vec<FlowSpec>) -> Scenario {
-    Scenario {
-        name: "regression".into(),
-        description: String::new(),
-        switch,
-        run: RunSpec {
-            cycles,
-            seed: 1,
-            expect_lossless: true,
-        },
-        links: Vec::new(),
-        flows,
-        pfc_script: Vec::new(),
-        ecm_rp: Default::default(),
-    }
 }
 
 /// Counterexample found by `random_switches_and_streams_keep_every_invariant` (reduced by

@@ -3,7 +3,10 @@
 #![allow(dead_code)]
 
 use hw_model::SwitchConfig;
+use proptest::prelude::*;
 use std::collections::BTreeSet;
+use testbench::scenario::{FlowSpec, PatternKind, RunSpec, TcpSpec};
+use testbench::Scenario;
 
 /// Cycles per drawn stream: `SOAK_CYCLES` (underscores allowed) if set and positive, else
 /// `default`.
@@ -59,4 +62,125 @@ pub fn honest_headroom(cfg: &SwitchConfig, sizes: &BTreeSet<u32>) -> Option<u32>
         .iter()
         .copied()
         .find(|&l| (0..cfg.ports).all(|p| eq1_cells_for(cfg, p, l) >= need[p]))
+}
+
+/// A drawn arrival pattern; `pct` is percent of the source's line rate (100 = line rate).
+#[derive(Debug, Clone)]
+pub enum PatDraw {
+    Constant { pct: u32 },
+    OnOff { pct: u32, on: u64, off: u64 },
+    Burst { bytes: u64 },
+    Poisson { pct: u32 },
+    Tcp,
+}
+
+/// Draws of [`PatDraw`]; `Tcp` (one draw in nine) only with `tcp`.
+pub fn pattern_draw(tcp: bool) -> BoxedStrategy<PatDraw> {
+    let open_loop = prop_oneof![
+        3 => (5u32..=100).prop_map(|pct| PatDraw::Constant { pct }),
+        2 => (5u32..=100, 50u64..=5000, 50u64..=5000)
+            .prop_map(|(pct, on, off)| PatDraw::OnOff { pct, on, off }),
+        2 => (1u64..=64_000).prop_map(|bytes| PatDraw::Burst { bytes }),
+        1 => (5u32..=60).prop_map(|pct| PatDraw::Poisson { pct }),
+    ];
+    if tcp {
+        prop_oneof![8 => open_loop, 1 => Just(PatDraw::Tcp)].boxed()
+    } else {
+        open_loop.boxed()
+    }
+}
+
+/// A flow with every optional key unset.
+pub fn flow_spec(src: usize, dst: usize, prio: u8, pattern: PatternKind) -> FlowSpec {
+    FlowSpec {
+        src,
+        dst,
+        prio,
+        size_bytes: None,
+        size_cdf: None,
+        pattern,
+        rate_gbps: None,
+        on_cycles: None,
+        off_cycles: None,
+        burst_bytes: None,
+        message_cdf: None,
+        start_cycle: 0,
+        stop_cycle: None,
+    }
+}
+
+/// The flow of the drawn pattern from `src` (line rate `line_gbps`) to `dst`. TCP is lossy
+/// traffic (it reacts to drops): on a lossless priority it is sent at line rate instead.
+pub fn flow_of(
+    p: &PatDraw,
+    src: usize,
+    dst: usize,
+    prio: u8,
+    line_gbps: f64,
+    lossless: bool,
+) -> FlowSpec {
+    let rate = |pct: u32| (pct < 100).then(|| line_gbps * pct as f64 / 100.0);
+    match *p {
+        PatDraw::Constant { pct } => FlowSpec {
+            rate_gbps: rate(pct),
+            ..flow_spec(src, dst, prio, PatternKind::Constant)
+        },
+        PatDraw::OnOff { pct, on, off } => FlowSpec {
+            rate_gbps: rate(pct),
+            on_cycles: Some(on),
+            off_cycles: Some(off),
+            ..flow_spec(src, dst, prio, PatternKind::OnOff)
+        },
+        PatDraw::Burst { bytes } => FlowSpec {
+            burst_bytes: Some(bytes),
+            ..flow_spec(src, dst, prio, PatternKind::Burst)
+        },
+        PatDraw::Poisson { pct } => FlowSpec {
+            rate_gbps: rate(pct),
+            message_cdf: Some(vec![(64, 0.3), (4_000, 0.8), (60_000, 1.0)]),
+            ..flow_spec(src, dst, prio, PatternKind::Poisson)
+        },
+        PatDraw::Tcp if !lossless => flow_spec(
+            src,
+            dst,
+            prio,
+            PatternKind::Tcp(TcpSpec {
+                base_rtt_us: Some(5),
+                ..TcpSpec::default()
+            }),
+        ),
+        PatDraw::Tcp => flow_spec(src, dst, prio, PatternKind::Constant),
+    }
+}
+
+/// `flows` on `switch` for `cycles` cycles: seed 1, lossless expected, default links and
+/// reaction points, no scripted PFC.
+pub fn scenario(switch: SwitchConfig, cycles: u64, flows: Vec<FlowSpec>) -> Scenario {
+    Scenario {
+        name: "test".into(),
+        description: String::new(),
+        switch,
+        run: RunSpec {
+            cycles,
+            seed: 1,
+            expect_lossless: true,
+        },
+        links: Vec::new(),
+        flows,
+        pfc_script: Vec::new(),
+        ecm_rp: Default::default(),
+    }
+}
+
+/// The fan-in of the headroom companions: ports 0..=6 each burst 60 KB of 1500 B packets
+/// on priority 3 into port 7 at cycle 1000.
+pub fn fanin_bursts() -> Vec<FlowSpec> {
+    (0..7)
+        .map(|src| FlowSpec {
+            size_bytes: Some(1500),
+            burst_bytes: Some(60_000),
+            start_cycle: 1_000,
+            ..flow_spec(src, 7, 3, PatternKind::Burst)
+        })
+        .collect()
 }
