@@ -37,7 +37,7 @@ enum Cmd {
     Validate { file: String },
     /// Print a built-in scenario as TOML, to start a scenario file from.
     Show { name: String },
-    /// Reproduce a figure or table of the DSH or HCF paper into a directory (see --list).
+    /// Reproduce a figure or table of the DSH, HCF, ECM or L2BM paper into a directory (see --list).
     #[command(after_help = reproductions_help())]
     Reproduce(ReproduceArgs),
 }
