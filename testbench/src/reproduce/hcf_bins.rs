@@ -3,7 +3,7 @@
 //! dynamic period, against the drop-tail FIFO of the same run length.
 //!
 //! The setup is [`hcf_starvation`](super::hcf_starvation)'s with a shorter warm-up
-//! ([`Setup::sweep`]: 20 s instead of 170 s, the same 10 s window), so that the eleven runs
+//! ([`sweep_setup`]: 20 s instead of 170 s, the same 10 s window), so that the eleven runs
 //! fit in about a minute on two cores.
 
 use super::hcf::{Discipline, HcfKnobs};

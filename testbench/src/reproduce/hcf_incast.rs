@@ -6,7 +6,7 @@
 //! As modelled: every server has its own 1 Gb/s ingress port (so `N` is at most
 //! [`MAX_SERVERS`]: 64 ports), the client's port is the bottleneck; 1000 B packets (one
 //! cell each), TCP Reno-like with NewReno partial ACKs (`crate::tcp`), base RTT 100 us,
-//! min RTO 200 ms (the paper takes the scenario of its ref. [2], whose collapse comes from
+//! min RTO 200 ms (the paper takes the scenario of its ref. \[2\], whose collapse comes from
 //! the 200 ms minimum RTO; it does not restate the RTO), initial window 2. The core clock
 //! is 2 MHz: 1 Gb/s moves at most 0.74 cells per cycle for the worst packet size, within
 //! the one-cell-per-cycle port limit. The FIFO's buffer is the lossy pool of 32 cells; with
