@@ -7,7 +7,7 @@
 //! and resolves defaults into a [`Plan`] the simulator can run without further checks.
 
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
-use hw_model::{ConfigError, Derived, PfcFrame, Policy, SwitchConfig};
+use hw_model::{ConfigError, Derived, FiveTuple, PfcFrame, Policy, SwitchConfig};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -415,6 +415,20 @@ pub struct Flow {
     pub pattern: Pattern,
     pub start_cycle: u64,
     pub stop_cycle: u64,
+    /// The IP 5-tuple every packet carries; `None`: the flow's own,
+    /// `FiveTuple::for_flow(id, src, dst, proto)`. No scenario key sets it: code that
+    /// builds a plan sets it, e.g. to another flow's tuple for one connection re-routed
+    /// to a second egress port (the `ecm-two-cps` reproduction), which keeps its ECM
+    /// FlowID at the reaction point.
+    pub tuple: Option<FiveTuple>,
+}
+
+impl Flow {
+    /// The 5-tuple of the flow's packets: [`Flow::tuple`] or its own for protocol `proto`.
+    pub fn five_tuple(&self, proto: u8) -> FiveTuple {
+        self.tuple
+            .unwrap_or_else(|| FiveTuple::for_flow(self.id, self.src, self.dst, proto))
+    }
 }
 
 /// A validated link into an ingress port, delays in core cycles.
@@ -669,20 +683,6 @@ fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
     }
 }
 
-fn ports_err(field: String, p: usize, d: &Derived) -> ScenarioError {
-    ScenarioError::new(
-        field,
-        format!("port {p} does not exist (ports 0..={})", d.ports - 1),
-    )
-}
-
-/// Nanoseconds to core cycles, rounded up (a delay is never shortened).
-pub fn ns_to_cycles(ns: u64, clock_hz: u64) -> u64 {
-    (ns as u128 * clock_hz as u128).div_ceil(1_000_000_000) as u64
-}
-
-/// Default partner processing delay, cycles (rounded down): what is left of Eq. 1's 3840 B
-/// after the PFC frame itself (84 B on the wire) and two wire overheads (the packets
 /// Where `key` sits in `table`, nested tables and arrays of tables included (`hcf[1].bins`,
 /// `ecm.qeq_bytes`): serde names an unknown field without the table it is in.
 fn key_path(table: &toml::Table, key: &str) -> Option<String> {
@@ -700,6 +700,20 @@ fn key_path(table: &toml::Table, key: &str) -> Option<String> {
     })
 }
 
+fn ports_err(field: String, p: usize, d: &Derived) -> ScenarioError {
+    ScenarioError::new(
+        field,
+        format!("port {p} does not exist (ports 0..={})", d.ports - 1),
+    )
+}
+
+/// Nanoseconds to core cycles, rounded up (a delay is never shortened).
+pub fn ns_to_cycles(ns: u64, clock_hz: u64) -> u64 {
+    (ns as u128 * clock_hz as u128).div_ceil(1_000_000_000) as u64
+}
+
+/// Default partner processing delay, cycles (rounded down): what is left of Eq. 1's 3840 B
+/// after the PFC frame itself (84 B on the wire) and two wire overheads (the packets
 /// that straddle the frame's arrival and the response), at the port's line rate.
 pub fn default_proc_cycles(d: &Derived, port: usize) -> u64 {
     let bytes = EQ1_PFC_BUDGET_BYTES
@@ -972,6 +986,7 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
         pattern,
         start_cycle: s.start_cycle,
         stop_cycle,
+        tuple: None,
     })
 }
 

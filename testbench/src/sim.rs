@@ -24,7 +24,7 @@ use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
 use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
-use crate::source::Sources;
+use crate::source::{MessageStats, Sources};
 use crate::summary::{EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, Summary};
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
@@ -250,6 +250,10 @@ impl Sim {
     pub fn tcp_stats(&self) -> Vec<TcpStats> {
         self.tcp.stats()
     }
+    /// Every message of the `poisson` flows so far, in arrival order, with its completion.
+    pub fn messages(&self) -> &[MessageStats] {
+        self.sources.messages()
+    }
     /// Cells on the links, sent by partners and not yet seen by the MMU.
     pub fn cells_in_flight(&self) -> u64 {
         self.partners.iter().map(|p| p.in_flight() as u64).sum()
@@ -313,6 +317,7 @@ impl Sim {
             self.sinks.absorb(dep);
         }
         self.tcp.departed(now, &self.out.departures);
+        self.sources.departed(now, &self.out.departures);
         for &(port, frame) in &self.out.pfc_tx {
             if frame.paused() != 0 {
                 self.pfc_pause_frames += 1;

@@ -11,14 +11,14 @@
 //! timing with no accumulated rounding.
 
 use crate::scenario::{Flow, Pattern, SizeDist};
-use hw_model::{Derived, FiveTuple, PacketHdr};
+use hw_model::{Departure, Derived, FiveTuple, PacketHdr};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A uniform draw in `[0, 1)` with 53 bits of precision.
-fn unit(rng: &mut ChaCha8Rng) -> f64 {
+pub fn unit(rng: &mut ChaCha8Rng) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
@@ -32,7 +32,7 @@ fn draw_steps(cdf: &[(u32, f64)], u: f64) -> u32 {
 
 /// Draw from a piecewise-linear CDF (the usual data-center workload files): below the first
 /// point's probability the first size, else linear interpolation between points.
-fn draw_linear(cdf: &[(u64, f64)], u: f64) -> u64 {
+pub fn draw_linear(cdf: &[(u64, f64)], u: f64) -> u64 {
     if u < cdf[0].1 {
         return cdf[0].0;
     }
@@ -67,6 +67,8 @@ pub struct Source {
     next_msg: f64,
     /// Mean Poisson inter-arrival, cycles.
     mean_gap: f64,
+    /// Bytes of the message the last `fire` handed over (Poisson), for [`Messages`].
+    fired_message: Option<u64>,
 }
 
 impl Source {
@@ -89,6 +91,7 @@ impl Source {
             seq: 0,
             bits: 0,
             mean_gap,
+            fired_message: None,
         }
     }
 
@@ -110,7 +113,7 @@ impl Source {
             dst: self.flow.dst,
             prio: self.flow.prio,
             len: len as u16,
-            tuple: FiveTuple::for_flow(self.flow.id, self.flow.src, self.flow.dst, FiveTuple::UDP),
+            tuple: self.flow.five_tuple(FiveTuple::UDP),
             cm_tag: None,
         });
         self.seq = self.seq.wrapping_add(1);
@@ -182,6 +185,7 @@ impl Source {
             }
             Pattern::Poisson { .. } => {
                 let mut left = self.message_bytes();
+                self.fired_message = Some(left);
                 let SizeDist::Fixed(mtu) = self.flow.size else {
                     unreachable!("validation gives Poisson flows a fixed packet size")
                 };
@@ -199,12 +203,84 @@ impl Source {
     }
 }
 
+/// One message of a `poisson` flow and its completion.
+///
+/// Its packets carry `PacketHdr.seq` `first_seq..first_seq + packets` (wrapping). A packet
+/// is delivered when its last cell departs the switch (as for TCP receivers); the message
+/// is done when its last packet is delivered.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MessageStats {
+    /// Scenario flow id.
+    pub flow: u32,
+    /// Message bytes as drawn from `message_cdf` (without wire overhead).
+    pub bytes: u64,
+    pub packets: u32,
+    pub first_seq: u32,
+    /// Cycle the message arrived: its packets were handed to the link partner.
+    pub arrival_cycle: u64,
+    /// Cycle the last cell of its last packet departed the switch; `None` while it has
+    /// not, and for ever if that packet was dropped.
+    pub last_departure_cycle: Option<u64>,
+    /// Packets whose last cell departed the switch.
+    pub delivered_packets: u32,
+}
+
+impl MessageStats {
+    /// Every packet was delivered.
+    pub fn complete(&self) -> bool {
+        self.delivered_packets == self.packets && self.last_departure_cycle.is_some()
+    }
+
+    /// Flow completion time, cycles: arrival to the departure of the last cell of the last
+    /// packet; `None` unless [`complete`](Self::complete).
+    pub fn fct_cycles(&self) -> Option<u64> {
+        self.last_departure_cycle
+            .filter(|_| self.complete())
+            .map(|t| t - self.arrival_cycle)
+    }
+}
+
+/// Completion tracking of the messages of `poisson` flows: every message in arrival order,
+/// and per flow the messages not yet finished (a flow's packets leave in order, so only
+/// the oldest open message of a flow can see a departure).
+#[derive(Debug, Clone, Default)]
+struct Messages {
+    all: Vec<MessageStats>,
+    /// Per scenario flow id: indices into `all` of its open messages, oldest first.
+    open: Vec<VecDeque<usize>>,
+}
+
+impl Messages {
+    /// A departure of packet `seq` of `flow` at `now`.
+    fn departed(&mut self, flow: u32, seq: u32, now: u64) {
+        let Some(open) = self.open.get_mut(flow as usize) else {
+            return;
+        };
+        while let Some(&i) = open.front() {
+            let m = &mut self.all[i];
+            let offset = seq.wrapping_sub(m.first_seq);
+            if offset >= m.packets {
+                // A later message's packet: this one's last packet was dropped.
+                open.pop_front();
+                continue;
+            }
+            m.delivered_packets += 1;
+            if offset + 1 == m.packets {
+                m.last_departure_cycle = Some(now);
+                open.pop_front();
+            }
+            return;
+        }
+    }
+}
+
 /// All sources and their wake-up times.
 #[derive(Debug, Clone)]
 pub struct Sources {
     sources: Vec<Source>,
     /// `(wake-up cycle, flow index)`: ties resolve by flow index, so runs are deterministic.
     events: BinaryHeap<Reverse<(u64, u32)>>,
+    messages: Messages,
 }
 
 impl Sources {
@@ -222,7 +298,22 @@ impl Sources {
                 events.push(Reverse((t, i as u32)));
             }
         }
-        Self { sources, events }
+        let poisson = flows
+            .iter()
+            .any(|f| matches!(f.pattern, Pattern::Poisson { .. }));
+        let messages = Messages {
+            all: Vec::new(),
+            open: if poisson {
+                vec![VecDeque::new(); flows.len()]
+            } else {
+                Vec::new()
+            },
+        };
+        Self {
+            sources,
+            events,
+            messages,
+        }
     }
 
     /// Fire every source due at `now`, handing packets to `out`.
@@ -232,10 +323,42 @@ impl Sources {
                 break;
             }
             self.events.pop();
-            if let Some(next) = self.sources[i as usize].fire(now, d, &mut out) {
+            let src = &mut self.sources[i as usize];
+            let first_seq = src.seq;
+            let next = src.fire(now, d, &mut out);
+            if let Some(bytes) = src.fired_message.take() {
+                let flow = src.flow.id;
+                self.messages.open[flow as usize].push_back(self.messages.all.len());
+                self.messages.all.push(MessageStats {
+                    flow,
+                    bytes,
+                    packets: src.seq.wrapping_sub(first_seq),
+                    first_seq,
+                    arrival_cycle: now,
+                    last_departure_cycle: None,
+                    delivered_packets: 0,
+                });
+            }
+            if let Some(next) = next {
                 self.events.push(Reverse((next, i)));
             }
         }
+    }
+
+    /// Record the packets of `poisson` messages whose last cell departed at `now`.
+    pub fn departed(&mut self, now: u64, departures: &[Departure]) {
+        if self.messages.open.is_empty() {
+            return;
+        }
+        for dep in departures.iter().filter(|d| d.beat.eop()) {
+            self.messages
+                .departed(dep.beat.hdr.flow, dep.beat.hdr.seq, now);
+        }
+    }
+
+    /// Every message of the `poisson` flows so far, in arrival order.
+    pub fn messages(&self) -> &[MessageStats] {
+        &self.messages.all
     }
 }
 
@@ -249,6 +372,40 @@ mod tests {
         assert_eq!(draw_linear(&cdf, 0.1), 100);
         assert_eq!(draw_linear(&cdf, 0.75), 550);
         assert!((linear_cdf_mean(&cdf) - (50.0 + 275.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn messages_complete_on_their_last_packet_and_not_after_a_lost_one() {
+        let msg = |flow, first_seq, packets| MessageStats {
+            flow,
+            bytes: packets as u64 * 1000,
+            packets,
+            first_seq,
+            arrival_cycle: 10,
+            last_departure_cycle: None,
+            delivered_packets: 0,
+        };
+        let mut m = Messages {
+            all: vec![msg(1, u32::MAX - 1, 3), msg(1, 1, 2), msg(1, 3, 1)],
+            open: vec![VecDeque::new(), VecDeque::from([0, 1, 2])],
+        };
+        // Message 0 wraps the sequence: u32::MAX - 1, u32::MAX, 0.
+        for (seq, now) in [(u32::MAX - 1, 20), (u32::MAX, 21), (0, 22)] {
+            m.departed(1, seq, now);
+        }
+        assert_eq!(m.all[0].fct_cycles(), Some(12));
+        // Message 1 loses its last packet (seq 2); seq 3 belongs to message 2.
+        m.departed(1, 1, 30);
+        m.departed(1, 3, 31);
+        assert!(!m.all[1].complete());
+        assert_eq!(
+            (m.all[1].delivered_packets, m.all[1].fct_cycles()),
+            (1, None)
+        );
+        assert_eq!(m.all[2].fct_cycles(), Some(21));
+        assert!(m.open[1].is_empty());
+        m.departed(0, 0, 40);
+        m.departed(7, 0, 40);
     }
 
     #[test]

@@ -200,6 +200,7 @@ struct TcpFlow {
     src: u8,
     dst: u8,
     prio: u8,
+    tuple: FiveTuple,
     mss: u32,
     /// Bytes of a finite flow (its last packet carries the remainder).
     flow_bytes: Option<u64>,
@@ -243,7 +244,7 @@ impl TcpFlow {
             dst: self.dst,
             prio: self.prio,
             len: self.len_of(seq) as u16,
-            tuple: FiveTuple::for_flow(self.id, self.src, self.dst, FiveTuple::TCP),
+            tuple: self.tuple,
             cm_tag: None,
         });
         self.in_network.push_back((self.next_tx, seq));
@@ -292,6 +293,7 @@ impl TcpFlows {
                 src: f.src,
                 dst: f.dst,
                 prio: f.prio,
+                tuple: f.five_tuple(FiveTuple::TCP),
                 mss: *mss,
                 flow_bytes: p.flow_bytes,
                 start_cycle: f.start_cycle,

@@ -1,4 +1,10 @@
-//! Paper reproductions: their numbers, their files, and the `reproduce` command line.
+//! Paper reproductions: their numbers, their files, and the `reproduce` command line. The
+//! ECM and L2BM ones are in `reproduce/ecm.rs` and `reproduce/l2bm.rs`.
+
+#[path = "reproduce/ecm.rs"]
+mod ecm;
+#[path = "reproduce/l2bm.rs"]
+mod l2bm;
 
 use hw_model::Policy;
 use std::path::PathBuf;
@@ -130,8 +136,9 @@ fn quick_starvation() -> hcf_starvation::Setup {
     }
 }
 
+/// The data lines of a CSV whose first line must be `header`, split at commas.
 fn csv_rows(path: &std::path::Path, header: &str) -> Vec<Vec<String>> {
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some(header), "{}", path.display());
     lines
@@ -290,11 +297,23 @@ fn hcf_bins_quick_sweep_rows_and_plots() {
 }
 
 #[test]
-fn cli_lists_the_hcf_reproductions() {
+fn cli_lists_every_reproduction() {
     let out = mmu_sim(&["reproduce", "--list"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    for name in ["hcf-starvation", "hcf-incast", "hcf-bins"] {
+    for name in [
+        "headroom",
+        "dsh-theorem",
+        "dsh-fig11",
+        "collateral",
+        "hcf-starvation",
+        "hcf-incast",
+        "hcf-bins",
+        "ecm-fig1",
+        "ecm-severe",
+        "ecm-two-cps",
+        "l2bm-hybrid",
+    ] {
         assert!(text.contains(name), "{text}");
     }
 }

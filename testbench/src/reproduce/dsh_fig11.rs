@@ -15,7 +15,7 @@
 //! fan-in ports. A lossless drop voids the run ([`ReproError::Invariant`]).
 
 use super::plot::{xy_chart, Series};
-use super::{cycles_to_ns, flow_toml, tomahawk_header, write_file, Progress, ReproError};
+use super::{cycles_to_ns, flow_toml, tomahawk_header, write_file, wrote, Progress, ReproError};
 use crate::{Overrides, Scenario, Sim};
 use hw_model::Policy;
 use std::fmt::Write;
@@ -280,10 +280,8 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
     );
     let _ = writeln!(
         rep,
-        "wrote {}, {}, {}",
-        out.join("fig11.csv").display(),
-        out.join("fig11.png").display(),
-        out.join("fig11_frames.png").display()
+        "{}",
+        wrote(out, &["fig11.csv", "fig11.png", "fig11_frames.png"])
     );
     Ok(rep)
 }

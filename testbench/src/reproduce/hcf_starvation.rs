@@ -22,7 +22,7 @@
 
 use super::hcf::{build, check, variance, Bottleneck, Discipline, HcfKnobs, QueueWatch};
 use super::plot::{xy_chart, Series};
-use super::{write_file, Progress, ReproError};
+use super::{write_file, wrote, Progress, ReproError};
 use hw_model::DropReason;
 use std::fmt::Write;
 use std::path::Path;
@@ -446,10 +446,11 @@ pub fn report(runs: &[Run], out: &Path) -> String {
     }
     let _ = writeln!(
         rep,
-        "wrote {}, {}, {}",
-        out.join("starvation.csv").display(),
-        out.join("starvation_flows.csv").display(),
-        out.join("starvation.png").display()
+        "{}",
+        wrote(
+            out,
+            &["starvation.csv", "starvation_flows.csv", "starvation.png"]
+        )
     );
     rep
 }

@@ -7,11 +7,16 @@
 pub mod collateral;
 pub mod dsh_fig11;
 pub mod dsh_theorem;
+pub mod ecm;
+pub mod ecm_fig1;
+pub mod ecm_severe;
+pub mod ecm_two_cps;
 pub mod hcf;
 pub mod hcf_bins;
 pub mod hcf_incast;
 pub mod hcf_starvation;
 pub mod headroom;
+pub mod l2bm_hybrid;
 pub mod plot;
 
 use std::path::{Path, PathBuf};
@@ -87,6 +92,15 @@ pub fn flow_toml(src: usize, dst: usize, prio: usize, size_bytes: u32, pattern: 
 }
 
 /// Core cycles to nanoseconds (the model's clock need not be 1 GHz).
+/// The report's last line: `wrote DIR/a, DIR/b, ...`.
+pub fn wrote(out: &Path, files: &[&str]) -> String {
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| out.join(f).display().to_string())
+        .collect();
+    format!("wrote {}", paths.join(", "))
+}
+
 pub fn cycles_to_ns(cycles: u64, clock_hz: u64) -> f64 {
     cycles as f64 * 1e9 / clock_hz as f64
 }
@@ -134,6 +148,26 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         name: "hcf-bins",
         description: "HCF V-C / Figs. 7-8: unfairness and starvation of the V-B setup vs credit bins K and initial credits c0 (20 s warm-up), with the FIFO reference",
         run: hcf_bins::run,
+    },
+    Reproduction {
+        name: "ecm-fig1",
+        description: "ECM section 2 / Fig. 1: two 10G end nodes into one 10G link; queue around Qeq, rates to the fair share (convergence, Jain, utilisation)",
+        run: ecm_fig1::run,
+    },
+    Reproduction {
+        name: "ecm-severe",
+        description: "ECM 3.3.2 / Fig. 8: a fan-in past Qsc; ECM(0,0) timeouts, random restarts at Rmin and the Tmax/Rmin back-off",
+        run: ecm_severe::run,
+    },
+    Reproduction {
+        name: "ecm-two-cps",
+        description: "ECM 3.3: a connection re-routed from a congested port A to a congested port B; the limiter's CPID moves from CP A to CP B",
+        run: ecm_two_cps::run,
+    },
+    Reproduction {
+        name: "l2bm-hybrid",
+        description: "L2BM IV-A / Table II / Fig. 7: lossless web-search flows at load 0.4 + TCP at load 0.1-0.8 on one switch; PFC PAUSE frames, p99 occupancy and p99 FCT slowdown, DT 1/8 vs DT 1/2 vs L2BM",
+        run: l2bm_hybrid::run,
     },
 ];
 

@@ -1,0 +1,641 @@
+//! L2BM section IV-A (Fig. 7, Table II): isolation of lossless and lossy traffic in one
+//! shared-memory switch. Lossless flows with web-search sizes at a fixed load of 0.4 share
+//! the switch with lossy TCP flows whose load sweeps 0.1 to 0.8, under the hybrid DT with
+//! `alpha = 1/8` (the paper's "DT"), with `alpha = 1/2` ("DT2") and under L2BM (Eq. 2-3,
+//! Algorithm 1). Per policy and TCP load: PFC PAUSE frames (Table II, Fig. 7(d)), the 99th
+//! percentile of the buffer occupancy (Fig. 7(c)) and the 99th-percentile FCT slowdown of
+//! the lossless and the lossy flows (Fig. 7(a), 7(b)).
+//!
+//! What one switch stands for (see docs/results.md for the scaling and the comparison):
+//!
+//! - **Hosts.** Ports `0..ports/2` are the RDMA servers of one ToR (IV-A: "16 servers ...
+//!   generate RDMA traffic"), ports `ports/2..ports` the TCP servers. Each server sends to
+//!   every other port with equal probability ("data is randomly sent to all other
+//!   servers"), so each port is also a receiver.
+//! - **Lossless flows** are `poisson` flows on lossless priority [`LOSSLESS_PRIO`], one per
+//!   (source, destination) pair at `load * line rate / (ports - 1)`: their superposition per
+//!   server is a Poisson process of messages with a uniformly drawn destination. A message
+//!   is handed to the server's NIC (the link partner) at once and sent at line rate; its
+//!   FCT is from its arrival to the departure of its last cell from the switch
+//!   ([`crate::source::MessageStats`]). There is no DCQCN: PFC is the lossless class's only
+//!   rate control.
+//! - **Lossy flows** are finite `tcp` flows (Reno-like, `crate::tcp`; the paper's DCTCP has
+//!   no ECN counterpart here) on lossy priority [`LOSSY_PRIO`], started as a Poisson process
+//!   per TCP server with web-search sizes and a uniformly drawn destination. Their FCT is
+//!   from the start to the ACK of the last byte ([`crate::tcp::TcpStats::fct_cycles`]).
+//! - **FCT slowdown** = FCT / ideal FCT, the ideal being the same flow alone in the network
+//!   (IV: "the actual FCT divided by the ideal FCT with no other traffic"): the base latency
+//!   of one packet through the idle switch (measured per run, [`base_latency_cycles`]) plus
+//!   the flow's wire time at the line rate, plus the ACK delay for TCP. Slow start is not
+//!   part of the ideal. A lossless message also waits, in the ideal, for the same server's
+//!   earlier messages: the model's NIC sends a class in FIFO order (the link partner),
+//!   where ns-3's RDMA NIC interleaves its queue pairs, so a small message queued behind a
+//!   large one of its own server is not counted as slowed down by the network.
+//! - **Policies** ([`Policy`]): all three run with `hybrid_ingress_pool = true`, so the
+//!   ingress thresholds of both classes see one ingress pool (II-A; III-A, Fig. 5), the
+//!   paper's hybrid switch. DT uses the same `alpha` for the lossless and the lossy class;
+//!   L2BM uses `alpha = 1/8` (III-C: "in most real switches alpha is usually set to
+//!   0.125") as the base of Eq. 3, and its lossy egress DT with `alpha_e = 1`.
+
+use super::plot::{xy_chart, Series};
+use super::{run_parallel, write_file, Progress, ReproError};
+use crate::source::{draw_linear, linear_cdf_mean, unit};
+use crate::{Overrides, Scenario, Sim};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::fmt::Write;
+use std::path::Path;
+
+/// Header of `l2bm.csv`.
+pub const CSV_HEADER: &str = "policy,tcp_load,pause_frames,p99_occupancy_bytes,p99_fct_slowdown_lossless,p99_fct_slowdown_lossy";
+
+/// Lossless (RDMA) priority: ingress priority group and egress queue.
+pub const LOSSLESS_PRIO: u8 = 3;
+/// Lossy (TCP) priority.
+pub const LOSSY_PRIO: u8 = 1;
+
+/// The web-search flow-size distribution (DCTCP, SIGCOMM 2010) as the piecewise-linear CDF
+/// the ns-3 data-centre simulators ship (`WebSearch_distribution.txt`): `(bytes, P(size <=
+/// bytes))`. The L2BM paper names the workload (IV, "Workload") but prints no table; its
+/// first point `(0, 0)` is `(1, 0)` here (`message_cdf` sizes start at 1). Mean 1.6 MB.
+pub const WEB_SEARCH_CDF: [(u64, f64); 12] = [
+    (1, 0.0),
+    (10_000, 0.15),
+    (20_000, 0.2),
+    (30_000, 0.3),
+    (50_000, 0.4),
+    (80_000, 0.53),
+    (200_000, 0.6),
+    (1_000_000, 0.7),
+    (2_000_000, 0.8),
+    (5_000_000, 0.9),
+    (10_000_000, 0.97),
+    (30_000_000, 1.0),
+];
+
+/// Table II of the paper (ns-3): PFC PAUSE frames at TCP loads 0.4 to 0.8, for DT
+/// (`alpha = 1/8`), DT2 (`alpha = 1/2`) and L2BM. ABM is not modelled.
+pub const PAPER_TABLE_II: [(f64, [u64; 3]); 5] = [
+    (0.4, [1548, 0, 6]),
+    (0.5, [2597, 8, 0]),
+    (0.6, [7316, 312, 5]),
+    (0.7, [9083, 450, 4]),
+    (0.8, [10775, 418, 49]),
+];
+
+/// The buffer policies compared in IV-A.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Hybrid DT with `alpha = 1/8` (the paper's "DT", Microsoft's RoCEv2 setting).
+    DtEighth,
+    /// Hybrid DT with `alpha = 1/2` (the paper's "DT2").
+    DtHalf,
+    /// L2BM (Eq. 3) on `alpha = 1/8`.
+    L2bm,
+}
+
+impl Policy {
+    pub const ALL: [Policy; 3] = [Policy::DtEighth, Policy::DtHalf, Policy::L2bm];
+
+    /// The CSV's `policy` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::DtEighth => "dt_alpha_1_8",
+            Self::DtHalf => "dt_alpha_1_2",
+            Self::L2bm => "l2bm",
+        }
+    }
+
+    /// Legend and report label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::DtEighth => "DT alpha 1/8",
+            Self::DtHalf => "DT alpha 1/2",
+            Self::L2bm => "L2BM",
+        }
+    }
+
+    /// `[switch]` keys of the policy.
+    fn switch_keys(self) -> String {
+        let (policy, alpha_log2) = match self {
+            Self::DtEighth => ("sih", -3),
+            Self::DtHalf => ("sih", -1),
+            Self::L2bm => ("l2bm", -3),
+        };
+        format!(
+            "policy = \"{policy}\"\nalpha_log2 = {alpha_log2}\nlossy_alpha_log2 = {alpha_log2}\negress_alpha_log2 = 0\nhybrid_ingress_pool = true\n"
+        )
+    }
+}
+
+/// The size and timing of the experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    /// Switch ports (even): the first half are lossless servers, the second half TCP.
+    pub ports: usize,
+    pub port_gbps: f64,
+    pub clock_mhz: u32,
+    pub buffer_bytes: u64,
+    /// The lossy shared segment (`lossy_pool_bytes`); the rest of the ingress pool is the
+    /// lossless one, and with the hybrid pool both classes' thresholds see both.
+    pub lossy_pool_bytes: u64,
+    pub link_delay_ns: u32,
+    /// Packet size (MTU) of every flow, bytes.
+    pub packet_bytes: u32,
+    /// Flow sizes are [`WEB_SEARCH_CDF`] divided by this (at least 1 byte).
+    pub size_divisor: u64,
+    /// Load of each lossless server's link, counting wire bytes of full packets.
+    pub lossless_load: f64,
+    /// TCP loads of the sweep, same unit.
+    pub tcp_loads: Vec<f64>,
+    /// Flows arrive during the first `arrivals_ms`; buffer occupancy is sampled then.
+    pub arrivals_ms: f64,
+    /// The run stops when every flow has completed, or this long after the arrivals.
+    pub max_drain_ms: f64,
+    /// Buffer occupancy sampling period, ns.
+    pub sample_ns: u64,
+    /// `base_rtt_us` of the TCP flows: a packet's last cell leaving the switch to its ACK
+    /// reaching the sender.
+    pub tcp_ack_delay_us: u64,
+    pub tcp_min_rto_us: u64,
+    pub seed: u64,
+}
+
+impl Setup {
+    /// The scaled setup of `mmu-sim reproduce l2bm-hybrid` (docs/results.md): one ToR of
+    /// 16 x 25G servers (8 lossless, 8 TCP) with the paper's 4 MB buffer, 1 us links,
+    /// web-search sizes divided by 10, 60 ms of arrivals.
+    pub fn scaled() -> Self {
+        Self {
+            ports: 16,
+            port_gbps: 25.0,
+            clock_mhz: 100,
+            buffer_bytes: 4 << 20,
+            lossy_pool_bytes: 1 << 20,
+            link_delay_ns: 1000,
+            packet_bytes: 1000,
+            size_divisor: 10,
+            lossless_load: 0.4,
+            tcp_loads: vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
+            arrivals_ms: 60.0,
+            max_drain_ms: 40.0,
+            sample_ns: 1000,
+            tcp_ack_delay_us: 4,
+            tcp_min_rto_us: 1000,
+            seed: 1,
+        }
+    }
+
+    fn cycles(&self, ms: f64) -> u64 {
+        (ms * 1e3 * self.clock_mhz as f64).round() as u64
+    }
+
+    /// The flow-size CDF in use.
+    pub fn size_cdf(&self) -> Vec<(u64, f64)> {
+        WEB_SEARCH_CDF
+            .iter()
+            .map(|&(b, p)| ((b / self.size_divisor).max(1), p))
+            .collect()
+    }
+
+    /// Check the setup before running it.
+    fn validate(&self) -> Result<(), ReproError> {
+        let bad = |m: String| Err(ReproError::Invariant(format!("l2bm-hybrid setup: {m}")));
+        if self.ports < 4 || !self.ports.is_multiple_of(2) {
+            return bad(format!("ports = {}: need an even number >= 4", self.ports));
+        }
+        if self.size_divisor == 0 {
+            return bad("size_divisor must be at least 1".into());
+        }
+        let cdf = self.size_cdf();
+        if cdf.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return bad(format!(
+                "size_divisor {} merges points of the web-search CDF",
+                self.size_divisor
+            ));
+        }
+        for &l in self.tcp_loads.iter().chain([&self.lossless_load]) {
+            if !(l > 0.0 && l <= 1.0) {
+                return bad(format!("load {l} is outside (0, 1]"));
+            }
+        }
+        if !(self.arrivals_ms > 0.0 && self.max_drain_ms >= 0.0 && self.sample_ns > 0) {
+            return bad("arrivals_ms, sample_ns must be positive".into());
+        }
+        Ok(())
+    }
+
+    /// The `name`, `[switch]` and `[run]` part of a scenario under `policy`, run for
+    /// `cycles`.
+    fn header(&self, policy: Policy, cycles: u64) -> String {
+        let p = self.ports;
+        format!(
+            "name = \"l2bm-hybrid\"\n[switch]\nprofile = \"small\"\nports = {p}\nport_speed_gbps = {}\n\
+             core_clock_mhz = {}\nbuffer_bytes = {}\nlossy_pool_bytes = {}\n\
+             sram_write_cells_per_cycle = {p}\nsram_read_cells_per_cycle = {p}\n\
+             lossless_priorities = [{LOSSLESS_PRIO}]\nlink_delay_ns = {}\nheadroom_packet_bytes = {}\n{}\
+             [run]\ncycles = {cycles}\nseed = {}\nexpect_lossless = true\n",
+            self.port_gbps,
+            self.clock_mhz,
+            self.buffer_bytes,
+            self.lossy_pool_bytes,
+            self.link_delay_ns,
+            self.packet_bytes,
+            policy.switch_keys(),
+            self.seed,
+        )
+    }
+
+    /// The scenario of one run: lossless `poisson` flows, then the TCP flows of `tcp_load`.
+    /// Returns the text and the number of TCP flows.
+    pub fn scenario(&self, policy: Policy, tcp_load: f64) -> (String, usize) {
+        let end = self.cycles(self.arrivals_ms);
+        let mut s = self.header(policy, end + self.cycles(self.max_drain_ms));
+        let cdf = self.size_cdf();
+        let cdf_toml = cdf
+            .iter()
+            .map(|(b, p)| format!("[{b}, {p}]"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let half = self.ports / 2;
+        let pkt = self.packet_bytes as f64;
+        // `poisson` rates count message bytes; the load counts wire bytes (20 B per packet).
+        let per_pair =
+            self.lossless_load * self.port_gbps * pkt / (pkt + 20.0) / (self.ports - 1) as f64;
+        for src in 0..half {
+            for dst in (0..self.ports).filter(|&d| d != src) {
+                let _ = write!(
+                    s,
+                    "\n[[flows]]\nsrc = {src}\ndst = {dst}\nprio = {LOSSLESS_PRIO}\nsize_bytes = {}\n\
+                     pattern = \"poisson\"\nrate_gbps = {per_pair}\nmessage_cdf = [{cdf_toml}]\nstop_cycle = {end}\n",
+                    self.packet_bytes
+                );
+            }
+        }
+        let mean_gap =
+            linear_cdf_mean(&cdf) * 8.0 * (pkt + 20.0) / pkt * self.clock_mhz as f64 * 1e6
+                / (tcp_load * self.port_gbps * 1e9);
+        let mut flows = 0;
+        for src in half..self.ports {
+            let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+            rng.set_stream(src as u64);
+            let mut t = 0.0;
+            loop {
+                t += -(1.0 - unit(&mut rng)).ln() * mean_gap;
+                let start = t.ceil() as u64;
+                if start >= end {
+                    break;
+                }
+                let mut dst = (unit(&mut rng) * (self.ports - 1) as f64) as usize;
+                if dst >= src {
+                    dst += 1;
+                }
+                let bytes = draw_linear(&cdf, unit(&mut rng));
+                let _ = write!(
+                    s,
+                    "\n[[flows]]\nsrc = {src}\ndst = {dst}\nprio = {LOSSY_PRIO}\nsize_bytes = {}\nstart_cycle = {start}\n\
+                     pattern = {{ tcp = {{ base_rtt_us = {}, min_rto_us = {}, flow_bytes = {bytes} }} }}\n",
+                    self.packet_bytes, self.tcp_ack_delay_us, self.tcp_min_rto_us
+                );
+                flows += 1;
+            }
+        }
+        (s, flows)
+    }
+}
+
+/// One run's results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub policy: Policy,
+    pub tcp_load: f64,
+    /// PAUSE frames the switch sent over the whole run (Table II).
+    pub pause_frames: u64,
+    /// 99th percentile of the buffer occupancy during the arrivals, bytes.
+    pub p99_occupancy_bytes: u64,
+    pub p99_slowdown_lossless: f64,
+    pub p99_slowdown_lossy: f64,
+    pub median_slowdown_lossless: f64,
+    pub median_slowdown_lossy: f64,
+    /// Lossless messages, and those not complete at the end.
+    pub lossless_flows: usize,
+    pub lossless_unfinished: usize,
+    /// TCP flows, and those not complete at the end.
+    pub tcp_flows: usize,
+    pub tcp_unfinished: usize,
+    pub tcp_timeouts: u64,
+    /// Lossy cells dropped.
+    pub lossy_drops: u64,
+    /// Cycles simulated.
+    pub cycles: u64,
+}
+
+/// The nearest-rank `q` percentile (0 < q <= 1) of `xs`, which it sorts; 0 if empty.
+pub fn percentile(xs: &mut [f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs.sort_by(f64::total_cmp);
+    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
+    xs[rank - 1]
+}
+
+/// Wire time of a flow of `bytes` in packets of `setup.packet_bytes` (the last one shorter,
+/// at least 64 B) at the line rate, cycles.
+fn wire_cycles(setup: &Setup, sim: &Sim, bytes: u64) -> f64 {
+    let d = &sim.plan().derived;
+    let pkt = setup.packet_bytes as u64;
+    let full = bytes / pkt;
+    let rest = bytes % pkt;
+    let mut bits = full * d.wire_bits(setup.packet_bytes);
+    if rest > 0 {
+        bits += d.wire_bits((rest as u32).max(crate::scenario::MIN_PACKET_BYTES));
+    }
+    bits as f64 * d.clock_hz as f64 / d.rate_bps[0] as f64
+}
+
+/// The idle switch's base latency under `policy`: one lossless packet of
+/// `setup.packet_bytes` from port 0 to port 1, handed to the NIC at cycle 0, until its last
+/// cell departs, minus its wire time; cycles.
+pub fn base_latency_cycles(setup: &Setup, policy: Policy) -> Result<f64, ReproError> {
+    let mut s = setup.header(policy, 1_000_000);
+    s += &super::flow_toml(
+        0,
+        1,
+        LOSSLESS_PRIO as usize,
+        setup.packet_bytes,
+        "pattern = \"burst\"\nburst_bytes = 1",
+    );
+    let mut sim = Sim::new(&Scenario::parse(&s, "l2bm-hybrid")?, Overrides::default())?;
+    while sim.now() < 1_000_000 {
+        sim.step()?;
+        if sim.outputs().departures.iter().any(|d| d.beat.eop()) {
+            let done = (sim.now() - 1) as f64;
+            return Ok(done - wire_cycles(setup, &sim, setup.packet_bytes as u64));
+        }
+    }
+    Err(ReproError::Invariant(
+        "l2bm-hybrid: the calibration packet never left the idle switch".into(),
+    ))
+}
+
+/// Run `policy` at `tcp_load`.
+pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, ReproError> {
+    setup.validate()?;
+    let base = base_latency_cycles(setup, policy)?;
+    let (text, tcp_flows) = setup.scenario(policy, tcp_load);
+    let mut sim = Sim::new(
+        &Scenario::parse(&text, "l2bm-hybrid")?,
+        Overrides::default(),
+    )?;
+    let end = setup.cycles(setup.arrivals_ms);
+    let cap = end + setup.cycles(setup.max_drain_ms);
+    let d = sim.plan().derived.clone();
+    let sample = (setup.sample_ns * d.clock_hz)
+        .div_ceil(1_000_000_000)
+        .max(1);
+    let check_every = setup.cycles(0.1).max(1);
+    let mut occupancy = Vec::with_capacity((end / sample) as usize + 1);
+    while sim.now() < cap {
+        let now = sim.now();
+        if now < end && now.is_multiple_of(sample) {
+            occupancy.push(sim.mmu().buffered_cells() as f64 * d.cfg.cell_bytes as f64);
+        }
+        sim.step()?;
+        if now >= end
+            && now.is_multiple_of(check_every)
+            && sim.messages().iter().all(|m| m.complete())
+            && sim.tcp_stats().iter().all(|t| t.fct_cycles.is_some())
+        {
+            break;
+        }
+    }
+    let what = format!("l2bm-hybrid {} tcp load {tcp_load}", policy.name());
+    super::hcf::check(&sim, &what)?;
+    // Ideal lossless FCT: the server's NIC alone at line rate. Its messages leave one
+    // after the other (one FIFO per class), so a message's ideal start waits for the
+    // ideal end of the same server's earlier messages; no other server, no pause.
+    let mut nic_free = vec![0.0f64; setup.ports];
+    let mut lossless = Vec::with_capacity(sim.messages().len());
+    for m in sim.messages() {
+        let src = sim.plan().flows[m.flow as usize].src as usize;
+        let arrival = m.arrival_cycle as f64;
+        nic_free[src] = nic_free[src].max(arrival) + wire_cycles(setup, &sim, m.bytes);
+        if let Some(f) = m.fct_cycles() {
+            lossless.push(f as f64 / (nic_free[src] - arrival + base));
+        }
+    }
+    let ack = crate::scenario::ns_to_cycles(setup.tcp_ack_delay_us * 1000, d.clock_hz) as f64;
+    let stats = sim.tcp_stats();
+    let flow_bytes: Vec<u64> = sim
+        .plan()
+        .flows
+        .iter()
+        .filter_map(|f| match f.pattern {
+            crate::scenario::Pattern::Tcp(p) => p.flow_bytes,
+            _ => None,
+        })
+        .collect();
+    let mut lossy: Vec<f64> = stats
+        .iter()
+        .zip(&flow_bytes)
+        .filter_map(|(t, &b)| {
+            t.fct_cycles
+                .map(|f| f as f64 / (base + wire_cycles(setup, &sim, b) + ack))
+        })
+        .collect();
+    let summary = sim.summary(0.0);
+    let lossless_flows = sim.messages().len();
+    Ok(Run {
+        policy,
+        tcp_load,
+        pause_frames: summary.pfc_pause_frames,
+        p99_occupancy_bytes: percentile(&mut occupancy, 0.99) as u64,
+        p99_slowdown_lossless: percentile(&mut lossless, 0.99),
+        p99_slowdown_lossy: percentile(&mut lossy, 0.99),
+        median_slowdown_lossless: percentile(&mut lossless, 0.5),
+        median_slowdown_lossy: percentile(&mut lossy, 0.5),
+        lossless_unfinished: lossless_flows - lossless.len(),
+        lossless_flows,
+        tcp_unfinished: tcp_flows - lossy.len(),
+        tcp_flows,
+        tcp_timeouts: stats.iter().map(|t| t.timeouts).sum(),
+        lossy_drops: summary.cells_dropped_lossy,
+        cycles: sim.now(),
+    })
+}
+
+/// The `l2bm.csv` row of a run.
+pub fn csv_row(r: &Run) -> String {
+    format!(
+        "{},{},{},{},{:.3},{:.3}",
+        r.policy.name(),
+        r.tcp_load,
+        r.pause_frames,
+        r.p99_occupancy_bytes,
+        r.p99_slowdown_lossless,
+        r.p99_slowdown_lossy
+    )
+}
+
+/// Every policy at every TCP load of `setup`, in parallel: writes `l2bm.csv` and the
+/// plots into `out`, returns the runs in CSV order (policy, then load).
+pub fn sweep(
+    out: &Path,
+    setup: &Setup,
+    progress: &mut dyn Progress,
+) -> Result<Vec<Run>, ReproError> {
+    setup.validate()?;
+    // Heaviest loads first, so the two cores finish together.
+    let mut jobs: Vec<(Policy, f64)> = Policy::ALL
+        .iter()
+        .flat_map(|&p| setup.tcp_loads.iter().map(move |&l| (p, l)))
+        .collect();
+    jobs.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut runs = run_parallel(
+        &jobs,
+        |(p, l)| format!("{}, tcp load {l}", p.label()),
+        |&(p, l)| measure(setup, p, l),
+        progress,
+    )?;
+    runs.sort_by(|a, b| {
+        let pos = |p: Policy| Policy::ALL.iter().position(|&q| q == p);
+        pos(a.policy)
+            .cmp(&pos(b.policy))
+            .then(a.tcp_load.total_cmp(&b.tcp_load))
+    });
+    let mut csv = format!("{CSV_HEADER}\n");
+    for r in &runs {
+        let _ = writeln!(csv, "{}", csv_row(r));
+    }
+    write_file(&out.join("l2bm.csv"), &csv)?;
+    plots(out, &runs)?;
+    Ok(runs)
+}
+
+/// The four panels of Fig. 7 as PNGs: `l2bm.png` (PAUSE frames, Fig. 7(d) / Table II),
+/// `l2bm_occupancy.png`, `l2bm_fct_lossless.png`, `l2bm_fct_lossy.png`.
+fn plots(out: &Path, runs: &[Run]) -> Result<(), ReproError> {
+    type Panel = (&'static str, &'static str, &'static str, fn(&Run) -> f64);
+    let panels: [Panel; 4] = [
+        (
+            "l2bm.png",
+            "PFC PAUSE frames (Table II)",
+            "PAUSE frames",
+            |r| r.pause_frames as f64,
+        ),
+        (
+            "l2bm_occupancy.png",
+            "99th-percentile buffer occupancy (Fig. 7(c))",
+            "bytes",
+            |r| r.p99_occupancy_bytes as f64,
+        ),
+        (
+            "l2bm_fct_lossless.png",
+            "99th-percentile FCT slowdown, lossless flows (Fig. 7(a))",
+            "FCT / ideal FCT",
+            |r| r.p99_slowdown_lossless,
+        ),
+        (
+            "l2bm_fct_lossy.png",
+            "99th-percentile FCT slowdown, lossy TCP flows (Fig. 7(b))",
+            "FCT / ideal FCT",
+            |r| r.p99_slowdown_lossy,
+        ),
+    ];
+    for (file, title, y, value) in panels {
+        let series: Vec<Series> = Policy::ALL
+            .iter()
+            .map(|&p| Series {
+                name: p.label().into(),
+                points: runs
+                    .iter()
+                    .filter(|r| r.policy == p)
+                    .map(|r| (r.tcp_load, value(r)))
+                    .collect(),
+                line: true,
+            })
+            .collect();
+        xy_chart(
+            &out.join(file),
+            &format!("L2BM IV-A: {title}"),
+            "TCP load",
+            y,
+            &series,
+        )?;
+    }
+    Ok(())
+}
+
+/// The text report of a sweep.
+pub fn report(setup: &Setup, runs: &[Run], out: &Path) -> String {
+    let mut rep = format!(
+        "L2BM IV-A / Table II: {} x {} Gb/s ports ({} lossless servers at load {}, {} TCP servers), buffer {} B (lossy segment {} B),\n\
+         web-search sizes / {}, {} B packets, {} ms of arrivals, hybrid ingress pool\n\n",
+        setup.ports,
+        setup.port_gbps,
+        setup.ports / 2,
+        setup.lossless_load,
+        setup.ports / 2,
+        setup.buffer_bytes,
+        setup.lossy_pool_bytes,
+        setup.size_divisor,
+        setup.packet_bytes,
+        setup.arrivals_ms
+    );
+    let _ = writeln!(
+        rep,
+        "{:<13} {:>5} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>9} {:>8} {:>9} {:>9}",
+        "policy",
+        "load",
+        "pauses",
+        "p99 occ B",
+        "p99 LL",
+        "p99 TCP",
+        "med LL",
+        "med TCP",
+        "LL msgs",
+        "TCP flows",
+        "unfinish",
+        "RTOs",
+        "lossy drop"
+    );
+    for r in runs {
+        let _ = writeln!(
+            rep,
+            "{:<13} {:>5} {:>7} {:>10} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>7} {:>9} {:>8} {:>9} {:>9}",
+            r.policy.name(),
+            r.tcp_load,
+            r.pause_frames,
+            r.p99_occupancy_bytes,
+            r.p99_slowdown_lossless,
+            r.p99_slowdown_lossy,
+            r.median_slowdown_lossless,
+            r.median_slowdown_lossy,
+            r.lossless_flows,
+            r.tcp_flows,
+            r.lossless_unfinished + r.tcp_unfinished,
+            r.tcp_timeouts,
+            r.lossy_drops
+        );
+    }
+    let _ = writeln!(
+        rep,
+        "\npaper Table II (ns-3, PAUSE frames): load  DT(1/8)  DT2(1/2)  L2BM"
+    );
+    for (load, [dt, dt2, l2bm]) in PAPER_TABLE_II {
+        let _ = writeln!(rep, "{load:>41} {dt:>8} {dt2:>9} {l2bm:>5}");
+    }
+    let _ = writeln!(
+        rep,
+        "wrote {} and l2bm.png, l2bm_occupancy.png, l2bm_fct_lossless.png, l2bm_fct_lossy.png",
+        out.join("l2bm.csv").display()
+    );
+    rep
+}
+
+pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
+    let setup = Setup::scaled();
+    let runs = sweep(out, &setup, progress)?;
+    Ok(report(&setup, &runs, out))
+}
