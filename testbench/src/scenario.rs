@@ -176,6 +176,10 @@ pub struct FlowSpec {
     pub start_cycle: u64,
     /// First cycle with no new packet; default: never stop.
     pub stop_cycle: Option<u64>,
+    /// This flow is flow N's connection on another path (e.g. re-routed to another egress
+    /// port): its packets carry flow N's 5-tuple, so an ECM reaction point gives both one
+    /// FlowID. Default: the flow's own 5-tuple.
+    pub connection_of: Option<usize>,
 }
 
 /// `[[pfc_script]]`: a PFC frame the downstream device of `port` sends into the switch.
@@ -416,10 +420,7 @@ pub struct Flow {
     pub start_cycle: u64,
     pub stop_cycle: u64,
     /// The IP 5-tuple every packet carries; `None`: the flow's own,
-    /// `FiveTuple::for_flow(id, src, dst, proto)`. No scenario key sets it: code that
-    /// builds a plan sets it, e.g. to another flow's tuple for one connection re-routed
-    /// to a second egress port (the `ecm-two-cps` reproduction), which keeps its ECM
-    /// FlowID at the reaction point.
+    /// `FiveTuple::for_flow(id, src, dst, proto)`. `connection_of = N` sets it to flow N's.
     pub tuple: Option<FiveTuple>,
 }
 
@@ -529,12 +530,17 @@ impl Scenario {
             ));
         }
         let links = plan_links(&self.links, &d)?;
-        let flows = self
+        let mut flows = self
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| plan_flow(i, f, &d))
             .collect::<Result<Vec<_>, _>>()?;
+        for (i, f) in self.flows.iter().enumerate() {
+            if let Some(n) = f.connection_of {
+                flows[i].tuple = Some(connection_tuple(i, n, &self.flows, &flows)?);
+            }
+        }
         let mut pfc_script = self
             .pfc_script
             .iter()
@@ -988,6 +994,45 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
         stop_cycle,
         tuple: None,
     })
+}
+
+/// The 5-tuple of flow `n`, which flow `i` names in `connection_of`: `n` must be another
+/// flow that is not itself a re-route, and both must be TCP or both not.
+fn connection_tuple(
+    i: usize,
+    n: usize,
+    specs: &[FlowSpec],
+    flows: &[Flow],
+) -> Result<FiveTuple, ScenarioError> {
+    let field = format!("flows[{i}].connection_of");
+    let Some(first) = flows.get(n).filter(|_| n != i) else {
+        return Err(ScenarioError::new(
+            field,
+            format!(
+                "{n} is out of range; allowed: another flow, 0..={} except {i}",
+                flows.len() - 1
+            ),
+        ));
+    };
+    if specs[n].connection_of.is_some() {
+        return Err(ScenarioError::new(
+            field,
+            format!("flow {n} is itself a re-route; name the first flow of the connection"),
+        ));
+    }
+    let tcp = |f: &Flow| matches!(f.pattern, Pattern::Tcp(_));
+    if tcp(first) != tcp(&flows[i]) {
+        return Err(ScenarioError::new(
+            field,
+            format!("flow {n} and this flow must both be tcp or both not (one connection)"),
+        ));
+    }
+    let proto = if tcp(first) {
+        FiveTuple::TCP
+    } else {
+        FiveTuple::UDP
+    };
+    Ok(first.five_tuple(proto))
 }
 
 /// Check a `tcp` pattern's parameters (named `flows[i].pattern.tcp.KEY`) and fill in the

@@ -245,3 +245,36 @@ fn links_longer_than_the_headroom_allows_are_refused() {
         .plan(&Overrides::default())
         .expect("an explicit eta allows any link");
 }
+
+/// `connection_of = N`: the flow's packets carry flow N's 5-tuple; a bad N is named.
+#[test]
+fn connection_of_shares_the_five_tuple_and_bad_values_are_named() {
+    let second =
+        "\n[[flows]]\nsrc = 2\ndst = 3\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\n";
+    let plan = |extra: &str| {
+        Scenario::parse(&format!("{BASE}{second}{extra}"), "t")
+            .and_then(|s| s.plan(&Overrides::default()))
+    };
+    let own = plan("").unwrap();
+    assert_ne!(own.flows[0].five_tuple(6), own.flows[1].five_tuple(6));
+    let shared = plan("connection_of = 0\n").unwrap();
+    assert_eq!(shared.flows[1].tuple, Some(shared.flows[0].five_tuple(17)));
+    assert_eq!(shared.flows[0].tuple, None);
+    for (extra, why) in [
+        ("connection_of = 1\n", "out of range"),
+        ("connection_of = 5\n", "out of range"),
+    ] {
+        let e = plan(extra).unwrap_err();
+        assert_eq!(e.field, "flows[1].connection_of");
+        assert!(e.message.contains(why), "{e}");
+    }
+    let chained = format!("{BASE}{second}connection_of = 0\n{second}connection_of = 1\n");
+    let e = error_of(&chained);
+    assert_eq!(e.field, "flows[2].connection_of");
+    assert!(e.message.contains("itself a re-route"), "{e}");
+    let tcp = format!(
+        "{BASE}{}connection_of = 0\n",
+        second.replace("pattern = \"constant\"", "pattern = { tcp = {} }")
+    );
+    assert!(error_of(&tcp).message.contains("both be tcp"));
+}

@@ -131,6 +131,7 @@ impl Point {
                 message_cdf: None,
                 start_cycle: if i < self.n as usize { 0 } else { burst_start },
                 stop_cycle: None,
+                connection_of: None,
             })
             .collect();
         Scenario {

@@ -6,8 +6,9 @@
 //! Within one switch a packet passes one egress queue, so the flow's path has to change:
 //! one connection is re-routed from egress port A to egress port B (as after a link
 //! failure or an ECMP re-hash). It is two flows of the plan, the second starting when the
-//! first stops, and both carry the first one's 5-tuple ([`crate::scenario::Flow::tuple`]),
-//! so the RP sees one FlowID and one limiter. Ports (`super::ecm`):
+//! first stops, and the second one carries the first one's 5-tuple (`connection_of = 0`,
+//! [`crate::scenario::FlowSpec::connection_of`]), so the RP sees one FlowID and one
+//! limiter. Ports (`super::ecm`):
 //!
 //! - NIC 0 sends the connection at [`Setup::flow_gbps`]: to A until [`Setup::reroute_ms`],
 //!   then to B;
@@ -27,7 +28,6 @@ use super::ecm::{self, PRIO};
 use super::plot::{xy_chart, Series};
 use super::{write_file, wrote, Progress, ReproError};
 use crate::Sim;
-use hw_model::FiveTuple;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -80,7 +80,7 @@ impl Setup {
             PORT_B,
             PRIO,
             self.flow_gbps,
-            &format!("{c}\nstart_cycle = {t}"),
+            &format!("{c}\nstart_cycle = {t}\nconnection_of = 0"),
         );
         s += &ecm::flow(1, PORT_A, PRIO, ecm::PORT_GBPS, c);
         s += &ecm::flow(2, PORT_B, PRIO, ecm::PORT_GBPS, c);
@@ -156,10 +156,7 @@ pub fn measure(
     out: &Path,
     progress: &mut dyn Progress,
 ) -> Result<TwoCps, ReproError> {
-    let mut plan = ecm::plan(&setup.scenario(), "ecm-two-cps")?;
-    // The re-routed connection keeps its 5-tuple, hence its FlowID at the RP.
-    plan.flows[1].tuple = Some(plan.flows[0].five_tuple(FiveTuple::UDP));
-    let mut sim = Sim::from_plan(plan);
+    let mut sim = Sim::from_plan(ecm::plan(&setup.scenario(), "ecm-two-cps")?);
     let trace_path = out.join("two-cps-rp.csv");
     ecm::attach_rp_trace(&mut sim, &trace_path)?;
     let (cpa, cpb) = (ecm::cp_index(&sim, PORT_A)?, ecm::cp_index(&sim, PORT_B)?);

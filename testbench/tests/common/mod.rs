@@ -106,6 +106,7 @@ pub fn flow_spec(src: usize, dst: usize, prio: u8, pattern: PatternKind) -> Flow
         message_cdf: None,
         start_cycle: 0,
         stop_cycle: None,
+        connection_of: None,
     }
 }
 
