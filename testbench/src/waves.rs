@@ -4,7 +4,7 @@
 //! groups already laid out.
 
 use crate::link_partner::LinkPartner;
-use crate::reaction_point::LimiterReg;
+use crate::reaction_point::{LimiterReg, LimiterState};
 use hw_model::Mmu;
 use std::fs::File;
 use std::io::BufWriter;
@@ -73,11 +73,13 @@ impl WaveSignals {
         &self.specs
     }
 
-    /// The NIC whose reaction point signal `i` belongs to; `None` for the model's signals.
-    fn nic(&self, i: usize) -> Option<usize> {
-        let (RpSig::Lfsr(nic) | RpSig::InUse(nic) | RpSig::Limiter(nic, ..)) =
-            *self.rp_src.get(i.checked_sub(self.n_mmu)?)?;
-        Some(nic)
+    /// The NIC, and the limiter if any, that reaction-point signal `i` belongs to; `None`
+    /// for the model's signals.
+    fn rp_place(&self, i: usize) -> Option<(usize, Option<usize>)> {
+        Some(match *self.rp_src.get(i.checked_sub(self.n_mmu)?)? {
+            RpSig::Lfsr(nic) | RpSig::InUse(nic) => (nic, None),
+            RpSig::Limiter(nic, l, _) => (nic, Some(l)),
+        })
     }
 
     /// Current value of signal `i`.
@@ -97,7 +99,8 @@ impl WaveSignals {
     fn gtkw_groups(&self, mmu: &Mmu) -> Vec<GtkwGroup> {
         let mut groups = mmu.gtkw_groups();
         for (i, spec) in self.specs.iter().enumerate().skip(self.n_mmu) {
-            let name = format!("rp nic p{:02}", self.nic(i).unwrap_or_default());
+            let nic = self.rp_place(i).map_or(0, |(nic, _)| nic);
+            let name = format!("rp nic p{nic:02}");
             match groups.last_mut() {
                 Some((g, v)) if *g == name => v.push(spec.path.clone()),
                 _ => groups.push((name, vec![spec.path.clone()])),
@@ -110,13 +113,21 @@ impl WaveSignals {
     }
 }
 
-/// The writer slots of one NIC's reaction point.
+/// The writer slots of one NIC's reaction point. Its registers change only while it is
+/// busy and in the cycle it stops being busy, and a limiter's only while it is in use and
+/// in the cycle it is reclaimed: only those slots are compared.
 struct NicSlots {
-    slots: Vec<usize>,
-    /// Busy at the last sample: its registers change only while it is busy and in the
-    /// cycle it stops being busy.
+    nic: usize,
+    /// `lfsr` and `in_use`.
+    common: Vec<usize>,
+    /// Per limiter (index into `ReactionPoint::limiters`), its slots.
+    limiters: Vec<(usize, Vec<usize>)>,
     was_busy: bool,
+    /// Bit `l`: limiter `l` was in use at the last sample.
+    was_in_use: u128,
+    /// This cycle: compare `common`, and the limiters of `mask`.
     sample: bool,
+    mask: u128,
 }
 
 /// A VCD being written for one run.
@@ -129,6 +140,7 @@ pub struct Waves {
     /// Writer slots grouped by the model's signal block, so a cycle samples only the
     /// blocks the model touched.
     slots_by_block: Vec<Vec<usize>>,
+    /// The NICs with selected reaction-point signals.
     nics: Vec<NicSlots>,
 }
 
@@ -152,20 +164,28 @@ impl Waves {
             window,
         )?;
         let mut slots_by_block = vec![Vec::new(); mmu.signal_blocks()];
-        let mut nics: Vec<NicSlots> = partners
-            .iter()
-            .map(|_| NicSlots {
-                slots: Vec::new(),
+        let mut nics: Vec<NicSlots> = (0..partners.len())
+            .map(|nic| NicSlots {
+                nic,
+                common: Vec::new(),
+                limiters: Vec::new(),
                 was_busy: false,
+                was_in_use: 0,
                 sample: false,
+                mask: 0,
             })
             .collect();
         for (slot, &i) in writer.selected().iter().enumerate() {
-            match signals.nic(i) {
+            match signals.rp_place(i) {
                 None => slots_by_block[mmu.signal_block(i)].push(slot),
-                Some(nic) => nics[nic].slots.push(slot),
+                Some((nic, None)) => nics[nic].common.push(slot),
+                Some((nic, Some(l))) => match nics[nic].limiters.last_mut() {
+                    Some((last, s)) if *last == l => s.push(slot),
+                    _ => nics[nic].limiters.push((l, vec![slot])),
+                },
             }
         }
+        nics.retain(|n| !n.common.is_empty() || !n.limiters.is_empty());
         Ok(Self {
             writer,
             vcd_path: vcd_path.to_path_buf(),
@@ -184,10 +204,21 @@ impl Waves {
         mmu: &Mmu,
         partners: &[LinkPartner],
     ) -> Result<(), WaveError> {
-        for (n, p) in self.nics.iter_mut().zip(partners) {
-            let busy = p.rp().busy();
+        for n in &mut self.nics {
+            let rp = partners[n.nic].rp();
+            let busy = rp.busy();
             n.sample = busy || n.was_busy;
             n.was_busy = busy;
+            let mut in_use = 0u128;
+            if busy {
+                for &(l, _) in &n.limiters {
+                    if rp.limiters()[l].state != LimiterState::Inactive {
+                        in_use |= 1 << l;
+                    }
+                }
+            }
+            n.mask = in_use | n.was_in_use;
+            n.was_in_use = in_use;
         }
         let dirty = mmu.dirty_blocks();
         let slots = self
@@ -196,12 +227,14 @@ impl Waves {
             .enumerate()
             .filter(|(b, _)| dirty[b / 64] & (1 << (b % 64)) != 0)
             .flat_map(|(_, s)| s.iter().copied())
-            .chain(
-                self.nics
-                    .iter()
-                    .filter(|n| n.sample)
-                    .flat_map(|n| n.slots.iter().copied()),
-            );
+            .chain(self.nics.iter().filter(|n| n.sample).flat_map(|n| {
+                n.common.iter().copied().chain(
+                    n.limiters
+                        .iter()
+                        .filter(move |(l, _)| n.mask >> l & 1 != 0)
+                        .flat_map(|(_, s)| s.iter().copied()),
+                )
+            }));
         let signals = &self.signals;
         self.writer
             .sample_slots(cycle, slots, |i| signals.value(i, mmu, partners))

@@ -215,31 +215,23 @@ fn wellen_reads_back_the_models_values_at_every_sampled_cycle() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// With ECM on, the reaction points' registers (`top.nic.pNN.rp.*`) are in the dump.
-/// `ecm-fanin` for 60 000 cycles, the RP signals and the congestion point of port 7
-/// queue 3 selected, the values recorded after every 50th cycle: `wellen` reads back the
-/// same values. (The writer compares a NIC's RP slots only while its RP is busy and in
-/// the cycle after; this run checks that nothing is lost while limiters act. It has no
-/// reclaim, the one change made as an RP stops being busy.)
-#[test]
-fn reaction_point_registers_read_back_from_the_vcd() {
-    let dir = tmp_dir("rp");
-    let path = dir.join("ecm.vcd");
-    let cycles = 60_000;
-    let s = sim("ecm-fanin", cycles, None);
+/// Record `s` with `globs` dumped, every `every`-th cycle, and check that `wellen` reads
+/// back the recorded value of every dumped signal and that each of `must_change` changed
+/// at the recorded cycles; returns the number of dumped signals.
+fn read_back_selection(test: &str, s: Sim, globs: &str, every: u64, must_change: &[&str]) -> usize {
+    let dir = tmp_dir(test);
+    let path = dir.join("rp.vcd");
+    let cycles = s.plan().cycles;
     let specs = s.wave_signals().specs().to_vec();
     let tpc = Timescale::for_clock_hz(s.plan().derived.clock_hz)
         .unwrap()
         .ticks_per_cycle();
-    let filter = SignalFilter::parse("top.nic.*, top.mmu.egress.p07.q3.ecm.*").unwrap();
+    let filter = SignalFilter::parse(globs).unwrap();
     let chosen: Vec<usize> = (0..specs.len())
         .filter(|&i| filter.matches(&specs[i].path))
         .collect();
-    // 8 NICs: LFSR, in_use, 4 fine limiters and the coarse one of priority 3, 10
-    // registers each; and the CP's 5 registers.
-    assert_eq!(chosen.len(), 8 * (2 + 5 * 10) + 5);
     let seen = run_recording(s, &path, &filter, Window::all(), |c, _| {
-        c % 50 == 0 || c == cycles - 1
+        c % every == 0 || c == cycles - 1
     });
     let text = std::fs::read_to_string(&path).unwrap();
     lint_vcd(&text).unwrap_or_else(|e| panic!("{e}"));
@@ -256,28 +248,92 @@ fn reaction_point_registers_read_back_from_the_vcd() {
             );
         }
     }
-    for p in [
-        "top.nic.p00.rp.in_use",
-        "top.nic.p00.rp.f00.state",
-        "top.nic.p00.rp.f00.cpid",
-        "top.nic.p00.rp.f00.rate_bps",
-        "top.nic.p00.rp.f00.fifo_len",
-        "top.mmu.egress.p07.q3.ecm.qlen",
-    ] {
-        let i = specs.iter().position(|s| s.path == p).expect(p);
+    for p in must_change {
+        let i = specs.iter().position(|s| s.path == *p).expect(p);
         let first = seen.values().next().unwrap()[i];
         assert!(
             seen.values().any(|v| v[i] != first),
             "{p} never changed at the sampled cycles: a weak test"
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+    chosen.len()
+}
+
+/// With ECM on, the reaction points' registers (`top.nic.pNN.rp.*`) are in the dump:
+/// `ecm-fanin` for 60 000 cycles, the RP signals and the congestion point of port 7
+/// queue 3 selected, the values recorded after every 50th cycle, read back by `wellen`.
+/// (The writer compares a NIC's common slots only while its RP is busy and in the cycle
+/// after, and a limiter's only while it is in use and in the cycle after; the next test
+/// has reclaims and coarse limiters.)
+#[test]
+fn reaction_point_registers_read_back_from_the_vcd() {
+    let n = read_back_selection(
+        "rp",
+        sim("ecm-fanin", 60_000, None),
+        "top.nic.*, top.mmu.egress.p07.q3.ecm.*",
+        50,
+        &[
+            "top.nic.p00.rp.in_use",
+            "top.nic.p00.rp.f00.state",
+            "top.nic.p00.rp.f00.cpid",
+            "top.nic.p00.rp.f00.rate_bps",
+            "top.nic.p00.rp.f00.fifo_len",
+            "top.mmu.egress.p07.q3.ecm.qlen",
+        ],
+    );
+    // 8 NICs: LFSR, in_use, 4 fine limiters and the coarse one of priority 3, 10
+    // registers each; and the CP's 5 registers.
+    assert_eq!(n, 8 * (2 + 5 * 10) + 5);
     // Without ECM there are no reaction-point signals.
     let plain = sim("small-smoke", 10, None);
     assert_eq!(
         plain.wave_signals().specs().len(),
         plain.mmu().signals().len()
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A severe fan-in with one fine limiter per NIC (as in `tests/ecm.rs`): ECM(0,0)
+/// timeouts, restarts with back-off, coarse limiters and a reclaim all show in the dump
+/// as recorded. (NIC 0's fine limiter is instantiated into a timeout at cycle 890 and
+/// reclaimed at 947, as the coarse limiter takes over.)
+#[test]
+fn reaction_point_reclaims_and_coarse_limiters_read_back_from_the_vcd() {
+    let mut text = String::from(
+        "[switch]\nprofile = \"small\"\n[switch.ecm]\npriorities = [3]\nqeq_bytes = 4096\nqmc_bytes = 8192\nqsc_bytes = 16384\nsf_bytes = 3000\nsr_bytes = 2000\n[run]\ncycles = 150000\n[ecm_rp]\nfine_limiters = 1\ntmax_us = 5\ntd_us = 20\nrd_mbps = 100\n",
+    );
+    for (src, dst, size, gbps) in [
+        (0, 7, 1500, 100),
+        (0, 7, 700, 100),
+        (1, 7, 1500, 100),
+        (2, 7, 1000, 100),
+        (3, 7, 1500, 100),
+        (4, 6, 400, 50),
+    ] {
+        text.push_str(&format!(
+            "[[flows]]\nsrc = {src}\ndst = {dst}\nprio = 3\nsize_bytes = {size}\npattern = \"constant\"\nrate_gbps = {gbps}\n"
+        ));
+    }
+    let s = Sim::new(
+        &testbench::Scenario::parse(&text, "severe").unwrap(),
+        Overrides::default(),
+    )
+    .unwrap();
+    read_back_selection(
+        "rp-severe",
+        s,
+        "top.nic.*",
+        25,
+        &[
+            "top.nic.p00.rp.in_use",
+            "top.nic.p00.rp.lfsr",
+            "top.nic.p00.rp.f00.state",
+            "top.nic.p00.rp.c3.state",
+            "top.nic.p00.rp.c3.rate_bps",
+            "top.nic.p01.rp.f00.rmin_bps",
+            "top.nic.p01.rp.f00.tmax_us",
+        ],
+    );
 }
 
 /// The same scenario and seed twice give byte-identical VCDs (no date, no wall clock,
