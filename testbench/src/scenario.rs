@@ -7,6 +7,7 @@
 //! and resolves defaults into a [`Plan`] the simulator can run without further checks.
 
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
+use hw_model::config::{EcmConfig, HcfConfig};
 use hw_model::{ConfigError, Derived, FiveTuple, PfcFrame, Policy, SwitchConfig};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -673,7 +674,7 @@ fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
                 .split_once("unknown field `")
                 .and_then(|(_, r)| r.split('`').next())
             {
-                let at = key_path(&table, key).unwrap_or_else(|| key.to_string());
+                let at = unknown_key_path(&table, key);
                 return Err(ScenarioError::new(format!("switch.{at}"), msg));
             }
             // A bad value: the first override that fails on the bare profile is the culprit.
@@ -689,21 +690,29 @@ fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
     }
 }
 
-/// Where `key` sits in `table`, nested tables and arrays of tables included (`hcf[1].bins`,
-/// `ecm.qeq_bytes`): serde names an unknown field without the table it is in.
-fn key_path(table: &toml::Table, key: &str) -> Option<String> {
-    if table.contains_key(key) {
-        return Some(key.to_string());
+/// The path of the unknown field `key` that serde reported for `[switch]`: in the first
+/// nested table that does not accept it (`ecm.KEY`, `hcf[1].KEY`), else in `[switch]`
+/// itself. Serde names an unknown field without the table it is in.
+fn unknown_key_path(table: &toml::Table, key: &str) -> String {
+    let rejects = |v: &toml::Value, check: fn(toml::Value) -> Result<(), toml::de::Error>| {
+        v.as_table().is_some_and(|t| t.contains_key(key))
+            && check(v.clone())
+                .is_err_and(|e| e.message().contains(&format!("unknown field `{key}`")))
+    };
+    if let Some(v) = table.get("ecm") {
+        if rejects(v, |v| v.try_into::<EcmConfig>().map(|_| ())) {
+            return format!("ecm.{key}");
+        }
     }
-    table.iter().find_map(|(k, v)| match v {
-        toml::Value::Table(t) => key_path(t, key).map(|p| format!("{k}.{p}")),
-        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| {
-            v.as_table()
-                .and_then(|t| key_path(t, key))
-                .map(|p| format!("{k}[{i}].{p}"))
-        }),
-        _ => None,
-    })
+    if let Some(toml::Value::Array(entries)) = table.get("hcf") {
+        if let Some(i) = entries
+            .iter()
+            .position(|v| rejects(v, |v| v.try_into::<HcfConfig>().map(|_| ())))
+        {
+            return format!("hcf[{i}].{key}");
+        }
+    }
+    key.to_string()
 }
 
 fn ports_err(field: String, p: usize, d: &Derived) -> ScenarioError {

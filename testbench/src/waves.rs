@@ -114,8 +114,10 @@ impl WaveSignals {
 }
 
 /// The writer slots of one NIC's reaction point. Its registers change only while it is
-/// busy and in the cycle it stops being busy, and a limiter's only while it is in use and
-/// in the cycle it is reclaimed: only those slots are compared.
+/// busy and in the cycle it stops being busy, and a limiter's only while it is in use, in
+/// the cycle it is reclaimed, and in a cycle in which the RP took an ECM frame (the only
+/// way to instantiate a limiter, which may be reclaimed in the same cycle): only those
+/// slots are compared.
 struct NicSlots {
     nic: usize,
     /// `lfsr` and `in_use`.
@@ -125,6 +127,8 @@ struct NicSlots {
     was_busy: bool,
     /// Bit `l`: limiter `l` was in use at the last sample.
     was_in_use: u128,
+    /// `RpStats::ecm_rx` at the last sample.
+    ecm_rx: u64,
     /// This cycle: compare `common`, and the limiters of `mask`.
     sample: bool,
     mask: u128,
@@ -171,6 +175,7 @@ impl Waves {
                 limiters: Vec::new(),
                 was_busy: false,
                 was_in_use: 0,
+                ecm_rx: 0,
                 sample: false,
                 mask: 0,
             })
@@ -217,7 +222,13 @@ impl Waves {
                     }
                 }
             }
-            n.mask = in_use | n.was_in_use;
+            let ecm_rx = rp.stats().ecm_rx;
+            n.mask = if ecm_rx != n.ecm_rx {
+                u128::MAX
+            } else {
+                in_use | n.was_in_use
+            };
+            n.ecm_rx = ecm_rx;
             n.was_in_use = in_use;
         }
         let dirty = mmu.dirty_blocks();

@@ -81,6 +81,21 @@ fn unknown_keys_are_named_in_every_section() {
         nested("[[switch.hcf]]\nports = [1]\nqueue = 1\n[[switch.hcf]]\nports = [2]\nqueue = 1\nkk = 3\n"),
         "switch.hcf[1].kk"
     );
+    // A key that is valid elsewhere is blamed on the table that does not accept it.
+    let both = BASE
+        .replace(
+            "profile = \"small\"",
+            "profile = \"small\"\nalpha_log2 = -1",
+        )
+        .replace(
+            "[run]",
+            "[switch.ecm]\npriorities = [3]\nalpha_log2 = -2\n[run]",
+        );
+    assert_eq!(error_of(&both).field, "switch.ecm.alpha_log2");
+    assert_eq!(
+        nested("[switch.ecm]\npriorities = [3]\n[[switch.hcf]]\nports = [1]\nqueue = 1\npriorities = [3]\n"),
+        "switch.hcf[0].priorities"
+    );
 }
 
 #[test]

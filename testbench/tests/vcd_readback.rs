@@ -336,6 +336,41 @@ fn reaction_point_reclaims_and_coarse_limiters_read_back_from_the_vcd() {
     );
 }
 
+/// `ri_fraction = 1.0` (a new limiter starts at line rate) with small packets and fast
+/// sampling: limiters are instantiated and reclaimed in the same cycle (cycle 972 on NIC
+/// 1), between two samples at which they are inactive. Every cycle is recorded and read
+/// back, so a change the writer's gating missed would show.
+#[test]
+fn limiters_instantiated_and_reclaimed_in_one_cycle_read_back_from_the_vcd() {
+    let text = builtin::find("ecm-fanin")
+        .unwrap()
+        .toml()
+        .replace("fine_limiters = 4", "fine_limiters = 4\nri_fraction = 1.0")
+        .replace(
+            "sf_bytes = 20000\nsr_bytes = 10000",
+            "sf_bytes = 2000\nsr_bytes = 1000\nqmc_bytes = 8000000\nqsc_bytes = 16000000",
+        )
+        + "[[flows]]\nsrc = 0\ndst = 6\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\nrate_gbps = 40\n"
+        + "[[flows]]\nsrc = 5\ndst = 6\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\nrate_gbps = 70\n"
+        + "[[flows]]\nsrc = 5\ndst = 7\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\nrate_gbps = 40\n";
+    let text = text.replace(
+        "size_bytes = 1500",
+        "size_cdf = [[64, 0.5], [200, 0.8], [1500, 1.0]]",
+    );
+    let scenario = testbench::Scenario::parse(&text, "ecm-ri-c").unwrap();
+    let ov = Overrides {
+        cycles: Some(3_000),
+        ..Overrides::default()
+    };
+    read_back_selection(
+        "rp-ri-c",
+        Sim::new(&scenario, ov).unwrap(),
+        "top.nic.*",
+        1,
+        &["top.nic.p01.rp.f00.flowid", "top.nic.p01.rp.f00.cpid"],
+    );
+}
+
 /// The same scenario and seed twice give byte-identical VCDs (no date, no wall clock,
 /// deterministic order); another seed gives a different one, so the comparison can fail.
 /// `poisson-cdf` is used because its arrivals are random draws (the fixed-rate

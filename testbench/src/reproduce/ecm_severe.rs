@@ -22,6 +22,7 @@
 use super::ecm::{self, RpLine, PRIO};
 use super::plot::{xy_chart, Series};
 use super::{write_file, wrote, Progress, ReproError};
+use crate::reaction_point::TMAX_CAP_US;
 use crate::Sim;
 use std::fmt::Write;
 use std::path::Path;
@@ -84,12 +85,14 @@ impl Setup {
     }
 }
 
-/// One back-off level seen: restarts at `rate_bps`.
+/// One back-off level seen: the restarts at back-off depth `depth`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Level {
+    /// Restarts of the limiter since it was instantiated or last increased.
+    pub depth: u32,
+    /// The restart rate, `Rmin` at that depth.
     pub rate_bps: u64,
-    /// `Tmax` of the timers that ended in these restarts (`Tmax` doubles as `Rmin`
-    /// halves), us.
+    /// `Tmax` of the timers that ended in these restarts, us.
     pub tmax_us: f64,
     pub restarts: u64,
     /// Timer lengths (timeout to restart), us.
@@ -172,7 +175,7 @@ pub fn measure(
     let lines = ecm::read_rp_trace(&trace_path)?;
     let clock = sim.plan().derived.clock_hz as f64;
     let p = sim.plan().ecm_rp;
-    let levels = backoff_levels(&lines, clock, p.rmin_bps, p.tmax_us);
+    let levels = backoff_levels(&lines, clock, p.tmax_us);
     let count = |e: &str| lines.iter().filter(|l| l.event == e).count() as u64;
     let mut timeouts_per_nic = vec![0u64; setup.sources];
     for l in lines.iter().filter(|l| l.event == "timeout") {
@@ -202,41 +205,60 @@ pub fn measure(
     Ok(r)
 }
 
-/// Restarts grouped by their rate (`Rmin` at expiry), each paired with the timeout of the
-/// same limiter before it. `Tmax` of a level is `tmax0 * rmin0 / rate`: the draft doubles
-/// `Tmax` exactly when it halves `Rmin` (3.3.2).
-pub fn backoff_levels(lines: &[RpLine], clock_hz: f64, rmin0: u64, tmax0_us: u32) -> Vec<Level> {
+/// Restarts grouped by back-off depth `k`, the limiter's restarts since it was
+/// instantiated or last increased (positive feedback restores `Rmin` and `Tmax`, 3.3.2),
+/// each paired with the timeout of the same limiter before it. At depth `k` the timer ran
+/// with `Tmax = min(tmax0 * 2^k, 1 s)`, and the restart rate is that depth's `Rmin` (it
+/// halves down to 1 Mb/s; `Tmax` keeps doubling below that floor).
+pub fn backoff_levels(lines: &[RpLine], clock_hz: f64, tmax0_us: u32) -> Vec<Level> {
     let mut started: Vec<((u8, u8), u64)> = Vec::new();
-    let mut timers: Vec<(u64, f64)> = Vec::new();
+    let mut depth: Vec<((u8, u8), u32)> = Vec::new();
+    // (depth, restart rate, timer us)
+    let mut timers: Vec<(u32, u64, f64)> = Vec::new();
     for l in lines {
         let key = (l.nic, l.limiter);
+        let k = match depth.iter().position(|(d, _)| *d == key) {
+            Some(i) => i,
+            None => {
+                depth.push((key, 0));
+                depth.len() - 1
+            }
+        };
         match l.event.as_str() {
-            "timeout" => match started.iter_mut().find(|(k, _)| *k == key) {
+            "instantiate" | "increase" | "coarse" => depth[k].1 = 0,
+            "timeout" => match started.iter_mut().find(|(s, _)| *s == key) {
                 Some(e) => e.1 = l.cycle,
                 None => started.push((key, l.cycle)),
             },
             "restart" => {
-                if let Some(i) = started.iter().position(|(k, _)| *k == key) {
+                if let Some(i) = started.iter().position(|(s, _)| *s == key) {
                     let (_, t0) = started.swap_remove(i);
-                    timers.push((l.rate_after_bps, (l.cycle - t0) as f64 * 1e6 / clock_hz));
+                    let us = (l.cycle - t0) as f64 * 1e6 / clock_hz;
+                    timers.push((depth[k].1, l.rate_after_bps, us));
                 }
+                depth[k].1 += 1;
             }
             _ => {}
         }
     }
-    let mut rates: Vec<u64> = timers.iter().map(|t| t.0).collect();
-    rates.sort_unstable_by(|a, b| b.cmp(a));
-    rates.dedup();
-    rates
+    let mut depths: Vec<u32> = timers.iter().map(|t| t.0).collect();
+    depths.sort_unstable();
+    depths.dedup();
+    depths
         .into_iter()
-        .map(|rate| {
-            let d: Vec<f64> = timers.iter().filter(|t| t.0 == rate).map(|t| t.1).collect();
+        .map(|k| {
+            let at: Vec<&(u32, u64, f64)> = timers.iter().filter(|t| t.0 == k).collect();
+            let tmax = (tmax0_us as u64)
+                .checked_shl(k)
+                .unwrap_or(u64::MAX)
+                .min(TMAX_CAP_US as u64);
             Level {
-                rate_bps: rate,
-                tmax_us: tmax0_us as f64 * rmin0 as f64 / rate.max(1) as f64,
-                restarts: d.len() as u64,
-                timer_mean_us: d.iter().sum::<f64>() / d.len() as f64,
-                timer_max_us: d.iter().copied().fold(0.0, f64::max),
+                depth: k,
+                rate_bps: at[0].1,
+                tmax_us: tmax as f64,
+                restarts: at.len() as u64,
+                timer_mean_us: at.iter().map(|t| t.2).sum::<f64>() / at.len() as f64,
+                timer_max_us: at.iter().map(|t| t.2).fold(0.0, f64::max),
             }
         })
         .collect()
@@ -425,17 +447,47 @@ mod tests {
             line(20_000, 0, "timeout", 0),
             line(32_000, 0, "restart", 50_000_000),
         ];
-        let l = backoff_levels(&lines, 1e9, 100_000_000, 10);
+        let l = backoff_levels(&lines, 1e9, 10);
         assert_eq!(l.len(), 2);
         assert_eq!(
-            (l[0].rate_bps, l[0].restarts, l[0].tmax_us),
-            (100_000_000, 2, 10.0)
+            (l[0].depth, l[0].rate_bps, l[0].restarts, l[0].tmax_us),
+            (0, 100_000_000, 2, 10.0)
         );
         assert_eq!((l[0].timer_mean_us, l[0].timer_max_us), (6.0, 8.0));
         assert_eq!(
-            (l[1].rate_bps, l[1].restarts, l[1].tmax_us),
-            (50_000_000, 1, 20.0)
+            (l[1].depth, l[1].rate_bps, l[1].restarts, l[1].tmax_us),
+            (1, 50_000_000, 1, 20.0)
         );
         assert_eq!(l[1].timer_mean_us, 12.0);
+    }
+
+    /// At the 1 Mb/s floor `Rmin` stops halving but `Tmax` keeps doubling; an increase
+    /// restores both.
+    #[test]
+    fn backoff_depth_counts_restarts_past_the_rmin_floor_and_resets_on_increase() {
+        let lines = [
+            line(0, 0, "timeout", 0),
+            line(1_000, 0, "restart", 2_000_000),
+            line(2_000, 0, "timeout", 0),
+            line(3_000, 0, "restart", 1_000_000),
+            line(4_000, 0, "timeout", 0),
+            line(5_000, 0, "restart", 1_000_000),
+            line(6_000, 0, "increase", 3_000_000),
+            line(7_000, 0, "timeout", 0),
+            line(8_000, 0, "restart", 2_000_000),
+        ];
+        let l = backoff_levels(&lines, 1e9, 10);
+        let got: Vec<(u32, u64, u64, f64)> = l
+            .iter()
+            .map(|l| (l.depth, l.rate_bps, l.restarts, l.tmax_us))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 2_000_000, 2, 10.0),
+                (1, 1_000_000, 1, 20.0),
+                (2, 1_000_000, 1, 40.0)
+            ]
+        );
     }
 }

@@ -178,8 +178,9 @@ pub fn measure(
         let cpid = lim.map(|l| l.cpid);
         if cpid != cur {
             cur = cpid;
+            // The cycle just stepped, as in the RP trace.
             changes.push(Change {
-                time_us: ecm::cycles_to_us(&sim, sim.now()),
+                time_us: ecm::cycles_to_us(&sim, sim.now() - 1),
                 cpid,
             });
         }

@@ -57,7 +57,8 @@ pub const LOSSY_PRIO: u8 = 1;
 /// The web-search flow-size distribution (DCTCP, SIGCOMM 2010) as the piecewise-linear CDF
 /// the ns-3 data-centre simulators ship (`WebSearch_distribution.txt`): `(bytes, P(size <=
 /// bytes))`. The L2BM paper names the workload (IV, "Workload") but prints no table; its
-/// first point `(0, 0)` is `(1, 0)` here (`message_cdf` sizes start at 1). Mean 1.6 MB.
+/// first point `(0, 0)` is `(1, 0)` here (`message_cdf` sizes start at 1). Mean 1.71 MB
+/// (`source::linear_cdf_mean`).
 pub const WEB_SEARCH_CDF: [(u64, f64); 12] = [
     (1, 0.0),
     (10_000, 0.15),
@@ -354,6 +355,16 @@ fn wire_cycles(setup: &Setup, sim: &Sim, bytes: u64) -> f64 {
     bits as f64 * d.clock_hz as f64 / d.rate_bps[0] as f64
 }
 
+/// Wire time of the last packet of a flow of `bytes`, cycles.
+fn last_packet_cycles(setup: &Setup, sim: &Sim, bytes: u64) -> f64 {
+    let pkt = setup.packet_bytes as u64;
+    let last = match bytes % pkt {
+        0 => pkt,
+        rest => rest,
+    };
+    wire_cycles(setup, sim, last)
+}
+
 /// The idle switch's base latency under `policy`: one lossless packet of
 /// `setup.packet_bytes` from port 0 to port 1, handed to the NIC at cycle 0, until its last
 /// cell departs, minus its wire time; cycles.
@@ -412,6 +423,13 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
     }
     let what = format!("l2bm-hybrid {} tcp load {tcp_load}", policy.name());
     super::hcf::check(&sim, &what)?;
+    // The switch stores a packet before it forwards it, so the last cell of a flow departs
+    // the wire time of the flow's last packet after the switch's fixed latency: `base`
+    // holds a full packet's, which is replaced by the flow's last packet's.
+    let tail = |bytes: u64| {
+        base - wire_cycles(setup, &sim, setup.packet_bytes as u64)
+            + last_packet_cycles(setup, &sim, bytes)
+    };
     // Ideal lossless FCT: the server's NIC alone at line rate. Its messages leave one
     // after the other (one FIFO per class), so a message's ideal start waits for the
     // ideal end of the same server's earlier messages; no other server, no pause.
@@ -422,7 +440,7 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         let arrival = m.arrival_cycle as f64;
         nic_free[src] = nic_free[src].max(arrival) + wire_cycles(setup, &sim, m.bytes);
         if let Some(f) = m.fct_cycles() {
-            lossless.push(f as f64 / (nic_free[src] - arrival + base));
+            lossless.push(f as f64 / (nic_free[src] - arrival + tail(m.bytes)));
         }
     }
     let ack = crate::scenario::ns_to_cycles(setup.tcp_ack_delay_us * 1000, d.clock_hz) as f64;
@@ -441,7 +459,7 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         .zip(&flow_bytes)
         .filter_map(|(t, &b)| {
             t.fct_cycles
-                .map(|f| f as f64 / (base + wire_cycles(setup, &sim, b) + ack))
+                .map(|f| f as f64 / (wire_cycles(setup, &sim, b) + tail(b) + ack))
         })
         .collect();
     let summary = sim.summary(0.0);

@@ -91,7 +91,6 @@ pub fn flow_toml(src: usize, dst: usize, prio: usize, size_bytes: u32, pattern: 
     )
 }
 
-/// Core cycles to nanoseconds (the model's clock need not be 1 GHz).
 /// The report's last line: `wrote DIR/a, DIR/b, ...`.
 pub fn wrote(out: &Path, files: &[&str]) -> String {
     let paths: Vec<String> = files
@@ -101,6 +100,7 @@ pub fn wrote(out: &Path, files: &[&str]) -> String {
     format!("wrote {}", paths.join(", "))
 }
 
+/// Core cycles to nanoseconds (the model's clock need not be 1 GHz).
 pub fn cycles_to_ns(cycles: u64, clock_hz: u64) -> f64 {
     cycles as f64 * 1e9 / clock_hz as f64
 }
