@@ -131,6 +131,9 @@ pub struct TcpSpec {
     pub init_cwnd: Option<u32>,
     /// Bytes to deliver (a finite flow, with a completion time); default: long-lived.
     pub flow_bytes: Option<u64>,
+    /// Karn's rule (RFC 6298 section 3 and the note after (5.7)): keep the backed-off RTO
+    /// until a packet sent once, first after the last timeout, is acknowledged; default off.
+    pub karn: Option<bool>,
 }
 
 /// Validated parameters of a `tcp` flow.
@@ -141,6 +144,9 @@ pub struct TcpParams {
     pub max_rto_us: u64,
     pub init_cwnd: u32,
     pub flow_bytes: Option<u64>,
+    /// Only the ACK of a packet sent once, first after the last timeout, ends the RTO
+    /// back-off (`crate::tcp` module doc).
+    pub karn: bool,
 }
 
 impl TcpParams {
@@ -1090,6 +1096,7 @@ fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, Scenar
         max_rto_us,
         init_cwnd,
         flow_bytes,
+        karn: t.karn.unwrap_or(false),
     })
 }
 

@@ -18,7 +18,29 @@
 //! timeout sets `cwnd = 1`, goes back to the first unacknowledged packet and doubles the
 //! timer up to `max_rto`. The timer is `min_rto` (no RTT estimator): in a data centre
 //! `srtt + 4 rttvar` is far below any realistic minimum RTO, which is what incast studies
-//! vary. A new ACK resets the back-off.
+//! vary. Fast retransmit and partial-ACK retransmissions do not back the timer off.
+//!
+//! Ending the back-off, two ways (the `tcp` pattern's `karn` key):
+//!
+//! - `karn = false` (the default): any new ACK (one that moves `snd_una`) resets the timer
+//!   to `min_rto`, the ACK of a retransmitted packet included.
+//! - `karn = true`: Karn's rule (Karn & Partridge 1987; RFC 6298 section 3 and the note
+//!   after (5.7): the RTO collapses only "once a new RTT measurement is obtained (which
+//!   can only happen when new data has been sent and acknowledged)"). A new ACK ends the
+//!   back-off iff it newly acknowledges a packet that was transmitted exactly once, and
+//!   first after the last timeout; otherwise the backed-off value stays, the restarted
+//!   timer runs with it, and the next timeout doubles it again. As implemented:
+//!   `karn_from` is set to `high` at each timeout (the go-back-N resends only packets below
+//!   it, so everything from it on is first sent after the timeout), and a fast retransmit
+//!   or partial-ACK retransmission of packet `p` raises it to `p + 1`. Those retransmit
+//!   `snd_una`, the lowest unacknowledged packet, so every packet retransmitted since the
+//!   timeout is below `karn_from` and every packet the ACK newly covers below `karn_from`
+//!   is one sent before the timeout, resent by the go-back-N, or the one just
+//!   retransmitted. The back-off ends iff `ack > karn_from`: the ACK covers packet
+//!   `karn_from`, sent once after the timeout. Without an RTT estimator that first valid
+//!   sample sets the timer back to `min_rto`. ns-2's TCP (the HCF paper's simulator) is
+//!   slightly stricter: it times one packet at a time (the first one sent after a timeout
+//!   or a fast retransmit) and only that packet's ACK ends its back-off.
 //!
 //! Sequence numbers: `PacketHdr.seq` counts *transmissions* of the flow, so a retransmission
 //! gets a new, larger `seq` and the scoreboard's per-flow order check stays as strict for TCP
@@ -58,6 +80,12 @@ pub struct Reno {
     rto: u64,
     min_rto: u64,
     max_rto: u64,
+    /// Karn's rule: only a new ACK above `karn_from` ends the back-off (module doc).
+    karn: bool,
+    /// The lowest packet that was sent once, first after the last timeout, and was not
+    /// retransmitted since: `high` at the timeout, raised past each fast retransmit and
+    /// partial-ACK retransmission.
+    karn_from: u64,
     pub retransmits: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
@@ -65,8 +93,9 @@ pub struct Reno {
 
 impl Reno {
     /// A sender of `total` packets starting with `init_cwnd` packets, timer `min_rto`
-    /// cycles backing off up to `max_rto`.
-    pub fn new(init_cwnd: u32, min_rto: u64, max_rto: u64, total: u64) -> Self {
+    /// cycles backing off up to `max_rto`; with `karn`, only the ACK of a packet sent once,
+    /// first after the last timeout, ends the back-off (module doc).
+    pub fn new(init_cwnd: u32, min_rto: u64, max_rto: u64, total: u64, karn: bool) -> Self {
         Self {
             cwnd: init_cwnd as f64,
             ssthresh: f64::INFINITY,
@@ -80,6 +109,8 @@ impl Reno {
             rto: min_rto,
             min_rto,
             max_rto,
+            karn,
+            karn_from: 0,
             retransmits: 0,
             fast_retransmits: 0,
             timeouts: 0,
@@ -109,13 +140,16 @@ impl Reno {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.dupacks = 0;
-            self.rto = self.min_rto;
+            if !self.karn || ack > self.karn_from {
+                self.rto = self.min_rto;
+            }
             if self.in_recovery {
                 if ack >= self.recover {
                     self.in_recovery = false;
                     self.cwnd = self.ssthresh;
                 } else {
                     self.retransmits += 1;
+                    self.karn_from = self.karn_from.max(ack + 1);
                     return Some(ack);
                 }
             } else if self.cwnd < self.ssthresh {
@@ -132,6 +166,7 @@ impl Reno {
                 self.recover = self.high;
                 self.fast_retransmits += 1;
                 self.retransmits += 1;
+                self.karn_from = self.karn_from.max(ack + 1);
                 return Some(ack);
             }
         }
@@ -147,6 +182,7 @@ impl Reno {
         self.dupacks = 0;
         self.in_recovery = false;
         self.recover = self.high;
+        self.karn_from = self.high;
         self.timeouts += 1;
         self.rto = (self.rto * 2).min(self.max_rto);
     }
@@ -303,6 +339,7 @@ impl TcpFlows {
                     us_to_cycles(p.min_rto_us, clock_hz),
                     us_to_cycles(p.max_rto_us, clock_hz),
                     total,
+                    p.karn,
                 ),
                 next_tx: 0,
                 in_network: VecDeque::new(),
@@ -447,7 +484,7 @@ mod tests {
 
     #[test]
     fn slow_start_then_three_dup_acks_halve_the_window() {
-        let mut r = Reno::new(2, 100, 1000, u64::MAX);
+        let mut r = Reno::new(2, 100, 1000, u64::MAX, false);
         assert_eq!(sent(&mut r), [0, 1]);
         assert_eq!(r.on_ack(1), None);
         assert_eq!(r.on_ack(2), None);
@@ -470,7 +507,7 @@ mod tests {
 
     #[test]
     fn partial_ack_retransmits_the_next_hole() {
-        let mut r = Reno::new(6, 100, 1000, u64::MAX);
+        let mut r = Reno::new(6, 100, 1000, u64::MAX, false);
         assert_eq!(sent(&mut r).len(), 6);
         // 0 and 2 lost.
         for _ in 0..3 {
@@ -481,7 +518,7 @@ mod tests {
 
     #[test]
     fn timeout_collapses_window_and_backs_off_to_the_cap() {
-        let mut r = Reno::new(8, 100, 350, u64::MAX);
+        let mut r = Reno::new(8, 100, 350, u64::MAX, false);
         assert_eq!(sent(&mut r).len(), 8);
         r.on_timeout();
         assert_eq!((r.cwnd, r.ssthresh, r.rto()), (1.0, 4.0, 200));
@@ -497,7 +534,7 @@ mod tests {
 
     #[test]
     fn finite_flow_is_done_when_all_acked() {
-        let mut r = Reno::new(10, 100, 1000, 3);
+        let mut r = Reno::new(10, 100, 1000, 3, false);
         assert_eq!(sent(&mut r), [0, 1, 2]);
         assert!(r.outstanding() && !r.done());
         r.on_ack(3);

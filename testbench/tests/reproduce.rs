@@ -258,6 +258,39 @@ fn hcf_incast_quick_sweep_rows_and_the_uncontended_point() {
     assert_png(&dir.join("incast_fct.png"));
 }
 
+/// The `karn` of each TCP flow in `text`.
+fn tcp_karn(text: &str) -> Vec<bool> {
+    let plan = testbench::Scenario::parse(text, "t")
+        .unwrap()
+        .plan(&testbench::Overrides::default())
+        .unwrap();
+    plan.flows
+        .iter()
+        .filter_map(|f| match f.pattern {
+            testbench::scenario::Pattern::Tcp(t) => Some(t.karn),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn hcf_reproductions_take_karns_rule_into_their_scenarios() {
+    use testbench::reproduce::hcf::Discipline;
+    let paper = hcf_starvation::Setup::paper();
+    assert!(paper.karn, "ns-2's TCP backs off with Karn's rule");
+    assert!(hcf_incast::Setup::paper().karn);
+    assert!(hcf_bins::sweep_setup().karn);
+    for karn in [false, true] {
+        let s = hcf_starvation::Setup { karn, ..paper };
+        assert_eq!(tcp_karn(&s.scenario(Discipline::Fifo)), vec![karn; s.flows]);
+        let s = hcf_incast::Setup {
+            karn,
+            ..hcf_incast::Setup::paper()
+        };
+        assert_eq!(tcp_karn(&s.scenario(4, Discipline::Fifo, 0)), vec![karn; 4]);
+    }
+}
+
 #[test]
 fn hcf_bins_quick_sweep_rows_and_plots() {
     let dir = scratch("hcf-bins");

@@ -1,7 +1,8 @@
-//! Closed-loop TCP flows through the model: line rate alone, sharing a port, and incast.
+//! Closed-loop TCP flows through the model: line rate alone, sharing a port, and incast;
+//! and the sender's RTO back-off with and without Karn's rule.
 
-use testbench::scenario::{Overrides, Scenario};
-use testbench::tcp::TcpStats;
+use testbench::scenario::{Overrides, Pattern, Scenario, TcpParams};
+use testbench::tcp::{Reno, TcpStats};
 use testbench::Sim;
 
 /// A small switch (8 x 100G, 1 GHz) whose priority 1 is lossy, with `lossy_pool` bytes of
@@ -125,9 +126,137 @@ fn tcp_parameters_are_checked() {
         "flows[0].pattern.tcp.flow_bytes"
     );
     assert_eq!(bad("bogus = 1").field, "flows[0].pattern");
+    // A value of the wrong type is reported on the pattern, for `karn` as for the others.
+    assert_eq!(bad("init_cwnd = \"x\"").field, "flows[0].pattern");
+    let e = bad("karn = 1");
+    assert_eq!(e.field, "flows[0].pattern", "{e}");
+    assert!(e.to_string().contains("expected a boolean"), "{e}");
     let text = format!("[run]\ncycles = 10\n{}rate_gbps = 1\n", tcp_flow(0, 1, ""));
     let e = Scenario::parse(&text, "t")
         .and_then(|s| s.plan(&Overrides::default()).map(|_| ()))
         .unwrap_err();
     assert_eq!(e.field, "flows[0].rate_gbps", "{e}");
+}
+
+/// Everything the window lets out now.
+fn sent(r: &mut Reno) -> Vec<u64> {
+    std::iter::from_fn(|| r.next_send()).collect()
+}
+
+/// A timeout, then the ACKs of the retransmissions and of the first new packet, with and
+/// without Karn's rule (RFC 6298 section 3 and the note after (5.7)).
+#[test]
+fn karn_keeps_the_backed_off_rto_until_data_sent_once_is_acked() {
+    for karn in [false, true] {
+        let mut r = Reno::new(4, 100, 10_000, u64::MAX, karn);
+        assert_eq!(sent(&mut r), [0, 1, 2, 3]);
+        r.on_timeout();
+        assert_eq!(r.rto(), 200);
+        assert_eq!(sent(&mut r), [0], "go-back-N resends packet 0");
+        // The ACK of the retransmitted packet 0.
+        assert_eq!(r.on_ack(1), None);
+        assert_eq!(
+            r.rto(),
+            if karn { 200 } else { 100 },
+            "karn = {karn}: the ACK of a retransmission"
+        );
+        assert_eq!(sent(&mut r), [1, 2], "still retransmissions");
+        r.on_ack(2);
+        r.on_ack(3);
+        assert_eq!(sent(&mut r), [3, 4], "3 resent, 4 is new");
+        // 4 covers 3, resent; 5 covers 4, the first packet sent after the timeout.
+        r.on_ack(4);
+        assert_eq!(r.rto(), if karn { 200 } else { 100 }, "karn = {karn}");
+        r.on_ack(5);
+        assert_eq!(r.rto(), 100, "karn = {karn}: new data acknowledged");
+    }
+}
+
+/// With Karn's rule a second timeout before any packet sent once is acknowledged doubles
+/// the backed-off timer again; without it the back-off restarts from `min_rto`.
+#[test]
+fn karn_compounds_the_back_off_over_repeated_timeouts() {
+    for (karn, second) in [(false, 200), (true, 400)] {
+        let mut r = Reno::new(4, 100, 10_000, u64::MAX, karn);
+        sent(&mut r);
+        r.on_timeout();
+        assert_eq!(sent(&mut r), [0]);
+        r.on_ack(1);
+        assert_eq!(sent(&mut r), [1, 2]);
+        r.on_timeout();
+        assert_eq!(r.rto(), second, "karn = {karn}");
+    }
+}
+
+/// While backed off, the ACKs of fast-retransmitted and partial-ACK-retransmitted packets
+/// do not end the back-off; an ACK that also covers packets sent once after the timeout
+/// does.
+#[test]
+fn karn_fast_and_partial_ack_retransmissions_are_not_new_data() {
+    let mut r = Reno::new(8, 100, 10_000, u64::MAX, true);
+    assert_eq!(sent(&mut r).len(), 8);
+    r.on_timeout();
+    assert_eq!(sent(&mut r), [0]);
+    // 1..=7 had arrived: the resent 0 brings the ACK to 8, still no packet sent once.
+    r.on_ack(8);
+    assert_eq!(r.rto(), 200);
+    assert_eq!(sent(&mut r), (8..17).collect::<Vec<_>>(), "new data");
+    // 8, 9 and 10 are lost: 11.. arrive and repeat ACK 8.
+    assert_eq!(r.on_ack(8), None);
+    assert_eq!(r.on_ack(8), None);
+    assert_eq!(r.on_ack(8), Some(8), "fast retransmit");
+    assert_eq!(r.rto(), 200, "a fast retransmit does not back off");
+    assert_eq!(r.on_ack(9), Some(9), "partial ACK of the resent 8");
+    assert_eq!(r.rto(), 200, "ACK 9 covers only the fast-retransmitted 8");
+    assert_eq!(r.on_ack(10), Some(10), "partial ACK of the resent 9");
+    assert_eq!(
+        r.rto(),
+        200,
+        "ACK 10 covers only the partial-ACK retransmission 9"
+    );
+    // The resent 10 completes 0..17: 11..=16 were sent once, after the timeout.
+    r.on_ack(17);
+    assert_eq!(r.rto(), 100);
+}
+
+#[test]
+fn karn_key_reaches_the_sender() {
+    let plan = |tcp: &str| {
+        let text = format!("[run]\ncycles = 10\n{}", tcp_flow(0, 1, tcp));
+        let p = Scenario::parse(&text, "t")
+            .unwrap()
+            .plan(&Overrides::default())
+            .unwrap();
+        match p.flows[0].pattern {
+            Pattern::Tcp(t) => t,
+            ref other => panic!("{other:?}"),
+        }
+    };
+    let karn = |t: TcpParams| t.karn;
+    assert!(!karn(plan("")), "off by default");
+    assert!(!karn(plan("karn = false")));
+    assert!(karn(plan("karn = true")));
+}
+
+/// The `karn` key reaches the senders of a run: an incast with a 20 us minimum RTO into a
+/// 6 KB buffer times out under both settings and completes, but not alike.
+#[test]
+fn karn_changes_the_timeouts_of_an_incast() {
+    let run = |karn: bool| {
+        let tcp = format!("base_rtt_us = 10, min_rto_us = 20, flow_bytes = 150_000, karn = {karn}");
+        let flows: String = (1..=7).map(|src| tcp_flow(src, 0, &tcp)).collect();
+        let mut sim = sim(6 * 1024, 700_000, &flows);
+        let summary = sim.run(|_| {}).unwrap();
+        assert!(summary.ok(), "{summary}");
+        let st = sim.tcp_stats();
+        for s in &st {
+            assert_eq!(s.bytes_delivered, 150_000, "karn = {karn}: {s:?}");
+        }
+        assert!(st.iter().any(|s| s.timeouts > 0), "karn = {karn}: {st:?}");
+        st.iter()
+            .map(|s| (s.timeouts, s.fct_cycles))
+            .collect::<Vec<_>>()
+    };
+    let (off, on) = (run(false), run(true));
+    assert_ne!(off, on, "timeouts and completion times per flow");
 }

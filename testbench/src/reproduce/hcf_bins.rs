@@ -212,8 +212,11 @@ pub fn sweep(
 pub fn report(runs: &[(Sweep, Run)], out: &Path) -> String {
     let s = runs.first().map(|r| r.1.setup).unwrap_or_else(sweep_setup);
     let mut rep = format!(
-        "HCF V-C parameter sweeps on the V-B setup: {} TCP flows, warm-up {} s, window {} s, B = 20 packets\n\n",
-        s.flows, s.warmup_s, s.window_s
+        "HCF V-C parameter sweeps on the V-B setup: {} TCP flows, warm-up {} s, window {} s, B = 20 packets, Karn's rule {}\n\n",
+        s.flows,
+        s.warmup_s,
+        s.window_s,
+        if s.karn { "on" } else { "off" }
     );
     let _ = writeln!(
         rep,

@@ -7,12 +7,13 @@
 //! [`MAX_SERVERS`]: 64 ports), the client's port is the bottleneck; 1000 B packets (one
 //! cell each), TCP Reno-like with NewReno partial ACKs (`crate::tcp`), base RTT 100 us,
 //! min RTO 200 ms (the paper takes the scenario of its ref. \[2\], whose collapse comes from
-//! the 200 ms minimum RTO; it does not restate the RTO), initial window 2. The core clock
-//! is 2 MHz: 1 Gb/s moves at most 0.74 cells per cycle for the worst packet size, within
-//! the one-cell-per-cycle port limit. The FIFO's buffer is the lossy pool of 32 cells; with
-//! one port per server the pool's DT (alpha = 8) can refuse a packet before the queue
-//! reaches 32 when one or two servers hold most of it, so each run reports the largest
-//! queue it saw and the smallest queue a packet was dropped at.
+//! the 200 ms minimum RTO; it does not restate the RTO), Karn's rule for the RTO back-off
+//! (as ns-2's TCP), initial window 2. The core clock is 2 MHz: 1 Gb/s moves at most 0.74
+//! cells per cycle for the worst packet size, within the one-cell-per-cycle port limit. The
+//! FIFO's buffer is the lossy pool of 32 cells; with one port per server the pool's DT
+//! (alpha = 8) can refuse a packet before the queue reaches 32 when one or two servers hold
+//! most of it, so each run reports the largest queue it saw and the smallest queue a packet
+//! was dropped at.
 //!
 //! A flow's completion time runs from its start to the ACK of its last byte (which comes
 //! back one base RTT after the packet leaves the switch).
@@ -47,6 +48,9 @@ pub struct Setup {
     pub base_rtt_us: u64,
     pub min_rto_us: u64,
     pub init_cwnd: u32,
+    /// Karn's rule in the senders (the `tcp` key `karn`, `crate::tcp`): the backed-off RTO
+    /// is kept until a packet sent once, first after the last timeout, is acknowledged.
+    pub karn: bool,
     /// Give up on a run after this many simulated seconds.
     pub cap_s: f64,
     /// Extra trials per point whose flows start at a uniformly random time in
@@ -64,6 +68,7 @@ impl Setup {
             base_rtt_us: 100,
             min_rto_us: 200_000,
             init_cwnd: 2,
+            karn: true,
             cap_s: 120.0,
             jitter_trials: 5,
             jitter_us: 20,
@@ -102,10 +107,11 @@ impl Setup {
         let cap = (self.cap_s * CLOCK_MHZ as f64 * 1e6) as u64;
         let mut s = sw.header("hcf-incast", disc, cap, 1);
         let tcp = format!(
-            "base_rtt_us = {}, min_rto_us = {}, init_cwnd = {}, flow_bytes = {}",
+            "base_rtt_us = {}, min_rto_us = {}, init_cwnd = {}, karn = {}, flow_bytes = {}",
             sw.ack_delay_us(self.base_rtt_us),
             self.min_rto_us,
             self.init_cwnd,
+            self.karn,
             self.flow_bytes(n)
         );
         for src in 0..n {
@@ -349,13 +355,14 @@ pub fn sweep(
 
 pub fn report(setup: &Setup, points: &[Point], out: &Path) -> String {
     let mut rep = format!(
-        "HCF V-A incast: N servers x {} B / N to one 1 Gb/s port, B = {BUFFER_PACKETS} x {PACKET_BYTES} B packets, RTT {} us, min RTO {} ms, initial window {}\n\
+        "HCF V-A incast: N servers x {} B / N to one 1 Gb/s port, B = {BUFFER_PACKETS} x {PACKET_BYTES} B packets, RTT {} us, min RTO {} ms, initial window {}, Karn's rule {}\n\
          HCF: K = {}, c0 = {}, 16 + 16 packets, dynamic period\n\
          'together': every flow starts at cycle 0; 'jitter': mean of {} trials with starts uniform in 0-{} us\n\n",
         setup.block_bytes,
         setup.base_rtt_us,
         setup.min_rto_us / 1000,
         setup.init_cwnd,
+        if setup.karn { "on" } else { "off" },
         HCF.bins,
         HCF.c0,
         setup.jitter_trials,

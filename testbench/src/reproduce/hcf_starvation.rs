@@ -4,12 +4,14 @@
 //!
 //! The paper's setup, as modelled ([`Setup::paper`]): 400 TCP flows (Reno-like with NewReno
 //! partial ACKs, `crate::tcp`), RTT 100 us (see `super::hcf` for the ACK timing), 1500 B
-//! packets, min RTO 200 ms (back-off up to 64x), initial window 2, plus Poisson UDP at 5 %
-//! of the bottleneck; 3 minutes, of which the last 10 s are measured. Every sender sits
-//! behind one ingress link of 0.6 Gb/s (6x the bottleneck: the dumbbell's left side), so
-//! the bottleneck queue is the only ingress queue of the lossy pool and the FIFO tail-drops
-//! at 20 packets (see `super::hcf`). The core clock is 1 MHz: a 1500 B packet takes 121.6
-//! cycles on the 100 Mb/s wire. Flows start 1/N s apart over the first second.
+//! packets, min RTO 200 ms (back-off up to 64x, Karn's rule as in ns-2's TCP: the back-off
+//! ends only with the ACK of data sent once after the last timeout), initial window 2, plus
+//! Poisson UDP at 5 % of the bottleneck; 3 minutes, of which the last 10 s are measured.
+//! Every sender sits behind one ingress link of 0.6 Gb/s (6x the bottleneck: the
+//! dumbbell's left side), so the bottleneck queue is the only ingress queue of the lossy
+//! pool and the FIFO tail-drops at 20 packets (see `super::hcf`). The core clock is 1 MHz:
+//! a 1500 B packet takes 121.6 cycles on the 100 Mb/s wire. Flows start 1/N s apart over
+//! the first second.
 //!
 //! Measured in the window `[warm-up, warm-up + window)`, per TCP flow: packets that left
 //! the bottleneck (retransmissions included: the paper's "packets sent ... during T"),
@@ -59,6 +61,9 @@ pub struct Setup {
     pub base_rtt_us: u64,
     pub min_rto_us: u64,
     pub init_cwnd: u32,
+    /// Karn's rule in the senders (the `tcp` key `karn`, `crate::tcp`): the backed-off RTO
+    /// is kept until a packet sent once, first after the last timeout, is acknowledged.
+    pub karn: bool,
     /// UDP load, fraction of the bottleneck.
     pub udp_fraction: f64,
     pub bottleneck_gbps: f64,
@@ -76,6 +81,7 @@ impl Setup {
             base_rtt_us: 100,
             min_rto_us: 200_000,
             init_cwnd: 2,
+            karn: true,
             udp_fraction: 0.05,
             bottleneck_gbps: 0.1,
             ingress_gbps: 0.6,
@@ -110,10 +116,11 @@ impl Setup {
         let (_, end) = self.window_cycles();
         let mut s = sw.header("hcf-starvation", disc, end, 1);
         let tcp = format!(
-            "base_rtt_us = {}, min_rto_us = {}, init_cwnd = {}",
+            "base_rtt_us = {}, min_rto_us = {}, init_cwnd = {}, karn = {}",
             sw.ack_delay_us(self.base_rtt_us),
             self.min_rto_us,
-            self.init_cwnd
+            self.init_cwnd,
+            self.karn
         );
         let spread = self.cycles(self.start_spread_s);
         for i in 0..self.flows {
@@ -371,12 +378,13 @@ pub fn report(runs: &[Run], out: &Path) -> String {
     let s = runs.first().map(|r| r.setup).unwrap_or_else(Setup::paper);
     let mut rep = format!(
         "HCF V-B long-flow starvation: {} TCP flows + UDP at {:.0} % of a {} Mb/s bottleneck, B = {BUFFER_PACKETS} packets of {PACKET_BYTES} B,\n\
-         RTT {} us, min RTO {} ms, warm-up {} s, window {} s\n\n",
+         RTT {} us, min RTO {} ms, Karn's rule {}, warm-up {} s, window {} s\n\n",
         s.flows,
         s.udp_fraction * 100.0,
         s.bottleneck_gbps * 1000.0,
         s.base_rtt_us,
         s.min_rto_us / 1000,
+        if s.karn { "on" } else { "off" },
         s.warmup_s,
         s.window_s
     );
