@@ -1,14 +1,10 @@
 //! `mmu-sim` exit codes: 0 success, 1 violated invariant, 2 invalid input.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn mmu_sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mmu-sim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::mmu_sim;
 
 fn code(o: &Output) -> i32 {
     o.status.code().expect("exited normally")

@@ -26,6 +26,9 @@ use testbench::reaction_point::{
 use testbench::scenario::{EcmRpSpec, Overrides, Scenario};
 use testbench::Sim;
 
+mod common;
+use common::mmu_sim;
+
 // =======================================================================================
 // (a) The congestion point against pseudo-code 3.2.1.
 // =======================================================================================
@@ -1297,13 +1300,6 @@ fn ecm_rp_table_is_range_checked_naming_the_field() {
     .params()
     .unwrap();
     assert_eq!((p.gi_q16, p.w_q3), ((0.53f64 * 65536.0).round() as u32, 1));
-}
-
-fn mmu_sim(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_mmu-sim"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]

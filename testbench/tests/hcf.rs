@@ -373,6 +373,15 @@ enum Violation {
     Period(String),
 }
 
+impl From<common::CycleFault> for Violation {
+    fn from(f: common::CycleFault) -> Self {
+        match f {
+            common::CycleFault::Order(m) => Self::Order(m),
+            common::CycleFault::Conservation(m) => Self::Conservation(m),
+        }
+    }
+}
+
 /// What a run that kept every property did.
 #[derive(Debug, Clone, Copy, Default)]
 struct Outcome {
@@ -446,19 +455,7 @@ fn run_checked(scenario: &Scenario, checks: Checks) -> Result<Outcome, Violation
     let mut out = Outcome::default();
     for c in 0..checks.cycles {
         sim.step().map_err(|e| Violation::Step(e.to_string()))?;
-        let sb = sim.scoreboard();
-        if sb.reordered > 0 || sb.misrouted > 0 {
-            return Err(Violation::Order(format!(
-                "cycle {c}: {} reordered, {} misrouted; first: {}",
-                sb.reordered,
-                sb.misrouted,
-                sb.first_error().unwrap_or("?")
-            )));
-        }
-        let cons = sb.conservation(sim.mmu().buffered_cells() as u64, sim.cells_in_flight());
-        if !cons.ok() {
-            return Err(Violation::Conservation(format!("cycle {c}: {cons}")));
-        }
+        common::order_and_conservation(&sim, c)?;
         for (i, &(p, q)) in queues.iter().enumerate() {
             let (h, _hp) = sim.mmu().hcf(p, q).expect("an HCF queue");
             if checks.credits_every_cycle {

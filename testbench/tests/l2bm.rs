@@ -24,7 +24,7 @@
 
 mod common;
 
-use common::{flow_of, flow_spec, pattern_draw, PatDraw};
+use common::{flow_of, flow_spec, mmu_sim, pattern_draw, PatDraw};
 
 use hw_model::l2bm::{tau_of, W_MAX};
 use hw_model::{CellFate, DropReason, Fault, Policy, SwitchConfig};
@@ -34,10 +34,7 @@ use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestError, 
 use rtl::RecipDivider;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
-use std::process::Command;
-use testbench::scenario::{
-    FlowSpec, LinkSpec, PatternKind, PfcScriptSpec, RunSpec, MIN_PACKET_BYTES,
-};
+use testbench::scenario::{FlowSpec, PatternKind, PfcScriptSpec, RunSpec, MIN_PACKET_BYTES};
 use testbench::{Overrides, Scenario, Sim};
 
 /// Cases per property unless `PROPTEST_CASES` says otherwise.
@@ -227,10 +224,8 @@ fn run_checked(s: &Scenario, lossless: bool) -> Result<Outcome, String> {
         sh.observe(&sim, c);
         let all = (c + 1) % INVARIANT_EVERY == 0 || c + 1 == cycles;
         sh.check(&sim, c, all)?;
+        common::order_and_conservation(&sim, c).map_err(|e| e.to_string())?;
         let sb = sim.scoreboard();
-        if sb.reordered > 0 || sb.misrouted > 0 {
-            return Err(format!("cycle {c}: {:?}", sb.first_error()));
-        }
         if lossless && sb.dropped_lossless() > 0 {
             return Err(format!("cycle {c}: lossless cells dropped"));
         }
@@ -549,44 +544,23 @@ impl Case {
         cfg.headroom_packet_bytes = Some(common::honest_headroom(&cfg, &sizes)?);
         cfg.buffer_bytes = (1u64 << 20) * cell as u64;
         let big = cfg.build().ok()?;
-        let reserved = big.total_cells - big.lossy_pool_cells - big.shared_cells;
         // delta < alpha * B_s (X_on must be reachable).
-        let k = cfg.alpha_log2;
         let need = big.delta_cells as u64;
-        let least = if k >= 0 {
-            (need >> k) + 1
-        } else {
-            (need + 1) << -k
-        };
-        let shared = (s.shared_cells as u64).max(least);
-        let total = big.lossy_pool_cells as u64 + reserved as u64 + shared;
-        if total > 1 << 20 {
-            return None;
-        }
-        cfg.buffer_bytes = total * cell as u64;
+        cfg.buffer_bytes = common::buffer_bytes_for(&big, cfg.alpha_log2, need, s.shared_cells)?;
         cfg.build().ok()?;
-        let links = (0..ports)
-            .map(|p| LinkSpec {
-                port: p,
-                propagation_ns: None,
-                processing_ns: None,
-                arbitration: Default::default(),
+        let pfc_script = self
+            .pfc
+            .iter()
+            .flat_map(|f| {
+                common::pause_then_resume(
+                    f.port % ports,
+                    f.classes,
+                    at(f.at_pct),
+                    0xFFFF,
+                    f.resume_after,
+                )
             })
             .collect();
-        let mut pfc_script = Vec::new();
-        for f in &self.pfc {
-            let classes: Vec<u8> = (0..8).filter(|c| f.classes & (1 << c) != 0).collect();
-            let cycle = at(f.at_pct);
-            for (cycle, quanta) in [(cycle, 0xFFFF), (cycle + f.resume_after, 0)] {
-                pfc_script.push(PfcScriptSpec {
-                    cycle,
-                    port: f.port % ports,
-                    classes: classes.clone(),
-                    quanta,
-                    port_level: false,
-                });
-            }
-        }
         Some(Scenario {
             name: "l2bm-property".into(),
             description: String::new(),
@@ -596,7 +570,7 @@ impl Case {
                 seed: self.seed,
                 expect_lossless: true,
             },
-            links,
+            links: Vec::new(),
             flows,
             pfc_script,
             ecm_rp: Default::default(),
@@ -942,13 +916,6 @@ fn l2bm_signals_change_only_in_dirty_blocks() {
 // ---------------------------------------------------------------------------------------
 // The command line.
 // ---------------------------------------------------------------------------------------
-
-fn mmu_sim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mmu-sim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 /// (c) Every built-in scenario runs under `--policy l2bm` without a violation (a lossless
 /// drop where the scenario expects none, reordering, conservation, model invariants).

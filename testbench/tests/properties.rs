@@ -40,7 +40,7 @@ use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestError, 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use testbench::scenario::{
-    Arbitration, FlowSpec, LinkSpec, PatternKind, PfcScriptSpec, RunSpec, MIN_PACKET_BYTES,
+    Arbitration, FlowSpec, LinkSpec, PatternKind, RunSpec, MIN_PACKET_BYTES,
 };
 use testbench::{Overrides, Scenario, Sim};
 
@@ -166,6 +166,15 @@ enum Violation {
     Conservation(String),
 }
 
+impl From<common::CycleFault> for Violation {
+    fn from(f: common::CycleFault) -> Self {
+        match f {
+            common::CycleFault::Order(m) => Self::Order(m),
+            common::CycleFault::Conservation(m) => Self::Conservation(m),
+        }
+    }
+}
+
 /// What a run that kept every property did (for sanity assertions).
 #[derive(Debug, Clone, Copy, Default)]
 struct Outcome {
@@ -227,21 +236,10 @@ fn run_checked(
             sim.step().map_err(|e| Violation::Step(e.to_string()))?;
             tallied[0] += 1;
 
-            let sb = sim.scoreboard();
-            if sb.reordered > 0 || sb.misrouted > 0 {
-                return Err(Violation::Order(format!(
-                    "cycle {c}: {} reordered, {} misrouted; first: {}",
-                    sb.reordered,
-                    sb.misrouted,
-                    sb.first_error().unwrap_or("?")
-                )));
-            }
+            common::order_and_conservation(&sim, c)?;
             tallied[1] += 1;
-            let cons = sb.conservation(sim.mmu().buffered_cells() as u64, sim.cells_in_flight());
-            if !cons.ok() {
-                return Err(Violation::Conservation(format!("cycle {c}: {cons}")));
-            }
             tallied[2] += 1;
+            let sb = sim.scoreboard();
             if checks.no_lossless_drop && sb.dropped_lossless() > 0 {
                 return Err(Violation::LosslessDrop(describe_drop(&sim, c)));
             }
@@ -788,7 +786,6 @@ impl Case {
         // + B_s. The first build (largest buffer) tells how much the reservations take.
         cfg.buffer_bytes = (1u64 << 20) * cell as u64;
         let big = cfg.build().ok()?;
-        let reserved = big.total_cells - big.lossy_pool_cells - big.shared_cells;
         // X_on = T - delta must be reachable (the configuration refuses delta >= the
         // largest T = alpha * B_s; DSH resumes a queue at T - eta - delta_q and a port at
         // N_q * T - delta_p): grow B_s to the least that allows the drawn deltas.
@@ -798,18 +795,7 @@ impl Case {
             let nq = big.lossless_queues_per_port.max(1) as u64;
             need = need.max(big.delta_port_cells as u64 / nq);
         }
-        let k = cfg.alpha_log2;
-        let least = if k >= 0 {
-            (need >> k) + 1
-        } else {
-            (need + 1) << -k
-        };
-        let shared = (s.shared_cells as u64).max(least);
-        let total = big.lossy_pool_cells as u64 + reserved as u64 + shared;
-        if total > 1 << 20 {
-            return None;
-        }
-        cfg.buffer_bytes = total * cell as u64;
+        cfg.buffer_bytes = common::buffer_bytes_for(&big, cfg.alpha_log2, need, s.shared_cells)?;
 
         let links = (0..ports)
             .map(|p| LinkSpec {
@@ -823,25 +809,19 @@ impl Case {
                 },
             })
             .collect();
-        let mut pfc_script = Vec::new();
-        for f in &self.pfc {
-            let classes: Vec<u8> = (0..8).filter(|c| f.classes & (1 << c) != 0).collect();
-            let cycle = at(f.at_pct);
-            pfc_script.push(PfcScriptSpec {
-                cycle,
-                port: f.port % ports,
-                classes: classes.clone(),
-                quanta: f.quanta,
-                port_level: false,
-            });
-            pfc_script.push(PfcScriptSpec {
-                cycle: cycle + f.resume_after,
-                port: f.port % ports,
-                classes,
-                quanta: 0,
-                port_level: false,
-            });
-        }
+        let pfc_script = self
+            .pfc
+            .iter()
+            .flat_map(|f| {
+                common::pause_then_resume(
+                    f.port % ports,
+                    f.classes,
+                    at(f.at_pct),
+                    f.quanta,
+                    f.resume_after,
+                )
+            })
+            .collect();
         Some(Built {
             scenario: Scenario {
                 name: "property".into(),

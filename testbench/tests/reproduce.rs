@@ -1,14 +1,15 @@
 //! Paper reproductions: their numbers, their files, and the `reproduce` command line. The
 //! ECM and L2BM ones are in `reproduce/ecm.rs` and `reproduce/l2bm.rs`.
 
+mod common;
 #[path = "reproduce/ecm.rs"]
 mod ecm;
 #[path = "reproduce/l2bm.rs"]
 mod l2bm;
 
+use common::mmu_sim;
 use hw_model::Policy;
 use std::path::PathBuf;
-use std::process::Command;
 use testbench::reproduce::plot::{xy_chart, Series};
 use testbench::reproduce::{dsh_fig11, hcf_bins, hcf_incast, hcf_starvation, headroom, NoProgress};
 
@@ -83,13 +84,6 @@ fn plot_writes_a_png() {
     xy_chart(&path, "t", "x", "y", &[line("a", true), line("b", false)]).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
-}
-
-fn mmu_sim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_mmu-sim"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]

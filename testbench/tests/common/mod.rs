@@ -2,11 +2,12 @@
 //! part of them.
 #![allow(dead_code)]
 
+use hw_model::Derived;
 use hw_model::SwitchConfig;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
-use testbench::scenario::{FlowSpec, PatternKind, RunSpec, TcpSpec};
-use testbench::Scenario;
+use testbench::scenario::{FlowSpec, PatternKind, PfcScriptSpec, RunSpec, TcpSpec};
+use testbench::{Scenario, Sim};
 
 /// Cycles per drawn stream: `SOAK_CYCLES` (underscores allowed) if set and positive, else
 /// `default`.
@@ -184,4 +185,89 @@ pub fn fanin_bursts() -> Vec<FlowSpec> {
             ..flow_spec(src, 7, 3, PatternKind::Burst)
         })
         .collect()
+}
+
+/// Run `mmu-sim` with `args`.
+pub fn mmu_sim(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mmu-sim"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// What the scoreboard found wrong after a cycle.
+#[derive(Debug)]
+pub enum CycleFault {
+    /// A cell departed out of its flow's order, or on the wrong port.
+    Order(String),
+    /// Cells appeared or vanished.
+    Conservation(String),
+}
+
+impl std::fmt::Display for CycleFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Order(m) | Self::Conservation(m) => f.write_str(m),
+        }
+    }
+}
+
+/// The scoreboard's checks after cycle `c`: no reordered or misrouted cell, then cell
+/// conservation (injected = admitted + dropped, admitted = departed + buffered, counting
+/// the cells still on the links).
+pub fn order_and_conservation(sim: &Sim, c: u64) -> Result<(), CycleFault> {
+    let sb = sim.scoreboard();
+    if sb.reordered > 0 || sb.misrouted > 0 {
+        return Err(CycleFault::Order(format!(
+            "cycle {c}: {} reordered, {} misrouted; first: {}",
+            sb.reordered,
+            sb.misrouted,
+            sb.first_error().unwrap_or("?")
+        )));
+    }
+    let cons = sb.conservation(sim.mmu().buffered_cells() as u64, sim.cells_in_flight());
+    if !cons.ok() {
+        return Err(CycleFault::Conservation(format!("cycle {c}: {cons}")));
+    }
+    Ok(())
+}
+
+/// Bytes of a buffer whose lossless shared segment is at least `shared_cells`, grown to the
+/// least `B_s` whose largest threshold `alpha * B_s` (`alpha = 2^alpha_log2`) is above
+/// `need` cells, so that a queue resuming at `T - need` can resume; `big` is the
+/// configuration built with a large buffer (for its fixed segments). `None` above 2^20
+/// cells.
+pub fn buffer_bytes_for(
+    big: &Derived,
+    alpha_log2: i32,
+    need: u64,
+    shared_cells: u32,
+) -> Option<u64> {
+    let least = if alpha_log2 >= 0 {
+        (need >> alpha_log2) + 1
+    } else {
+        (need + 1) << -alpha_log2
+    };
+    let reserved = big.total_cells - big.lossy_pool_cells - big.shared_cells;
+    let total = big.lossy_pool_cells as u64 + reserved as u64 + (shared_cells as u64).max(least);
+    (total <= 1 << 20).then(|| total * big.cfg.cell_bytes as u64)
+}
+
+/// A downstream PAUSE of `classes` of `port` at `cycle` with `quanta`, and its RESUME
+/// `resume_after` cycles later.
+pub fn pause_then_resume(
+    port: usize,
+    classes: u8,
+    cycle: u64,
+    quanta: u16,
+    resume_after: u64,
+) -> [PfcScriptSpec; 2] {
+    let classes: Vec<u8> = (0..8).filter(|c| classes & (1 << c) != 0).collect();
+    [(cycle, quanta), (cycle + resume_after, 0)].map(|(cycle, quanta)| PfcScriptSpec {
+        cycle,
+        port,
+        classes: classes.clone(),
+        quanta,
+        port_level: false,
+    })
 }
