@@ -17,15 +17,15 @@ run:
 ## test: every unit, integration, property and doc test (CI runs exactly this; the
 ## criterion bench is built by `make bench` and checked by `make lint`)
 test:
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --exclude mmu-bench
 
 ## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams
 soak:
-	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release --workspace --test properties --test reference_model --test hcf --test ecm -- --nocapture
+	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release -p testbench -p hw-model --test it -- --nocapture properties:: reference_model:: hcf:: ecm:: --skip reproduce::
 
 ## bench: criterion benchmark of the cycle loop (tomahawk, high load)
 bench:
-	$(CARGO) bench -p hw-model --bench cycle_loop
+	$(CARGO) bench -p mmu-bench --bench cycle_loop
 
 ## waves: run the default scenario and open its waveform in GTKWave
 waves: run

@@ -35,7 +35,7 @@
 //! `properties.rs`; with `SOAK_CYCLES` set the property prints what it checked (see it with
 //! `--nocapture`).
 
-mod common;
+use crate::common;
 
 use hw_model::Fault;
 use proptest::collection::vec;
@@ -66,7 +66,7 @@ fn soak_cycles() -> u64 {
     common::soak_cycles(DEFAULT_CYCLES)
 }
 
-use common::soak_mode;
+use crate::common::soak_mode;
 
 // ---------------------------------------------------------------------------------------
 // What the property draws.

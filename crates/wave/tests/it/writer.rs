@@ -1,11 +1,10 @@
 //! End-to-end tests of `VcdWriter`: lint, read back with wellen, change-only
 //! output, window, filter, determinism and errors.
 
-mod common;
 
 use std::collections::{HashMap, HashSet};
 
-use common::{body, mask, write_vcd, ReadBack};
+use crate::common::{body, mask, write_vcd, ReadBack};
 use proptest::prelude::*;
 use wave::lint::lint_vcd;
 use wave::{SignalFilter, SignalSpec, VcdWriter, WaveError, Window};

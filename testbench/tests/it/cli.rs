@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-mod common;
-use common::mmu_sim;
+use crate::common::mmu_sim;
 
 fn code(o: &Output) -> i32 {
     o.status.code().expect("exited normally")

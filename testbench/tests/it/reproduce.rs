@@ -1,13 +1,12 @@
 //! Paper reproductions: their numbers, their files, and the `reproduce` command line. The
 //! ECM and L2BM ones are in `reproduce/ecm.rs` and `reproduce/l2bm.rs`.
 
-mod common;
 #[path = "reproduce/ecm.rs"]
 mod ecm;
 #[path = "reproduce/l2bm.rs"]
 mod l2bm;
 
-use common::mmu_sim;
+use crate::common::mmu_sim;
 use hw_model::Policy;
 use std::path::PathBuf;
 use testbench::reproduce::plot::{xy_chart, Series};

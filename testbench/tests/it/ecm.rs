@@ -26,8 +26,7 @@ use testbench::reaction_point::{
 use testbench::scenario::{EcmRpSpec, Overrides, Scenario};
 use testbench::Sim;
 
-mod common;
-use common::mmu_sim;
+use crate::common::mmu_sim;
 
 // =======================================================================================
 // (a) The congestion point against pseudo-code 3.2.1.

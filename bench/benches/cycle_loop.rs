@@ -5,7 +5,7 @@
 //! congested, PFC pauses them and the buffer holds a standing queue. The driver honours
 //! PAUSE immediately and presents one beat per cell time; its cost is part of the figure.
 //!
-//! Run: `cargo bench -p hw-model --bench cycle_loop` (or `make bench`).
+//! Run: `cargo bench -p mmu-bench --bench cycle_loop` (or `make bench`).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use hw_model::{Beat, Inputs, Mmu, Outputs, PacketHdr, SwitchConfig};

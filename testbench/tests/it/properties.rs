@@ -15,7 +15,7 @@
 //! Each property has a companion test below that breaks it on purpose and asserts that the
 //! same check (the [`run_checked`] harness the properties use) reports it, so the checks are
 //! shown to bite. Reordering and conservation already have companions at the scoreboard
-//! level (`tests/scoreboard.rs`: `out_of_order_departure_is_caught`,
+//! level (`tests/it/scoreboard.rs`: `out_of_order_departure_is_caught`,
 //! `duplicate_departure_is_caught`, `wrong_egress_port_is_caught`,
 //! `conservation_detects_a_missing_cell`); they are not duplicated here.
 //!
@@ -31,7 +31,7 @@
 //! set, each property test prints how many cycles every invariant was checked over (see it
 //! with `--nocapture`).
 
-mod common;
+use crate::common;
 
 use hw_model::{CellFate, Fault, PfcRxMode, Policy, SwitchConfig};
 use proptest::collection::vec;
@@ -57,7 +57,7 @@ fn soak_cycles() -> u64 {
     common::soak_cycles(DEFAULT_CYCLES)
 }
 
-use common::{flow_of, flow_spec, pattern_draw, scenario, soak_mode, PatDraw};
+use crate::common::{flow_of, flow_spec, pattern_draw, scenario, soak_mode, PatDraw};
 
 fn proptest_config() -> ProptestConfig {
     // `Config::default()` reads PROPTEST_CASES (and the other PROPTEST_* variables).
@@ -65,7 +65,7 @@ fn proptest_config() -> ProptestConfig {
     if std::env::var_os("PROPTEST_CASES").is_none() {
         c.cases = DEFAULT_CASES;
     }
-    // Regressions go to `tests/properties.proptest-regressions`, as with `proptest!`.
+    // Regressions go to `tests/it/properties.proptest-regressions`, as with `proptest!`.
     c.source_file = Some(file!());
     c
 }

@@ -293,7 +293,7 @@ fn reaction_point_registers_read_back_from_the_vcd() {
     );
 }
 
-/// A severe fan-in with one fine limiter per NIC (as in `tests/ecm.rs`): ECM(0,0)
+/// A severe fan-in with one fine limiter per NIC (as in `tests/it/ecm.rs`): ECM(0,0)
 /// timeouts, restarts with back-off, coarse limiters and a reclaim all show in the dump
 /// as recorded. (NIC 0's fine limiter is instantiated into a timeout at cycle 890 and
 /// reclaimed at 947, as the coarse limiter takes over.)

@@ -22,9 +22,9 @@
 //!
 //! Cases per property: [`CASES`] (or `PROPTEST_CASES`).
 
-mod common;
+use crate::common;
 
-use common::{flow_of, flow_spec, mmu_sim, pattern_draw, PatDraw};
+use crate::common::{flow_of, flow_spec, mmu_sim, pattern_draw, PatDraw};
 
 use hw_model::l2bm::{tau_of, W_MAX};
 use hw_model::{CellFate, DropReason, Fault, Policy, SwitchConfig};

@@ -1,0 +1,4 @@
+//! Every integration test of the model, in one binary (one link per crate).
+
+mod datapath;
+mod reference_model;

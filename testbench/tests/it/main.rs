@@ -1,0 +1,19 @@
+//! Every integration test of the testbench, in one binary: one link instead of fourteen,
+//! which is most of a cold `make test`. Each module is one former test file.
+
+mod common;
+
+mod cli;
+mod dsh_theorem;
+mod ecm;
+mod end_to_end;
+mod gtkw_views;
+mod hcf;
+mod l2bm;
+mod link_partner;
+mod properties;
+mod reproduce;
+mod scenario;
+mod scoreboard;
+mod tcp;
+mod vcd_readback;
