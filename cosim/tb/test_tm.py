@@ -1,0 +1,148 @@
+"""cocotb test of tm_top: the seeded traffic mix through the DUT, the event file, and the
+testbench's own checks. Run by run.py, which passes the settings in the environment:
+COSIM_CONFIG (scenario file), COSIM_SEED, COSIM_CYCLES (cycles of traffic), COSIM_EVENTS
+(output path), COSIM_BUG (the BUG define built in, or empty)."""
+
+import os
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ReadOnly, RisingEdge
+
+import dut_config
+import events
+from bus import Widths, read
+from checks import Checks, Pending
+from monitors import DecisionMonitor, EgressMonitor, IngressMonitor, PfcMonitor, StatusMonitor
+from partner import IngressBus, LinkPartner, PauseDriver
+from traffic import Generator, default_mix
+
+# Cycles between the DUT's XOFF and the partner's reaction: eta must cover them
+# (cosim/rtl/README.md, "Headroom").
+REACTION = 8
+SNAPSHOT_EVERY = 1000
+# Cycles to wait for the buffer to drain after the traffic stops, per cycle of traffic.
+DRAIN_FACTOR = 4
+RESET_CYCLES = 4
+
+
+def check_headroom(cfg):
+    """eta must hold the packet that went to headroom, the packets started during the
+    partner's reaction, and the last of them: 2 MTU + REACTION - 1 cells."""
+    need = 2 * cfg.max_cells + REACTION - 1
+    assert cfg.eta >= need, (
+        f"switch.eta_bytes: {cfg.eta} cells; the partner reacts after {REACTION} cycles, "
+        f"so no lossless drop needs eta >= {need} cells")
+
+
+@cocotb.test()
+async def traffic_mix(dut):
+    cfg = dut_config.load(os.environ["COSIM_CONFIG"])
+    seed = int(os.environ.get("COSIM_SEED", "1"))
+    gen_cycles = int(os.environ.get("COSIM_CYCLES", "20000"))
+    bug = os.environ.get("COSIM_BUG") or None
+    check_headroom(cfg)
+    w = Widths(cfg.ports, dut_config.NPRIO, cfg.n_cells, cfg.max_cells)
+    rng = random.Random(seed)
+    mix = default_mix(cfg, rng, gen_cycles)
+    gen = Generator(cfg, mix, rng)
+
+    log = events.EventWriter(os.environ["COSIM_EVENTS"])
+    log.add(events.meta(seed, bug, os.environ["COSIM_CONFIG"], cfg.rtl_parameters()))
+    partners = [LinkPartner(p, dut_config.NPRIO, REACTION) for p in range(cfg.ports)]
+    bus = IngressBus(dut, w)
+    pauses = PauseDriver(dut, dut_config.NPRIO, mix.pauses)
+    ing = IngressMonitor(dut, w, log)
+    dec = DecisionMonitor(dut, w)
+    egr = EgressMonitor(dut, w, log)
+    pfc = PfcMonitor(dut, w, log)
+    stat = StatusMonitor(dut, w)
+    checks = Checks(cfg, log)
+
+    cocotb.start_soon(Clock(dut.clk, 1, unit="ns").start())
+    dut.rst.value = 1
+    bus.drive([None] * cfg.ports)
+    dut.pause_in.value = 0
+    for _ in range(RESET_CYCLES):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    init = 0
+    while True:
+        await RisingEdge(dut.clk)
+        await ReadOnly()
+        if read(dut.ready):
+            break
+        init += 1
+        assert init <= cfg.n_cells, "ready did not rise: the free-list init engine is stuck"
+
+    cycle = 0
+    limit = gen_cycles * (1 + DRAIN_FACTOR)
+    # A DUT error flag or a buffer that does not drain ends the run early.
+    stopped = False
+    try:
+        while True:
+            await RisingEdge(dut.clk)
+            if cycle < gen_cycles:
+                for pkt in gen.tick(cycle):
+                    partners[pkt.src].offer(pkt)
+            pauses.drive(cycle)
+            bus.drive([p.beat() for p in partners])
+            await ReadOnly()
+
+            xoff = pfc.sample(cycle)
+            for p in partners:
+                p.observe_xoff(xoff >> (p.port * dut_config.NPRIO))
+            beats = ing.sample(cycle)
+            status = stat.read() if any(b.sop for b in beats) else None
+            checks.decisions(cycle, dec.sample(), xoff)
+            checks.ingress(cycle, beats, status)
+            checks.egress(cycle, egr.sample(cycle))
+            checks.occupancy(cycle, *stat.occupancy())
+            if cycle % SNAPSHOT_EVERY == 0:
+                log.add(StatusMonitor.event(cycle, status or stat.read()))
+            log.flush_before(cycle)
+
+            err = read(dut.err)
+            if err:
+                checks.fail("DUT error flags", cycle, f"{err:#06b} (bit 0 free list empty, "
+                            "1 counter underflow, 2 ingress protocol, 3 queue underflow)")
+                stopped = True
+                break
+            idle = all(p.idle() for p in partners) and checks.drained()
+            if cycle >= gen_cycles and idle and not beats:
+                break
+            if cycle >= limit:
+                checks.fail("drain", cycle, f"not drained {limit - gen_cycles} cycles after "
+                            f"the traffic stopped: {sum(p.backlog() for p in partners)} "
+                            f"packets at the partners, {len(checks.admitted)} admitted "
+                            "packets not departed")
+                stopped = True
+                break
+            cycle += 1
+
+        if not stopped:
+            # Two more cycles: the last decision report, and the queues' XON.
+            for _ in range(2):
+                await RisingEdge(dut.clk)
+                cycle += 1
+                await ReadOnly()
+                xoff = pfc.sample(cycle)
+                checks.decisions(cycle, dec.sample(), xoff)
+                checks.ingress(cycle, [], None)
+            final = stat.read()
+            log.add(StatusMonitor.event(cycle, final))
+            checks.final(cycle, final, xoff)
+    finally:
+        log.close()
+
+    dut._log.info("%d cycles (%d of traffic), %d events in %s", cycle, gen_cycles, log.count,
+                  os.environ["COSIM_EVENTS"])
+    dut._log.info("cells written %d, read %d; packets with headroom cells %d, with shared "
+                  "cells %d; drops %s", checks.written, checks.departed,
+                  checks.stats["headroom packets"], checks.stats["shared packets"],
+                  checks.drops)
+    summary = checks.summary()
+    for line in summary:
+        dut._log.error(line)
+    assert not summary, f"{len(checks.counts)} checks failed (see the log above)"
