@@ -132,6 +132,18 @@ module tm_accounting #(
         end
     end
 
+    // Waveform probes: the three water levels of each ingress queue (port * NPRIO + prio).
+    genvar gq;
+    generate
+        for (gq = 0; gq < G; gq = gq + 1) begin : g_q
+            /* verilator lint_off UNUSEDSIGNAL */
+            wire [CW-1:0] private_cells = grp_private[gq*CW +: CW];
+            wire [CW-1:0] shared_cells = grp_shared[gq*CW +: CW];
+            wire [CW-1:0] headroom_cells = grp_headroom[gq*CW +: CW];
+            /* verilator lint_on UNUSEDSIGNAL */
+        end
+    endgenerate
+
     always @(posedge clk) begin
         if (rst) begin
             grp_private <= {G*CW{1'b0}};

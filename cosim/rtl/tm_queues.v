@@ -119,8 +119,10 @@ module tm_queues #(
     genvar ge;
     generate
         for (gq = 0; gq < Q; gq = gq + 1) begin : g_q
+            // The queue's packet count, named for the waveform.
+            wire [CW-1:0] packets = count[gq*CW +: CW];
             assign after_head[gq*PW +: PW] = pkt_next[head[gq*PW +: PW]];
-            assign q_nonempty[gq] = count[gq*CW +: CW] != {CW{1'b0}};
+            assign q_nonempty[gq] = packets != {CW{1'b0}};
         end
         for (ge = 0; ge < P; ge = ge + 1) begin : g_rd
             assign desc_rdata[ge*DESC_W +: DESC_W] = desc[desc_raddr[ge*PW +: PW]];

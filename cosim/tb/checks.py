@@ -202,10 +202,14 @@ class Checks:
         if s.drops != self.drops:
             self.fail("drop counters", cycle, f"DUT counts {s.drops}, reported {self.drops}")
 
+    def failed(self):
+        """The failed checks, the one that failed first first: (check, times, first ones)."""
+        order = sorted(self.counts, key=lambda c: (self.first_cycle[c], c))
+        return [(c, self.counts[c], self.failures[c]) for c in order]
+
     def summary(self):
-        """The failed checks, the one that failed first first."""
         lines = []
-        for check in sorted(self.counts, key=lambda c: (self.first_cycle[c], c)):
-            lines.append(f"FAILED {check}: {self.counts[check]} times; first:")
-            lines += [f"  {m}" for m in self.failures[check]]
+        for check, times, first in self.failed():
+            lines.append(f"FAILED {check}: {times} times; first:")
+            lines += [f"  {m}" for m in first]
         return lines

@@ -1,13 +1,15 @@
 """Build tm_top with Icarus Verilog and run the cocotb test on it.
 
-    python tb/run.py [--bug N] [--seed S] [--cycles C] [--waves]
+    python tb/run.py [--bug N] [--seed S] [--cycles C] [--waves] [--expect-fail CHECK]
 
 The DUT's parameters come from the scenario file (--config, default cosim/dut.toml).
 Exit code 0 when every check passed, 1 when a check failed, 2 for bad arguments or a
-missing tool.
+missing tool. With --expect-fail CHECK the exit code is 0 only if the run failed and CHECK
+was the check that failed first (how the deliberate bugs are shown to be caught).
 """
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -43,6 +45,8 @@ def main():
     ap.add_argument("--cycles", type=int, default=20000, help="cycles of traffic")
     ap.add_argument("--events", default=str(COSIM / "build" / "dut-events.jsonl"))
     ap.add_argument("--waves", action="store_true", help="dump an FST of the whole run")
+    ap.add_argument("--expect-fail", metavar="CHECK", default="",
+                    help="succeed only if CHECK is the first check to fail")
     args = ap.parse_args()
 
     if args.bug and args.bug not in BUGS:
@@ -67,6 +71,7 @@ def main():
     build = COSIM / "build" / f"sim-{variant}"
     events_path = Path(args.events).resolve()
     events_path.parent.mkdir(parents=True, exist_ok=True)
+    failures_path = build / "failures.json"
 
     runner = get_runner("icarus")
     runner.build(
@@ -86,10 +91,14 @@ def main():
         waves=args.waves,
         extra_env={
             "COSIM_CONFIG": str(Path(args.config).resolve()),
+            # The event file names the scenario relative to the repository, so that it
+            # does not depend on where the checkout is.
+            "COSIM_CONFIG_NAME": os.path.relpath(Path(args.config).resolve(), COSIM.parent),
             "COSIM_SEED": str(args.seed),
             "COSIM_CYCLES": str(args.cycles),
             "COSIM_EVENTS": str(events_path),
             "COSIM_BUG": bug or "",
+            "COSIM_FAILURES": str(failures_path),
         },
     )
     tests, failed = get_results(Path(results))
@@ -102,11 +111,27 @@ def main():
     print(f"events: {n} in {events_path}")
     if args.waves:
         print(f"waves: {build / 'tm_top.fst'}")
-    if failed or tests == 0:
+    try:
+        with open(failures_path, encoding="utf-8") as f:
+            checks = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        checks = []
+    for c in checks:
+        print(f"cosim: FAILED {c['check']} ({c['times']} times), first: {c['first'][0]}",
+              file=sys.stderr)
+    ok = tests > 0 and not failed
+    if args.expect_fail:
+        first = checks[0]["check"] if checks else None
+        if not ok and first == args.expect_fail:
+            print(f"cosim: {bug} caught by the {first!r} check, as expected")
+            return
+        print(f"cosim: expected the {args.expect_fail!r} check to fail first, got "
+              f"{first!r}", file=sys.stderr)
+        sys.exit(1)
+    if not ok:
         print(f"cosim: FAILED ({failed} of {tests} tests)", file=sys.stderr)
         sys.exit(1)
     print(f"cosim: {tests} passed, 0 failed")
-
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,10 @@
 """cocotb test of tm_top: the seeded traffic mix through the DUT, the event file, and the
 testbench's own checks. Run by run.py, which passes the settings in the environment:
-COSIM_CONFIG (scenario file), COSIM_SEED, COSIM_CYCLES (cycles of traffic), COSIM_EVENTS
-(output path), COSIM_BUG (the BUG define built in, or empty)."""
+COSIM_CONFIG (scenario file) and COSIM_CONFIG_NAME (its name in the event file), COSIM_SEED, COSIM_CYCLES (cycles of traffic), COSIM_EVENTS
+(output path), COSIM_BUG (the BUG define built in, or empty), COSIM_FAILURES (where the
+failed checks are written, as JSON, for run.py)."""
 
+import json
 import os
 import random
 
@@ -49,7 +51,7 @@ async def traffic_mix(dut):
     gen = Generator(cfg, mix, rng)
 
     log = events.EventWriter(os.environ["COSIM_EVENTS"])
-    log.add(events.meta(seed, bug, os.environ["COSIM_CONFIG"], cfg.rtl_parameters()))
+    log.add(events.meta(seed, bug, os.environ["COSIM_CONFIG_NAME"], cfg.rtl_parameters()))
     partners = [LinkPartner(p, dut_config.NPRIO, REACTION) for p in range(cfg.ports)]
     bus = IngressBus(dut, w)
     pauses = PauseDriver(dut, dut_config.NPRIO, mix.pauses)
@@ -142,6 +144,9 @@ async def traffic_mix(dut):
                   "cells %d; drops %s", checks.written, checks.departed,
                   checks.stats["headroom packets"], checks.stats["shared packets"],
                   checks.drops)
+    with open(os.environ["COSIM_FAILURES"], "w", encoding="utf-8") as f:
+        json.dump([{"check": c, "times": n, "first": first} for c, n, first in checks.failed()],
+                  f, indent=1)
     summary = checks.summary()
     for line in summary:
         dut._log.error(line)
