@@ -6,7 +6,7 @@ WAVES := waveforms
 SOAK_CASES ?= 2000
 SOAK_CYCLES ?= 200000
 
-.PHONY: run test soak bench waves waves-dsh waves-hcf waves-ecm docs lint fmt clean
+.PHONY: run test soak bench waves waves-dsh waves-hcf waves-ecm cosim cosim-bugs docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -50,6 +50,16 @@ waves-ecm:
 	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(SIM) run ecm-fanin --vcd $(WAVES)/ecm.vcd
 	gtkwave $(WAVES)/ecm.vcd $(WAVES)/ecm-view.gtkw
+
+## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
+## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl.
+## BUG=1 (DT compare off by one) or BUG=2 (free-list pointers lost) builds a broken DUT.
+cosim:
+	$(MAKE) -C cosim run BUG=$(BUG)
+
+## cosim-bugs: each deliberate bug of the RTL is caught, by the check meant to catch it
+cosim-bugs:
+	$(MAKE) -C cosim bugs
 
 ## docs: API documentation of every crate
 docs:

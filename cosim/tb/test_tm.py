@@ -1,8 +1,9 @@
 """cocotb test of tm_top: the seeded traffic mix through the DUT, the event file, and the
 testbench's own checks. Run by run.py, which passes the settings in the environment:
-COSIM_CONFIG (scenario file) and COSIM_CONFIG_NAME (its name in the event file), COSIM_SEED, COSIM_CYCLES (cycles of traffic), COSIM_EVENTS
-(output path), COSIM_BUG (the BUG define built in, or empty), COSIM_FAILURES (where the
-failed checks are written, as JSON, for run.py)."""
+COSIM_CONFIG (scenario file), COSIM_CONFIG_NAME (its name in the event file), COSIM_SEED,
+COSIM_CYCLES (cycles of traffic), COSIM_EVENTS (output path), COSIM_BUG (the BUG define
+built in, or empty), COSIM_FAILURES (where the failed checks are written, as JSON, for
+run.py)."""
 
 import json
 import os
