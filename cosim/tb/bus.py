@@ -1,6 +1,22 @@
-"""Per-port fields packed into the DUT's flat vectors (port p at bits [p*W +: W])."""
+"""Per-port fields packed into the DUT's flat vectors (port p at bits [p*W +: W]), and the
+cell beat both the drivers and the monitors deal in."""
 
 from dataclasses import dataclass
+
+
+@dataclass
+class Beat:
+    """One cell beat on an ingress port; the header fields matter at the start of packet."""
+    port: int
+    sop: bool
+    eop: bool
+    prio: int
+    dst: int
+    flow: int
+    seq: int
+    nbytes: int
+    ncells: int
+    data: int
 
 
 def clog2(n):
@@ -62,18 +78,28 @@ def pack(values, width):
 
 
 class Vectors:
-    """A group of same-indexed per-port signals: `read_all()` returns {name: [per port]}."""
+    """A group of same-indexed per-port signals: `read_all()` returns {name: [per port]}.
+    The first field is the per-port valid bit."""
 
     def __init__(self, dut, fields, n):
         self.handles = {name: getattr(dut, name) for name in fields}
         self.widths = fields
         self.n = n
+        self.valid = next(iter(fields))
 
     def read(self, name):
         return split(read(self.handles[name]), self.widths[name], self.n)
 
     def read_all(self):
         return {name: self.read(name) for name in self.handles}
+
+    def valid_ports(self):
+        """[(port, {field: value})] for the ports whose valid bit is set."""
+        if read(self.handles[self.valid]) == 0:
+            return []
+        c = self.read_all()
+        return [(p, {name: col[p] for name, col in c.items()})
+                for p in range(self.n) if c[self.valid][p]]
 
     def write(self, columns):
         for name, values in columns.items():

@@ -5,20 +5,7 @@ so it sees that cycle's inputs and the registers as they stand during it."""
 from dataclasses import dataclass
 
 import events
-from bus import Vectors, read, split
-
-
-@dataclass
-class InBeat:
-    port: int
-    sop: bool
-    eop: bool
-    prio: int
-    dst: int
-    flow: int
-    seq: int
-    nbytes: int
-    ncells: int
+from bus import Beat, Vectors, read, split
 
 
 @dataclass
@@ -63,26 +50,20 @@ class Status:
 
 
 class IngressMonitor:
-    """The ingress vectors: one InBeat per valid beat; an `arrive` event per start."""
+    """The ingress vectors: one Beat per valid beat; an `arrive` event per start."""
 
     def __init__(self, dut, w, log):
         self.vec = Vectors(dut, {"in_valid": 1, "in_sop": 1, "in_eop": 1, "in_prio": w.prio,
                                  "in_dst": w.port, "in_flow": w.flow, "in_seq": w.seq,
-                                 "in_len": w.len, "in_ncells": w.ncells}, w.ports)
-        self.valid = dut.in_valid
+                                 "in_len": w.len, "in_ncells": w.ncells, "in_data": w.data},
+                           w.ports)
         self.log = log
 
     def sample(self, cycle):
-        if read(self.valid) == 0:
-            return []
-        c = self.vec.read_all()
         out = []
-        for p in range(self.vec.n):
-            if not c["in_valid"][p]:
-                continue
-            b = InBeat(p, bool(c["in_sop"][p]), bool(c["in_eop"][p]), c["in_prio"][p],
-                       c["in_dst"][p], c["in_flow"][p], c["in_seq"][p], c["in_len"][p],
-                       c["in_ncells"][p])
+        for p, f in self.vec.valid_ports():
+            b = Beat(p, bool(f["in_sop"]), bool(f["in_eop"]), f["in_prio"], f["in_dst"],
+                     f["in_flow"], f["in_seq"], f["in_len"], f["in_ncells"], f["in_data"])
             out.append(b)
             if b.sop:
                 self.log.add(events.arrive(cycle, p, b.prio, b.flow, b.seq, b.nbytes, b.dst,
@@ -97,15 +78,11 @@ class DecisionMonitor:
         self.vec = Vectors(dut, {"rep_valid": 1, "rep_drop": 1, "rep_reason": 1,
                                  "rep_private": w.ncells, "rep_shared": w.ncells,
                                  "rep_headroom": w.ncells}, w.ports)
-        self.valid = dut.rep_valid
 
     def sample(self):
-        if read(self.valid) == 0:
-            return []
-        c = self.vec.read_all()
-        return [Decision(p, bool(c["rep_drop"][p]), events.REASONS[c["rep_reason"][p]],
-                         c["rep_private"][p], c["rep_shared"][p], c["rep_headroom"][p])
-                for p in range(self.vec.n) if c["rep_valid"][p]]
+        return [Decision(p, bool(f["rep_drop"]), events.REASONS[f["rep_reason"]],
+                         f["rep_private"], f["rep_shared"], f["rep_headroom"])
+                for p, f in self.vec.valid_ports()]
 
 
 class EgressMonitor:
@@ -116,20 +93,14 @@ class EgressMonitor:
                                  "out_queue": w.prio, "out_src": w.port, "out_flow": w.flow,
                                  "out_seq": w.seq, "out_len": w.len, "out_ncells": w.ncells,
                                  "out_data": w.data}, w.ports)
-        self.valid = dut.out_valid
         self.log = log
 
     def sample(self, cycle):
-        if read(self.valid) == 0:
-            return []
-        c = self.vec.read_all()
         out = []
-        for p in range(self.vec.n):
-            if not c["out_valid"][p]:
-                continue
-            b = OutBeat(p, bool(c["out_sop"][p]), bool(c["out_eop"][p]), c["out_queue"][p],
-                        c["out_src"][p], c["out_flow"][p], c["out_seq"][p], c["out_len"][p],
-                        c["out_ncells"][p], c["out_data"][p])
+        for p, f in self.vec.valid_ports():
+            b = OutBeat(p, bool(f["out_sop"]), bool(f["out_eop"]), f["out_queue"],
+                        f["out_src"], f["out_flow"], f["out_seq"], f["out_len"],
+                        f["out_ncells"], f["out_data"])
             out.append(b)
             if b.sop:
                 self.log.add(events.depart(cycle, p, b.queue, b.flow, b.seq, b.src, b.ncells))

@@ -2,23 +2,9 @@
 each egress queue."""
 
 from collections import deque
-from dataclasses import dataclass
 
-from bus import Vectors
+from bus import Beat, Vectors
 from traffic import cell_tag
-
-
-@dataclass
-class Beat:
-    sop: bool
-    eop: bool
-    prio: int
-    dst: int
-    flow: int
-    seq: int
-    nbytes: int
-    ncells: int
-    data: int
 
 
 class LinkPartner:
@@ -66,8 +52,8 @@ class LinkPartner:
             else:
                 return None
         p = self.current
-        b = Beat(self.idx == 0, self.idx == p.ncells - 1, p.prio, p.dst, p.flow, p.seq,
-                 p.nbytes, p.ncells, cell_tag(p.flow, p.seq, self.idx))
+        b = Beat(self.port, self.idx == 0, self.idx == p.ncells - 1, p.prio, p.dst, p.flow,
+                 p.seq, p.nbytes, p.ncells, cell_tag(p.flow, p.seq, self.idx))
         self.idx += 1
         if self.idx == p.ncells:
             self.current = None

@@ -1,6 +1,7 @@
 """Build tm_top with Icarus Verilog and run the cocotb test on it.
 
-    python tb/run.py [--bug N] [--seed S] [--cycles C] [--waves] [--expect-fail CHECK]
+    python tb/run.py [--bug N] [--seed S] [--cycles C] [--waves] [--partners-ignore-xoff]
+                     [--expect-fail CHECK]
 
 The DUT's parameters come from the scenario file (--config, default cosim/dut.toml).
 Exit code 0 when every check passed, 1 when a check failed, 2 for bad arguments or a
@@ -45,6 +46,8 @@ def main():
     ap.add_argument("--cycles", type=int, default=20000, help="cycles of traffic")
     ap.add_argument("--events", default=str(COSIM / "build" / "dut-events.jsonl"))
     ap.add_argument("--waves", action="store_true", help="dump an FST of the whole run")
+    ap.add_argument("--partners-ignore-xoff", action="store_true",
+                    help="the link partners never pause (shows the lossless-drop check bite)")
     ap.add_argument("--expect-fail", metavar="CHECK", default="",
                     help="succeed only if CHECK is the first check to fail")
     args = ap.parse_args()
@@ -99,6 +102,7 @@ def main():
             "COSIM_EVENTS": str(events_path),
             "COSIM_BUG": bug or "",
             "COSIM_FAILURES": str(failures_path),
+            "COSIM_IGNORE_XOFF": "1" if args.partners_ignore_xoff else "",
         },
     )
     tests, failed = get_results(Path(results))
@@ -123,7 +127,8 @@ def main():
     if args.expect_fail:
         first = checks[0]["check"] if checks else None
         if not ok and first == args.expect_fail:
-            print(f"cosim: {bug} caught by the {first!r} check, as expected")
+            what = bug or "the fault"
+            print(f"cosim: {what} caught by the {first!r} check, as expected")
             return
         print(f"cosim: expected the {args.expect_fail!r} check to fail first, got "
               f"{first!r}", file=sys.stderr)

@@ -3,7 +3,7 @@ testbench's own checks. Run by run.py, which passes the settings in the environm
 COSIM_CONFIG (scenario file), COSIM_CONFIG_NAME (its name in the event file), COSIM_SEED,
 COSIM_CYCLES (cycles of traffic), COSIM_EVENTS (output path), COSIM_BUG (the BUG define
 built in, or empty), COSIM_FAILURES (where the failed checks are written, as JSON, for
-run.py)."""
+run.py), COSIM_IGNORE_XOFF (non-empty: the link partners never pause)."""
 
 import json
 import os
@@ -45,6 +45,7 @@ async def traffic_mix(dut):
     seed = int(os.environ.get("COSIM_SEED", "1"))
     gen_cycles = int(os.environ.get("COSIM_CYCLES", "20000"))
     bug = os.environ.get("COSIM_BUG") or None
+    ignore_xoff = bool(os.environ.get("COSIM_IGNORE_XOFF"))
     check_headroom(cfg)
     w = Widths(cfg.ports, dut_config.NPRIO, cfg.n_cells, cfg.max_cells)
     rng = random.Random(seed)
@@ -95,7 +96,7 @@ async def traffic_mix(dut):
 
             xoff = pfc.sample(cycle)
             for p in partners:
-                p.observe_xoff(xoff >> (p.port * dut_config.NPRIO))
+                p.observe_xoff(0 if ignore_xoff else xoff >> (p.port * dut_config.NPRIO))
             beats = ing.sample(cycle)
             status = stat.read() if any(b.sop for b in beats) else None
             checks.decisions(cycle, dec.sample(), xoff)
