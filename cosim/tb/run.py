@@ -138,5 +138,6 @@ def main():
         sys.exit(1)
     print(f"cosim: {tests} passed, 0 failed")
 
+
 if __name__ == "__main__":
     main()

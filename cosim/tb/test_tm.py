@@ -16,7 +16,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 import dut_config
 import events
 from bus import Widths, read
-from checks import Checks, Pending
+from checks import Checks
 from monitors import DecisionMonitor, EgressMonitor, IngressMonitor, PfcMonitor, StatusMonitor
 from partner import IngressBus, LinkPartner, PauseDriver
 from traffic import Generator, default_mix

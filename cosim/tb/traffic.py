@@ -4,7 +4,6 @@ Everything random is drawn from one `random.Random(seed)` in a fixed order, so a
 gives the same stimulus, and so the same event file, every time.
 """
 
-import random
 from dataclasses import dataclass, field
 
 
