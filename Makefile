@@ -57,9 +57,10 @@ waves-ecm:
 cosim:
 	$(MAKE) -C cosim run BUG=$(BUG)
 
-## cosim-bugs: each deliberate bug of the RTL is caught, by the check meant to catch it
+## cosim-bugs: each deliberate bug of the RTL is caught, by the check meant to catch it, and
+## the event schema refuses malformed events
 cosim-bugs:
-	$(MAKE) -C cosim bugs
+	$(MAKE) -C cosim unit bugs
 
 ## docs: API documentation of every crate
 docs:

@@ -1,0 +1,83 @@
+"""The event schema refuses what it should: run with `make -C cosim unit`."""
+
+import os
+import tempfile
+import unittest
+
+import events
+
+GOOD = [
+    events.meta(1, None, "cosim/dut.toml", {"P": 4}),
+    events.pfc(0, 1, 2, True, "received"),
+    events.arrive(0, 0, 3, 7, 0, 200, 3, 4),
+    events.admit(0, 0, 7, 0, 2, 2, 0),
+    events.drop(0, 1, 8, 0, "lossy_threshold"),
+    events.depart(0, 3, 3, 7, 0, 0, 4),
+    events.pfc(0, 0, 3, False, "sent"),
+    events.counters(0, t=96, t_lossy=48, x_on=88, shared=0, lossy_shared=0, total=0,
+                    free=512, private=[[0]], shared_q=[[0]], headroom=[[0]], drops={}),
+]
+
+
+class Schema(unittest.TestCase):
+    def test_every_kind_is_valid_and_round_trips_in_order(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "e.jsonl")
+            w = events.EventWriter(path)
+            # Added out of order within the cycle; written in the schema's order.
+            for ev in reversed(GOOD):
+                w.add(ev)
+            w.close()
+            self.assertEqual(events.load(path), GOOD)
+
+    def refused(self, ev, field):
+        with self.assertRaises(events.EventError) as e:
+            events.validate(ev)
+        self.assertIn(field, str(e.exception))
+
+    def test_missing_wrong_and_unknown_fields_are_named(self):
+        ev = dict(GOOD[2])
+        del ev["seq"]
+        self.refused(ev, "arrive.seq")
+        self.refused({**GOOD[2], "port": "0"}, "arrive.port")
+        self.refused({**GOOD[1], "pause": 1}, "pfc.pause")
+        self.refused({**GOOD[2], "port": True}, "arrive.port")
+        self.refused({**GOOD[2], "extra": 1}, "extra")
+        self.refused({**GOOD[2], "cycle": -1}, "arrive.cycle")
+        self.refused({**GOOD[2], "event": "leave"}, "unknown kind")
+
+    def test_enumerations_are_checked(self):
+        self.refused({**GOOD[4], "reason": "full"}, "drop.reason")
+        self.refused({**GOOD[1], "dir": "up"}, "pfc.dir")
+        self.refused({**GOOD[3], "segments": {"private": 1, "shared": 1}}, "admit.segments")
+        self.refused({**GOOD[3], "segments": {"private": 1, "shared": 1, "headroom": "0"}},
+                     "segments.headroom")
+
+    def test_a_cycle_already_written_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            w = events.EventWriter(os.path.join(d, "e.jsonl"))
+            w.add(events.arrive(5, 0, 3, 7, 0, 200, 3, 4))
+            w.flush_before(6)
+            with self.assertRaises(events.EventError):
+                w.add(events.arrive(5, 1, 3, 8, 0, 200, 3, 4))
+            w.close()
+
+    def test_load_refuses_decreasing_cycles_and_bad_lines(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "e.jsonl")
+            with open(path, "w") as f:
+                f.write('{"cycle":3,"event":"arrive","port":0,"prio":3,"flow":7,"seq":0,'
+                        '"bytes":200,"dst":3,"ncells":4}\n')
+                f.write('{"cycle":2,"event":"arrive","port":0,"prio":3,"flow":7,"seq":1,'
+                        '"bytes":200,"dst":3,"ncells":4}\n')
+            with self.assertRaises(events.EventError) as e:
+                events.load(path)
+            self.assertIn(":2:", str(e.exception))
+            with open(path, "w") as f:
+                f.write("not json\n")
+            with self.assertRaises(events.EventError):
+                events.load(path)
+
+
+if __name__ == "__main__":
+    unittest.main()
