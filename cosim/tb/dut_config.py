@@ -41,6 +41,16 @@ class DutConfig:
         reserved = self.ports * len(self.lossless) * (self.phi + self.eta)
         return self.n_cells - self.lossy_cells - reserved
 
+    def check_headroom(self, reaction):
+        """eta must hold the packet that went to headroom, the packets an upstream that
+        reacts `reaction` cycles after XOFF starts meanwhile, and the last of them:
+        2 MTU + reaction - 1 cells. Otherwise a lossless drop is no bug of the DUT."""
+        need = 2 * self.max_cells + reaction - 1
+        if self.eta < need:
+            raise ConfigError(
+                f"switch.eta_bytes: {self.eta} cells; the link partners react {reaction} "
+                f"cycles after XOFF, so no lossless drop needs eta >= {need} cells")
+
     def cells(self, nbytes):
         return -(-nbytes // self.cell_bytes)
 
@@ -93,10 +103,10 @@ def load(path):
     if ports != 4:
         raise ConfigError(f"switch.ports: {ports}; the testbench's traffic mix is for 4 ports")
     lossless = tuple(sorted(_need(sw, "lossless_priorities")))
-    if any(p >= NPRIO for p in lossless):
+    if any(p >= NPRIO for p in lossless) or not 0 < len(lossless) < NPRIO:
         raise ConfigError(
             f"switch.lossless_priorities: {list(lossless)}; the DUT has priorities "
-            f"0..={NPRIO - 1}")
+            f"0..={NPRIO - 1}, and the traffic mix needs lossless and lossy ones")
     n_cells = _need(sw, "buffer_bytes") // cell
 
     def cells(key):
@@ -115,6 +125,10 @@ def load(path):
         lossy_cells=cells("lossy_pool_bytes"),
         lossy_alpha_log2=_need(sw, "lossy_alpha_log2"),
     )
+    if cfg.shared_cells < 1:
+        raise ConfigError(
+            f"switch.buffer_bytes: {n_cells} cells leave no shared segment after the lossy "
+            "pool, private and headroom")
     if n_cells % ports:
         raise ConfigError(
             f"switch.buffer_bytes: {n_cells} cells is not a multiple of {ports} ports "

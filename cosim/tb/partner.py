@@ -6,6 +6,9 @@ from collections import deque
 from bus import Beat, Vectors
 from traffic import cell_tag
 
+# Cycles between the DUT's XOFF and the partner's reaction (link delay and processing).
+REACTION = 8
+
 
 class LinkPartner:
     """The device upstream of one ingress port. It keeps one host queue per priority, sends

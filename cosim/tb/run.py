@@ -21,6 +21,7 @@ sys.path.insert(0, str(COSIM / "tb"))
 
 import dut_config  # noqa: E402
 import events  # noqa: E402
+from partner import REACTION  # noqa: E402
 
 # BUG=N builds the DUT with one deliberate bug (cosim/rtl/README.md, "Deliberate bugs").
 BUGS = {
@@ -66,6 +67,7 @@ def main():
             "cosim/.venv/bin/pip install -r cosim/tb/requirements.txt)")
     try:
         cfg = dut_config.load(args.config)
+        cfg.check_headroom(REACTION)
     except (OSError, dut_config.ConfigError) as e:
         die(f"{args.config}: {e}")
 
