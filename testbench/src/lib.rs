@@ -15,6 +15,7 @@
 pub mod builtin;
 pub mod link_partner;
 pub mod monitor;
+pub mod packet_run;
 pub mod reaction_point;
 pub mod reproduce;
 pub mod scenario;

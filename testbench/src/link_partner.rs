@@ -21,6 +21,7 @@
 //!   ECM frames are modelled out of band: they do not occupy the switch's egress wire toward
 //!   the partner.
 
+use crate::packet_run::{PacketRun, RunQueue};
 use crate::reaction_point::{EcmRpParams, ReactionPoint};
 use crate::scenario::{Arbitration, Link};
 use hw_model::config::PFC_QUANTUM_BITS;
@@ -28,8 +29,9 @@ use hw_model::{Beat, Derived, EcmFrame, PacketHdr, PfcFrame};
 use rtl::PhaseAccumulator;
 use std::collections::VecDeque;
 
-/// Initial capacity of each class queue, packets: the backlog only grows past it (by
-/// doubling, so rarely) when a class is paused for long or offered above line rate.
+/// Initial capacity of each class queue, packet runs: the backlog only grows past it (by
+/// doubling, so rarely) when a class is paused for long or offered above line rate by
+/// several flows (a flow's own consecutive packets share one run).
 const QUEUE_CAPACITY: usize = 64;
 
 /// The packet on the wire.
@@ -63,7 +65,7 @@ pub struct LinkPartner {
     clock_hz: u64,
     cell_bytes: u32,
     packet_overhead: u32,
-    queues: [VecDeque<PacketHdr>; 8],
+    queues: [RunQueue; 8],
     /// Bit `c`: class `c` has a packet queued.
     nonempty: u8,
     /// Per class, first cycle the class may start a packet again.
@@ -104,7 +106,7 @@ impl LinkPartner {
             clock_hz: d.clock_hz,
             cell_bytes: d.cfg.cell_bytes,
             packet_overhead: d.cfg.packet_overhead_bytes,
-            queues: std::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
+            queues: std::array::from_fn(|_| RunQueue::with_capacity(QUEUE_CAPACITY)),
             nonempty: 0,
             pause_until: [0; 8],
             port_pause_until: 0,
@@ -125,10 +127,12 @@ impl LinkPartner {
         &self.stats
     }
 
-    /// Queue a packet from a source.
-    pub fn enqueue(&mut self, hdr: PacketHdr) {
-        self.queues[hdr.prio as usize].push_back(hdr);
-        self.nonempty |= 1 << hdr.prio;
+    /// Queue a packet, or a run of packets, from a source.
+    pub fn enqueue(&mut self, run: impl Into<PacketRun>) {
+        let run = run.into();
+        let prio = run.head().prio;
+        self.queues[prio as usize].push(run);
+        self.nonempty |= 1 << prio;
     }
 
     /// A PFC frame the MMU sent toward this partner at `cycle`.
@@ -163,6 +167,12 @@ impl LinkPartner {
             || !self.in_flight.is_empty()
             || !self.pfc_in.is_empty()
             || self.rp.busy()
+    }
+
+    /// Packet runs waiting in the class queues: a burst or a message is one however large
+    /// it is, and a flow's consecutive packets share one.
+    pub fn queued_runs(&self) -> usize {
+        self.queues.iter().map(RunQueue::runs).sum()
     }
 
     /// Beats on the link, not yet seen by the MMU.
@@ -260,21 +270,29 @@ impl LinkPartner {
     /// Heads of the class queues pass the reaction point's filters: a matched frame moves
     /// to its limiter's FIFO and the search goes on, the first unmatched frame is sent.
     /// Only when no class offers one may a rate limiter send (absolute priority of the
-    /// unmatched path, ECM Fig. 7).
+    /// unmatched path, ECM Fig. 7). The filters match by flow, so a matched head moves
+    /// with the rest of its run.
     fn start_next(&mut self, now: u64, d: &Derived) {
         let next = loop {
             let Some(c) = self.arbitrate(now) else {
                 break self.rp.next_limited(now, self.paused_mask(now));
             };
-            let Some(hdr) = self.queues[c].pop_front() else {
+            let queue = &mut self.queues[c];
+            let Some(head) = queue.head() else {
                 unreachable!("the nonempty mask tracks the queues")
             };
-            if self.queues[c].is_empty() {
+            let sent = match self.rp.classify(head) {
+                None => queue.take(),
+                Some(i) => {
+                    self.rp.divert_from(now, i, queue);
+                    None
+                }
+            };
+            if queue.is_empty() {
                 self.nonempty &= !(1 << c);
             }
-            match self.rp.classify(&hdr) {
-                None => break Some(hdr),
-                Some(i) => self.rp.divert(now, i, hdr),
+            if sent.is_some() {
+                break sent;
             }
         };
         let Some(hdr) = next else {

@@ -24,7 +24,7 @@ use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
 use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
-use crate::source::{MessageStats, Sources};
+use crate::source::{MessageCounts, MessageStats, Sources};
 use crate::summary::{EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, Summary};
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
@@ -250,9 +250,20 @@ impl Sim {
     pub fn tcp_stats(&self) -> Vec<TcpStats> {
         self.tcp.stats()
     }
-    /// Every message of the `poisson` flows so far, in arrival order, with its completion.
-    pub fn messages(&self) -> &[MessageStats] {
+    /// Keep every message of the `poisson` flows for [`messages`](Self::messages)
+    /// (otherwise only the open ones are held, and the closed ones counted).
+    pub fn keep_messages(&mut self) {
+        self.sources.keep_messages();
+    }
+    /// The kept and the open messages of the `poisson` flows, in arrival order, with their
+    /// completion: every message so far if [`keep_messages`](Self::keep_messages) was
+    /// called before the first cycle.
+    pub fn messages(&self) -> Vec<MessageStats> {
         self.sources.messages()
+    }
+    /// Counts of the messages of the `poisson` flows so far.
+    pub fn message_counts(&self) -> MessageCounts {
+        self.sources.message_counts()
     }
     /// Cells on the links, sent by partners and not yet seen by the MMU.
     pub fn cells_in_flight(&self) -> u64 {
@@ -265,9 +276,10 @@ impl Sim {
         let d = &self.plan.derived;
         let partners = &mut self.partners;
         let active = &mut self.active;
-        self.sources.fire_due(now, d, |hdr| {
-            partners[hdr.src as usize].enqueue(hdr);
-            *active |= 1 << hdr.src;
+        self.sources.fire_due(now, d, &self.plan.flows, |run| {
+            let src = run.head().src;
+            partners[src as usize].enqueue(run);
+            *active |= 1 << src;
         });
         self.tcp.fire_due(now, |hdr| {
             partners[hdr.src as usize].enqueue(hdr);
@@ -569,7 +581,7 @@ impl Sim {
                             cpid: l.cpid,
                             state: l.state.name().to_string(),
                             rate_bps: l.rate_bps,
-                            queued_packets: l.queued() as u64,
+                            queued_packets: l.queued(),
                             rtt_avg_us: l.rtt_avg_q8 as f64 / 256.0 * unit_us,
                         })
                         .collect(),

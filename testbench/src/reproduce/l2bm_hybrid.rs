@@ -399,6 +399,7 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         &Scenario::parse(&text, "l2bm-hybrid")?,
         Overrides::default(),
     )?;
+    sim.keep_messages();
     let end = setup.cycles(setup.arrivals_ms);
     let cap = end + setup.cycles(setup.max_drain_ms);
     let d = sim.plan().derived.clone();
@@ -415,7 +416,7 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         sim.step()?;
         if now >= end
             && now.is_multiple_of(check_every)
-            && sim.messages().iter().all(|m| m.complete())
+            && sim.message_counts().complete == sim.message_counts().arrived
             && sim.tcp_stats().iter().all(|t| t.fct_cycles.is_some())
         {
             break;
@@ -434,8 +435,9 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
     // after the other (one FIFO per class), so a message's ideal start waits for the
     // ideal end of the same server's earlier messages; no other server, no pause.
     let mut nic_free = vec![0.0f64; setup.ports];
-    let mut lossless = Vec::with_capacity(sim.messages().len());
-    for m in sim.messages() {
+    let messages = sim.messages();
+    let mut lossless = Vec::with_capacity(messages.len());
+    for m in &messages {
         let src = sim.plan().flows[m.flow as usize].src as usize;
         let arrival = m.arrival_cycle as f64;
         nic_free[src] = nic_free[src].max(arrival) + wire_cycles(setup, &sim, m.bytes);
@@ -463,7 +465,7 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         })
         .collect();
     let summary = sim.summary(0.0);
-    let lossless_flows = sim.messages().len();
+    let lossless_flows = messages.len();
     Ok(Run {
         policy,
         tcp_load,

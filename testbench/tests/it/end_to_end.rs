@@ -135,6 +135,7 @@ fn vcd_is_byte_identical_across_runs() {
 #[test]
 fn poisson_messages_account_for_every_departed_packet() {
     let mut s = sim("poisson-cdf", Some(50_000));
+    s.keep_messages();
     let mut eop = 0u64;
     let mut departed_at = std::collections::BTreeSet::new();
     while s.now() < 50_000 {
@@ -154,6 +155,11 @@ fn poisson_messages_account_for_every_departed_packet() {
     let delivered: u64 = msgs.iter().map(|m| m.delivered_packets as u64).sum();
     assert_eq!(delivered, eop);
     let complete: Vec<_> = msgs.iter().filter(|m| m.complete()).collect();
+    let counts = s.message_counts();
+    assert_eq!(
+        (counts.arrived, counts.complete),
+        (msgs.len() as u64, complete.len() as u64)
+    );
     assert!(complete.len() > 100, "{} of {}", complete.len(), msgs.len());
     assert!(
         complete.len() < msgs.len(),
