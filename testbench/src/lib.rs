@@ -19,6 +19,7 @@ pub mod packet_run;
 pub mod reaction_point;
 pub mod reproduce;
 pub mod scenario;
+pub mod scenario_file;
 pub mod scoreboard;
 pub mod sim;
 pub mod sink;

@@ -7,6 +7,7 @@
 //! and resolves defaults into a [`Plan`] the simulator can run without further checks.
 
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
+use crate::scenario_file::{check_flow_count, Layout};
 use hw_model::config::{EcmConfig, HcfConfig};
 use hw_model::{ConfigError, Derived, FiveTuple, PfcFrame, Policy, SwitchConfig};
 use serde::de::DeserializeOwned;
@@ -15,6 +16,8 @@ use thiserror::Error;
 
 /// Largest run length accepted, cycles: keeps `cycle * ticks` of the VCD time in 64 bits.
 pub const MAX_CYCLES: u64 = 1 << 40;
+/// Most flows in a scenario (`crate::scenario_file` measures what they cost).
+pub const MAX_FLOWS: usize = 1 << 17;
 /// Smallest Ethernet frame the sources emit, bytes.
 pub const MIN_PACKET_BYTES: u32 = 64;
 /// Budget of DSH Eq. 1 for the PFC frame and the partner's reaction, bytes.
@@ -478,9 +481,8 @@ const TOP_KEYS: &[&str] = &[
 impl Scenario {
     /// Parse a scenario from TOML text. `default_name` names it when the file has no `name`.
     pub fn parse(text: &str, default_name: &str) -> Result<Self, ScenarioError> {
-        let mut top: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            ScenarioError::new("(file)", e.to_string().trim_end().to_string())
-        })?;
+        let layout = Layout::scan(text)?;
+        let mut top = layout.top()?;
         if let Some(k) = top.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
             return Err(ScenarioError::new(
                 k.as_str(),
@@ -495,9 +497,12 @@ impl Scenario {
                 .ok_or_else(|| ScenarioError::new("run", "missing section [run]"))?,
             "run",
         )?;
-        let links = array_of_tables(&mut top, "links")?;
-        let flows = array_of_tables(&mut top, "flows")?;
-        let pfc_script = array_of_tables(&mut top, "pfc_script")?;
+        let links = split_array(&layout, &mut top, "links")?;
+        if let Some(toml::Value::Array(inline)) = top.get("flows") {
+            check_flow_count(inline.len())?;
+        }
+        let flows = split_array(&layout, &mut top, "flows")?;
+        let pfc_script = split_array(&layout, &mut top, "pfc_script")?;
         let ecm_rp = match take_table(&mut top, "ecm_rp")? {
             Some(t) => section(t, "ecm_rp")?,
             None => EcmRpSpec::default(),
@@ -516,6 +521,7 @@ impl Scenario {
 
     /// Check every value against the switch and resolve defaults.
     pub fn plan(&self, ov: &Overrides) -> Result<Plan, ScenarioError> {
+        check_flow_count(self.flows.len())?;
         let mut switch = self.switch.clone();
         if let Some(p) = ov.policy {
             switch.policy = p;
@@ -567,6 +573,27 @@ impl Scenario {
             ecm_rp: self.ecm_rp.params()?,
         })
     }
+}
+
+/// The tables of the array `key`, one at a time where the scan found them.
+fn split_array<T: DeserializeOwned>(
+    layout: &Layout,
+    top: &mut toml::Table,
+    key: &'static str,
+) -> Result<Vec<T>, ScenarioError> {
+    let Some(tables) = layout.tables(key) else {
+        return array_of_tables(top, key);
+    };
+    if top.contains_key(key) {
+        return Err(ScenarioError::new(
+            key,
+            format!("defined both by [[{key}]] tables and by a {key} key or table"),
+        ));
+    }
+    tables
+        .enumerate()
+        .map(|(i, t)| section(t?, &format!("{key}[{i}]")))
+        .collect()
 }
 
 fn take_string(t: &mut toml::Table, key: &str) -> Result<Option<String>, ScenarioError> {

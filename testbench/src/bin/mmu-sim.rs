@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use testbench::reproduce::{self, Progress, ReproError};
 use testbench::scenario::{Overrides, Scenario, ScenarioError};
+use testbench::scenario_file;
 use testbench::{builtin, waves, RunError, Sim};
 use wave::{SignalFilter, Window};
 
@@ -170,7 +171,7 @@ fn load(arg: &str) -> Result<Scenario, Failure> {
             builtin::names().join(", ")
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
+    let text = scenario_file::read(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(arg);
     Scenario::parse(&text, stem).map_err(|e| Failure::Input(format!("{arg}: {e}")))
 }

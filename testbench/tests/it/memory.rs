@@ -1,7 +1,10 @@
-//! Bounded memory: sources hand bursts and messages over as lazy packet runs, and closed
-//! `poisson` messages are counted rather than held.
+//! Bounded memory: sources hand bursts and messages over as lazy packet runs, closed
+//! `poisson` messages are counted rather than held, and scenario files are parsed a table
+//! at a time within size and flow-count limits.
 
-use testbench::scenario::{Overrides, Scenario};
+use crate::common::mmu_sim;
+use testbench::scenario::{Overrides, Scenario, MAX_FLOWS};
+use testbench::scenario_file::{MAX_PART_BYTES, MAX_SCENARIO_BYTES};
 use testbench::{builtin, Sim};
 
 /// Four ports burst `bytes` each with drawn sizes into port 5 (PFC pauses them), next to a
@@ -68,4 +71,116 @@ fn closed_messages_are_counted_and_only_kept_on_request() {
         .collect();
     assert_eq!(still_open.len(), open.len());
     assert!(open.iter().all(|m| still_open.contains(&m)));
+}
+
+/// `n` copies of a small `[[flows]]` table.
+fn flows_text(n: usize, table: &str) -> String {
+    let mut text = String::from("[switch]\nprofile = \"small\"\n[run]\ncycles = 100\n");
+    text.reserve(n * (table.len() + 10));
+    for _ in 0..n {
+        text += "[[flows]]\n";
+        text += table;
+    }
+    text
+}
+
+const FLOW: &str =
+    "src = 0\ndst = 1\nprio = 1\nsize_bytes = 64\npattern = \"constant\"\nrate_gbps = 0.001\n";
+
+#[test]
+fn max_flows_run_and_one_more_is_refused_before_parsing() {
+    let s = Scenario::parse(&flows_text(MAX_FLOWS, FLOW), "t").unwrap();
+    let plan = s.plan(&Overrides::default()).unwrap();
+    assert_eq!(plan.flows.len(), MAX_FLOWS);
+    // A syntax error in every table: the count is refused before any table is parsed.
+    let e = Scenario::parse(&flows_text(MAX_FLOWS + 1, "src = = 0\n"), "t").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "flows: {} flows are too many; allowed: at most {MAX_FLOWS}",
+            MAX_FLOWS + 1
+        )
+    );
+    // However they are written.
+    let inline = format!(
+        "flows = [{}]\n[run]\ncycles = 1\n",
+        vec!["{}"; MAX_FLOWS + 1].join(",")
+    );
+    assert_eq!(Scenario::parse(&inline, "t").unwrap_err().field, "flows");
+}
+
+#[test]
+fn no_part_parsed_at_once_exceeds_its_limit() {
+    let big = |n: usize| format!("[{}]", vec!["1"; n].join(","));
+    let rest = format!(
+        "name = \"x\"\n[run]\ncycles = 1\nseed = {}\n",
+        big(MAX_PART_BYTES / 2)
+    );
+    let e = Scenario::parse(&rest, "t").unwrap_err();
+    assert_eq!(e.field, "(file)");
+    assert!(
+        e.message.contains(
+            "outside the [[links]], [[flows]] and [[pfc_script]] tables; allowed: at most 1048576"
+        ),
+        "{e}"
+    );
+    let one_flow = flows_text(
+        2,
+        &format!("{FLOW}size_cdf = {}\n", big(MAX_PART_BYTES / 2)),
+    );
+    let e = Scenario::parse(&one_flow, "t").unwrap_err();
+    assert_eq!(e.field, "flows[0]");
+    assert!(e.message.starts_with("the table is "), "{e}");
+    let long = " ".repeat(MAX_SCENARIO_BYTES + 1);
+    assert!(Scenario::parse(&long, "t")
+        .unwrap_err()
+        .message
+        .contains("allowed: at most 16777216 (16 MiB)"));
+}
+
+/// The tables parsed one at a time give the scenario that parsing the whole file gives:
+/// a quoted key with an escape (`["sw\u0069tch"]`) makes the scan give up on a file.
+#[test]
+fn split_parsing_reads_every_builtin_as_the_whole_file_does() {
+    for b in builtin::BUILTINS {
+        let text = b.toml();
+        let whole = text.replace("[switch]", "[\"sw\\u0069tch\"]");
+        assert_ne!(whole, text, "{}", b.name);
+        assert_eq!(
+            Scenario::parse(&text, b.name).unwrap(),
+            Scenario::parse(&whole, b.name).unwrap(),
+            "{}",
+            b.name
+        );
+    }
+}
+
+/// A file over the size limit is read only that far: refused for its flow count if that
+/// part alone has too many flows, else for its size.
+#[test]
+fn an_oversized_file_is_refused_after_reading_the_limit() {
+    let dir = std::env::temp_dir().join(format!("mmu-sim-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let many = dir.join("many.toml");
+    let flows = flows_text(MAX_SCENARIO_BYTES / (FLOW.len() + 10) + 1000, FLOW);
+    assert!(flows.len() > MAX_SCENARIO_BYTES);
+    std::fs::write(&many, flows).unwrap();
+    let comments = dir.join("comments.toml");
+    std::fs::write(&comments, "#".repeat(MAX_SCENARIO_BYTES + 1)).unwrap();
+    for (file, expect) in [
+        (
+            &many,
+            "flows in the first 16777216 bytes alone are too many; allowed: at most 131072",
+        ),
+        (
+            &comments,
+            "(file): 16777217 bytes is too long; allowed: at most 16777216 (16 MiB)",
+        ),
+    ] {
+        let o = mmu_sim(&["validate", file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(expect), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
