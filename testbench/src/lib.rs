@@ -13,6 +13,7 @@
 //! ```
 
 pub mod builtin;
+pub mod int_keys;
 pub mod link_partner;
 pub mod monitor;
 pub mod packet_run;

@@ -6,6 +6,7 @@
 //! then checks the *values* against the switch they run on (ports exist, rates fit the line)
 //! and resolves defaults into a [`Plan`] the simulator can run without further checks.
 
+use crate::int_keys;
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
 use crate::scenario_file::{check_flow_count, Layout};
 use hw_model::config::{EcmConfig, HcfConfig};
@@ -52,8 +53,9 @@ impl From<ConfigError> for ScenarioError {
 pub struct RunSpec {
     /// Core clock cycles to simulate, `1..=2^40`.
     pub cycles: u64,
-    /// Seed of every random draw (sizes, Poisson arrivals).
-    #[serde(default = "default_seed")]
+    /// Seed of every random draw (sizes, Poisson arrivals): any u64, from 2^63 on written
+    /// as a string (`int_keys::seed`).
+    #[serde(default = "default_seed", with = "crate::int_keys::seed")]
     pub seed: u64,
     /// A lossless drop is a failed run (exit code 1).
     #[serde(default)]
@@ -657,6 +659,7 @@ fn array_of_tables<T: DeserializeOwned>(
 /// culprit is found by removing one key at a time: the key whose removal clears the error
 /// (or turns it into "missing field" for that key) is the one with the bad value.
 fn section<T: DeserializeOwned>(table: toml::Table, path: &str) -> Result<T, ScenarioError> {
+    int_keys::check(&table, path)?;
     let err = match table.clone().try_into::<T>() {
         Ok(v) => return Ok(v),
         Err(e) => e.message().to_string(),
@@ -688,6 +691,7 @@ fn section<T: DeserializeOwned>(table: toml::Table, path: &str) -> Result<T, Sce
 
 /// `[switch]`: start from `profile` (default `tomahawk`) and apply the other keys on top.
 fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
+    int_keys::check(&table, "switch")?;
     let profile = take_string(&mut table, "profile")
         .map_err(|e| ScenarioError::new("switch.profile", e.message))?;
     let base = SwitchConfig::profile(profile.as_deref().unwrap_or("tomahawk"))

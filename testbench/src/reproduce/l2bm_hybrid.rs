@@ -243,7 +243,7 @@ impl Setup {
             self.link_delay_ns,
             self.packet_bytes,
             policy.switch_keys(),
-            self.seed,
+            crate::int_keys::seed::toml_value(self.seed),
         )
     }
 

@@ -9,6 +9,7 @@ mod ecm;
 mod end_to_end;
 mod gtkw_views;
 mod hcf;
+mod int_keys;
 mod l2bm;
 mod link_partner;
 mod memory;
