@@ -204,17 +204,28 @@ fn key(path: &[Step]) -> Option<&'static (&'static str, IntType, &'static str)> 
     KEYS.iter().find(|(pattern, _, _)| matches(pattern, path))
 }
 
-/// Check every integer in `table`, found at `at` (`"flows[3]"`, `"switch"`, `"run"`):
-/// one its key's type cannot hold is an error naming the key and its documented range.
-pub fn check(table: &toml::Table, at: &str) -> Result<(), ScenarioError> {
+/// The steps of a dotted path (`flows[3].size_cdf[2][0]`).
+fn steps(dotted: &str) -> Vec<Step<'_>> {
     let mut path = Vec::new();
-    for part in at.split('.') {
+    for part in dotted.split('.') {
         let (name, indices) = part.split_once('[').unwrap_or((part, ""));
         path.push(Step::Key(name));
         for i in indices.split(['[', ']']).filter(|s| !s.is_empty()) {
             path.push(Step::Index(i.parse().unwrap_or(0)));
         }
     }
+    path
+}
+
+/// The documented range of the integer key at the dotted path `at`.
+pub fn allowed(at: &str) -> Option<&'static str> {
+    key(&steps(at)).map(|(_, _, allowed)| *allowed)
+}
+
+/// Check every integer in `table`, found at `at` (`"flows[3]"`, `"switch"`, `"run"`):
+/// one its key's type cannot hold is an error naming the key and its documented range.
+pub fn check(table: &toml::Table, at: &str) -> Result<(), ScenarioError> {
+    let mut path = steps(at);
     for (k, v) in table {
         path.push(Step::Key(k));
         walk(v, &mut path)?;

@@ -205,6 +205,11 @@ fn syntax_error(
     };
     let start = to_text(span.start).min(text.len());
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    if e.message().contains("as i128") {
+        if let Some(err) = huge_integer(text, line_start, start, span.len()) {
+            return err;
+        }
+    }
     let line_num = text[..line_start].matches('\n').count() + 1;
     let content = text[line_start..].split('\n').next().unwrap_or_default();
     let column = text[line_start..start].chars().count();
@@ -220,6 +225,53 @@ fn syntax_error(
             e.message().trim_end()
         ),
     )
+}
+
+/// An integer past TOML's 64 bits at `start` (`len` digits) of the `key = value` line at
+/// `line_start`: the key's dotted path (from the last table header above it, and the
+/// indices of an array on the line) and its documented range, if it is an integer key.
+fn huge_integer(text: &str, line_start: usize, start: usize, len: usize) -> Option<ScenarioError> {
+    let (key, value_start) = text[line_start..start].split_once('=')?;
+    // Inside an array on the same line: the indices down to the number.
+    let mut indices: Vec<usize> = Vec::new();
+    for c in value_start.chars() {
+        match c {
+            '[' => indices.push(0),
+            ']' => _ = indices.pop(),
+            ',' => *indices.last_mut()? += 1,
+            _ => {}
+        }
+    }
+    let mut table = String::new();
+    let above = &text[..line_start];
+    if let Some(header) = above
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+    {
+        let name = header.trim_start_matches('[');
+        let name = name[..name.find(']')?].trim();
+        // An array of tables (`[[flows]]`, `[[switch.hcf]]`) gets its index; so does the
+        // first key of a sub-table below one (`[flows.pattern]`).
+        let count = |h: &str| above.lines().filter(|l| l.trim() == h).count();
+        let (first, rest) = name.split_once('.').unwrap_or((name, ""));
+        table = match count(&format!("[[{first}]]")) {
+            _ if header.starts_with("[[") => format!("{name}[{}].", count(header) - 1),
+            0 => format!("{name}."),
+            n => format!("{first}[{}].{rest}.", n - 1),
+        };
+    }
+    let mut field = format!("{table}{}", key.trim());
+    for i in indices {
+        field += &format!("[{i}]");
+    }
+    let allowed = crate::int_keys::allowed(&field)?;
+    let value = &text[start..(start + len).min(text.len())];
+    Some(ScenarioError::new(
+        field,
+        format!("{value} is past the largest TOML integer, 2^63 - 1; allowed: {allowed}"),
+    ))
 }
 
 /// The tables of the top-level arrays of [`ARRAYS`] in `text`, each running to the next
@@ -410,6 +462,18 @@ mod tests {
                 .starts_with("TOML parse error at line 9, column 5\n  |\n9 | x = \n"),
             "{}",
             e.message
+        );
+        let huge = "[run]\ncycles = 1\n[[flows]]\nsrc = 0\n[[flows]]\nstart_cycle = 99999999999999999999\n";
+        let e = Layout::scan(huge)
+            .unwrap()
+            .tables("flows")
+            .unwrap()
+            .nth(1)
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "flows[1].start_cycle: 99999999999999999999 is past the largest TOML integer, 2^63 - 1; allowed: any cycle, 0 or later"
         );
     }
 }

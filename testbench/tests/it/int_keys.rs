@@ -189,6 +189,18 @@ fn every_integer_key_out_of_its_type_names_the_key_and_its_range() {
                 format!("{path}: {v} is out of range; allowed: {allowed}"),
             );
         }
+        // Past 64 bits: the TOML parser refuses the number itself.
+        if hi > i64::MAX as i128 {
+            let mut d = doc.clone();
+            set(&mut d, path, 1234567890123);
+            let text = toml::to_string(&d)
+                .unwrap()
+                .replace("1234567890123", "18446744073709551616");
+            assert_eq!(
+                error_of(&text).to_string(),
+                format!("{path}: 18446744073709551616 is past the largest TOML integer, 2^63 - 1; allowed: {allowed}"),
+            );
+        }
     }
     let all: BTreeSet<_> = KEYS.iter().map(|(p, _, _)| *p).collect();
     assert_eq!(seen, all, "EVERY_KEY holds every key of int_keys::KEYS");
