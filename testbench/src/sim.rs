@@ -43,6 +43,11 @@ use wave::{SignalFilter, WaveError, Window};
 /// Cycles between two calls of the progress callback (a power of two: a mask test).
 pub const PROGRESS_EVERY: u64 = 1 << 14;
 
+/// The name of the ECM frame trace in [`RunError::Output`].
+pub const ECM_TRACE: &str = "ECM trace";
+/// The name of the rate-limiter event trace in [`RunError::Output`].
+pub const RP_TRACE: &str = "RP trace";
+
 /// A run that could not complete.
 #[derive(Debug, Error)]
 pub enum RunError {
@@ -51,7 +56,7 @@ pub enum RunError {
     Model(#[from] InvariantError),
     #[error("cell trace: {0}")]
     Trace(#[source] io::Error),
-    /// Writing another output (the ECM or RP trace) failed.
+    /// Writing another output ([`ECM_TRACE`] or [`RP_TRACE`]) failed.
     #[error("{0}: {1}")]
     Output(&'static str, #[source] io::Error),
     #[error("waveform: {0}")]
@@ -73,7 +78,7 @@ impl Observers {
     fn ecm_frame(&mut self, cycle: u64, f: &EcmFrame) {
         if let Some(tr) = &mut self.ecm_trace {
             if let Err(e) = tr.record(cycle, f) {
-                self.out_err.get_or_insert(("ECM trace", e));
+                self.out_err.get_or_insert((ECM_TRACE, e));
             }
         }
     }
@@ -81,7 +86,7 @@ impl Observers {
     fn rp_event(&mut self, e: &RpEvent) {
         if let Some(tr) = &mut self.rp_trace {
             if let Err(err) = tr.record(e) {
-                self.out_err.get_or_insert(("RP trace", err));
+                self.out_err.get_or_insert((RP_TRACE, err));
             }
         }
     }
@@ -403,10 +408,10 @@ impl Sim {
             t.finish().map_err(RunError::Trace)?;
         }
         if let Some(t) = self.obs.ecm_trace.take() {
-            t.finish().map_err(|e| RunError::Output("ECM trace", e))?;
+            t.finish().map_err(|e| RunError::Output(ECM_TRACE, e))?;
         }
         if let Some(t) = self.obs.rp_trace.take() {
-            t.finish().map_err(|e| RunError::Output("RP trace", e))?;
+            t.finish().map_err(|e| RunError::Output(RP_TRACE, e))?;
         }
         if let Some(w) = self.waves.take() {
             w.finish(&self.mmu)?;

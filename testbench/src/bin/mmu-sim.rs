@@ -8,13 +8,13 @@ use clap::{Parser, Subcommand};
 use hw_model::Policy;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::File;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use testbench::reproduce::{self, Progress, ReproError};
 use testbench::scenario::{Overrides, Scenario, ScenarioError};
 use testbench::scenario_file;
-use testbench::{builtin, waves, RunError, Sim};
+use testbench::{builtin, sim, waves, RunError, Sim};
 use wave::{SignalFilter, Window};
 
 #[derive(Parser)]
@@ -123,23 +123,21 @@ fn main() -> ExitCode {
     let result = match cli.cmd {
         Cmd::Run(args) => run(args),
         Cmd::List => {
+            let mut list = String::new();
             for b in builtin::BUILTINS {
                 let mark = if b.name == builtin::DEFAULT {
                     " (default)"
                 } else {
                     ""
                 };
-                println!("{:<16} {}{mark}", b.name, b.description);
+                list += &format!("{:<16} {}{mark}\n", b.name, b.description);
             }
-            Ok(())
+            to_stdout(format_args!("{list}"))
         }
         Cmd::Validate { file } => validate(&file),
         Cmd::Reproduce(args) => reproduce_cmd(args),
         Cmd::Show { name } => match builtin::find(&name) {
-            Some(b) => {
-                print!("{}", b.toml());
-                Ok(())
-            }
+            Some(b) => to_stdout(format_args!("{}", b.toml())),
             None => Err(Failure::Input(format!(
                 "unknown scenario {name:?}; built-in: {}",
                 builtin::names().join(", ")
@@ -181,16 +179,41 @@ fn validate(arg: &str) -> Result<(), Failure> {
     let plan = s
         .plan(&Overrides::default())
         .map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
-    println!(
-        "ok: {} ({} ports, {} flows, {} links overridden, {} scripted PFC frames, {} cycles)",
+    to_stdout(format_args!(
+        "ok: {} ({} ports, {} flows, {} links overridden, {} scripted PFC frames, {} cycles)\n",
         plan.name,
         plan.derived.ports,
         plan.flows.len(),
         s.links.len(),
         plan.pfc_script.len(),
         plan.cycles
-    );
-    Ok(())
+    ))
+}
+
+/// Write to stdout; a closed pipe or a full disk is a failed output (exit 2), not a panic.
+fn to_stdout(text: std::fmt::Arguments) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_fmt(text)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::Input(format!("stdout: {e}")))
+}
+
+/// A run that stopped: a broken model invariant (exit 1), or an output that failed, named
+/// by its option and path (exit 2).
+fn run_failure(e: RunError, a: &RunArgs) -> Failure {
+    let output = match &e {
+        RunError::Model(_) => return Failure::Violation(e.to_string()),
+        RunError::Trace(_) => Some(("--trace-cells", &a.trace_cells)),
+        RunError::Output(what, _) if *what == sim::ECM_TRACE => Some(("--trace-ecm", &a.trace_ecm)),
+        RunError::Output(what, _) if *what == sim::RP_TRACE => Some(("--trace-rp", &a.trace_rp)),
+        RunError::Output(..) => None,
+        RunError::Wave(_) => Some(("--vcd", &a.vcd)),
+    };
+    match output {
+        Some((flag, Some(path))) => Failure::Input(format!("{flag} {}: {e}", path.display())),
+        _ => Failure::Input(e.to_string()),
+    }
 }
 
 /// Create an output file now, so an unwritable path fails before the simulation.
@@ -259,13 +282,8 @@ fn run(a: RunArgs) -> Result<(), Failure> {
     };
     let result = sim.run(|c| bar.set_position(c));
     bar.finish_and_clear();
-    let summary = result.map_err(|e| match e {
-        RunError::Model(_) => Failure::Violation(e.to_string()),
-        RunError::Trace(_) | RunError::Output(..) | RunError::Wave(_) => {
-            Failure::Input(e.to_string())
-        }
-    })?;
-    print!("{summary}");
+    let summary = result.map_err(|e| run_failure(e, &a))?;
+    to_stdout(format_args!("{summary}"))?;
     if let (Some(f), Some(p)) = (summary_file, &a.summary_json) {
         serde_json::to_writer_pretty(f, &summary)
             .map_err(|e| Failure::Input(format!("--summary-json {}: {e}", p.display())))?;
@@ -297,8 +315,7 @@ impl Progress for Bar {
 
 fn reproduce_cmd(a: ReproduceArgs) -> Result<(), Failure> {
     if a.list {
-        print!("{}", reproductions_help());
-        return Ok(());
+        return to_stdout(format_args!("{}", reproductions_help()));
     }
     let (Some(name), Some(out)) = (a.name, a.out) else {
         unreachable!("clap requires NAME and --out without --list")
@@ -323,10 +340,7 @@ fn reproduce_cmd(a: ReproduceArgs) -> Result<(), Failure> {
     let result = (repro.run)(&out, &mut progress);
     progress.0.finish_and_clear();
     match result {
-        Ok(report) => {
-            print!("{report}");
-            Ok(())
-        }
+        Ok(report) => to_stdout(format_args!("{report}")),
         Err(e @ ReproError::Invariant(_)) => Err(Failure::Violation(e.to_string())),
         Err(e @ ReproError::Run(RunError::Model(_))) => Err(Failure::Violation(e.to_string())),
         Err(e) => Err(Failure::Input(e.to_string())),

@@ -13,6 +13,7 @@ mod int_keys;
 mod l2bm;
 mod link_partner;
 mod memory;
+mod outputs;
 mod properties;
 mod reproduce;
 mod scenario;
