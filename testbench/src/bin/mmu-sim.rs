@@ -2,7 +2,8 @@
 //!
 //! Exit codes: 0 success; 1 a violated invariant (reordering, conservation, a lossless
 //! drop where the scenario expects none, a model invariant); 2 invalid input (bad or
-//! unknown scenario, bad option, unwritable output path) or an output write failure.
+//! unknown scenario, bad option, unwritable output path) or an output write failure (named by
+//! its option and path, or stdout).
 
 use clap::{Parser, Subcommand};
 use hw_model::Policy;
