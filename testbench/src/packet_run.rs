@@ -11,7 +11,7 @@
 //! [`RunQueue`] is the FIFO of runs of a partner's class queue and of a limiter: a single
 //! packet that continues the run at the tail (same flow and length, next `seq`) joins it,
 //! so one flow's backlog is one entry. Interleaved packets of several flows cost one entry
-//! each (`size_of::<PacketRun>()`, 64 bytes).
+//! each, the size of a packet header (40 bytes).
 
 use crate::scenario::MIN_PACKET_BYTES;
 use crate::source::{draw_steps, unit};
@@ -19,9 +19,19 @@ use hw_model::PacketHdr;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
-/// Packets of one flow, handed over together, in `seq` order.
+/// Packets of one flow, handed over together, in `seq` order: a single packet inline (no
+/// larger than its header), more behind a box.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PacketRun {
+pub struct PacketRun(Run);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Run {
+    One(PacketHdr),
+    Many(Box<Many>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Many {
     /// The next packet.
     head: PacketHdr,
     /// The packets after it.
@@ -56,53 +66,47 @@ impl StepSizes {
 impl From<PacketHdr> for PacketRun {
     /// A run of one packet.
     fn from(head: PacketHdr) -> Self {
-        Self {
-            head,
-            rest: Rest::Same(0),
-        }
+        Self(Run::One(head))
     }
 }
 
 impl PacketRun {
+    fn many(head: PacketHdr, rest: Rest) -> Self {
+        match rest {
+            Rest::Same(0) | Rest::Cut { left: 0, .. } | Rest::Drawn { left: 0, .. } => head.into(),
+            rest => Self(Run::Many(Box::new(Many { head, rest }))),
+        }
+    }
+
     /// `count >= 1` packets of `head.len` bytes, `seq` counting up from `head.seq`.
     pub fn repeat(head: PacketHdr, count: u64) -> Self {
         debug_assert!(count >= 1);
-        Self {
-            head,
-            rest: Rest::Same(count - 1),
-        }
+        Self::many(head, Rest::Same(count - 1))
     }
 
     /// A message of `bytes >= 1` cut into packets of at most `mtu` bytes (the last one at
     /// least the minimum frame); `template.len` is ignored.
     pub fn message(template: PacketHdr, bytes: u64, mtu: u32) -> Self {
         let first = bytes.min(mtu as u64);
-        Self {
-            head: PacketHdr {
-                len: (first as u32).max(MIN_PACKET_BYTES) as u16,
-                ..template
-            },
-            rest: Rest::Cut {
-                left: bytes - first,
-                mtu,
-            },
-        }
+        let head = PacketHdr {
+            len: (first as u32).max(MIN_PACKET_BYTES) as u16,
+            ..template
+        };
+        let left = bytes - first;
+        Self::many(head, Rest::Cut { left, mtu })
     }
 
     /// Packets with sizes from `sizes` until they total at least `bytes >= 1`;
     /// `template.len` is ignored.
     pub fn drawn(template: PacketHdr, bytes: u64, mut sizes: StepSizes) -> Self {
         let first = sizes.draw();
-        Self {
-            head: PacketHdr {
-                len: first as u16,
-                ..template
-            },
-            rest: Rest::Drawn {
-                left: bytes.saturating_sub(first as u64),
-                sizes: Box::new(sizes),
-            },
-        }
+        let head = PacketHdr {
+            len: first as u16,
+            ..template
+        };
+        let left = bytes.saturating_sub(first as u64);
+        let sizes = Box::new(sizes);
+        Self::many(head, Rest::Drawn { left, sizes })
     }
 
     /// Packets of a message of `bytes` cut at `mtu` (as [`message`](Self::message) does).
@@ -112,14 +116,18 @@ impl PacketRun {
 
     /// The next packet.
     pub fn head(&self) -> &PacketHdr {
-        &self.head
+        match &self.0 {
+            Run::One(h) => h,
+            Run::Many(m) => &m.head,
+        }
     }
 
     /// Packets in the run. Drawn sizes are drawn ahead on a copy of the random stream, so
     /// that costs time in proportion to the packets (once, when a rate limiter takes the
     /// run).
     pub fn packets(&self) -> u64 {
-        match &self.rest {
+        let Run::Many(m) = &self.0 else { return 1 };
+        match &m.rest {
             Rest::Same(n) => 1 + n,
             Rest::Cut { left, mtu } => 1 + Self::message_packets(*left, *mtu),
             Rest::Drawn { left, sizes } => {
@@ -135,16 +143,32 @@ impl PacketRun {
         }
     }
 
+    /// Packets of one header (`seq` counting up), if the run is that.
+    fn repeats(&self) -> Option<u64> {
+        match &self.0 {
+            Run::One(_) => Some(1),
+            Run::Many(m) => match m.rest {
+                Rest::Same(n) => Some(1 + n),
+                _ => None,
+            },
+        }
+    }
+
     /// Hand out the next packet, and whether more follow.
     fn take(&mut self) -> (PacketHdr, bool) {
-        let out = self.head;
-        let len = match &mut self.rest {
-            Rest::Same(0) => return (out, false),
+        let m = match &mut self.0 {
+            Run::One(h) => return (*h, false),
+            Run::Many(m) => m,
+        };
+        let out = m.head;
+        let len = match &mut m.rest {
+            Rest::Same(0) | Rest::Cut { left: 0, .. } | Rest::Drawn { left: 0, .. } => {
+                return (out, false)
+            }
             Rest::Same(n) => {
                 *n -= 1;
                 out.len as u32
             }
-            Rest::Cut { left: 0, .. } | Rest::Drawn { left: 0, .. } => return (out, false),
             Rest::Cut { left, mtu } => {
                 let len = (*left).min(*mtu as u64);
                 *left -= len;
@@ -156,22 +180,26 @@ impl PacketRun {
                 len
             }
         };
-        self.head.seq = self.head.seq.wrapping_add(1);
-        self.head.len = len as u16;
+        m.head.seq = m.head.seq.wrapping_add(1);
+        m.head.len = len as u16;
         (out, true)
     }
 
     /// Append `next` if it continues this run exactly: both repeat one header, `next`
     /// starts at the `seq` after this run's last packet. Otherwise hand it back.
     fn join(&mut self, next: PacketRun) -> Option<PacketRun> {
-        let (Rest::Same(n), Rest::Same(m)) = (&mut self.rest, &next.rest) else {
+        let (Some(a), Some(b)) = (self.repeats(), next.repeats()) else {
             return Some(next);
         };
-        let seq = self.head.seq.wrapping_add(*n as u32).wrapping_add(1);
-        if next.head != (PacketHdr { seq, ..self.head }) {
+        let head = *self.head();
+        let seq = head.seq.wrapping_add(a as u32);
+        if *next.head() != (PacketHdr { seq, ..head }) {
             return Some(next);
         }
-        *n += 1 + m;
+        match &mut self.0 {
+            Run::Many(m) => m.rest = Rest::Same(a + b - 1),
+            Run::One(_) => *self = Self::repeat(head, a + b),
+        }
         None
     }
 }
@@ -301,7 +329,12 @@ mod tests {
         q.push(hdr(1, 11, 200).into());
         q.push(hdr(4, 12, 200).into());
         q.push(PacketRun::message(hdr(4, 13, 0), 200, 1500));
-        assert_eq!(q.runs(), 5, "a gap, a new length, a new flow, a message");
+        q.push(PacketRun::message(hdr(4, 14, 0), 3000, 1500));
+        assert_eq!(
+            q.runs(),
+            5,
+            "a gap, a new length, a new flow; a one-packet message joins, a longer one not"
+        );
         assert_eq!(
             drain(&mut q),
             [
@@ -312,14 +345,16 @@ mod tests {
                 (1, 10, 100),
                 (1, 11, 200),
                 (4, 12, 200),
-                (4, 13, 200)
+                (4, 13, 200),
+                (4, 14, 1500),
+                (4, 15, 1500)
             ]
         );
     }
 
     #[test]
     fn a_run_is_small_whatever_it_holds() {
-        assert!(std::mem::size_of::<PacketRun>() <= 64);
+        assert!(std::mem::size_of::<PacketRun>() <= std::mem::size_of::<PacketHdr>());
         let run = PacketRun::repeat(hdr(0, 0, 1500), 1 << 40);
         assert_eq!(run.packets(), 1 << 40);
     }
