@@ -16,7 +16,9 @@
 //!
 //! The loop allocates nothing: one `Outputs` and one ingress vector are reused, and only
 //! busy partners are visited (a 64-bit mask, as ports are at most 64). TCP flows are the
-//! exception: their event heap and per-flow queues grow with the windows they reach.
+//! exception: their event heap and per-flow queues grow with the windows they reach. So is
+//! a packet run of more than one packet (a burst, a message, a flow's backlog in its NIC):
+//! one small box when it starts (`crate::packet_run`).
 
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
