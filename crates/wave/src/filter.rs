@@ -79,7 +79,7 @@ impl SignalFilter {
 
     /// Checks that every glob matches at least one of `signals`. A glob that matches none
     /// is most likely a typo; the error ([`WaveError::NoMatch`]) names it and the five
-    /// paths closest to it ([`closest`]).
+    /// paths closest to it (an edit distance in which wildcards cost nothing).
     pub fn check_matches(&self, signals: &[SignalSpec]) -> Result<(), WaveError> {
         let Some(set) = &self.set else {
             return Ok(());
@@ -117,7 +117,7 @@ impl SignalFilter {
 /// distance in which the glob's wildcards cost nothing: `*` (and a `{...}` alternation)
 /// matches any run of characters, `?` (and a `[...]` class) any one character. So a typo
 /// such as `*.qof` finds the `qoff` signals, and `top.mmu.ingres.*` the ingress ones.
-pub fn closest<'a>(glob: &str, paths: impl Iterator<Item = &'a str>, n: usize) -> Vec<String> {
+fn closest<'a>(glob: &str, paths: impl Iterator<Item = &'a str>, n: usize) -> Vec<String> {
     let pattern = glob_tokens(glob);
     let mut scored: Vec<(usize, usize, &str)> = paths
         .enumerate()
