@@ -38,7 +38,7 @@ use std::io;
 use std::path::Path;
 use std::time::Instant;
 use thiserror::Error;
-use wave::{SignalFilter, WaveError, Window};
+use wave::{Format, SignalFilter, WaveError, Window};
 
 /// Cycles between two calls of the progress callback (a power of two: a mask test).
 pub const PROGRESS_EVERY: u64 = 1 << 14;
@@ -188,20 +188,23 @@ impl Sim {
         Ok(())
     }
 
-    /// Write a VCD of the model's signals into `file` (created at `vcd_path`) and, at the
-    /// end of the run, a `.gtkw` beside it.
-    pub fn attach_vcd(
+    /// Write the model's signals in `format` into `file` (created at `path`) and, at the end
+    /// of the run, a `.gtkw` beside it. A window reaching past the run's cycles is an error.
+    pub fn attach_waves(
         &mut self,
         file: File,
-        vcd_path: &Path,
+        path: &Path,
+        format: Format,
         filter: &SignalFilter,
         window: Window,
     ) -> Result<(), WaveError> {
+        window.check_within(self.plan.cycles)?;
         self.waves = Some(Waves::new(
             &self.mmu,
             &self.partners,
             file,
-            vcd_path,
+            path,
+            format,
             filter,
             window,
         )?);

@@ -1,7 +1,7 @@
 //! Waveform output: the model's probed signals, and with ECM on the registers of every
-//! NIC's reaction point (`top.nic.pNN.rp.*`), sampled after every cycle into a VCD, and a
-//! GTKWave save file beside it (same stem, `.gtkw`) that opens the dump with the signal
-//! groups already laid out.
+//! NIC's reaction point (`top.nic.pNN.rp.*`), sampled after every cycle into a VCD or an
+//! FST, and a GTKWave save file beside it (same stem, `.gtkw`) that opens the dump with the
+//! signal groups already laid out.
 
 use crate::link_partner::LinkPartner;
 use crate::reaction_point::{LimiterReg, LimiterState};
@@ -9,11 +9,11 @@ use hw_model::Mmu;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use wave::{write_gtkw, GtkwGroup, SignalFilter, SignalSpec, VcdWriter, WaveError, Window};
+use wave::{write_gtkw, AnyWriter, Format, GtkwGroup, SignalFilter, SignalSpec, WaveError, Window};
 
-/// The `.gtkw` path that goes with a VCD path.
-pub fn gtkw_path(vcd: &Path) -> PathBuf {
-    vcd.with_extension("gtkw")
+/// The `.gtkw` path that goes with a dump path.
+pub fn gtkw_path(dump: &Path) -> PathBuf {
+    dump.with_extension("gtkw")
 }
 
 /// Where a reaction-point signal comes from.
@@ -134,10 +134,10 @@ struct NicSlots {
     mask: u128,
 }
 
-/// A VCD being written for one run.
+/// A waveform being written for one run.
 pub struct Waves {
-    writer: VcdWriter<BufWriter<File>>,
-    vcd_path: PathBuf,
+    writer: AnyWriter<BufWriter<File>>,
+    path: PathBuf,
     signals: WaveSignals,
     /// The signals that passed the filter (what the .gtkw may reference).
     dumped: Vec<SignalSpec>,
@@ -149,19 +149,21 @@ pub struct Waves {
 }
 
 impl Waves {
-    /// Write the VCD header for the signals of `mmu` and `partners` into `file` (already
-    /// created at `vcd_path`).
+    /// Write the header for the signals of `mmu` and `partners` in `format` into `file`
+    /// (already created at `path`).
     pub fn new(
         mmu: &Mmu,
         partners: &[LinkPartner],
         file: File,
-        vcd_path: &Path,
+        path: &Path,
+        format: Format,
         filter: &SignalFilter,
         window: Window,
     ) -> Result<Self, WaveError> {
         let signals = WaveSignals::new(mmu, partners);
-        let writer = VcdWriter::new(
+        let writer = AnyWriter::with_format(
             BufWriter::new(file),
+            format,
             signals.specs(),
             mmu.config().clock_hz,
             filter,
@@ -193,7 +195,7 @@ impl Waves {
         nics.retain(|n| !n.common.is_empty() || !n.limiters.is_empty());
         Ok(Self {
             writer,
-            vcd_path: vcd_path.to_path_buf(),
+            path: path.to_path_buf(),
             dumped: filter.apply(signals.specs()),
             signals,
             slots_by_block,
@@ -251,12 +253,12 @@ impl Waves {
             .sample_slots(cycle, slots, |i| signals.value(i, mmu, partners))
     }
 
-    /// Close the VCD and write the `.gtkw` beside it.
+    /// Close the dump and write the `.gtkw` beside it.
     pub fn finish(self, mmu: &Mmu) -> Result<(), WaveError> {
         self.writer.finish()?;
         write_gtkw(
-            &gtkw_path(&self.vcd_path),
-            &self.vcd_path,
+            &gtkw_path(&self.path),
+            &self.path,
             &self.signals.gtkw_groups(mmu),
             &self.dumped,
         )

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use testbench::reproduce::{self, Progress, ReproError};
 use testbench::scenario::{Overrides, Scenario, ScenarioError};
 use testbench::{builtin, waves, RunError, Sim};
-use wave::{SignalFilter, Window};
+use wave::{Format, SignalFilter, WaveError, Window};
 
 #[derive(Parser)]
 #[command(
@@ -82,15 +82,18 @@ struct RunArgs {
     /// (compare FIFO and HCF on the same stimulus).
     #[arg(long)]
     fifo: bool,
-    /// Write a VCD waveform here, and a GTKWave save file beside it (.gtkw).
-    #[arg(long)]
+    /// Write a VCD waveform here (whatever the extension), and a GTKWave save file beside it (.gtkw).
+    #[arg(long, group = "dump")]
     vcd: Option<PathBuf>,
-    /// Comma-separated globs of signal paths to dump, e.g. "top.mmu.ingress.p0*.*".
-    #[arg(long, requires = "vcd")]
-    vcd_signals: Option<String>,
-    /// Cycle window to dump, FROM:TO (either side may be empty).
-    #[arg(long, requires = "vcd")]
-    vcd_window: Option<String>,
+    /// Write a waveform here in the format its extension names (.vcd or .fst), and a GTKWave save file beside it (.gtkw).
+    #[arg(long, group = "dump")]
+    wave: Option<PathBuf>,
+    /// Comma-separated globs of signal paths to dump, e.g. "top.mmu.ingress.p0*.*"; a glob that matches no signal is an error.
+    #[arg(long, visible_alias = "vcd-signals", requires = "dump")]
+    wave_signals: Option<String>,
+    /// Cycle window to dump, FROM:TO (either side may be empty; within the run).
+    #[arg(long, visible_alias = "vcd-window", requires = "dump")]
+    wave_window: Option<String>,
     /// Write the summary as JSON here.
     #[arg(long)]
     summary_json: Option<PathBuf>,
@@ -212,14 +215,14 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         fifo: a.fifo,
     };
     let mut sim = Sim::new(&scenario, ov)?;
-    let filter = match &a.vcd_signals {
+    let filter = match &a.wave_signals {
         Some(g) => {
-            SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--vcd-signals: {e}")))?
+            SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--wave-signals: {e}")))?
         }
         None => SignalFilter::all(),
     };
-    let window = match &a.vcd_window {
-        Some(w) => Window::parse(w).map_err(|e| Failure::Input(format!("--vcd-window: {e}")))?,
+    let window = match &a.wave_window {
+        Some(w) => Window::parse(w).map_err(|e| Failure::Input(format!("--wave-window: {e}")))?,
         None => Window::all(),
     };
     let summary_file = a
@@ -242,11 +245,26 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         sim.attach_rp_trace(f)
             .map_err(|e| Failure::Input(format!("--trace-rp {}: {e}", p.display())))?;
     }
-    if let Some(p) = &a.vcd {
-        let f = create(p, "--vcd")?;
+    let dump = match (&a.vcd, &a.wave) {
+        (Some(p), _) => Some(("--vcd", p, Format::Vcd)),
+        (None, Some(p)) => Some((
+            "--wave",
+            p,
+            Format::from_path(p).map_err(|e| Failure::Input(format!("--wave: {e}")))?,
+        )),
+        (None, None) => None,
+    };
+    if let Some((flag, p, format)) = dump {
+        let f = create(p, flag)?;
         create(&waves::gtkw_path(p), "GTKWave save file")?;
-        sim.attach_vcd(f, p, &filter, window)
-            .map_err(|e| Failure::Input(format!("--vcd {}: {e}", p.display())))?;
+        sim.attach_waves(f, p, format, &filter, window)
+            .map_err(|e| {
+                Failure::Input(match e {
+                    WaveError::NoMatch { .. } => format!("--wave-signals: {e}"),
+                    WaveError::WindowOutsideRun { .. } => format!("--wave-window: {e}"),
+                    _ => format!("{flag} {}: {e}", p.display()),
+                })
+            })?;
     }
 
     let bar = if std::io::stderr().is_terminal() {

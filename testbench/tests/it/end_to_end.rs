@@ -116,8 +116,14 @@ fn vcd_is_byte_identical_across_runs() {
         let path = dir.join(format!("run{i}.vcd"));
         let mut s = sim("small-smoke", Some(3_000));
         let f = std::fs::File::create(&path).unwrap();
-        s.attach_vcd(f, &path, &wave::SignalFilter::all(), wave::Window::all())
-            .unwrap();
+        s.attach_waves(
+            f,
+            &path,
+            wave::Format::Vcd,
+            &wave::SignalFilter::all(),
+            wave::Window::all(),
+        )
+        .unwrap();
         s.run(|_| {}).unwrap();
         dumps.push(std::fs::read(&path).unwrap());
         assert!(path.with_extension("gtkw").exists());

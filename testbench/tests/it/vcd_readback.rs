@@ -86,7 +86,8 @@ fn run_recording(
     mut record: impl FnMut(u64, &Sim) -> bool,
 ) -> BTreeMap<u64, Vec<u64>> {
     let f = std::fs::File::create(path).unwrap();
-    sim.attach_vcd(f, path, filter, window).unwrap();
+    sim.attach_waves(f, path, wave::Format::Vcd, filter, window)
+        .unwrap();
     let mut seen = BTreeMap::new();
     let cycles = sim.plan().cycles;
     let signals = sim.wave_signals();
@@ -477,5 +478,81 @@ fn cli_window_and_signal_filter_dump_only_the_selection() {
             }
         }
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every variable of a dump read with `wellen`: width and value changes (time, bits).
+fn all_changes(path: &Path) -> BTreeMap<String, (u32, Vec<(u64, String)>)> {
+    let mut wave = wellen::simple::read(path).expect("wellen reads the dump");
+    let h = wave.hierarchy();
+    let vars: Vec<_> = h
+        .all_vars()
+        .map(|v| {
+            (
+                h[v].full_name(h),
+                h[v].length(h).unwrap_or(0),
+                h[v].signal_ref(),
+            )
+        })
+        .collect();
+    let refs: Vec<_> = vars.iter().map(|v| v.2).collect();
+    wave.load_signals(&refs);
+    let times = wave.time_table().to_vec();
+    vars.into_iter()
+        .map(|(name, width, r)| {
+            let changes = wave
+                .get_signal(r)
+                .unwrap()
+                .iter_changes()
+                .map(|(i, v)| (times[i as usize], v.to_bit_string().unwrap()))
+                .collect();
+            (name, (width, changes))
+        })
+        .collect()
+}
+
+/// `mmu-sim run ecm-fanin --wave x.fst` and `--wave x.vcd` (model and reaction-point
+/// signals, 20 000 cycles): `wellen` reads the same signals, widths and value changes from
+/// both; the FST is byte-identical when run again, and much smaller.
+#[test]
+fn fst_of_a_run_holds_the_same_changes_as_its_vcd() {
+    let dir = tmp_dir("fst");
+    let run = |name: &str| {
+        let p = dir.join(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_mmu-sim"))
+            .args([
+                "run",
+                "ecm-fanin",
+                "--cycles",
+                "20000",
+                "--wave",
+                p.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        p
+    };
+    let (vcd, fst, fst2) = (run("a.vcd"), run("a.fst"), run("b.fst"));
+    let from_vcd = all_changes(&vcd);
+    let from_fst = all_changes(&fst);
+    assert!(from_vcd.len() > 800, "{} signals", from_vcd.len());
+    assert!(from_vcd
+        .keys()
+        .any(|k| k.starts_with("top.nic.p01.rp.f00.")));
+    let changes: usize = from_vcd.values().map(|(_, c)| c.len()).sum();
+    assert!(changes > 10_000, "{changes} changes: a weak test");
+    assert!(from_fst == from_vcd, "FST and VCD differ");
+    let bytes = std::fs::read(&fst).unwrap();
+    assert!(
+        bytes == std::fs::read(&fst2).unwrap(),
+        "FST not deterministic"
+    );
+    let vcd_len = std::fs::metadata(&vcd).unwrap().len();
+    assert!(
+        (bytes.len() as u64) * 5 < vcd_len,
+        "FST {} B, VCD {vcd_len} B",
+        bytes.len()
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
