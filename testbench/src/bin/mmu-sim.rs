@@ -30,7 +30,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a scenario: a built-in name (see `list`) or a TOML file.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the built-in scenarios.
     List,
     /// Check a scenario file (or built-in name) without running it.
@@ -123,7 +123,7 @@ impl From<ScenarioError> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Run(args) => run(args),
+        Cmd::Run(args) => run(*args),
         Cmd::List => {
             for b in builtin::BUILTINS {
                 let mark = if b.name == builtin::DEFAULT {
