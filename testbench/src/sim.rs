@@ -207,6 +207,7 @@ impl Sim {
             format,
             filter,
             window,
+            self.plan.cycles,
         )?);
         Ok(())
     }

@@ -92,3 +92,42 @@ fn ecm_view_names_signals_of_the_ecm_fanin_dump() {
         }
     }
 }
+
+/// The generated views name every trace by `display_name`: no two signals of any built-in,
+/// under any policy, may share a name, and no name may hold a dot (GTKWave would show only
+/// what follows it).
+#[test]
+fn display_names_are_distinct_and_dotless_for_every_builtin_and_policy() {
+    let mut checked = 0;
+    for b in builtin::BUILTINS {
+        for policy in ["sih", "dsh", "l2bm"] {
+            let s = builtin::load(b.name).unwrap();
+            let ov = Overrides {
+                policy: Some(hw_model::Policy::parse(policy).unwrap()),
+                ..Overrides::default()
+            };
+            let Ok(sim) = Sim::new(&s, ov) else { continue };
+            let mut seen = std::collections::HashMap::new();
+            for spec in sim.wave_signals().specs() {
+                let name = testbench::waves::display_name(&spec.path);
+                assert!(!name.contains('.'), "{name}");
+                if let Some(other) = seen.insert(name.clone(), spec.path.clone()) {
+                    panic!(
+                        "{} and {other} are both shown as {name:?} ({})",
+                        spec.path, b.name
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20_000, "{checked} signals");
+    assert_eq!(
+        testbench::waves::display_name("top.mmu.ingress.p03.qoff"),
+        "p03 qoff"
+    );
+    assert_eq!(
+        testbench::waves::display_name("top.mmu.dt.sub_free.y"),
+        "DT sub_free y"
+    );
+}
