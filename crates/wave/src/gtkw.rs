@@ -38,10 +38,13 @@ mod flags {
 /// Rows an analog trace spans: itself and this many height extensions.
 const ANALOG_EXTRA_ROWS: usize = 3;
 
-/// The signal-name pane and the hierarchy (SST) pane, in pixels; the waves get the rest of
-/// the window's width, less GTKWave's borders and scroll bar.
-const SIGNALS_WIDTH: u32 = 280;
+/// The hierarchy (SST) pane, and the least width of the signal-name pane, in pixels; the
+/// waves get the rest of the window's width, less GTKWave's borders and scroll bar. GTKWave
+/// widens the name pane to its longest line (a name, or a group title with ` {`), about 8
+/// pixels a character with its default font (measured with 3.3.118).
 const SST_WIDTH: u32 = 200;
+const MIN_SIGNALS_WIDTH: u32 = 280;
+const PIXELS_PER_CHAR: u32 = 8;
 const BORDERS: u32 = 100;
 
 /// GTKWave draws `2^-zoom` time units per 200 pixels (`pixelsperframe` in its `calczoom`;
@@ -137,13 +140,13 @@ impl GtkwView {
         }
     }
 
-    /// GTKWave's zoom for the interval: the waves pane shows `2^-zoom` time units per 200
-    /// pixels.
-    pub fn zoom(&self) -> f64 {
+    /// GTKWave's zoom for the interval, with a name pane `signals_width` pixels wide: the
+    /// waves pane shows `2^-zoom` time units per 200 pixels.
+    pub fn zoom(&self, signals_width: u32) -> f64 {
         let pixels = self
             .size
             .0
-            .saturating_sub(SIGNALS_WIDTH + SST_WIDTH + BORDERS)
+            .saturating_sub(signals_width + SST_WIDTH + BORDERS)
             .max(1);
         let span = self.times.1.saturating_sub(self.times.0).max(1);
         -(span as f64 / f64::from(pixels) * PIXELS_PER_FRAME).log2()
@@ -185,7 +188,21 @@ pub fn write_gtkw(
     // unless [savefile] says where the save file was written: then it finds
     // the dump relative to the save file, even after both were moved.
     let _ = writeln!(text, "[savefile] \"{savefile}\"");
-    text.push_str(&view_lines(view));
+    let longest = groups
+        .iter()
+        .flat_map(|g| {
+            let title = g.name.chars().count() + 2;
+            g.traces.iter().map(move |t| {
+                t.name
+                    .as_ref()
+                    .map_or(t.path.len() + 8, |n| n.chars().count())
+                    .max(title)
+            })
+        })
+        .max()
+        .unwrap_or(0);
+    let signals_width = MIN_SIGNALS_WIDTH.max(PIXELS_PER_CHAR * longest as u32 + 24);
+    text.push_str(&view_lines(view, signals_width));
 
     let mut current_flags = None;
     let mut set_flags = |text: &mut String, f: u32| {
@@ -239,13 +256,13 @@ pub fn write_gtkw(
 }
 
 /// The lines that size the window and open it on the view's interval.
-fn view_lines(view: &GtkwView) -> String {
+fn view_lines(view: &GtkwView, signals_width: u32) -> String {
     format!(
-        "[timestart] {}\n[size] {} {}\n[pos] -1 -1\n*{:.6} -1\n[sst_width] {SST_WIDTH}\n[signals_width] {SIGNALS_WIDTH}\n[sst_expanded] 1\n",
+        "[timestart] {}\n[size] {} {}\n[pos] -1 -1\n*{:.6} -1\n[sst_width] {SST_WIDTH}\n[signals_width] {signals_width}\n[sst_expanded] 1\n",
         view.times.0,
         view.size.0,
         view.size.1,
-        view.zoom()
+        view.zoom(signals_width)
     )
 }
 
@@ -312,9 +329,16 @@ mod tests {
     fn zoom_fits_the_interval_into_the_waves_pane() {
         // 1020 pixels of waves: 1020 time units shown at 1 per pixel, 2^-zoom per 200 px.
         let v = GtkwView::new(0, 1020);
-        assert!((v.zoom() + 200f64.log2()).abs() < 1e-9, "{}", v.zoom());
+        assert!(
+            (v.zoom(280) + 200f64.log2()).abs() < 1e-9,
+            "{}",
+            v.zoom(280)
+        );
         let v = GtkwView::new(1000, 1000 + 1020 * 4);
-        assert!((v.zoom() + 800f64.log2()).abs() < 1e-9, "{}", v.zoom());
+        assert!((v.zoom(280) + 800f64.log2()).abs() < 1e-9);
+        // A wider name pane leaves fewer pixels for the same interval.
+        let v = GtkwView::new(0, 510);
+        assert!((v.zoom(790) + 200f64.log2()).abs() < 1e-9);
     }
 
     #[test]

@@ -16,4 +16,5 @@ mod reproduce;
 mod scenario;
 mod scoreboard;
 mod tcp;
+mod tours;
 mod vcd_readback;
