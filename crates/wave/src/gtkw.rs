@@ -41,10 +41,12 @@ const ANALOG_EXTRA_ROWS: usize = 3;
 /// The hierarchy (SST) pane, and the least width of the signal-name pane, in pixels; the
 /// waves get the rest of the window's width, less GTKWave's borders and scroll bar. GTKWave
 /// widens the name pane to its longest line (a name, or a group title with ` {`), about 8
-/// pixels a character with its default font (measured with 3.3.118).
+/// pixels a character with its default font (measured with 3.3.118); the pane also leaves
+/// room for a value of `VALUE_CHARS` after each name (`=12500000000`), shown at the marker.
 const SST_WIDTH: u32 = 200;
 const MIN_SIGNALS_WIDTH: u32 = 280;
 const PIXELS_PER_CHAR: u32 = 8;
+const VALUE_CHARS: u32 = 12;
 const BORDERS: u32 = 100;
 
 /// GTKWave draws `2^-zoom` time units per 200 pixels (`pixelsperframe` in its `calczoom`;
@@ -201,7 +203,8 @@ pub fn write_gtkw(
         })
         .max()
         .unwrap_or(0);
-    let signals_width = MIN_SIGNALS_WIDTH.max(PIXELS_PER_CHAR * longest as u32 + 24);
+    let signals_width =
+        MIN_SIGNALS_WIDTH.max(PIXELS_PER_CHAR * (longest as u32 + VALUE_CHARS) + 24);
     text.push_str(&view_lines(view, signals_width));
 
     let mut current_flags = None;

@@ -21,8 +21,8 @@
 //! prints the block with the values of the current model, ready to paste.
 //!
 //! A quoted summary is a fenced block right after a `<!-- summary: ARGS -->` line (`ARGS`
-//! as for `run`): every summary row it quotes (but `speed`) must be a row of the summary of
-//! that run, in the same order.
+//! as for `run`): every summary row it quotes from its `scenario` line on (but `speed`)
+//! must be a row of the summary of that run, in the same order.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -347,8 +347,11 @@ fn read_docs() -> (Vec<Tour>, Vec<Quoted>) {
                         .iter()
                         .position(|l| l.starts_with("```"))
                         .unwrap();
+                // The rows from the `scenario` line on (a command and build output may come
+                // first).
                 let rows = lines[i + 2..end]
                     .iter()
+                    .skip_while(|l| !l.starts_with("scenario "))
                     .filter(|l| !l.starts_with('$') && !l.trim().is_empty())
                     .filter(|l| !l.trim_start().starts_with("speed"))
                     .map(|l| l.to_string())
@@ -380,6 +383,7 @@ fn read_docs() -> (Vec<Tour>, Vec<Quoted>) {
                     tokens: block
                         .iter()
                         .flat_map(|l| l.split(|c: char| c.is_whitespace() || c == ':' || c == ','))
+                        .flat_map(|w| w.split(".."))
                         .map(str::to_string)
                         .collect(),
                     text: lines[start..i].join("\n"),
@@ -419,7 +423,7 @@ fn every_cited_number_of_a_tour_is_in_its_checks() {
 fn every_tour_matches_the_dump_of_its_run() {
     let (tours, _) = read_docs();
     let docs: std::collections::BTreeSet<_> = tours.iter().map(|t| t.doc).collect();
-    assert!(docs.len() >= 1, "tours found in {docs:?}");
+    assert!(docs.len() >= 4, "tours found in {docs:?}");
     let dir = tmp_dir();
     let mut failures = Vec::new();
     for (k, t) in tours.iter().enumerate() {
