@@ -5,7 +5,7 @@
 //! cites, one check a line:
 //!
 //! ```text
-//! run dsh-port-level [--policy P] [--cycles N] [--seed S]
+//! run dsh-port-level [--policy P] [--cycles N] [--seed S]    (or `run toml:NAME`)
 //! at 31981 top.mmu.ingress.p00.qoff = 4          value after cycle 31981
 //! edge 31981 top.mmu.ingress.p00.qoff 0 -> 4     0 after cycle 31980, 4 after 31981
 //! changes top.mmu.ingress.p00.poff = 77          value changes after the first sample
@@ -14,6 +14,9 @@
 //! mean PATH 300000..400000 = 226                 time-weighted, rounded down
 //! note 7 57: N_q and eta are configuration       numbers the text cites that are not waves
 //! ```
+//!
+//! `toml:NAME` is a scenario a doc defines in a fenced `toml` block right after a
+//! `<!-- scenario: NAME -->` line (any doc may use it).
 //!
 //! The test runs the scenario, dumps the named signals, reads the dump back with `wellen`
 //! and checks every line; and every number in the tour's text must appear in its block (as
@@ -30,9 +33,10 @@ use std::path::{Path, PathBuf};
 use testbench::{builtin, Overrides, Sim};
 use wave::{Format, SignalFilter, Timescale, Window};
 
-/// The docs with tours or quoted summaries, from the repository root.
-const DOCS: [&str; 5] = [
+/// The docs with tours, quoted summaries or scenarios, from the repository root.
+const DOCS: [&str; 6] = [
     "README.md",
+    "docs/architecture.md",
     "docs/dsh.md",
     "docs/hcf.md",
     "docs/ecm.md",
@@ -43,8 +47,9 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// `NAME [--policy P] [--cycles N] [--seed S] [--fifo]` as a ready simulator.
-fn sim(args: &str) -> Sim {
+/// `NAME [--policy P] [--cycles N] [--seed S] [--fifo]` as a ready simulator: a built-in,
+/// or `toml:NAME` for one of the docs' `scenarios`.
+fn sim(args: &str, scenarios: &BTreeMap<String, String>) -> Sim {
     let mut words = args.split_whitespace();
     let name = words.next().expect("a scenario name");
     let mut ov = Overrides::default();
@@ -62,7 +67,16 @@ fn sim(args: &str) -> Sim {
             other => panic!("unknown option {other} in {args:?}"),
         }
     }
-    Sim::new(&builtin::load(name).unwrap(), ov).unwrap()
+    let scenario = match name.strip_prefix("toml:") {
+        Some(n) => {
+            let text = scenarios
+                .get(n)
+                .unwrap_or_else(|| panic!("no <!-- scenario: {n} --> in the docs"));
+            testbench::Scenario::parse(text, n).unwrap()
+        }
+        None => builtin::load(name).unwrap(),
+    };
+    Sim::new(&scenario, ov).unwrap()
 }
 
 #[derive(Debug, Clone)]
@@ -320,9 +334,11 @@ struct Quoted {
     rows: Vec<String>,
 }
 
-fn read_docs() -> (Vec<Tour>, Vec<Quoted>) {
+/// The tours, the quoted summaries, and the scenarios (name to TOML) of the docs.
+fn read_docs() -> (Vec<Tour>, Vec<Quoted>, BTreeMap<String, String>) {
     let mut tours = Vec::new();
     let mut quoted = Vec::new();
+    let mut scenarios = BTreeMap::new();
     for doc in DOCS {
         let text = std::fs::read_to_string(root().join(doc)).unwrap();
         let lines: Vec<&str> = text.lines().collect();
@@ -332,6 +348,24 @@ fn read_docs() -> (Vec<Tour>, Vec<Quoted>) {
             let line = lines[i].trim();
             if line == "<!-- tour -->" {
                 tour_start = Some(i + 1);
+            } else if let Some(name) = line
+                .strip_prefix("<!-- scenario:")
+                .and_then(|s| s.strip_suffix("-->"))
+            {
+                assert_eq!(
+                    lines[i + 1],
+                    "```toml",
+                    "{doc}:{}: a toml block must follow",
+                    i + 1
+                );
+                let end = i
+                    + 2
+                    + lines[i + 2..]
+                        .iter()
+                        .position(|l| l.starts_with("```"))
+                        .unwrap();
+                scenarios.insert(name.trim().to_string(), lines[i + 2..end].join("\n"));
+                i = end;
             } else if let Some(args) = line
                 .strip_prefix("<!-- summary:")
                 .and_then(|s| s.strip_suffix("-->"))
@@ -393,7 +427,7 @@ fn read_docs() -> (Vec<Tour>, Vec<Quoted>) {
             i += 1;
         }
     }
-    (tours, quoted)
+    (tours, quoted, scenarios)
 }
 
 fn tmp_dir() -> PathBuf {
@@ -404,7 +438,7 @@ fn tmp_dir() -> PathBuf {
 
 #[test]
 fn every_cited_number_of_a_tour_is_in_its_checks() {
-    let (tours, _) = read_docs();
+    let (tours, _, _) = read_docs();
     let mut failures = Vec::new();
     for t in &tours {
         for n in cited_numbers(&t.text) {
@@ -421,13 +455,13 @@ fn every_cited_number_of_a_tour_is_in_its_checks() {
 
 #[test]
 fn every_tour_matches_the_dump_of_its_run() {
-    let (tours, _) = read_docs();
+    let (tours, _, scenarios) = read_docs();
     let docs: std::collections::BTreeSet<_> = tours.iter().map(|t| t.doc).collect();
-    assert!(docs.len() >= 4, "tours found in {docs:?}");
+    assert!(docs.len() >= 6, "tours found in {docs:?}");
     let dir = tmp_dir();
     let mut failures = Vec::new();
     for (k, t) in tours.iter().enumerate() {
-        let mut s = sim(&t.run);
+        let mut s = sim(&t.run, &scenarios);
         let tpc = Timescale::for_clock_hz(s.plan().derived.clock_hz)
             .unwrap()
             .ticks_per_cycle();
@@ -461,11 +495,11 @@ fn every_tour_matches_the_dump_of_its_run() {
 
 #[test]
 fn every_quoted_summary_matches_its_run() {
-    let (_, quoted) = read_docs();
+    let (_, quoted, scenarios) = read_docs();
     assert!(quoted.len() >= 3, "{} quoted summaries", quoted.len());
     let mut failures = Vec::new();
     for q in &quoted {
-        let summary = sim(&q.run).run(|_| {}).unwrap().to_string();
+        let summary = sim(&q.run, &scenarios).run(|_| {}).unwrap().to_string();
         let actual: Vec<&str> = summary.lines().collect();
         let mut next = 0;
         for row in &q.rows {
@@ -489,7 +523,7 @@ fn every_quoted_summary_matches_its_run() {
 fn a_wrong_check_or_an_unchecked_number_is_caught() {
     let dir = tmp_dir();
     let path = dir.join("bite.fst");
-    let mut s = sim("dsh-port-level --cycles 33000");
+    let mut s = sim("dsh-port-level --cycles 33000", &BTreeMap::new());
     let f = std::fs::File::create(&path).unwrap();
     let filter = SignalFilter::parse("top.mmu.dt.t, top.mmu.ingress.p00.qoff").unwrap();
     s.attach_waves(f, &path, Format::Fst, &filter, Window::all())
