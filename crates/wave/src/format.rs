@@ -4,7 +4,7 @@ use std::fmt;
 use std::io::{Seek, Write};
 use std::path::Path;
 
-use crate::writer::{Encoder, Header};
+use crate::writer::{Encoder, Header, NewEncoder};
 use crate::{FstEncoder, SignalFilter, SignalSpec, VcdEncoder, WaveError, WaveWriter, Window};
 
 /// A waveform file format.
@@ -69,8 +69,8 @@ pub enum AnyEncoder<W: Write + Seek> {
 pub type AnyWriter<W> = WaveWriter<AnyEncoder<W>>;
 
 impl<W: Write + Seek> AnyWriter<W> {
-    /// Like [`VcdWriter::new`](crate::VcdWriter::new) or
-    /// [`FstWriter::new`](crate::FstWriter::new), as `format` says.
+    /// Like [`WaveWriter::new`] for a [`VcdEncoder`] or an [`FstEncoder`], as `format`
+    /// says.
     pub fn with_format(
         out: W,
         format: Format,

@@ -7,8 +7,8 @@ use fst_writer::{
     FstVarDirection, FstVarType, FstWriteError,
 };
 
-use crate::writer::{Declaration, Encoder, Header};
-use crate::{SignalFilter, SignalSpec, WaveError, WaveWriter, Window};
+use crate::writer::{Declaration, Encoder, Header, NewEncoder};
+use crate::{WaveError, WaveWriter};
 
 /// The value changes buffered in memory are compressed into a block of the file once they
 /// take this much, which bounds the writer's memory whatever the run length.
@@ -38,24 +38,6 @@ impl<W: Write + Seek> std::fmt::Debug for FstEncoder<W> {
     }
 }
 
-impl<W: Write + Seek> FstWriter<W> {
-    /// Validates and selects the signals (see [`WaveWriter::with_encoder`]), writes the FST
-    /// header and hierarchy for those that pass `filter` into `out` (which must be empty:
-    /// the header is completed at the end by seeking back), and returns a writer ready for
-    /// [`sample`](WaveWriter::sample).
-    pub fn new(
-        out: W,
-        signals: &[SignalSpec],
-        clock_hz: u64,
-        filter: &SignalFilter,
-        window: Window,
-    ) -> Result<Self, WaveError> {
-        WaveWriter::with_encoder(signals, clock_hz, filter, window, |h| {
-            FstEncoder::new(out, h)
-        })
-    }
-}
-
 fn fst_error(e: FstWriteError) -> WaveError {
     match e {
         FstWriteError::Io(e) => WaveError::Io(e),
@@ -63,10 +45,11 @@ fn fst_error(e: FstWriteError) -> WaveError {
     }
 }
 
-impl<W: Write + Seek> FstEncoder<W> {
-    /// Writes the header and the hierarchy for `header`'s signals into `out`. The date is
-    /// left empty and the version fixed, so identical runs give identical files.
-    pub fn new(out: W, header: &Header<'_>) -> Result<Self, WaveError> {
+impl<W: Write + Seek> NewEncoder for FstEncoder<W> {
+    /// Writes the header and the hierarchy into `out`, which must be empty: the header is
+    /// completed at the end by seeking back. The date is left empty and the version fixed,
+    /// so identical runs give identical files.
+    fn new(out: W, header: &Header<'_>) -> Result<Self, WaveError> {
         let info = FstInfo {
             start_time: 0,
             timescale_exponent: header.timescale().exponent(),

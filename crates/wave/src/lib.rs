@@ -40,7 +40,7 @@ pub use gtkw::{write_gtkw, GtkwGroup, GtkwTrace, GtkwView};
 pub use timescale::Timescale;
 pub use vcd::{VcdEncoder, VcdWriter};
 pub use window::Window;
-pub use writer::{Declaration, Encoder, Header, WaveWriter};
+pub use writer::{Declaration, Encoder, Header, NewEncoder, WaveWriter};
 
 /// One probed signal.
 ///

@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use crate::writer::{Declaration, Encoder, Header};
-use crate::{SignalFilter, SignalSpec, WaveError, WaveWriter, Window};
+use crate::writer::{Declaration, Encoder, Header, NewEncoder};
+use crate::{WaveError, WaveWriter};
 
 /// Written into `$version`. Fixed (no tool version, no date) so that output is
 /// byte-identical across runs and builds.
@@ -43,30 +43,11 @@ pub struct VcdEncoder<W: Write> {
     slots: Vec<Slot>,
 }
 
-impl<W: Write> VcdWriter<W> {
-    /// Validates and selects the signals (see [`WaveWriter::with_encoder`]), writes the VCD
-    /// header for those that pass `filter` into `out`, and returns a writer ready for
-    /// [`sample`](WaveWriter::sample).
-    ///
+impl<W: Write> NewEncoder for VcdEncoder<W> {
     /// The header has a fixed `$version` (`mmu-sim`), a `$comment` with the clock, the
     /// `$timescale` from [`Timescale::for_clock_hz`](crate::Timescale::for_clock_hz), and
     /// one `$scope module` per path component, each signal being a `$var wire`.
-    pub fn new(
-        out: W,
-        signals: &[SignalSpec],
-        clock_hz: u64,
-        filter: &SignalFilter,
-        window: Window,
-    ) -> Result<Self, WaveError> {
-        WaveWriter::with_encoder(signals, clock_hz, filter, window, |h| {
-            VcdEncoder::new(out, h)
-        })
-    }
-}
-
-impl<W: Write> VcdEncoder<W> {
-    /// Writes the header for `header`'s signals into `out`.
-    pub fn new(mut out: W, header: &Header<'_>) -> Result<Self, WaveError> {
+    fn new(mut out: W, header: &Header<'_>) -> Result<Self, WaveError> {
         let mut next_code = 0u64;
         let mut codes = Vec::with_capacity(header.slots());
         let slots: Vec<Slot> = (0..header.slots())

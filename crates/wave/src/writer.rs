@@ -27,6 +27,12 @@ pub trait Encoder {
     fn finish(self, end: Option<u64>) -> Result<Self::Output, WaveError>;
 }
 
+/// An [`Encoder`] that starts a file: writes the header for `header`'s signals into `out`.
+pub trait NewEncoder: Encoder + Sized {
+    /// Writes the header into `out` (the writer [`finish`](Encoder::finish) hands back).
+    fn new(out: Self::Output, header: &Header<'_>) -> Result<Self, WaveError>;
+}
+
 /// Writes a waveform by sampling a fixed set of signals once per clock cycle, in the format
 /// of its [`Encoder`]: [`VcdWriter`](crate::VcdWriter) and [`FstWriter`](crate::FstWriter)
 /// are the two concrete writers.
@@ -141,6 +147,21 @@ impl Header<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl<E: NewEncoder> WaveWriter<E> {
+    /// Validates and selects the signals (see [`with_encoder`](Self::with_encoder)), writes
+    /// the header for those that pass `filter` into `out`, and returns a writer ready for
+    /// [`sample`](Self::sample).
+    pub fn new(
+        out: E::Output,
+        signals: &[SignalSpec],
+        clock_hz: u64,
+        filter: &SignalFilter,
+        window: Window,
+    ) -> Result<Self, WaveError> {
+        Self::with_encoder(signals, clock_hz, filter, window, |h| E::new(out, h))
     }
 }
 

@@ -168,92 +168,66 @@ fn lossless_drop_in_a_lossless_scenario_exits_1() {
     assert!(out.contains("lossless cells dropped"), "{out}");
 }
 
+/// `mmu-sim run small-smoke --cycles 100` with `extra` options.
+fn run_small(extra: &[&str]) -> Output {
+    mmu_sim(&[&["run", "small-smoke", "--cycles", "100"], extra].concat())
+}
+
 #[test]
 fn a_signal_glob_matching_nothing_exits_2_naming_the_closest_paths() {
     let vcd = tmp("nomatch.vcd");
+    let vcd = vcd.to_str().unwrap();
     for flag in ["--vcd-signals", "--wave-signals"] {
-        let o = mmu_sim(&[
-            "run",
-            "small-smoke",
-            "--cycles",
-            "100",
-            "--vcd",
-            vcd.to_str().unwrap(),
-            flag,
-            "top.mmu.dt.t, *.qof",
-        ]);
+        let o = run_small(&["--vcd", vcd, flag, "top.mmu.dt.t, *.qof"]);
         assert_eq!(code(&o), 2);
         let err = String::from_utf8(o.stderr).unwrap();
         assert!(err.contains("\"*.qof\" matches no signal"), "{err}");
         assert!(err.contains("top.mmu.ingress.p00.qoff"), "{err}");
         assert!(o.stdout.is_empty(), "the run never started");
     }
-    let o = mmu_sim(&[
-        "run",
-        "small-smoke",
-        "--vcd",
-        vcd.to_str().unwrap(),
-        "--vcd-signals",
-        "nomatch.*",
-    ]);
-    assert_eq!(code(&o), 2);
+    assert_eq!(
+        code(&run_small(&["--vcd", vcd, "--vcd-signals", "nomatch.*"])),
+        2
+    );
 }
 
 #[test]
 fn a_window_outside_the_run_exits_2_naming_the_run_length() {
     let fst = tmp("window.fst");
-    for window in ["3000:", "100:3001", "5000:6000"] {
-        let o = mmu_sim(&[
+    let run = |flag: &str, window: &str| {
+        let path = fst.to_str().unwrap();
+        mmu_sim(&[
             "run",
             "small-smoke",
             "--cycles",
             "3000",
             "--wave",
-            fst.to_str().unwrap(),
-            "--vcd-window",
+            path,
+            flag,
             window,
-        ]);
+        ])
+    };
+    for window in ["3000:", "100:3001", "5000:6000"] {
+        let o = run("--vcd-window", window);
         assert_eq!(code(&o), 2, "{window}");
         let err = String::from_utf8(o.stderr).unwrap();
         assert!(err.contains("outside the run of 3000 cycles"), "{err}");
     }
-    let o = mmu_sim(&[
-        "run",
-        "small-smoke",
-        "--cycles",
-        "3000",
-        "--wave",
-        fst.to_str().unwrap(),
-        "--wave-window",
-        "100:3000",
-    ]);
+    let o = run("--wave-window", "100:3000");
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]
 fn wave_takes_the_format_from_the_extension() {
     let bad = tmp("w.txt");
-    let o = mmu_sim(&[
-        "run",
-        "small-smoke",
-        "--cycles",
-        "100",
-        "--wave",
-        bad.to_str().unwrap(),
-    ]);
+    let bad = bad.to_str().unwrap();
+    let o = run_small(&["--wave", bad]);
     assert_eq!(code(&o), 2);
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(err.contains(".vcd or .fst"), "{err}");
     for (name, magic) in [("w.vcd", &b"$version"[..]), ("w.fst", &[0u8][..])] {
         let p = tmp(name);
-        let o = mmu_sim(&[
-            "run",
-            "small-smoke",
-            "--cycles",
-            "100",
-            "--wave",
-            p.to_str().unwrap(),
-        ]);
+        let o = run_small(&["--wave", p.to_str().unwrap()]);
         assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
         assert!(std::fs::read(&p).unwrap().starts_with(magic), "{name}");
         let gtkw = std::fs::read_to_string(p.with_extension("gtkw")).unwrap();
@@ -261,25 +235,8 @@ fn wave_takes_the_format_from_the_extension() {
     }
     // --vcd writes VCD whatever the extension, and cannot be combined with --wave.
     let p = tmp("plain.fst");
-    assert_eq!(
-        code(&mmu_sim(&[
-            "run",
-            "small-smoke",
-            "--cycles",
-            "100",
-            "--vcd",
-            p.to_str().unwrap()
-        ])),
-        0
-    );
-    assert!(std::fs::read(&p).unwrap().starts_with(b"$version"));
-    let o = mmu_sim(&[
-        "run",
-        "small-smoke",
-        "--vcd",
-        p.to_str().unwrap(),
-        "--wave",
-        bad.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 2);
+    let p = p.to_str().unwrap();
+    assert_eq!(code(&run_small(&["--vcd", p])), 0);
+    assert!(std::fs::read(p).unwrap().starts_with(b"$version"));
+    assert_eq!(code(&run_small(&["--vcd", p, "--wave", bad])), 2);
 }

@@ -30,6 +30,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::common::wave_changes;
 use testbench::{builtin, Overrides, Sim};
 use wave::{Format, SignalFilter, Timescale, Window};
 
@@ -133,28 +134,14 @@ struct Dump {
 
 impl Dump {
     fn new(path: &Path, tpc: u64) -> Self {
-        let mut wave = wellen::simple::read(path).expect("wellen reads the dump");
-        let h = wave.hierarchy();
-        let vars: Vec<_> = h
-            .all_vars()
-            .map(|v| (h[v].full_name(h), h[v].signal_ref()))
-            .collect();
-        let refs: Vec<_> = vars.iter().map(|v| v.1).collect();
-        wave.load_signals(&refs);
-        let times = wave.time_table().to_vec();
-        let signals = vars
+        let signals = wave_changes(path)
             .into_iter()
-            .map(|(name, r)| {
-                let changes = wave
-                    .get_signal(r)
-                    .unwrap()
-                    .iter_changes()
-                    .map(|(i, v)| {
-                        let bits = v.to_bit_string().unwrap();
-                        (times[i as usize], u64::from_str_radix(&bits, 2).unwrap())
-                    })
+            .map(|(name, (_, changes))| {
+                let values = changes
+                    .into_iter()
+                    .map(|(t, bits)| (t, u64::from_str_radix(&bits, 2).unwrap()))
                     .collect();
-                (name, changes)
+                (name, values)
             })
             .collect();
         Self { signals, tpc }
@@ -319,10 +306,11 @@ fn cited_numbers(text: &str) -> Vec<String> {
     out
 }
 
+/// A tour: its doc, its runs (one or more `run` lines in the block, each with the checks
+/// that follow it), the tokens of its block and its text.
 struct Tour {
     doc: &'static str,
-    run: String,
-    checks: Vec<Check>,
+    runs: Vec<(String, Vec<Check>)>,
     /// Every token of the block, for the cited-number check.
     tokens: Vec<String>,
     text: String,
@@ -346,74 +334,54 @@ fn read_docs() -> (Vec<Tour>, Vec<Quoted>, BTreeMap<String, String>) {
         let mut i = 0;
         while i < lines.len() {
             let line = lines[i].trim();
-            if line == "<!-- tour -->" {
-                tour_start = Some(i + 1);
-            } else if let Some(name) = line
-                .strip_prefix("<!-- scenario:")
-                .and_then(|s| s.strip_suffix("-->"))
-            {
-                assert_eq!(
-                    lines[i + 1],
-                    "```toml",
-                    "{doc}:{}: a toml block must follow",
-                    i + 1
-                );
-                let end = i
-                    + 2
-                    + lines[i + 2..]
-                        .iter()
-                        .position(|l| l.starts_with("```"))
-                        .unwrap();
-                scenarios.insert(name.trim().to_string(), lines[i + 2..end].join("\n"));
-                i = end;
-            } else if let Some(args) = line
-                .strip_prefix("<!-- summary:")
-                .and_then(|s| s.strip_suffix("-->"))
-            {
+            let comment = |kind: &str| {
+                let arg = line.strip_prefix(kind)?.strip_suffix("-->")?.trim();
+                let open = lines.get(i + 1).copied().unwrap_or_default();
                 assert!(
-                    lines[i + 1].starts_with("```"),
+                    open.starts_with("```"),
                     "{doc}:{}: a block must follow",
                     i + 1
                 );
-                let end = i
-                    + 2
-                    + lines[i + 2..]
-                        .iter()
-                        .position(|l| l.starts_with("```"))
-                        .unwrap();
+                Some((arg.to_string(), open))
+            };
+            if line == "<!-- tour -->" {
+                tour_start = Some(i + 1);
+            } else if let Some((name, open)) = comment("<!-- scenario:") {
+                assert_eq!(open, "```toml", "{doc}:{}", i + 1);
+                let (body, end) = fenced(&lines, i + 1);
+                scenarios.insert(name, body.join("\n"));
+                i = end;
+            } else if let Some((run, _)) = comment("<!-- summary:") {
+                let (body, end) = fenced(&lines, i + 1);
                 // The rows from the `scenario` line on (a command and build output may come
                 // first).
-                let rows = lines[i + 2..end]
+                let rows = body
                     .iter()
                     .skip_while(|l| !l.starts_with("scenario "))
                     .filter(|l| !l.starts_with('$') && !l.trim().is_empty())
                     .filter(|l| !l.trim_start().starts_with("speed"))
                     .map(|l| l.to_string())
                     .collect();
-                quoted.push(Quoted {
-                    doc,
-                    run: args.trim().to_string(),
-                    rows,
-                });
+                quoted.push(Quoted { doc, run, rows });
                 i = end;
             } else if line == "```tour" {
                 let start = tour_start
                     .take()
                     .unwrap_or_else(|| panic!("{doc}:{}: no <!-- tour --> before", i + 1));
-                let end = i
-                    + 1
-                    + lines[i + 1..]
-                        .iter()
-                        .position(|l| l.starts_with("```"))
-                        .unwrap();
-                let block = &lines[i + 1..end];
-                let run = block[0]
-                    .strip_prefix("run ")
-                    .expect("the block starts with `run`");
+                let (block, end) = fenced(&lines, i);
+                let mut runs: Vec<(String, Vec<Check>)> = Vec::new();
+                for l in &block {
+                    match l.strip_prefix("run ") {
+                        Some(run) => runs.push((run.trim().to_string(), Vec::new())),
+                        None => {
+                            let (_, checks) = runs.last_mut().expect("the block starts with `run`");
+                            checks.extend(parse_check(l));
+                        }
+                    }
+                }
                 tours.push(Tour {
                     doc,
-                    run: run.trim().to_string(),
-                    checks: block[1..].iter().filter_map(|l| parse_check(l)).collect(),
+                    runs,
                     tokens: block
                         .iter()
                         .flat_map(|l| l.split(|c: char| c.is_whitespace() || c == ':' || c == ','))
@@ -428,6 +396,16 @@ fn read_docs() -> (Vec<Tour>, Vec<Quoted>, BTreeMap<String, String>) {
         }
     }
     (tours, quoted, scenarios)
+}
+
+/// The lines inside the fenced block that opens at line `open`, and the index of its
+/// closing line.
+fn fenced<'a>(lines: &[&'a str], open: usize) -> (Vec<&'a str>, usize) {
+    let len = lines[open + 1..]
+        .iter()
+        .position(|l| l.starts_with("```"))
+        .unwrap_or_else(|| panic!("line {}: unclosed block", open + 1));
+    (lines[open + 1..open + 1 + len].to_vec(), open + 1 + len)
 }
 
 fn tmp_dir() -> PathBuf {
@@ -445,7 +423,7 @@ fn every_cited_number_of_a_tour_is_in_its_checks() {
             if !t.tokens.contains(&n) {
                 failures.push(format!(
                     "{}: the tour of `{}` cites {n}, which its block does not check",
-                    t.doc, t.run
+                    t.doc, t.runs[0].0
                 ));
             }
         }
@@ -460,12 +438,15 @@ fn every_tour_matches_the_dump_of_its_run() {
     assert!(docs.len() >= 6, "tours found in {docs:?}");
     let dir = tmp_dir();
     let mut failures = Vec::new();
-    for (k, t) in tours.iter().enumerate() {
-        let mut s = sim(&t.run, &scenarios);
+    let runs = tours
+        .iter()
+        .flat_map(|t| t.runs.iter().map(move |r| (t.doc, r)));
+    for (k, (doc, (run, checks))) in runs.enumerate() {
+        let mut s = sim(run, &scenarios);
         let tpc = Timescale::for_clock_hz(s.plan().derived.clock_hz)
             .unwrap()
             .ticks_per_cycle();
-        let globs: Vec<&str> = t.checks.iter().map(Check::path).collect();
+        let globs: Vec<&str> = checks.iter().map(Check::path).collect();
         let filter = SignalFilter::parse(&globs.join(",")).unwrap();
         let path = dir.join(format!("tour{k}.fst"));
         let f = std::fs::File::create(&path).unwrap();
@@ -474,17 +455,13 @@ fn every_tour_matches_the_dump_of_its_run() {
         let summary = s.run(|_| {}).unwrap();
         assert!(summary.ok(), "{summary}");
         let dump = Dump::new(&path, tpc);
-        let wrong: Vec<&Check> = t.checks.iter().filter(|c| !dump.holds(c)).collect();
+        let wrong: Vec<&Check> = checks.iter().filter(|c| !dump.holds(c)).collect();
         if !wrong.is_empty() {
-            let block: Vec<String> = t.checks.iter().map(|c| dump.rewrite(c)).collect();
+            let block: Vec<String> = checks.iter().map(|c| dump.rewrite(c)).collect();
             failures.push(format!(
-                "{}: {} of {} checks of the tour of `{}` fail: {:?}\nthe current model gives:\n```tour\nrun {}\n{}\n```",
-                t.doc,
+                "{doc}: {} of {} checks of `run {run}` fail: {wrong:?}\nthe current model gives:\nrun {run}\n{}",
                 wrong.len(),
-                t.checks.len(),
-                t.run,
-                wrong,
-                t.run,
+                checks.len(),
                 block.join("\n")
             ));
         }

@@ -10,6 +10,7 @@
 //! `Sim::now()` before the step) and the writer stamps that sample `c * ticks_per_cycle`;
 //! the closing timestamp is one cycle after the last dumped cycle.
 
+use crate::common::wave_changes;
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -481,36 +482,6 @@ fn cli_window_and_signal_filter_dump_only_the_selection() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Every variable of a dump read with `wellen`: width and value changes (time, bits).
-fn all_changes(path: &Path) -> BTreeMap<String, (u32, Vec<(u64, String)>)> {
-    let mut wave = wellen::simple::read(path).expect("wellen reads the dump");
-    let h = wave.hierarchy();
-    let vars: Vec<_> = h
-        .all_vars()
-        .map(|v| {
-            (
-                h[v].full_name(h),
-                h[v].length(h).unwrap_or(0),
-                h[v].signal_ref(),
-            )
-        })
-        .collect();
-    let refs: Vec<_> = vars.iter().map(|v| v.2).collect();
-    wave.load_signals(&refs);
-    let times = wave.time_table().to_vec();
-    vars.into_iter()
-        .map(|(name, width, r)| {
-            let changes = wave
-                .get_signal(r)
-                .unwrap()
-                .iter_changes()
-                .map(|(i, v)| (times[i as usize], v.to_bit_string().unwrap()))
-                .collect();
-            (name, (width, changes))
-        })
-        .collect()
-}
-
 /// `mmu-sim run ecm-fanin --wave x.fst` and `--wave x.vcd` (model and reaction-point
 /// signals, 20 000 cycles): `wellen` reads the same signals, widths and value changes from
 /// both; the FST is byte-identical when run again, and much smaller.
@@ -534,8 +505,8 @@ fn fst_of_a_run_holds_the_same_changes_as_its_vcd() {
         p
     };
     let (vcd, fst, fst2) = (run("a.vcd"), run("a.fst"), run("b.fst"));
-    let from_vcd = all_changes(&vcd);
-    let from_fst = all_changes(&fst);
+    let from_vcd = wave_changes(&vcd);
+    let from_fst = wave_changes(&fst);
     assert!(from_vcd.len() > 800, "{} signals", from_vcd.len());
     assert!(from_vcd
         .keys()

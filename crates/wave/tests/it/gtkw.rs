@@ -128,7 +128,17 @@ fn aliases_analog_traces_size_and_zoom() {
     write_gtkw(&gtkw, &tmp("alias.fst"), &groups, &signals(), &view).unwrap();
     let text = std::fs::read_to_string(&gtkw).unwrap();
     assert!(text.contains("[dumpfile] \"alias.fst\"\n"), "{text}");
-    for line in ["[timestart] 2000", "[size] 1600 1000", "*-9.643856 -1"] {
+    // The name pane fits the longest name (the bare path `top.mmu.y.wide[63:0]`) and a
+    // value; the zoom fits the interval into what is left.
+    let signals_width: u32 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("[signals_width] "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((280..400).contains(&signals_width), "{signals_width}");
+    let zoom = format!("*{:.6} -1", view.zoom(signals_width));
+    for line in ["[timestart] 2000", "[size] 1600 1000", &zoom] {
         assert!(text.lines().any(|l| l == line), "{line}: {text}");
     }
     let lines: Vec<&str> = text.lines().skip_while(|l| !l.starts_with('@')).collect();

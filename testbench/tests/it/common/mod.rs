@@ -271,3 +271,36 @@ pub fn pause_then_resume(
         port_level: false,
     })
 }
+
+/// Every variable of a waveform file (VCD or FST) read with `wellen`: its width and its
+/// value changes as (time, bit string), in time order.
+pub fn wave_changes(
+    path: &std::path::Path,
+) -> std::collections::BTreeMap<String, (u32, Vec<(u64, String)>)> {
+    let mut wave = wellen::simple::read(path).expect("wellen reads the dump");
+    let h = wave.hierarchy();
+    let vars: Vec<_> = h
+        .all_vars()
+        .map(|v| {
+            (
+                h[v].full_name(h),
+                h[v].length(h).unwrap_or(0),
+                h[v].signal_ref(),
+            )
+        })
+        .collect();
+    let refs: Vec<_> = vars.iter().map(|v| v.2).collect();
+    wave.load_signals(&refs);
+    let times = wave.time_table().to_vec();
+    vars.into_iter()
+        .map(|(name, width, r)| {
+            let changes = wave
+                .get_signal(r)
+                .unwrap()
+                .iter_changes()
+                .map(|(i, v)| (times[i as usize], v.to_bit_string().unwrap()))
+                .collect();
+            (name, (width, changes))
+        })
+        .collect()
+}
