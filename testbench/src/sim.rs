@@ -490,8 +490,8 @@ impl Sim {
                 .map(|p| p.stats().port_pause_events)
                 .sum(),
             pfc_frames_rx_scripted: self.pfc_scripted,
-            max_shared_occupancy_cells: st.max_shared_occupancy_cells,
-            max_total_occupancy_cells: st.max_total_occupancy_cells,
+            max_shared_occupancy_cells: self.mmu.accounting().watermarks.shared_total,
+            max_total_occupancy_cells: self.mmu.accounting().watermarks.total,
             conservation: cons.to_string(),
             conservation_ok: cons.ok(),
             egress,
