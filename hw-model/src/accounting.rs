@@ -206,7 +206,10 @@ impl Accounting {
         let mut charged = false;
         let wm = &mut self.watermarks;
         for u in &self.pending {
-            if let Update::Charge { port, pg, dport, .. } = *u {
+            if let Update::Charge {
+                port, pg, dport, ..
+            } = *u
+            {
                 charged = true;
                 let i = port as usize * QUEUES + pg as usize;
                 let g = &self.ingress[i];
@@ -235,7 +238,11 @@ impl Accounting {
             for (k, name) in ["total", "shared", "headroom"].iter().enumerate() {
                 if wm.ingress[i][k] < now[k] {
                     let (p, pg) = (i / QUEUES, i % QUEUES);
-                    return Some((format!("ingress p{p} pg{pg} {name}"), wm.ingress[i][k], now[k]));
+                    return Some((
+                        format!("ingress p{p} pg{pg} {name}"),
+                        wm.ingress[i][k],
+                        now[k],
+                    ));
                 }
             }
         }
@@ -248,7 +255,11 @@ impl Accounting {
         [
             ("shared total", wm.shared_total, self.shared_total),
             ("headroom total", wm.headroom_total, self.headroom_total),
-            ("lossy shared total", wm.lossy_shared_total, self.lossy_shared_total),
+            (
+                "lossy shared total",
+                wm.lossy_shared_total,
+                self.lossy_shared_total,
+            ),
             ("buffer total", wm.total, self.total),
         ]
         .into_iter()

@@ -462,6 +462,8 @@ pub struct Plan {
     pub ecm_rp: EcmRpParams,
     /// Sorted by cycle (stable: file order within a cycle).
     pub pfc_script: Vec<(u64, u8, PfcFrame)>,
+    /// [`Scenario::hash`] of the scenario and overrides this plan was made from.
+    pub scenario_hash: String,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -565,7 +567,52 @@ impl Scenario {
             flows,
             pfc_script,
             ecm_rp: self.ecm_rp.params()?,
+            scenario_hash: self.hash(ov),
         })
+    }
+}
+
+/// The parts of a scenario that decide a run's results, as [`Scenario::hash`] reads them.
+#[derive(Serialize)]
+struct Resolved<'a> {
+    switch: &'a SwitchConfig,
+    run: &'a RunSpec,
+    links: &'a [LinkSpec],
+    flows: &'a [FlowSpec],
+    pfc_script: &'a [PfcScriptSpec],
+    ecm_rp: &'a EcmRpSpec,
+}
+
+impl Scenario {
+    /// SHA-256, in hex, of the scenario with `ov` applied: `[switch]` with its profile
+    /// expanded into every key, `[run]`, `[[links]]`, `[[flows]]`, `[[pfc_script]]` and
+    /// `[ecm_rp]` as compact JSON in schema order. `name` and `description` are left out:
+    /// two files that differ only there run the same. The same on every machine and run.
+    pub fn hash(&self, ov: &Overrides) -> String {
+        use sha2::{Digest, Sha256};
+        let mut switch = self.switch.clone();
+        if let Some(p) = ov.policy {
+            switch.policy = p;
+        }
+        if ov.fifo {
+            switch.hcf.clear();
+        }
+        let mut run = self.run.clone();
+        run.cycles = ov.cycles.unwrap_or(run.cycles);
+        run.seed = ov.seed.unwrap_or(run.seed);
+        let resolved = Resolved {
+            switch: &switch,
+            run: &run,
+            links: &self.links,
+            flows: &self.flows,
+            pfc_script: &self.pfc_script,
+            ecm_rp: &self.ecm_rp,
+        };
+        let json = serde_json::to_vec(&resolved).expect("a scenario serializes to JSON");
+        Sha256::digest(&json)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }
 

@@ -25,7 +25,10 @@ use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::{MessageStats, Sources};
-use crate::summary::{EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, Summary};
+use crate::summary::{
+    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, RunMeta, SaiCounters, Summary,
+    SCHEMA_VERSION,
+};
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
 use crate::waves::{WaveSignals, Waves};
@@ -405,7 +408,6 @@ impl Sim {
     /// Counts and end-of-run checks at the current cycle; `wall` seconds of run time.
     pub fn summary(&self, wall: f64) -> Summary {
         let sb = &self.obs.scoreboard;
-        let st = self.mmu.stats();
         let buffered = self.mmu.buffered_cells() as u64;
         let cons = sb.conservation(buffered, self.cells_in_flight());
         let mut violations = Vec::new();
@@ -455,11 +457,17 @@ impl Sim {
                 },
             })
             .collect();
+        let sai = SaiCounters::of(&self.mmu);
         Summary {
+            schema_version: SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario: self.plan.name.clone(),
             policy: self.plan.derived.cfg.policy.name().to_string(),
             seed: self.plan.seed,
             cycles: self.now,
+            clock_hz: self.plan.derived.clock_hz,
+            cell_bytes: self.plan.derived.cfg.cell_bytes,
+            scenario_hash: self.plan.scenario_hash.clone(),
             cells_injected: sb.injected,
             cells_admitted: sb.admitted.iter().sum(),
             cells_departed: sb.departed,
@@ -490,8 +498,6 @@ impl Sim {
                 .map(|p| p.stats().port_pause_events)
                 .sum(),
             pfc_frames_rx_scripted: self.pfc_scripted,
-            max_shared_occupancy_cells: self.mmu.accounting().watermarks.shared_total,
-            max_total_occupancy_cells: self.mmu.accounting().watermarks.total,
             conservation: cons.to_string(),
             conservation_ok: cons.ok(),
             egress,
@@ -526,12 +532,18 @@ impl Sim {
             },
             ecm_rp: self.rp_summaries(),
             tcp: self.tcp.stats(),
+            ingress_priority_groups: sai.pgs,
+            egress_queues: sai.queues,
+            pools: sai.pools,
+            pfc: sai.pfc,
             violations,
-            wall_seconds: wall,
-            cycles_per_second: if wall > 0.0 {
-                self.now as f64 / wall
-            } else {
-                0.0
+            run: RunMeta {
+                wall_seconds: wall,
+                cycles_per_second: if wall > 0.0 {
+                    self.now as f64 / wall
+                } else {
+                    0.0
+                },
             },
         }
     }

@@ -236,10 +236,17 @@ fn ignored_pause_overflows_headroom_and_every_drop_is_counted() {
     assert_eq!(mmu.stats().dropped_lossless(), dropped);
     // Headroom drops are charged to the ingress groups, none to an egress queue.
     let st = mmu.stats();
-    let pg_cells: u64 = st.pg_drops.iter().map(|d| d.cells.iter().sum::<u64>()).sum();
+    let pg_cells: u64 = st
+        .pg_drops
+        .iter()
+        .map(|d| d.cells.iter().sum::<u64>())
+        .sum();
     assert_eq!(pg_cells, dropped);
     assert!(st.pg_drops.iter().map(|d| d.packets).sum::<u64>() > 0);
-    assert!(st.queue_drops.iter().all(|d| d.packets == 0 && d.cells == [0; 4]));
+    assert!(st
+        .queue_drops
+        .iter()
+        .all(|d| d.packets == 0 && d.cells == [0; 4]));
     assert_eq!(
         deps.len() as u64 + dropped + mmu.buffered_cells() as u64,
         fates.len() as u64

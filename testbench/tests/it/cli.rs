@@ -124,9 +124,16 @@ fn run_writes_summary_trace_and_waves() {
         "reordered_cells",
         "pfc_pause_frames",
         "pfc_resume_frames",
-        "max_shared_occupancy_cells",
-        "wall_seconds",
-        "cycles_per_second",
+        "schema_version",
+        "tool_version",
+        "clock_hz",
+        "cell_bytes",
+        "scenario_hash",
+        "ingress_priority_groups",
+        "egress_queues",
+        "pools",
+        "pfc",
+        "run",
         "policy",
         "scenario",
         "seed",
@@ -135,6 +142,9 @@ fn run_writes_summary_trace_and_waves() {
         assert!(v.get(k).is_some(), "summary JSON lacks {k}");
     }
     assert_eq!(v["cycles"], 3000);
+    assert_eq!(v["tool_version"], env!("CARGO_PKG_VERSION"));
+    assert!(v["run"]["wall_seconds"].as_f64().unwrap() >= 0.0);
+    assert!(v["run"]["cycles_per_second"].as_f64().is_some());
     let trace = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(
         trace.lines().next(),
@@ -166,4 +176,37 @@ fn lossless_drop_in_a_lossless_scenario_exits_1() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(code(&o), 1, "{out}");
     assert!(out.contains("lossless cells dropped"), "{out}");
+}
+
+/// Two runs of one scenario and seed write byte-identical summary JSON up to the `run`
+/// object, the last key, which alone holds wall time and speed.
+#[test]
+fn summary_json_is_deterministic_but_for_run() {
+    let files = [tmp("det-a.json"), tmp("det-b.json")];
+    for f in &files {
+        let o = mmu_sim(&[
+            "run",
+            "fanin-burst",
+            "--cycles",
+            "40000",
+            "--summary-json",
+            f.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let [a, b] = files.map(|f| std::fs::read_to_string(f).unwrap());
+    let cut = |s: &str| {
+        let at = s.find("\n  \"run\": {").expect("a run object");
+        assert!(!s[at..].contains("\"pools\""), "run is the last key");
+        s[..at].to_string()
+    };
+    assert_eq!(cut(&a), cut(&b));
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["ingress_priority_groups"].as_array().unwrap().len() > 1);
+    assert!(v["pfc"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["tx_pkts"].as_u64() > Some(0)));
 }
