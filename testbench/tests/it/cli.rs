@@ -210,3 +210,80 @@ fn summary_json_is_deterministic_but_for_run() {
         .iter()
         .any(|p| p["tx_pkts"].as_u64() > Some(0)));
 }
+
+/// `--set` reaches every command: `show` prints the resolved file, `validate` and `run`
+/// use it, and the run's summary carries the value and a different scenario hash.
+#[test]
+fn set_overrides_any_key() {
+    let o = mmu_sim(&[
+        "show",
+        "hcf-tcp",
+        "--set",
+        "switch.hcf[0].bins=8",
+        "--set",
+        "flows[3].prio=2",
+        "--set",
+        "run.cycles=1234",
+        "--set",
+        "ecm_rp.w=2.5",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let t: toml::Table = String::from_utf8(o.stdout).unwrap().parse().unwrap();
+    assert_eq!(t["switch"]["hcf"][0]["bins"].as_integer(), Some(8));
+    assert_eq!(t["flows"][3]["prio"].as_integer(), Some(2));
+    assert_eq!(t["run"]["cycles"].as_integer(), Some(1234));
+    assert_eq!(t["ecm_rp"]["w"].as_float(), Some(2.5));
+    let o = mmu_sim(&["validate", "small-smoke", "--set", "run.cycles=777"]);
+    assert_eq!(code(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("777 cycles"));
+
+    let hash = |extra: &[&str]| {
+        let json = tmp(&format!("set-{}.json", extra.len()));
+        let mut args = vec![
+            "run",
+            "small-smoke",
+            "--cycles",
+            "2000",
+            "--summary-json",
+            json.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = mmu_sim(&args);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (v["scenario_hash"].as_str().unwrap().to_string(), v)
+    };
+    let (plain, _) = hash(&[]);
+    let (set, v) = hash(&["--set", "switch.policy=dsh", "--set", "run.seed=5"]);
+    assert_eq!(v["policy"], "dsh", "a bare word is a string");
+    assert_eq!(v["seed"], 5);
+    assert_ne!(plain, set);
+}
+
+/// Bad `--set` keys and values fail like a bad file: exit 2, the field named.
+#[test]
+fn set_rejects_bad_keys_and_values() {
+    for (set, want) in [
+        ("switch.nope=1", "switch.nope"),
+        ("nope.x=1", "nope"),
+        ("flows[99].prio=1", "flows[99]"),
+        ("flows[0].prio=9", "flows[0].prio"),
+        ("run.cycles=abc", "run.cycles"),
+        ("run.cycles=0", "run.cycles"),
+        ("flows[0].src.x=1", "flows[0].src"),
+        ("links[0].port=1", "links"),
+        ("run.cycles", "KEY=VALUE"),
+        ("run..cycles=1", "bad key"),
+        ("run.cycles=[1,", "not a TOML value"),
+    ] {
+        for cmd in ["run", "validate", "show"] {
+            let o = mmu_sim(&[cmd, "small-smoke", "--set", set]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(code(&o), 2, "{cmd} --set {set}: {err}");
+            assert!(err.contains(want), "{cmd} --set {set}: {err}");
+        }
+    }
+    let o = mmu_sim(&["run", "small-smoke", "--set", "flows[99].prio=1"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("allowed: 0..=3"));
+}
