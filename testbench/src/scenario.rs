@@ -1315,7 +1315,10 @@ fn index<'v>(
         let toml::Value::Array(a) = v else {
             return Err(ScenarioError::new(
                 at.clone(),
-                format!("is a {}, not an array: cannot index it", v.type_str()),
+                format!(
+                    "holds a value of type {}, not an array: cannot index it",
+                    v.type_str()
+                ),
             ));
         };
         let n = a.len();
