@@ -20,6 +20,7 @@
 
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
+use crate::ns3::Ns3Out;
 use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
 use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
@@ -118,6 +119,8 @@ pub struct Sim {
     script: PfcScript,
     obs: Observers,
     waves: Option<Waves>,
+    /// `--ns3-out`: HPCC-format files written at the end of the run.
+    ns3: Option<Ns3Out>,
     pfc_pause_frames: u64,
     pfc_port_pause_frames: u64,
     pfc_port_resume_frames: u64,
@@ -162,6 +165,7 @@ impl Sim {
             },
             script,
             waves: None,
+            ns3: None,
             pfc_pause_frames: 0,
             pfc_port_pause_frames: 0,
             pfc_port_resume_frames: 0,
@@ -208,6 +212,13 @@ impl Sim {
             filter,
             window,
         )?);
+        Ok(())
+    }
+
+    /// Write `fct.txt`, `pfc.txt` and `qlen.txt` in the HPCC ns-3 formats into `dir`
+    /// (created if missing) at the end of the run ([`crate::ns3`]).
+    pub fn attach_ns3(&mut self, dir: &Path) -> io::Result<()> {
+        self.ns3 = Some(Ns3Out::new(dir, &self.plan)?);
         Ok(())
     }
 
@@ -337,6 +348,9 @@ impl Sim {
         if !self.out.ecm_tx.is_empty() {
             self.ecm_frames_out(now);
         }
+        if let Some(n) = &mut self.ns3 {
+            n.cycle(now, &self.out.pfc_tx, &self.pfc_rx, &self.mmu, &self.plan);
+        }
         if let Some(e) = self.obs.trace_err.take() {
             return Err(RunError::Trace(e));
         }
@@ -401,6 +415,11 @@ impl Sim {
         }
         if let Some(w) = self.waves.take() {
             w.finish(&self.mmu)?;
+        }
+        if let Some(n) = self.ns3.take() {
+            let tcp = self.tcp.stats();
+            n.finish(self.now, &self.plan, self.sources.messages(), &tcp)
+                .map_err(|e| RunError::Output("ns-3 output", e))?;
         }
         Ok(self.summary(wall))
     }

@@ -123,6 +123,10 @@ struct RunArgs {
     /// Write one CSV line per ECM rate-limiter event of the reaction points here.
     #[arg(long)]
     trace_rp: Option<PathBuf>,
+    /// Write fct.txt, pfc.txt and qlen.txt in the HPCC ns-3 simulator's formats into this
+    /// directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    ns3_out: Option<PathBuf>,
 }
 
 /// How a command failed, mapped to the exit code.
@@ -293,6 +297,10 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         let f = create(p, "--trace-rp")?;
         sim.attach_rp_trace(f)
             .map_err(|e| Failure::Input(format!("--trace-rp {}: {e}", p.display())))?;
+    }
+    if let Some(dir) = &a.ns3_out {
+        sim.attach_ns3(dir)
+            .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))?;
     }
     if let Some(p) = &a.vcd {
         let f = create(p, "--vcd")?;

@@ -287,3 +287,98 @@ fn set_rejects_bad_keys_and_values() {
     let o = mmu_sim(&["run", "small-smoke", "--set", "flows[99].prio=1"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("allowed: 0..=3"));
 }
+
+/// `--ns3-out` writes the three HPCC files with the columns HPCC's analysis reads:
+/// `fct.txt` (`fct_analysis.py` takes `$5` size, `$6` start, `$7` FCT, `$8` standalone FCT
+/// and computes the slowdown `$7/$8`), `pfc.txt` (time, node, node type, interface,
+/// 1 PAUSE / 0 RESUME) and `qlen.txt` (`time: T`, then `switch port count...`).
+#[test]
+fn ns3_out_writes_hpcc_formats() {
+    let dir = tmp("ns3-poisson");
+    let o = mmu_sim(&[
+        "run",
+        "poisson-cdf",
+        "--cycles",
+        "60000",
+        "--ns3-out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let q = std::fs::read_to_string(dir.join("qlen.txt")).unwrap();
+    let end_ns: u64 = q.lines().next().unwrap()[6..].parse().unwrap();
+    let fct = std::fs::read_to_string(dir.join("fct.txt")).unwrap();
+    assert!(fct.lines().count() > 10, "{fct}");
+    for l in fct.lines() {
+        let f: Vec<&str> = l.split(' ').collect();
+        assert_eq!(f.len(), 8, "{l}");
+        for ip in &f[..2] {
+            assert_eq!(ip.len(), 8, "{l}");
+            u32::from_str_radix(ip, 16).unwrap();
+        }
+        let n: Vec<u64> = f[2..].iter().map(|x| x.parse().unwrap()).collect();
+        let (size, start, fct, standalone) = (n[2], n[3], n[4], n[5]);
+        assert!(n[0] <= 65535 && n[1] <= 65535, "{l}");
+        assert!(size > 0 && fct > 0 && standalone > 0, "{l}");
+        assert!(start + fct <= end_ns, "{l}");
+        // The slowdown of fct_analysis.py; never far below 1 (the standalone FCT leaves
+        // out only the switch's few pipeline cycles).
+        assert!(fct as f64 / standalone as f64 > 0.9, "{l}");
+    }
+    let mut lines = q.lines();
+    let t: u64 = lines
+        .next()
+        .unwrap()
+        .strip_prefix("time: ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(t > 0);
+    let ports: Vec<Vec<u64>> = lines
+        .map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(ports.len(), 8, "one line per port of the small switch");
+    let samples: u64 = ports[0][2..].iter().sum();
+    for (p, l) in ports.iter().enumerate() {
+        assert_eq!(
+            (l[0], l[1]),
+            (8, p as u64 + 1),
+            "switch node 8, interface p + 1"
+        );
+        assert_eq!(
+            l[2..].iter().sum::<u64>(),
+            samples,
+            "every port sampled alike"
+        );
+    }
+    assert!(ports.iter().any(|l| l.len() > 3), "some queue above 1000 B");
+
+    let dir = tmp("ns3-pfc");
+    let o = mmu_sim(&[
+        "run",
+        "fanin-burst",
+        "--cycles",
+        "40000",
+        "--set",
+        "pfc_script=[{ cycle = 100, port = 30, classes = [3], quanta = 100 }]",
+        "--ns3-out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let pfc = std::fs::read_to_string(dir.join("pfc.txt")).unwrap();
+    let rows: Vec<Vec<u64>> = pfc
+        .lines()
+        .map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert!(rows.iter().all(|r| r.len() == 5 && r[4] <= 1), "{pfc}");
+    assert!(
+        rows.windows(2).all(|w| w[0][0] <= w[1][0]),
+        "sorted by time"
+    );
+    // Frames the switch sent are received by hosts (type 0, interface 1); the scripted
+    // one by the switch (node 32, type 1) on port 30's interface 31, at cycle 100.
+    assert!(rows.iter().any(|r| r[2] == 0 && r[3] == 1 && r[4] == 1));
+    assert!(rows.contains(&vec![100, 32, 1, 31, 1]), "{pfc}");
+    assert!(std::fs::read_to_string(dir.join("fct.txt"))
+        .unwrap()
+        .is_empty());
+}
