@@ -11,7 +11,7 @@ use crate::scenario::{Pattern, Plan};
 use crate::source::MessageStats;
 use crate::tcp::TcpStats;
 use hw_model::config::QUEUES;
-use hw_model::{FiveTuple, Mmu, PfcFrame};
+use hw_model::{Departure, FiveTuple, Mmu, PfcFrame};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -34,6 +34,18 @@ pub struct Ns3Out {
     /// Per switch port, samples of its egress bytes by 1000 B bucket.
     qlen: Vec<Vec<u64>>,
     sample_every: u64,
+    /// Per scenario flow, a `burst` flow's progress as one message (`None`: another
+    /// pattern).
+    bursts: Vec<Option<Burst>>,
+}
+
+/// A `burst` flow as one message: its packets' bytes and count delivered so far, and the
+/// cycle its last byte left once `burst_bytes` were delivered.
+#[derive(Debug, Clone, Copy)]
+struct Burst {
+    bytes: u64,
+    packets: u64,
+    done_at: Option<u64>,
 }
 
 impl Ns3Out {
@@ -49,6 +61,17 @@ impl Ns3Out {
             pfc: Vec::new(),
             qlen: vec![Vec::new(); d.ports],
             sample_every: crate::scenario::ns_to_cycles(QLEN_SAMPLE_NS, d.clock_hz).max(1),
+            bursts: plan
+                .flows
+                .iter()
+                .map(|f| {
+                    matches!(f.pattern, Pattern::Burst { .. }).then_some(Burst {
+                        bytes: 0,
+                        packets: 0,
+                        done_at: None,
+                    })
+                })
+                .collect(),
         })
     }
 
@@ -60,10 +83,23 @@ impl Ns3Out {
         now: u64,
         sent: &[(u8, PfcFrame)],
         received: &[(u8, PfcFrame)],
+        departures: &[Departure],
         mmu: &Mmu,
         plan: &Plan,
     ) {
         let d = &plan.derived;
+        for dep in departures.iter().filter(|x| x.beat.eop()) {
+            let h = &dep.beat.hdr;
+            if let Some(Some(b)) = self.bursts.get_mut(h.flow as usize) {
+                b.bytes += h.len as u64;
+                b.packets += 1;
+                if let Pattern::Burst { bytes } = plan.flows[h.flow as usize].pattern {
+                    if b.bytes >= bytes && b.done_at.is_none() {
+                        b.done_at = Some(now);
+                    }
+                }
+            }
+        }
         let switch = d.ports;
         for &(p, f) in sent {
             let at = ns(now + plan.links[p as usize].prop_cycles, d.clock_hz);
@@ -103,7 +139,7 @@ impl Ns3Out {
     ) -> io::Result<()> {
         let d = &plan.derived;
         let mut fct = BufWriter::new(File::create(self.dir.join("fct.txt"))?);
-        for l in fct_lines(plan, messages, tcp) {
+        for l in fct_lines(plan, messages, &self.bursts, tcp) {
             writeln!(
                 fct,
                 "{:08x} {:08x} {} {} {} {} {} {}",
@@ -146,12 +182,19 @@ pub struct FctLine {
     pub standalone_ns: u64,
 }
 
-/// The completed messages of `poisson` flows (arrival to the last cell's departure) and
-/// the finished `tcp` flows with `flow_bytes` (start to the last ACK), in that order.
+/// The completed messages of `poisson` flows (arrival to the last cell's departure), the
+/// completed `burst` flows as one message each (`start_cycle` to the last cell's
+/// departure; size: its packets' bytes, `burst_bytes` rounded up to whole packets) and the
+/// finished `tcp` flows with `flow_bytes` (start to the last ACK), in that order.
 /// Standalone FCT, as HPCC computes it (base delay + bytes on the wire at the path's
 /// bottleneck rate): the source link's propagation delay (TCP: plus `base_rtt_us`, the
 /// ACK's way back) + the packets' wire bytes at the slower of the two ports.
-pub fn fct_lines(plan: &Plan, messages: &[MessageStats], tcp: &[TcpStats]) -> Vec<FctLine> {
+fn fct_lines(
+    plan: &Plan,
+    messages: &[MessageStats],
+    bursts: &[Option<Burst>],
+    tcp: &[TcpStats],
+) -> Vec<FctLine> {
     let d = &plan.derived;
     let hz = d.clock_hz;
     let standalone = |flow: u32, bytes: u64, packets: u64, extra_ns: u64| {
@@ -175,6 +218,24 @@ pub fn fct_lines(plan: &Plan, messages: &[MessageStats], tcp: &[TcpStats]) -> Ve
             })
         })
         .collect();
+    for (i, b) in bursts.iter().enumerate() {
+        let Some(Burst {
+            bytes,
+            packets,
+            done_at: Some(done),
+        }) = *b
+        else {
+            continue;
+        };
+        let f = &plan.flows[i];
+        lines.push(FctLine {
+            tuple: f.five_tuple(FiveTuple::UDP),
+            bytes,
+            start_ns: ns(f.start_cycle, hz),
+            fct_ns: ns(done - f.start_cycle, hz),
+            standalone_ns: standalone(i as u32, bytes, packets, 0),
+        });
+    }
     for t in tcp {
         let f = &plan.flows[t.flow as usize];
         let (Pattern::Tcp(p), Some(fct)) = (&f.pattern, t.fct_cycles) else {

@@ -349,7 +349,15 @@ impl Sim {
             self.ecm_frames_out(now);
         }
         if let Some(n) = &mut self.ns3 {
-            n.cycle(now, &self.out.pfc_tx, &self.pfc_rx, &self.mmu, &self.plan);
+            let out = &self.out;
+            n.cycle(
+                now,
+                &out.pfc_tx,
+                &self.pfc_rx,
+                &out.departures,
+                &self.mmu,
+                &self.plan,
+            );
         }
         if let Some(e) = self.obs.trace_err.take() {
             return Err(RunError::Trace(e));
