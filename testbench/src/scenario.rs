@@ -521,14 +521,7 @@ impl Scenario {
 
     /// Check every value against the switch and resolve defaults.
     pub fn plan(&self, ov: &Overrides) -> Result<Plan, ScenarioError> {
-        let mut switch = self.switch.clone();
-        if let Some(p) = ov.policy {
-            switch.policy = p;
-        }
-        if ov.fifo {
-            switch.hcf.clear();
-        }
-        let d = switch.build()?;
+        let d = self.switch_with(ov).build()?;
         let cycles = ov.cycles.unwrap_or(self.run.cycles);
         let cycles_field = if ov.cycles.is_some() {
             "--cycles"
@@ -587,12 +580,8 @@ struct Resolved<'a> {
 }
 
 impl Scenario {
-    /// SHA-256, in hex, of the scenario with `ov` applied: `[switch]` with its profile
-    /// expanded into every key, `[run]`, `[[links]]`, `[[flows]]`, `[[pfc_script]]` and
-    /// `[ecm_rp]` as compact JSON in schema order. `name` and `description` are left out:
-    /// two files that differ only there run the same. The same on every machine and run.
-    pub fn hash(&self, ov: &Overrides) -> String {
-        use sha2::{Digest, Sha256};
+    /// `[switch]` with the `--policy` and `--fifo` overrides applied.
+    fn switch_with(&self, ov: &Overrides) -> SwitchConfig {
         let mut switch = self.switch.clone();
         if let Some(p) = ov.policy {
             switch.policy = p;
@@ -600,6 +589,16 @@ impl Scenario {
         if ov.fifo {
             switch.hcf.clear();
         }
+        switch
+    }
+
+    /// SHA-256, in hex, of the scenario with `ov` applied: `[switch]` with its profile
+    /// expanded into every key, `[run]`, `[[links]]`, `[[flows]]`, `[[pfc_script]]` and
+    /// `[ecm_rp]` as compact JSON in schema order. `name` and `description` are left out:
+    /// two files that differ only there run the same. The same on every machine and run.
+    pub fn hash(&self, ov: &Overrides) -> String {
+        use sha2::{Digest, Sha256};
+        let switch = self.switch_with(ov);
         let mut run = self.run.clone();
         run.cycles = ov.cycles.unwrap_or(run.cycles);
         run.seed = ov.seed.unwrap_or(run.seed);

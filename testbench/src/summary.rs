@@ -7,6 +7,7 @@
 //! scenario and seed give byte-identical JSON without it.
 
 use hw_model::accounting::Accounting;
+use hw_model::config::QUEUES;
 use hw_model::stats::{reason_index, DropCounts, PfcCounts};
 use hw_model::{DropReason, Mmu};
 use serde::Serialize;
@@ -139,9 +140,9 @@ impl SaiCounters {
                 let w = wm.ingress[i];
                 let total = g.iter().sum();
                 PgSummary {
-                    port: (i / 8) as u8,
-                    pg: (i % 8) as u8,
-                    lossless: d.is_lossless((i % 8) as u8),
+                    port: (i / QUEUES) as u8,
+                    pg: (i % QUEUES) as u8,
+                    lossless: d.is_lossless((i % QUEUES) as u8),
                     curr_occupancy_cells: total,
                     curr_occupancy_bytes: bytes(total, cb),
                     watermark_cells: w[0],
@@ -164,8 +165,8 @@ impl SaiCounters {
             .map(|i| {
                 let c = a.egress[i].get();
                 QueueSummary {
-                    port: (i / 8) as u8,
-                    queue: (i % 8) as u8,
+                    port: (i / QUEUES) as u8,
+                    queue: (i % QUEUES) as u8,
                     curr_occupancy_cells: c,
                     curr_occupancy_bytes: bytes(c, cb),
                     watermark_cells: wm.egress[i],

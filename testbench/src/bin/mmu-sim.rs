@@ -188,24 +188,26 @@ fn in_file(arg: &str, e: ScenarioError) -> Failure {
     }
 }
 
+/// The text of a built-in or file, and its name without a `name` key.
+fn source(arg: &str) -> Result<(String, String), Failure> {
+    if let Some(b) = builtin::find(arg) {
+        return Ok((b.toml(), b.name.to_string()));
+    }
+    let path = Path::new(arg);
+    if !path.exists() {
+        return Err(Failure::Input(format!(
+            "unknown scenario {arg:?}: not a built-in ({}) and no such file",
+            builtin::names().join(", ")
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(arg);
+    Ok((text, stem.to_string()))
+}
+
 /// The TOML table of a built-in or file after `--set`, and its name without a `name` key.
 fn load_table(arg: &str, sets: &[String]) -> Result<(toml::Table, String), Failure> {
-    let (text, name) = match builtin::find(arg) {
-        Some(b) => (b.toml(), b.name.to_string()),
-        None => {
-            let path = Path::new(arg);
-            if !path.exists() {
-                return Err(Failure::Input(format!(
-                    "unknown scenario {arg:?}: not a built-in ({}) and no such file",
-                    builtin::names().join(", ")
-                )));
-            }
-            let text =
-                std::fs::read_to_string(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(arg);
-            (text, stem.to_string())
-        }
-    };
+    let (text, name) = source(arg)?;
     let mut table = scenario::parse_table(&text).map_err(|e| in_file(arg, e))?;
     for a in sets {
         scenario::set_key(&mut table, a)?;
@@ -216,10 +218,8 @@ fn load_table(arg: &str, sets: &[String]) -> Result<(toml::Table, String), Failu
 /// `show`: the text as written, or with `--set` the checked, resolved table.
 fn show(arg: &str, sets: &[String]) -> Result<(), Failure> {
     if sets.is_empty() {
-        if let Some(b) = builtin::find(arg) {
-            print!("{}", b.toml());
-            return Ok(());
-        }
+        print!("{}", source(arg)?.0);
+        return Ok(());
     }
     let (table, name) = load_table(arg, sets)?;
     Scenario::from_table(table.clone(), &name)
