@@ -30,7 +30,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a scenario: a built-in name (see `list`) or a TOML file.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the built-in scenarios.
     List,
     /// Check a scenario file (or built-in name) without running it.
@@ -76,9 +76,12 @@ fn reproductions_help() -> String {
 /// `--set KEY=VALUE`, shared by run, validate and show.
 #[derive(clap::Args)]
 struct SetArgs {
-    /// Set a scenario key before the checks, e.g. switch.alpha_log2=-6, flows[3].prio=2,
-    /// switch.hcf[0].bins=8 (repeatable; the value is TOML, a bare word a string).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    // The help is an attribute, not a doc comment: rustdoc would read `flows[3]` as a link.
+    #[arg(
+        long = "set",
+        value_name = "KEY=VALUE",
+        help = "Set a scenario key before the checks, e.g. switch.alpha_log2=-6, flows[3].prio=2, switch.hcf[0].bins=8 (repeatable; the value is TOML, a bare word a string)"
+    )]
     set: Vec<String>,
 }
 
@@ -144,7 +147,7 @@ impl From<ScenarioError> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Run(args) => run(args),
+        Cmd::Run(args) => run(*args),
         Cmd::List => {
             for b in builtin::BUILTINS {
                 let mark = if b.name == builtin::DEFAULT {
