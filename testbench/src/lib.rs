@@ -13,8 +13,10 @@
 //! ```
 
 pub mod builtin;
+pub mod csv_file;
 pub mod link_partner;
 pub mod monitor;
+pub mod ns3;
 pub mod reaction_point;
 pub mod reproduce;
 pub mod scenario;

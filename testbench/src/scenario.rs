@@ -462,6 +462,8 @@ pub struct Plan {
     pub ecm_rp: EcmRpParams,
     /// Sorted by cycle (stable: file order within a cycle).
     pub pfc_script: Vec<(u64, u8, PfcFrame)>,
+    /// [`Scenario::hash`] of the scenario and overrides this plan was made from.
+    pub scenario_hash: String,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -478,9 +480,12 @@ const TOP_KEYS: &[&str] = &[
 impl Scenario {
     /// Parse a scenario from TOML text. `default_name` names it when the file has no `name`.
     pub fn parse(text: &str, default_name: &str) -> Result<Self, ScenarioError> {
-        let mut top: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            ScenarioError::new("(file)", e.to_string().trim_end().to_string())
-        })?;
+        Self::from_table(parse_table(text)?, default_name)
+    }
+
+    /// [`Scenario::parse`] of a scenario already read as a TOML table (e.g. after
+    /// [`set_key`]).
+    pub fn from_table(mut top: toml::Table, default_name: &str) -> Result<Self, ScenarioError> {
         if let Some(k) = top.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
             return Err(ScenarioError::new(
                 k.as_str(),
@@ -516,14 +521,7 @@ impl Scenario {
 
     /// Check every value against the switch and resolve defaults.
     pub fn plan(&self, ov: &Overrides) -> Result<Plan, ScenarioError> {
-        let mut switch = self.switch.clone();
-        if let Some(p) = ov.policy {
-            switch.policy = p;
-        }
-        if ov.fifo {
-            switch.hcf.clear();
-        }
-        let d = switch.build()?;
+        let d = self.switch_with(ov).build()?;
         let cycles = ov.cycles.unwrap_or(self.run.cycles);
         let cycles_field = if ov.cycles.is_some() {
             "--cycles"
@@ -565,7 +563,58 @@ impl Scenario {
             flows,
             pfc_script,
             ecm_rp: self.ecm_rp.params()?,
+            scenario_hash: self.hash(ov),
         })
+    }
+}
+
+/// The parts of a scenario that decide a run's results, as [`Scenario::hash`] reads them.
+#[derive(Serialize)]
+struct Resolved<'a> {
+    switch: &'a SwitchConfig,
+    run: &'a RunSpec,
+    links: &'a [LinkSpec],
+    flows: &'a [FlowSpec],
+    pfc_script: &'a [PfcScriptSpec],
+    ecm_rp: &'a EcmRpSpec,
+}
+
+impl Scenario {
+    /// `[switch]` with the `--policy` and `--fifo` overrides applied.
+    fn switch_with(&self, ov: &Overrides) -> SwitchConfig {
+        let mut switch = self.switch.clone();
+        if let Some(p) = ov.policy {
+            switch.policy = p;
+        }
+        if ov.fifo {
+            switch.hcf.clear();
+        }
+        switch
+    }
+
+    /// SHA-256, in hex, of the scenario with `ov` applied: `[switch]` with its profile
+    /// expanded into every key, `[run]`, `[[links]]`, `[[flows]]`, `[[pfc_script]]` and
+    /// `[ecm_rp]` as compact JSON in schema order. `name` and `description` are left out:
+    /// two files that differ only there run the same. The same on every machine and run.
+    pub fn hash(&self, ov: &Overrides) -> String {
+        use sha2::{Digest, Sha256};
+        let switch = self.switch_with(ov);
+        let mut run = self.run.clone();
+        run.cycles = ov.cycles.unwrap_or(run.cycles);
+        run.seed = ov.seed.unwrap_or(run.seed);
+        let resolved = Resolved {
+            switch: &switch,
+            run: &run,
+            links: &self.links,
+            flows: &self.flows,
+            pfc_script: &self.pfc_script,
+            ecm_rp: &self.ecm_rp,
+        };
+        let json = serde_json::to_vec(&resolved).expect("a scenario serializes to JSON");
+        Sha256::digest(&json)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }
 
@@ -1141,4 +1190,168 @@ fn plan_pfc(
         frame.quanta[c as usize] = s.quanta;
     }
     Ok((s.cycle, s.port as u8, frame))
+}
+
+/// Read scenario text as a TOML table (the first step of [`Scenario::parse`]).
+pub fn parse_table(text: &str) -> Result<toml::Table, ScenarioError> {
+    text.parse().map_err(|e: toml::de::Error| {
+        ScenarioError::new("(file)", e.to_string().trim_end().to_string())
+    })
+}
+
+/// Apply `KEY=VALUE` (the `--set` option) to a scenario's TOML table, before
+/// [`Scenario::from_table`] checks it: the file's own checks then judge the result, so a
+/// key outside the schema or a bad value gets the same error as in a file.
+///
+/// `KEY` is a dotted path with array indices: `switch.alpha_log2`, `flows[3].prio`,
+/// `switch.hcf[0].bins`. Missing tables on the way are created (`ecm_rp.w` without an
+/// `[ecm_rp]`); an array index must name an existing entry. `VALUE` is a TOML value
+/// (`2`, `true`, `"dsh"`, `[1, 2]`, `{ tcp = {} }`); a bare word that is not one (`dsh`)
+/// is taken as a string.
+pub fn set_key(top: &mut toml::Table, assignment: &str) -> Result<(), ScenarioError> {
+    let opt = |m: String| ScenarioError::new(format!("--set {assignment}"), m);
+    let Some((key, text)) = assignment.split_once('=') else {
+        return Err(opt("expected KEY=VALUE".into()));
+    };
+    let key = key.trim();
+    let value = set_value(text.trim()).map_err(opt)?;
+    let steps = key_steps(key).map_err(opt)?;
+    let (last, path) = steps
+        .split_last()
+        .expect("key_steps returns at least one step");
+    let mut table = top;
+    let mut at = String::new();
+    for step in path {
+        let mut node = match table.entry(step.name.clone()) {
+            toml::map::Entry::Occupied(e) => e.into_mut(),
+            toml::map::Entry::Vacant(e) if step.index.is_empty() => {
+                e.insert(toml::Value::Table(toml::Table::new()))
+            }
+            toml::map::Entry::Vacant(_) => {
+                return Err(ScenarioError::new(
+                    format!("{at}{}", step.name),
+                    "index into an array the scenario does not have",
+                ))
+            }
+        };
+        at.push_str(&step.name);
+        node = index(node, &step.index, &mut at)?;
+        table = match node {
+            toml::Value::Table(t) => t,
+            other => {
+                return Err(ScenarioError::new(
+                    at,
+                    format!(
+                        "is a {}, not a table: cannot set a key in it",
+                        other.type_str()
+                    ),
+                ))
+            }
+        };
+        at.push('.');
+    }
+    if last.index.is_empty() {
+        table.insert(last.name.clone(), value);
+        return Ok(());
+    }
+    let Some(node) = table.get_mut(&last.name) else {
+        return Err(ScenarioError::new(
+            format!("{at}{}", last.name),
+            "index into an array the scenario does not have",
+        ));
+    };
+    at.push_str(&last.name);
+    *index(node, &last.index, &mut at)? = value;
+    Ok(())
+}
+
+/// One step of a `--set` key: a table key and the array indices after it.
+struct Step {
+    name: String,
+    index: Vec<usize>,
+}
+
+/// `a.b[2].c` as steps; every name non-empty, indices decimal.
+fn key_steps(key: &str) -> Result<Vec<Step>, String> {
+    key.split('.')
+        .map(|part| {
+            let (name, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
+            let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            if name.is_empty() || !name.chars().all(valid) {
+                return Err(format!(
+                    "bad key {key:?}: expected dotted names with array indices, e.g. flows[3].prio"
+                ));
+            }
+            let mut index = Vec::new();
+            while let Some(r) = rest.strip_prefix('[') {
+                let (i, tail) = r
+                    .split_once(']')
+                    .ok_or_else(|| format!("bad key {key:?}: unclosed ["))?;
+                index.push(
+                    i.parse()
+                        .map_err(|_| format!("bad key {key:?}: index {i:?} is not a number"))?,
+                );
+                rest = tail;
+            }
+            if !rest.is_empty() {
+                return Err(format!("bad key {key:?}: unexpected {rest:?}"));
+            }
+            Ok(Step {
+                name: name.to_string(),
+                index,
+            })
+        })
+        .collect()
+}
+
+/// Follow `idx` into nested arrays from `v`, extending the path `at` (`flows[3]`).
+fn index<'v>(
+    mut v: &'v mut toml::Value,
+    idx: &[usize],
+    at: &mut String,
+) -> Result<&'v mut toml::Value, ScenarioError> {
+    for &i in idx {
+        let toml::Value::Array(a) = v else {
+            return Err(ScenarioError::new(
+                at.clone(),
+                format!(
+                    "holds a value of type {}, not an array: cannot index it",
+                    v.type_str()
+                ),
+            ));
+        };
+        let n = a.len();
+        let Some(next) = a.get_mut(i) else {
+            let allowed = match n {
+                0 => "the array is empty".to_string(),
+                n => format!("allowed: 0..={}", n - 1),
+            };
+            return Err(ScenarioError::new(
+                format!("{at}[{i}]"),
+                format!("index {i} is out of range; {allowed}"),
+            ));
+        };
+        at.push_str(&format!("[{i}]"));
+        v = next;
+    }
+    Ok(v)
+}
+
+/// A `--set` value: TOML, or a bare word taken as a string.
+fn set_value(text: &str) -> Result<toml::Value, String> {
+    if let Ok(mut t) = format!("v = {text}").parse::<toml::Table>() {
+        if t.len() == 1 {
+            if let Some(v) = t.remove("v") {
+                return Ok(v);
+            }
+        }
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || "_-.:/+".contains(c);
+    if !text.is_empty() && text.chars().all(word) {
+        Ok(toml::Value::String(text.to_string()))
+    } else {
+        Err(format!(
+            "{text:?} is not a TOML value (a number, true/false, \"text\", [array] or {{ table }})"
+        ))
+    }
 }

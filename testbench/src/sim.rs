@@ -20,12 +20,16 @@
 
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
+use crate::ns3::Ns3Out;
 use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
 use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::{MessageStats, Sources};
-use crate::summary::{EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, Summary};
+use crate::summary::{
+    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, RunMeta, SaiCounters, Summary,
+    SCHEMA_VERSION,
+};
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
 use crate::waves::{WaveSignals, Waves};
@@ -115,6 +119,8 @@ pub struct Sim {
     script: PfcScript,
     obs: Observers,
     waves: Option<Waves>,
+    /// `--ns3-out`: HPCC-format files written at the end of the run.
+    ns3: Option<Ns3Out>,
     pfc_pause_frames: u64,
     pfc_port_pause_frames: u64,
     pfc_port_resume_frames: u64,
@@ -159,6 +165,7 @@ impl Sim {
             },
             script,
             waves: None,
+            ns3: None,
             pfc_pause_frames: 0,
             pfc_port_pause_frames: 0,
             pfc_port_resume_frames: 0,
@@ -209,6 +216,13 @@ impl Sim {
             window,
             self.plan.cycles,
         )?);
+        Ok(())
+    }
+
+    /// Write `fct.txt`, `pfc.txt` and `qlen.txt` in the HPCC ns-3 formats into `dir`
+    /// (created if missing) at the end of the run ([`crate::ns3`]).
+    pub fn attach_ns3(&mut self, dir: &Path) -> io::Result<()> {
+        self.ns3 = Some(Ns3Out::new(dir, &self.plan)?);
         Ok(())
     }
 
@@ -338,6 +352,17 @@ impl Sim {
         if !self.out.ecm_tx.is_empty() {
             self.ecm_frames_out(now);
         }
+        if let Some(n) = &mut self.ns3 {
+            let out = &self.out;
+            n.cycle(
+                now,
+                &out.pfc_tx,
+                &self.pfc_rx,
+                &out.departures,
+                &self.mmu,
+                &self.plan,
+            );
+        }
         if let Some(e) = self.obs.trace_err.take() {
             return Err(RunError::Trace(e));
         }
@@ -403,13 +428,17 @@ impl Sim {
         if let Some(w) = self.waves.take() {
             w.finish(&self.mmu)?;
         }
+        if let Some(n) = self.ns3.take() {
+            let tcp = self.tcp.stats();
+            n.finish(self.now, &self.plan, self.sources.messages(), &tcp)
+                .map_err(|e| RunError::Output("ns-3 output", e))?;
+        }
         Ok(self.summary(wall))
     }
 
     /// Counts and end-of-run checks at the current cycle; `wall` seconds of run time.
     pub fn summary(&self, wall: f64) -> Summary {
         let sb = &self.obs.scoreboard;
-        let st = self.mmu.stats();
         let buffered = self.mmu.buffered_cells() as u64;
         let cons = sb.conservation(buffered, self.cells_in_flight());
         let mut violations = Vec::new();
@@ -459,11 +488,17 @@ impl Sim {
                 },
             })
             .collect();
+        let sai = SaiCounters::of(&self.mmu);
         Summary {
+            schema_version: SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario: self.plan.name.clone(),
             policy: self.plan.derived.cfg.policy.name().to_string(),
             seed: self.plan.seed,
             cycles: self.now,
+            clock_hz: self.plan.derived.clock_hz,
+            cell_bytes: self.plan.derived.cfg.cell_bytes,
+            scenario_hash: self.plan.scenario_hash.clone(),
             cells_injected: sb.injected,
             cells_admitted: sb.admitted.iter().sum(),
             cells_departed: sb.departed,
@@ -494,8 +529,6 @@ impl Sim {
                 .map(|p| p.stats().port_pause_events)
                 .sum(),
             pfc_frames_rx_scripted: self.pfc_scripted,
-            max_shared_occupancy_cells: st.max_shared_occupancy_cells,
-            max_total_occupancy_cells: st.max_total_occupancy_cells,
             conservation: cons.to_string(),
             conservation_ok: cons.ok(),
             egress,
@@ -530,12 +563,18 @@ impl Sim {
             },
             ecm_rp: self.rp_summaries(),
             tcp: self.tcp.stats(),
+            ingress_priority_groups: sai.pgs,
+            egress_queues: sai.queues,
+            pools: sai.pools,
+            pfc: sai.pfc,
             violations,
-            wall_seconds: wall,
-            cycles_per_second: if wall > 0.0 {
-                self.now as f64 / wall
-            } else {
-                0.0
+            run: RunMeta {
+                wall_seconds: wall,
+                cycles_per_second: if wall > 0.0 {
+                    self.now as f64 / wall
+                } else {
+                    0.0
+                },
             },
         }
     }

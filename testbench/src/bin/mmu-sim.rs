@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use testbench::reproduce::{self, Progress, ReproError};
-use testbench::scenario::{Overrides, Scenario, ScenarioError};
+use testbench::scenario::{self, Overrides, Scenario, ScenarioError};
 use testbench::{builtin, waves, RunError, Sim};
 use wave::{Format, SignalFilter, WaveError, Window};
 
@@ -34,9 +34,18 @@ enum Cmd {
     /// List the built-in scenarios.
     List,
     /// Check a scenario file (or built-in name) without running it.
-    Validate { file: String },
-    /// Print a built-in scenario as TOML, to start a scenario file from.
-    Show { name: String },
+    Validate {
+        file: String,
+        #[command(flatten)]
+        set: SetArgs,
+    },
+    /// Print a built-in scenario (or a file) as TOML, to start a scenario file from; with
+    /// --set, the resolved scenario.
+    Show {
+        name: String,
+        #[command(flatten)]
+        set: SetArgs,
+    },
     /// Reproduce a figure or table of the DSH, HCF, ECM or L2BM paper into a directory (see --list).
     #[command(after_help = reproductions_help())]
     Reproduce(ReproduceArgs),
@@ -64,11 +73,25 @@ fn reproductions_help() -> String {
     s
 }
 
+/// `--set KEY=VALUE`, shared by run, validate and show.
+#[derive(clap::Args)]
+struct SetArgs {
+    // The help is an attribute, not a doc comment: rustdoc would read `flows[3]` as a link.
+    #[arg(
+        long = "set",
+        value_name = "KEY=VALUE",
+        help = "Set a scenario key before the checks, e.g. switch.alpha_log2=-6, flows[3].prio=2, switch.hcf[0].bins=8 (repeatable; the value is TOML, a bare word a string)"
+    )]
+    set: Vec<String>,
+}
+
 #[derive(clap::Args)]
 struct RunArgs {
     /// Built-in scenario name or TOML path.
     #[arg(default_value = builtin::DEFAULT)]
     scenario: String,
+    #[command(flatten)]
+    set: SetArgs,
     /// Lossless buffer policy (overrides switch.policy).
     #[arg(long)]
     policy: Option<String>,
@@ -106,6 +129,10 @@ struct RunArgs {
     /// Write one CSV line per ECM rate-limiter event of the reaction points here.
     #[arg(long)]
     trace_rp: Option<PathBuf>,
+    /// Write fct.txt, pfc.txt and qlen.txt in the HPCC ns-3 simulator's formats into this
+    /// directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    ns3_out: Option<PathBuf>,
 }
 
 /// How a command failed, mapped to the exit code.
@@ -135,18 +162,9 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
-        Cmd::Validate { file } => validate(&file),
+        Cmd::Validate { file, set } => validate(&file, &set.set),
         Cmd::Reproduce(args) => reproduce_cmd(args),
-        Cmd::Show { name } => match builtin::find(&name) {
-            Some(b) => {
-                print!("{}", b.toml());
-                Ok(())
-            }
-            None => Err(Failure::Input(format!(
-                "unknown scenario {name:?}; built-in: {}",
-                builtin::names().join(", ")
-            ))),
-        },
+        Cmd::Show { name, set } => show(&name, &set.set),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -161,10 +179,25 @@ fn main() -> ExitCode {
     }
 }
 
-/// A built-in name, else a TOML file.
-fn load(arg: &str) -> Result<Scenario, Failure> {
+/// A built-in name, else a TOML file, with the `--set` assignments applied.
+fn load(arg: &str, sets: &[String]) -> Result<Scenario, Failure> {
+    let (table, name) = load_table(arg, sets)?;
+    Scenario::from_table(table, &name).map_err(|e| in_file(arg, e))
+}
+
+/// A scenario error, prefixed with the file it is in (not for a built-in).
+fn in_file(arg: &str, e: ScenarioError) -> Failure {
+    if builtin::find(arg).is_some() {
+        e.into()
+    } else {
+        Failure::Input(format!("{arg}: {e}"))
+    }
+}
+
+/// The text of a built-in or file, and its name without a `name` key.
+fn source(arg: &str) -> Result<(String, String), Failure> {
     if let Some(b) = builtin::find(arg) {
-        return Ok(Scenario::parse(&b.toml(), b.name)?);
+        return Ok((b.toml(), b.name.to_string()));
     }
     let path = Path::new(arg);
     if !path.exists() {
@@ -175,11 +208,37 @@ fn load(arg: &str) -> Result<Scenario, Failure> {
     }
     let text = std::fs::read_to_string(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(arg);
-    Scenario::parse(&text, stem).map_err(|e| Failure::Input(format!("{arg}: {e}")))
+    Ok((text, stem.to_string()))
 }
 
-fn validate(arg: &str) -> Result<(), Failure> {
-    let s = load(arg)?;
+/// The TOML table of a built-in or file after `--set`, and its name without a `name` key.
+fn load_table(arg: &str, sets: &[String]) -> Result<(toml::Table, String), Failure> {
+    let (text, name) = source(arg)?;
+    let mut table = scenario::parse_table(&text).map_err(|e| in_file(arg, e))?;
+    for a in sets {
+        scenario::set_key(&mut table, a)?;
+    }
+    Ok((table, name))
+}
+
+/// `show`: the text as written, or with `--set` the checked, resolved table.
+fn show(arg: &str, sets: &[String]) -> Result<(), Failure> {
+    if sets.is_empty() {
+        print!("{}", source(arg)?.0);
+        return Ok(());
+    }
+    let (table, name) = load_table(arg, sets)?;
+    Scenario::from_table(table.clone(), &name)
+        .and_then(|s| s.plan(&Overrides::default()))
+        .map_err(|e| in_file(arg, e))?;
+    let text = toml::to_string(&table)
+        .map_err(|e| Failure::Input(format!("cannot print the scenario as TOML: {e}")))?;
+    print!("{text}");
+    Ok(())
+}
+
+fn validate(arg: &str, sets: &[String]) -> Result<(), Failure> {
+    let s = load(arg, sets)?;
     let plan = s
         .plan(&Overrides::default())
         .map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
@@ -201,7 +260,7 @@ fn create(path: &Path, what: &str) -> Result<File, Failure> {
 }
 
 fn run(a: RunArgs) -> Result<(), Failure> {
-    let scenario = load(&a.scenario)?;
+    let scenario = load(&a.scenario, &a.set.set)?;
     let policy = a
         .policy
         .as_deref()
@@ -244,6 +303,10 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         let f = create(p, "--trace-rp")?;
         sim.attach_rp_trace(f)
             .map_err(|e| Failure::Input(format!("--trace-rp {}: {e}", p.display())))?;
+    }
+    if let Some(dir) = &a.ns3_out {
+        sim.attach_ns3(dir)
+            .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))?;
     }
     let dump = match (&a.vcd, &a.wave) {
         (Some(p), _) => Some(("--vcd", p, Format::Vcd)),

@@ -16,7 +16,8 @@
 
 use super::dsh_fig11::PACKET_BYTES;
 use super::plot::{xy_chart, Series};
-use super::{cycles_to_ns, flow_toml, tomahawk_header, write_file, Progress, ReproError};
+use super::{cycles_to_ns, flow_toml, tomahawk_header, Progress, ReproError};
+use crate::csv_file::Fixed;
 use crate::{Overrides, Scenario, Sim};
 use hw_model::Policy;
 use std::fmt::Write;
@@ -142,14 +143,22 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
         runs.push(measure(policy)?);
         progress.inc(1);
     }
-    let mut csv = String::from("policy,time_us,f0_gbps\n");
-    for r in &runs {
-        for (t, g) in &r.series {
-            let _ = writeln!(csv, "{},{t:.1},{g:.3}", r.policy.name());
-        }
+    /// One line of `collateral.csv`.
+    #[derive(Default, serde::Serialize)]
+    struct Row {
+        policy: &'static str,
+        time_us: Fixed<1>,
+        f0_gbps: Fixed<3>,
     }
+    let rows = runs.iter().flat_map(|r| {
+        r.series.iter().map(|&(t, g)| Row {
+            policy: r.policy.name(),
+            time_us: Fixed(t),
+            f0_gbps: Fixed(g),
+        })
+    });
     let csv_path = out.join("collateral.csv");
-    write_file(&csv_path, &csv)?;
+    super::write_csv(&csv_path, rows)?;
     let png = out.join("collateral.png");
     let series: Vec<Series> = runs
         .iter()

@@ -5,7 +5,8 @@
 //! 208 B cells, so that an architect sees both the paper's arithmetic and what the
 //! hardware reserves. "MB" in the paper is MiB: 5.33 MB is 5,591,040 B / 2^20.
 
-use super::{write_file, Progress, ReproError};
+use super::{Progress, ReproError};
+use crate::csv_file::Fixed;
 use hw_model::{Policy, SwitchConfig};
 use std::fmt::Write;
 use std::path::Path;
@@ -143,24 +144,30 @@ const MIB: f64 = 1024.0 * 1024.0;
 pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
     progress.set_len(1);
     let rows = rows()?;
-    let mut csv =
-        String::from("chip,quantity,paper,bytes,mib,pct_of_buffer,model_cells,model_bytes\n");
-    for r in &rows {
-        let _ = writeln!(
-            csv,
-            "{},{},\"{}\",{},{:.4},{:.2},{},{}",
-            r.chip,
-            r.quantity,
-            r.paper,
-            r.bytes,
-            r.bytes as f64 / MIB,
-            r.pct_of_buffer,
-            r.model_cells,
-            r.model_bytes
-        );
+    /// One line of `headroom.csv`; `mib` is `bytes` in MiB.
+    #[derive(Default, serde::Serialize)]
+    struct Line {
+        chip: &'static str,
+        quantity: &'static str,
+        paper: &'static str,
+        bytes: u64,
+        mib: Fixed<4>,
+        pct_of_buffer: Fixed<2>,
+        model_cells: u64,
+        model_bytes: u64,
     }
+    let lines = rows.iter().map(|r| Line {
+        chip: r.chip,
+        quantity: r.quantity,
+        paper: r.paper,
+        bytes: r.bytes,
+        mib: Fixed(r.bytes as f64 / MIB),
+        pct_of_buffer: Fixed(r.pct_of_buffer),
+        model_cells: r.model_cells,
+        model_bytes: r.model_bytes,
+    });
     let path = out.join("headroom.csv");
-    write_file(&path, &csv)?;
+    super::write_csv(&path, lines)?;
     progress.inc(1);
 
     let mut rep = String::new();

@@ -38,7 +38,8 @@
 //!   0.125") as the base of Eq. 3, and its lossy egress DT with `alpha_e = 1`.
 
 use super::plot::{xy_chart, Series};
-use super::{run_parallel, write_file, Progress, ReproError};
+use super::{run_parallel, Progress, ReproError};
+use crate::csv_file::{Fixed, Plain};
 use crate::source::{draw_linear, linear_cdf_mean, unit};
 use crate::{Overrides, Scenario, Sim};
 use rand_chacha::rand_core::SeedableRng;
@@ -483,17 +484,27 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
     })
 }
 
+/// One line of `l2bm.csv` ([`CSV_HEADER`]).
+#[derive(Debug, Default, serde::Serialize)]
+pub struct CsvRow {
+    pub policy: &'static str,
+    pub tcp_load: Plain,
+    pub pause_frames: u64,
+    pub p99_occupancy_bytes: u64,
+    pub p99_fct_slowdown_lossless: Fixed<3>,
+    pub p99_fct_slowdown_lossy: Fixed<3>,
+}
+
 /// The `l2bm.csv` row of a run.
-pub fn csv_row(r: &Run) -> String {
-    format!(
-        "{},{},{},{},{:.3},{:.3}",
-        r.policy.name(),
-        r.tcp_load,
-        r.pause_frames,
-        r.p99_occupancy_bytes,
-        r.p99_slowdown_lossless,
-        r.p99_slowdown_lossy
-    )
+pub fn csv_row(r: &Run) -> CsvRow {
+    CsvRow {
+        policy: r.policy.name(),
+        tcp_load: Plain(r.tcp_load),
+        pause_frames: r.pause_frames,
+        p99_occupancy_bytes: r.p99_occupancy_bytes,
+        p99_fct_slowdown_lossless: Fixed(r.p99_slowdown_lossless),
+        p99_fct_slowdown_lossy: Fixed(r.p99_slowdown_lossy),
+    }
 }
 
 /// Every policy at every TCP load of `setup`, in parallel: writes `l2bm.csv` and the
@@ -522,11 +533,7 @@ pub fn sweep(
             .cmp(&pos(b.policy))
             .then(a.tcp_load.total_cmp(&b.tcp_load))
     });
-    let mut csv = format!("{CSV_HEADER}\n");
-    for r in &runs {
-        let _ = writeln!(csv, "{}", csv_row(r));
-    }
-    write_file(&out.join("l2bm.csv"), &csv)?;
+    super::write_csv(&out.join("l2bm.csv"), runs.iter().map(csv_row))?;
     plots(out, &runs)?;
     Ok(runs)
 }

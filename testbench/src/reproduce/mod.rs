@@ -70,7 +70,16 @@ impl ReproError {
     }
 }
 
-/// Write a whole file (a CSV or a report) into the output directory.
+/// Write `rows` as the CSV file `path` ([`crate::csv_file`]: the header is the row's
+/// field names).
+pub fn write_csv<R: serde::Serialize + Default>(
+    path: &Path,
+    rows: impl IntoIterator<Item = R>,
+) -> Result<(), ReproError> {
+    crate::csv_file::write(path, rows).map_err(|e| ReproError::io(path, e))
+}
+
+/// Write a whole file (a report or JSON) into the output directory.
 pub fn write_file(path: &Path, contents: &str) -> Result<(), ReproError> {
     std::fs::write(path, contents).map_err(|e| ReproError::io(path, e))
 }
