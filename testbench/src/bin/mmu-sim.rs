@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use testbench::reproduce::{self, Progress, ReproError};
-use testbench::scenario::{Overrides, Scenario, ScenarioError};
+use testbench::scenario::{eta_report, Overrides, Plan, Scenario, ScenarioError};
 use testbench::{builtin, waves, RunError, Sim};
 use wave::{SignalFilter, Window};
 
@@ -189,7 +189,18 @@ fn validate(arg: &str) -> Result<(), Failure> {
         plan.pfc_script.len(),
         plan.cycles
     );
+    for line in eta_report(&plan.derived) {
+        println!("{line}");
+    }
+    warn(&plan);
     Ok(())
+}
+
+/// Print the plan's headroom warnings on stderr.
+fn warn(plan: &Plan) {
+    for w in &plan.headroom_warnings {
+        eprintln!("warning: {w}");
+    }
 }
 
 /// Create an output file now, so an unwritable path fails before the simulation.
@@ -212,6 +223,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         fifo: a.fifo,
     };
     let mut sim = Sim::new(&scenario, ov)?;
+    warn(sim.plan());
     let filter = match &a.vcd_signals {
         Some(g) => {
             SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--vcd-signals: {e}")))?
