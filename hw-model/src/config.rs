@@ -463,6 +463,14 @@ pub struct PacketCost {
     pub wire: u32,
 }
 
+/// `8 cells per 1520 wire bytes`.
+impl std::fmt::Display for PacketCost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = if self.cells == 1 { "" } else { "s" };
+        write!(f, "{} cell{s} per {} wire bytes", self.cells, self.wire)
+    }
+}
+
 impl PacketCost {
     /// `self` fills more cells per wire byte than `other` (exact: cross-multiplied).
     pub fn denser_than(&self, other: &Self) -> bool {
@@ -1002,7 +1010,7 @@ impl Derived {
             return Err(ConfigError::new(
                 "switch.buffer_bytes",
                 format!(
-                    "the lossless pool ({lossless_total} cells) must be larger than private ({private_total}) + headroom ({headroom_cells}) cells; shrink eta_bytes, link_delay_ns, private_bytes, lossy_pool_bytes or the lossless priorities"
+                    "the lossless pool ({lossless_total} cells) must be larger than private ({private_total}) + headroom ({headroom_cells}) cells; shrink eta_bytes, link_delay_ns, private_bytes, lossy_pool_bytes or the lossless priorities, or raise headroom_min_packet_bytes"
                 ),
             ));
         }

@@ -1006,12 +1006,11 @@ pub fn eta_report(d: &Derived) -> Vec<String> {
             };
             let how = match c.headroom {
                 HeadroomMode::Cells => format!(
-                    "headroom = \"cells\", lossless packets of {}..={} B (headroom_min_packet_bytes..=mtu_bytes); densest packet {} B: {} cells per {} wire bytes; eta = floor(W x {} / {}) + {} (largest packet, {} B) = {} + {} = {} cells",
+                    "headroom = \"cells\", lossless packets of {}..={} B (headroom_min_packet_bytes..=mtu_bytes); densest packet {} B: {}; eta = floor(W x {} / {}) + {} (largest packet, {} B) = {} + {} = {} cells",
                     c.headroom_min_packet_bytes.unwrap_or(c.mtu_bytes),
                     c.mtu_bytes,
                     s.densest.len,
-                    s.densest.cells,
-                    s.densest.wire,
+                    s.densest,
                     s.densest.cells,
                     s.densest.wire,
                     s.largest.cells,
@@ -1070,8 +1069,8 @@ fn denser_than_sized(f: &Flow, worst: PacketCost, d: &Derived) -> String {
     let sized = d.eta_sizing[p];
     let need = eta_cells_for(sized.wire_bytes, worst, sized.largest.cells);
     let head = format!(
-        "lossless packets of {} B into port {p} fill {} cell(s) per {} wire bytes",
-        worst.len, worst.cells, worst.wire
+        "lossless packets of {} B into port {p} fill {worst}",
+        worst.len
     );
     match d.cfg.headroom {
         HeadroomMode::Cells => {
@@ -1080,15 +1079,13 @@ fn denser_than_sized(f: &Flow, worst: PacketCost, d: &Derived) -> String {
                 .densest_packet(smallest..=d.cfg.mtu_bytes)
                 .map_or(need, |w| eta_cells_for(sized.wire_bytes, w, sized.largest.cells));
             format!(
-                "{head}, more than the {} per {} of the {} B packets eta is sized for (switch.headroom_min_packet_bytes = {}): Eq. 1's {} B of such packets can take {need} cells, eta of port {p} is {} cells; allowed: packets of at most {} cells per {} wire bytes, or switch.headroom_min_packet_bytes = {smallest} (eta {wider} cells)",
-                sized.densest.cells,
-                sized.densest.wire,
+                "{head}, more than the {} of the {} B packets eta is sized for (switch.headroom_min_packet_bytes = {}): Eq. 1's {} B of such packets can take {need} cells, eta of port {p} is {} cells; allowed: packets of at most {}, or switch.headroom_min_packet_bytes = {smallest} (eta {wider} cells)",
+                sized.densest,
                 sized.densest.len,
                 d.cfg.headroom_min_packet_bytes.unwrap_or(d.cfg.mtu_bytes),
                 sized.wire_bytes,
                 sized.cells,
-                sized.densest.cells,
-                sized.densest.wire,
+                sized.densest,
             )
         }
         HeadroomMode::PaperBytes => format!(

@@ -98,8 +98,8 @@ fn drop_cause(cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) 
     let pkt = d.packet_cost(b.hdr.len as u32);
     let why = if pkt.denser_than(&s.densest) {
         format!(
-            "this packet fills {} cell(s) per {} wire bytes, more than the {} per {} eta is sized for",
-            pkt.cells, pkt.wire, s.densest.cells, s.densest.wire
+            "this packet fills {pkt}, more than the {} eta is sized for",
+            s.densest
         )
     } else if let Some(w) = plan
         .headroom_warnings
