@@ -581,7 +581,8 @@ fn paper_bytes_headroom_drops_non_whole_cell_packets() {
             policy.name()
         );
         assert!(
-            s.lossless.first_drops[0].contains("more than the 1 cell per 208 wire bytes eta is sized for"),
+            s.lossless.first_drops[0]
+                .contains("more than the 1 cell per 208 wire bytes eta is sized for"),
             "{:?}",
             s.lossless.first_drops
         );
