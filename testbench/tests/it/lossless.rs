@@ -14,7 +14,7 @@
 //!   ([`paper_bytes_headroom_drops_non_whole_cell_packets`]); a lossless drop in a run that
 //!   expects none is a violation of the summary ([`lossless_drop_fails_an_expect_lossless_run`]).
 
-use crate::common::{self, flow_spec, soak_mode};
+use crate::common::{self, flow_spec, size_sel, soak_mode, SizeSel};
 use hw_model::{HeadroomMode, Policy, SwitchConfig};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestError, TestRunner};
@@ -190,29 +190,6 @@ fn builtins_stay_lossless_over_alpha_and_policy() {
 /// Line rates drawn for ports, Gb/s.
 const SPEEDS_GBPS: [f64; 5] = [10.0, 25.0, 40.0, 100.0, 400.0];
 
-/// A packet size, resolved into the sized range `l_min..=mtu`.
-#[derive(Debug, Clone, Copy)]
-enum SizeSel {
-    /// The smallest size of the range.
-    Min,
-    Mtu,
-    /// One byte past `k` cells (the worst rounding), or the range's bound it falls outside.
-    CellEdge(u32),
-    /// `permille` of the way from `l_min` to the MTU.
-    Uniform(u32),
-}
-
-impl SizeSel {
-    fn resolve(self, l_min: u32, mtu: u32, cell: u32, ovh: u32) -> u32 {
-        match self {
-            Self::Min => l_min,
-            Self::Mtu => mtu,
-            Self::CellEdge(k) => (k * cell + 1).saturating_sub(ovh).clamp(l_min, mtu),
-            Self::Uniform(pm) => l_min + (mtu - l_min) * pm / 1000,
-        }
-    }
-}
-
 /// One drawn case: a switch, the range its headroom is sized for, and lossless fan-in
 /// bursts of sizes inside it.
 #[derive(Debug, Clone)]
@@ -244,15 +221,6 @@ struct MixCase {
     seed: u64,
 }
 
-fn size_sel() -> impl Strategy<Value = SizeSel> {
-    prop_oneof![
-        2 => Just(SizeSel::Min),
-        1 => Just(SizeSel::Mtu),
-        3 => (1u32..=8).prop_map(SizeSel::CellEdge),
-        2 => (0u32..=1000).prop_map(SizeSel::Uniform),
-    ]
-}
-
 fn mix_case() -> impl Strategy<Value = MixCase> {
     (
         (
@@ -269,7 +237,7 @@ fn mix_case() -> impl Strategy<Value = MixCase> {
             prop_oneof![1 => Just(0u32), 1 => Just(1000), 2 => 0u32..=1000],
             any::<u8>(),
             0u8..7,
-            prop::collection::vec(size_sel(), 1..=3),
+            prop::collection::vec(size_sel(8), 1..=3),
         ),
         (
             1usize..=2,

@@ -58,7 +58,9 @@ fn soak_cycles() -> u64 {
     common::soak_cycles(DEFAULT_CYCLES)
 }
 
-use crate::common::{flow_of, flow_spec, pattern_draw, scenario, soak_mode, PatDraw};
+use crate::common::{
+    flow_of, flow_spec, pattern_draw, scenario, size_sel, soak_mode, PatDraw, SizeSel,
+};
 
 fn proptest_config() -> ProptestConfig {
     // `Config::default()` reads PROPTEST_CASES (and the other PROPTEST_* variables).
@@ -383,17 +385,6 @@ struct SwitchDraw {
     dsh: bool,
 }
 
-/// A packet size, resolved against the cell size and MTU.
-#[derive(Debug, Clone, Copy)]
-enum SizeSel {
-    Min,
-    Mtu,
-    /// One byte past `k` cells: the worst fragmentation (`k * cell - overhead + 1`).
-    CellEdge(u32),
-    /// `permille` of the way from 64 B to the MTU.
-    Uniform(u32),
-}
-
 #[derive(Debug, Clone)]
 struct FlowDraw {
     src: usize,
@@ -515,21 +506,12 @@ fn switch_draw() -> impl Strategy<Value = SwitchDraw> {
         )
 }
 
-fn size_sel() -> impl Strategy<Value = SizeSel> {
-    prop_oneof![
-        2 => Just(SizeSel::Min),
-        2 => Just(SizeSel::Mtu),
-        2 => (1u32..=4).prop_map(SizeSel::CellEdge),
-        3 => (0u32..=1000).prop_map(SizeSel::Uniform),
-    ]
-}
-
 fn flow_draw() -> impl Strategy<Value = FlowDraw> {
     (
         0usize..8,
         0usize..8,
         0u8..8,
-        vec(size_sel(), 1..=3),
+        vec(size_sel(4), 1..=3),
         pattern_draw(false),
         0u32..=50,
         prop::option::weighted(0.3, 51u32..=100),
@@ -552,7 +534,7 @@ fn fanin_draw() -> impl Strategy<Value = FanInDraw> {
         1usize..=2,
         0usize..8,
         0u8..8,
-        vec(size_sel(), 1..=2),
+        vec(size_sel(4), 1..=2),
         10_000u64..=200_000,
         0u32..=50,
     )
@@ -614,22 +596,11 @@ fn case(fanin: bool) -> impl Strategy<Value = Case> {
 // From draws to a scenario.
 // ---------------------------------------------------------------------------------------
 
-fn resolve_size(s: SizeSel, cell: u32, ovh: u32, mtu: u32) -> u32 {
-    let lo = MIN_PACKET_BYTES;
-    let v = match s {
-        SizeSel::Min => lo,
-        SizeSel::Mtu => mtu,
-        SizeSel::CellEdge(k) => (k * cell + 1).saturating_sub(ovh),
-        SizeSel::Uniform(pm) => lo + (mtu - lo) * pm / 1000,
-    };
-    v.clamp(lo, mtu)
-}
-
 /// Sizes as `size_bytes` (one size) or a step CDF (several, equally likely).
 fn sizes_of(sel: &[SizeSel], cell: u32, ovh: u32, mtu: u32) -> Vec<u32> {
     let set: BTreeSet<u32> = sel
         .iter()
-        .map(|&s| resolve_size(s, cell, ovh, mtu))
+        .map(|&s| s.resolve(MIN_PACKET_BYTES, mtu, cell, ovh))
         .collect();
     set.into_iter().collect()
 }

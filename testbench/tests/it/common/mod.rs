@@ -41,6 +41,41 @@ pub fn size_headroom_for(cfg: &mut SwitchConfig, sizes: &BTreeSet<u32>) {
     cfg.headroom_min_packet_bytes = Some(sizes.first().copied().unwrap_or(cfg.mtu_bytes));
 }
 
+/// A drawn packet size, resolved against a size range `lo..=mtu` and the cell size.
+#[derive(Debug, Clone, Copy)]
+pub enum SizeSel {
+    /// The range's smallest size.
+    Min,
+    Mtu,
+    /// One byte past `k` cells, the worst rounding (`k * cell - overhead + 1`).
+    CellEdge(u32),
+    /// `permille` of the way from `lo` to the MTU.
+    Uniform(u32),
+}
+
+impl SizeSel {
+    /// The size in `lo..=mtu` (a cell edge outside it is clamped to it).
+    pub fn resolve(self, lo: u32, mtu: u32, cell: u32, overhead: u32) -> u32 {
+        let v = match self {
+            Self::Min => lo,
+            Self::Mtu => mtu,
+            Self::CellEdge(k) => (k * cell + 1).saturating_sub(overhead),
+            Self::Uniform(pm) => lo + (mtu - lo) * pm / 1000,
+        };
+        v.clamp(lo, mtu)
+    }
+}
+
+/// Draws of [`SizeSel`], cell edges of 1..=`max_edge` cells.
+pub fn size_sel(max_edge: u32) -> impl Strategy<Value = SizeSel> {
+    prop_oneof![
+        2 => Just(SizeSel::Min),
+        2 => Just(SizeSel::Mtu),
+        2 => (1u32..=max_edge).prop_map(SizeSel::CellEdge),
+        3 => (0u32..=1000).prop_map(SizeSel::Uniform),
+    ]
+}
+
 /// A drawn arrival pattern; `pct` is percent of the source's line rate (100 = line rate).
 #[derive(Debug, Clone)]
 pub enum PatDraw {
