@@ -424,7 +424,8 @@ static MIX_TALLY: MixTally = MixTally {
 /// the range (the range's ends, one byte past a cell, anywhere between), with a lossless
 /// background flow on another class, for a drawn run length. The plan must accept it with
 /// `expect_lossless` (the traffic is inside the sizing), and the run must drop no lossless
-/// cell and pass every check of its summary. Most cases must use headroom.
+/// cell and pass every check of its summary. At least a quarter of the cases must use
+/// headroom.
 #[test]
 fn drawn_mixtures_in_the_sized_range_lose_no_lossless_cell() {
     let t = &MIX_TALLY;
@@ -480,8 +481,10 @@ fn drawn_mixtures_in_the_sized_range_lose_no_lossless_cell() {
         Err(TestError::Fail(why, case)) => panic!("{why}\nminimal case: {case:#?}"),
         Err(TestError::Abort(why)) => panic!("aborted: {why}"),
     }
+    // About 70 % of the draws use headroom (1396 of 2000 in a soak run): a quarter is a
+    // bound a working generator does not miss by chance with 24 cases.
     assert!(
-        g(&t.headroom_cases) * 2 >= g(&t.cases),
+        g(&t.headroom_cases) * 4 >= g(&t.cases),
         "headroom used in only {} of {} cases: the generator is too gentle",
         g(&t.headroom_cases),
         g(&t.cases)
