@@ -95,15 +95,6 @@ pub enum HeadroomMode {
     PaperBytes,
 }
 
-impl HeadroomMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Cells => "cells",
-            Self::PaperBytes => "paper-bytes",
-        }
-    }
-}
-
 /// A configuration value out of range: names the field and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{field}: {message}")]
