@@ -86,6 +86,16 @@ pub fn tomahawk_header(name: &str, cycles: u64) -> String {
     )
 }
 
+/// The report line that says which headroom [`tomahawk_header`] selects, with `eta` as the
+/// plan derived it.
+pub fn paper_headroom_line(plan: &crate::Plan) -> String {
+    let s = plan.derived.eta_sizing[0];
+    format!(
+        "headroom = \"paper-bytes\": the paper's eta, Eq. 1's {} B rounded up to {} cells (the packets are whole cells)\n",
+        s.wire_bytes, s.cells
+    )
+}
+
 /// One `[[flows]]` table of fixed-size packets; `pattern` is the pattern key and its
 /// parameters as TOML lines (e.g. `pattern = "constant"`).
 pub fn flow_toml(src: usize, dst: usize, prio: usize, size_bytes: u32, pattern: &str) -> String {
