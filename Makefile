@@ -19,9 +19,11 @@ run:
 test:
 	$(CARGO) test --workspace --exclude mmu-bench
 
-## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams
+## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams,
+## and the lossless grid: every built-in with expect_lossless x SIH/DSH/L2BM x alpha 2^-7..2^3
+## for ten times its cycles
 soak:
-	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release -p testbench -p hw-model --test it -- --nocapture properties:: reference_model:: hcf:: ecm:: --skip reproduce::
+	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release -p testbench -p hw-model --test it -- --nocapture properties:: reference_model:: hcf:: ecm:: lossless:: --skip reproduce::
 
 ## bench: criterion benchmark of the cycle loop (tomahawk, high load)
 bench:

@@ -7,18 +7,22 @@
 //! and resolves defaults into a [`Plan`] the simulator can run without further checks.
 
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
+use hw_model::config::{eta_cells_for, EQ1_PFC_BYTES, PFC_FRAME_WIRE_BYTES};
 use hw_model::config::{EcmConfig, HcfConfig};
-use hw_model::{ConfigError, Derived, FiveTuple, PfcFrame, Policy, SwitchConfig};
+use hw_model::{
+    ConfigError, Derived, FiveTuple, HeadroomMode, PacketCost, PfcFrame, Policy, SwitchConfig,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
 use thiserror::Error;
 
 /// Largest run length accepted, cycles: keeps `cycle * ticks` of the VCD time in 64 bits.
 pub const MAX_CYCLES: u64 = 1 << 40;
+/// Longest link propagation and processing delay, ns.
+pub const MAX_LINK_NS: u64 = 1_000_000;
 /// Smallest Ethernet frame the sources emit, bytes.
 pub const MIN_PACKET_BYTES: u32 = 64;
-/// Budget of DSH Eq. 1 for the PFC frame and the partner's reaction, bytes.
-pub const EQ1_PFC_BUDGET_BYTES: u32 = 3840;
 
 /// Invalid input: names the field (dotted path into the scenario) and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -437,6 +441,79 @@ impl Flow {
         self.tuple
             .unwrap_or_else(|| FiveTuple::for_flow(self.id, self.src, self.dst, proto))
     }
+
+    /// Every packet size the flow can send (a size listed may never be drawn): the fixed
+    /// size or the CDF's sizes; for `poisson` and a finite `tcp` flow also the shorter last
+    /// packet of a message or flow, at least [`MIN_PACKET_BYTES`] (as `crate::source` and
+    /// `crate::tcp` cut them).
+    pub fn packet_sizes(&self) -> Vec<RangeInclusive<u32>> {
+        let len = match &self.size {
+            SizeDist::Steps(cdf) => return cdf.iter().map(|&(b, _)| b..=b).collect(),
+            SizeDist::Fixed(len) => *len,
+        };
+        let last = |bytes: u64| ((bytes - 1) % len as u64 + 1).max(MIN_PACKET_BYTES as u64) as u32;
+        match &self.pattern {
+            Pattern::Poisson { message_cdf, .. } => {
+                // Message sizes are whole bytes between the CDF's first and last points.
+                let (lo, hi) = (message_cdf[0].0, message_cdf[message_cdf.len() - 1].0);
+                let mut sizes = Vec::new();
+                if hi >= len as u64 {
+                    sizes.push(len..=len);
+                }
+                if hi - lo + 1 >= len as u64 {
+                    sizes.push(MIN_PACKET_BYTES..=len);
+                } else {
+                    sizes.extend((lo..=hi).map(|m| last(m)..=last(m)));
+                }
+                sizes
+            }
+            Pattern::Tcp(TcpParams {
+                flow_bytes: Some(b),
+                ..
+            }) => {
+                let mut sizes = vec![last(*b)..=last(*b)];
+                if *b > len as u64 {
+                    sizes.push(len..=len);
+                }
+                sizes
+            }
+            _ => vec![len..=len],
+        }
+    }
+
+    /// The packet of [`Flow::packet_sizes`] with the most cells per wire byte.
+    pub fn densest_packet(&self, d: &Derived) -> Option<PacketCost> {
+        self.packet_sizes()
+            .into_iter()
+            .filter_map(|r| d.densest_packet(r))
+            .reduce(|a, b| if b.denser_than(&a) { b } else { a })
+    }
+
+    /// The key that sets a packet of `len` bytes of this flow: a short last packet comes
+    /// from the message or flow size.
+    fn size_field(&self, len: u32) -> &'static str {
+        match (&self.size, &self.pattern) {
+            (SizeDist::Steps(_), _) => "size_cdf",
+            (SizeDist::Fixed(l), Pattern::Poisson { .. }) if len < *l => "message_cdf",
+            (SizeDist::Fixed(l), Pattern::Tcp(_)) if len < *l => "pattern.tcp.flow_bytes",
+            (SizeDist::Fixed(_), _) => "size_bytes",
+        }
+    }
+}
+
+/// Lossless flows or a link that the headroom of their ports was not sized for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadroomWarning {
+    /// Bit `p`: the traffic into port `p` is concerned.
+    pub ports: u64,
+    /// The field to change and why.
+    pub problem: ScenarioError,
+}
+
+impl std::fmt::Display for HeadroomWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.problem.fmt(f)
+    }
 }
 
 /// A validated link into an ingress port, delays in core cycles.
@@ -464,6 +541,9 @@ pub struct Plan {
     pub pfc_script: Vec<(u64, u8, PfcFrame)>,
     /// [`Scenario::hash`] of the scenario and overrides this plan was made from.
     pub scenario_hash: String,
+    /// Lossless traffic that the headroom was not sized for ([`headroom_findings`]); always
+    /// empty with `expect_lossless` (the first finding is then the plan's error).
+    pub headroom_warnings: Vec<HeadroomWarning>,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -553,6 +633,14 @@ impl Scenario {
             .map(|(i, s)| plan_pfc(i, s, &d))
             .collect::<Result<Vec<_>, _>>()?;
         pfc_script.sort_by_key(|&(c, _, _)| c);
+        let ecm_rp = self.ecm_rp.params()?;
+        let headroom_warnings = headroom_findings(&self.links, &links, &flows, &d);
+        if let (true, Some(w)) = (self.run.expect_lossless, headroom_warnings.first()) {
+            return Err(ScenarioError::new(
+                w.problem.field.clone(),
+                format!("{} (run.expect_lossless = true)", w.problem.message),
+            ));
+        }
         Ok(Plan {
             name: self.name.clone(),
             derived: d,
@@ -562,7 +650,8 @@ impl Scenario {
             links,
             flows,
             pfc_script,
-            ecm_rp: self.ecm_rp.params()?,
+            ecm_rp,
+            headroom_warnings,
             scenario_hash: self.hash(ov),
         })
     }
@@ -786,9 +875,276 @@ pub fn ns_to_cycles(ns: u64, clock_hz: u64) -> u64 {
 /// after the PFC frame itself (84 B on the wire) and two wire overheads (the packets
 /// that straddle the frame's arrival and the response), at the port's line rate.
 pub fn default_proc_cycles(d: &Derived, port: usize) -> u64 {
-    let bytes = EQ1_PFC_BUDGET_BYTES
-        .saturating_sub(hw_model::config::PFC_FRAME_WIRE_BYTES + 2 * d.cfg.wire_overhead_bytes);
+    let bytes = EQ1_PFC_BYTES.saturating_sub(pfc_frame_and_gaps_bytes(d));
     (bytes as u128 * 8 * d.clock_hz as u128 / d.rate_bps[port] as u128) as u64
+}
+
+/// The part of Eq. 1's PFC budget that is not the partner's processing: the frame on the
+/// wire and two wire overheads (the packets that straddle its arrival and the response).
+fn pfc_frame_and_gaps_bytes(d: &Derived) -> u64 {
+    (PFC_FRAME_WIRE_BYTES + 2 * d.cfg.wire_overhead_bytes) as u64
+}
+
+/// Eq. 1 of the link into `port` as it is: `prop_ns` of propagation, and for the PFC frame
+/// and the reaction the frame, two wire overheads and `proc_cycles` of processing at line
+/// rate (rounded up). With the default link it is at most `eta_eq1_bytes`.
+pub fn link_eq1_bytes(d: &Derived, port: usize, prop_ns: u64, proc_cycles: u64) -> u64 {
+    let proc_bytes =
+        (proc_cycles as u128 * d.rate_bps[port] as u128).div_ceil(8 * d.clock_hz as u128) as u64;
+    d.cfg
+        .eq1_bytes(port, prop_ns, pfc_frame_and_gaps_bytes(d) + proc_bytes)
+}
+
+/// Lossless traffic the headroom was not sized for: each finding breaks Eq. 1 in cells
+/// (`hw_model::config::eta_cells_for`), so lossless cells can drop. One per cause, naming
+/// the field to change:
+///
+/// - a lossless flow with a packet size that fills more cells per wire byte than `eta` was
+///   sized for (`headroom = "cells"`: the densest size of `headroom_min_packet_bytes..=
+///   mtu_bytes`; `"paper-bytes"`: one cell per `cell_bytes` of wire, i.e. packets whose
+///   cells hold no more than their wire bytes);
+/// - a link into a port with lossless traffic whose own Eq. 1 ([`link_eq1_bytes`]: its
+///   propagation and processing delays) is more than the wire bytes `eta` was sized for
+///   (Eq. 1 of `switch.link_delay_ns`, or `switch.eta_bytes`).
+pub fn headroom_findings(
+    link_specs: &[LinkSpec],
+    links: &[Link],
+    flows: &[Flow],
+    d: &Derived,
+) -> Vec<HeadroomWarning> {
+    let mut out: Vec<HeadroomWarning> = Vec::new();
+    let mut lossless_ports = 0u64;
+    // Flows with the same too-dense packet on ports sized alike share one warning, named
+    // after the first of them.
+    let mut dense: Vec<(&Flow, PacketCost, Vec<usize>, u64)> = Vec::new();
+    for f in flows.iter().filter(|f| d.is_lossless(f.prio)) {
+        let p = f.src as usize;
+        lossless_ports |= 1 << p;
+        let Some(worst) = f.densest_packet(d) else {
+            continue;
+        };
+        if !worst.denser_than(&d.eta_sizing[p].densest) {
+            continue;
+        }
+        let alike = |g: &&mut (&Flow, PacketCost, Vec<usize>, u64)| {
+            g.1 == worst
+                && d.eta_sizing[g.0.src as usize] == d.eta_sizing[p]
+                && g.0.size_field(worst.len) == f.size_field(worst.len)
+        };
+        match dense.iter_mut().find(alike) {
+            Some(g) => {
+                g.2.push(f.id as usize);
+                g.3 |= 1 << p;
+            }
+            None => dense.push((f, worst, Vec::new(), 1 << p)),
+        }
+    }
+    for (f, worst, more, ports) in dense {
+        let mut message = denser_than_sized(f, worst, d);
+        if !more.is_empty() {
+            message += &format!("; the same for flows {}", number_list(&more));
+        }
+        out.push(HeadroomWarning {
+            ports,
+            problem: ScenarioError::new(
+                format!("flows[{}].{}", f.id, f.size_field(worst.len)),
+                message,
+            ),
+        });
+    }
+    // Links with the same finding share one warning.
+    let mut long: Vec<(String, String, u64)> = Vec::new();
+    for p in (0..d.ports).filter(|&p| lossless_ports & (1 << p) != 0) {
+        let spec = link_specs.iter().enumerate().find(|(_, s)| s.port == p);
+        let prop_ns = spec
+            .and_then(|(_, s)| s.propagation_ns)
+            .map_or(d.cfg.link_delay_ns as u64, u64::from);
+        let proc_cycles = links[p].proc_cycles;
+        let need = link_eq1_bytes(d, p, prop_ns, proc_cycles);
+        let sized = d.eta_sizing[p].wire_bytes;
+        if need <= sized {
+            continue;
+        }
+        let from = match d.cfg.eta_bytes {
+            Some(b) => format!("switch.eta_bytes = {b}"),
+            None => format!("Eq. 1 of switch.link_delay_ns = {} ns", d.cfg.link_delay_ns),
+        };
+        let what = format!(
+            "propagation {prop_ns} ns, processing {proc_cycles} cycles: Eq. 1 = {need} B of headroom, more than the {sized} B eta is sized for ({from})"
+        );
+        let slow = spec
+            .filter(|(_, s)| s.processing_ns.is_some() && proc_cycles > default_proc_cycles(d, p));
+        let (field, allowed) = match (slow, spec) {
+            (Some((i, _)), _) => {
+                let spare = sized.saturating_sub(link_eq1_bytes(d, p, prop_ns, 0));
+                let cycles = spare as u128 * 8 * d.clock_hz as u128 / d.rate_bps[p] as u128;
+                let ns = cycles * 1_000_000_000 / d.clock_hz as u128;
+                (format!("links[{i}].processing_ns"), format!("at most {ns}"))
+            }
+            (None, Some((i, s))) if s.propagation_ns.is_some() => {
+                // The first delay that does not fit (Eq. 1 grows with the delay).
+                let (mut fit, mut over) = (0u64, MAX_LINK_NS + 1);
+                while fit < over {
+                    let mid = (fit + over) / 2;
+                    if link_eq1_bytes(d, p, mid, proc_cycles) <= sized {
+                        fit = mid + 1;
+                    } else {
+                        over = mid;
+                    }
+                }
+                let allowed = match fit {
+                    0 => "none with this processing delay".to_string(),
+                    n => format!("0..={}", n - 1),
+                };
+                (format!("links[{i}].propagation_ns"), allowed)
+            }
+            _ => ("switch.eta_bytes".to_string(), format!("at least {need}")),
+        };
+        let message = format!("{what}; allowed: {allowed}");
+        match long.iter_mut().find(|l| (&l.0, &l.1) == (&field, &message)) {
+            Some(l) => l.2 |= 1 << p,
+            None => long.push((field, message, 1 << p)),
+        }
+    }
+    for (field, message, ports) in long {
+        let list: Vec<usize> = (0..d.ports).filter(|&p| ports & (1 << p) != 0).collect();
+        out.push(HeadroomWarning {
+            ports,
+            problem: ScenarioError::new(
+                field,
+                format!("the link into {}: {message}", port_list(&list)),
+            ),
+        });
+    }
+    out
+}
+
+/// One paragraph per distinct `eta` of the switch (`mmu-sim validate`): the ports, the
+/// value in cells and bytes, where it is reserved, and how it was derived (the mode, the
+/// packet range, Eq. 1's terms, the densest packet and its cells).
+pub fn eta_report(d: &Derived) -> Vec<String> {
+    let c = &d.cfg;
+    if d.lossless_mask == 0 {
+        return vec!["eta: no lossless priorities, no headroom".to_string()];
+    }
+    let mut groups: Vec<(hw_model::EtaSizing, u64, Vec<usize>)> = Vec::new();
+    for p in 0..d.ports {
+        let key = (d.eta_sizing[p], d.rate_bps[p]);
+        match groups.iter_mut().find(|g| (g.0, g.1) == key) {
+            Some(g) => g.2.push(p),
+            None => groups.push((key.0, key.1, vec![p])),
+        }
+    }
+    let per = match c.policy {
+        Policy::Dsh => "once per port as insurance (Eq. 4)",
+        Policy::Sih | Policy::L2bm => "per lossless ingress queue (Eq. 3)",
+    };
+    groups
+        .iter()
+        .map(|(s, bps, ports)| {
+            let w = match c.eta_bytes {
+                Some(b) => format!("W = switch.eta_bytes = {b} B"),
+                None => format!(
+                    "W = Eq. 1 = 2 (C D_prop + L_MTU) + {EQ1_PFC_BYTES} = 2 ({} + {}) + {EQ1_PFC_BYTES} = {} B at {} Gb/s, link_delay_ns {}",
+                    (s.wire_bytes - EQ1_PFC_BYTES) / 2 - c.mtu_bytes as u64,
+                    c.mtu_bytes,
+                    s.wire_bytes,
+                    *bps as f64 / 1e9,
+                    c.link_delay_ns
+                ),
+            };
+            let how = match c.headroom {
+                HeadroomMode::Cells => format!(
+                    "headroom = \"cells\", lossless packets of {}..={} B (headroom_min_packet_bytes..=mtu_bytes); densest packet {} B: {}; eta = floor(W x {} / {}) + {} (largest packet, {} B) = {} + {} = {} cells",
+                    c.headroom_min_packet_bytes.unwrap_or(c.mtu_bytes),
+                    c.mtu_bytes,
+                    s.densest.len,
+                    s.densest,
+                    s.densest.cells,
+                    s.densest.wire,
+                    s.largest.cells,
+                    s.largest.len,
+                    s.cells - s.largest.cells,
+                    s.largest.cells,
+                    s.cells
+                ),
+                HeadroomMode::PaperBytes => format!(
+                    "headroom = \"paper-bytes\": eta = ceil(W / {}) = {} cells, the paper's rounding; it holds the in-flight packets only if none takes more buffer than wire bytes",
+                    c.cell_bytes, s.cells
+                ),
+            };
+            format!(
+                "eta, {}: {} cells = {} B, reserved {per}\n  {w}\n  {how}",
+                port_list(ports),
+                s.cells,
+                s.cells as u64 * c.cell_bytes as u64
+            )
+        })
+        .chain([format!(
+            "headroom: {} cells in total, shared segment B_s {} cells",
+            d.headroom_cells, d.shared_cells
+        )])
+        .collect()
+}
+
+/// `ports 0-5, 7` (runs of consecutive ports joined).
+fn port_list(ports: &[usize]) -> String {
+    let s = if ports.len() > 1 { "s" } else { "" };
+    format!("port{s} {}", number_list(ports))
+}
+
+/// `0-5, 7`: ascending numbers, runs of consecutive ones joined.
+fn number_list(numbers: &[usize]) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &n in numbers {
+        match runs.last_mut() {
+            Some(r) if r.1 + 1 == n => r.1 = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| match a == b {
+            true => a.to_string(),
+            false => format!("{a}-{b}"),
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// Why `worst`, a packet of flow `f`, is denser than the headroom of its port allows.
+fn denser_than_sized(f: &Flow, worst: PacketCost, d: &Derived) -> String {
+    let p = f.src as usize;
+    let sized = d.eta_sizing[p];
+    let need = eta_cells_for(sized.wire_bytes, worst, sized.largest.cells);
+    let head = format!(
+        "lossless packets of {} B into port {p} fill {worst}",
+        worst.len
+    );
+    match d.cfg.headroom {
+        HeadroomMode::Cells => {
+            let smallest = f.packet_sizes().iter().map(|r| *r.start()).min().unwrap_or(worst.len);
+            let wider = d
+                .densest_packet(smallest..=d.cfg.mtu_bytes)
+                .map_or(need, |w| eta_cells_for(sized.wire_bytes, w, sized.largest.cells));
+            format!(
+                "{head}, more than the {} of the {} B packets eta is sized for (switch.headroom_min_packet_bytes = {}): Eq. 1's {} B of such packets can take {need} cells, eta of port {p} is {} cells; allowed: packets of at most {}, or switch.headroom_min_packet_bytes = {smallest} (eta {wider} cells)",
+                sized.densest,
+                sized.densest.len,
+                d.cfg.headroom_min_packet_bytes.unwrap_or(d.cfg.mtu_bytes),
+                sized.wire_bytes,
+                sized.cells,
+                sized.densest,
+            )
+        }
+        HeadroomMode::PaperBytes => format!(
+            "{head}: {} B of buffer for {} B on the wire, and switch.headroom = \"paper-bytes\" rounds Eq. 1's {} B to {} cells, enough only for packets that take no more buffer than wire bytes: such packets can take {need} cells; allowed: packets of whole cells, or switch.headroom = \"cells\"",
+            worst.cells * d.cfg.cell_bytes,
+            worst.wire,
+            sized.wire_bytes,
+            sized.cells,
+        ),
+    }
 }
 
 fn plan_links(specs: &[LinkSpec], d: &Derived) -> Result<Vec<Link>, ScenarioError> {
@@ -815,41 +1171,21 @@ fn plan_links(specs: &[LinkSpec], d: &Derived) -> Result<Vec<Link>, ScenarioErro
             ("propagation_ns", s.propagation_ns),
             ("processing_ns", s.processing_ns),
         ] {
-            if v.is_some_and(|v| v > 1_000_000) {
+            if v.is_some_and(|v| v as u64 > MAX_LINK_NS) {
                 return Err(ScenarioError::new(
                     f(k),
-                    format!("{} is out of range; allowed: 0..=1000000", v.unwrap_or(0)),
-                ));
-            }
-        }
-        // The headroom is sized from switch.link_delay_ns and the default processing
-        // budget (Eq. 1): a longer link would make a lossless run lose cells for a reason
-        // the configuration hides. Allowed only when the user sizes eta explicitly.
-        let sized = d.cfg.eta_bytes.is_none();
-        if let Some(ns) = s.propagation_ns {
-            if sized && ns > d.cfg.link_delay_ns {
-                return Err(ScenarioError::new(
-                    f("propagation_ns"),
                     format!(
-                        "{ns} ns exceeds switch.link_delay_ns = {} ns, from which eta is sized (Eq. 1); allowed: 0..={}, or raise switch.link_delay_ns, or size the headroom with switch.eta_bytes",
-                        d.cfg.link_delay_ns, d.cfg.link_delay_ns
+                        "{} is out of range; allowed: 0..={MAX_LINK_NS}",
+                        v.unwrap_or(0)
                     ),
                 ));
             }
+        }
+        if let Some(ns) = s.propagation_ns {
             links[s.port].prop_cycles = ns_to_cycles(ns as u64, d.clock_hz);
         }
         if let Some(ns) = s.processing_ns {
-            let cycles = ns_to_cycles(ns as u64, d.clock_hz);
-            let budget = default_proc_cycles(d, s.port);
-            if sized && cycles > budget {
-                return Err(ScenarioError::new(
-                    f("processing_ns"),
-                    format!(
-                        "{ns} ns is more than the {budget} cycles left of Eq. 1's 3840 B processing budget at this port's speed, for which eta is sized; allowed: at most that, or size the headroom with switch.eta_bytes"
-                    ),
-                ));
-            }
-            links[s.port].proc_cycles = cycles;
+            links[s.port].proc_cycles = ns_to_cycles(ns as u64, d.clock_hz);
         }
         links[s.port].arbitration = s.arbitration;
     }

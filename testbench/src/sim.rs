@@ -27,14 +27,15 @@ use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::{MessageStats, Sources};
 use crate::summary::{
-    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, RunMeta, SaiCounters, Summary,
-    SCHEMA_VERSION,
+    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta,
+    SaiCounters, Summary, SCHEMA_VERSION,
 };
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
 use crate::waves::{WaveSignals, Waves};
 use hw_model::{
-    Beat, DropReason, EcmFrame, EcmKind, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment,
+    Beat, DropReason, EcmFrame, EcmKind, HeadroomMode, Inputs, InvariantError, Mmu, Outputs,
+    PfcFrame, Policy, Segment,
 };
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -46,6 +47,80 @@ use wave::{Format, SignalFilter, WaveError, Window};
 
 /// Cycles between two calls of the progress callback (a power of two: a mask test).
 pub const PROGRESS_EVERY: u64 = 1 << 14;
+/// Lossless packet drops the summary describes; the rest are only counted.
+pub const FIRST_DROPS: usize = 4;
+
+/// Lossless packets dropped, and the first [`FIRST_DROPS`] with their cause.
+#[derive(Debug, Default)]
+struct LosslessDrops {
+    packets: u64,
+    first: Vec<String>,
+}
+
+impl LosslessDrops {
+    /// The first cell of a lossless packet was dropped for `reason` in `cycle`.
+    fn note(&mut self, cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) {
+        self.packets += 1;
+        if self.first.len() < FIRST_DROPS {
+            self.first.push(drop_cause(cycle, reason, b, mmu, plan));
+        }
+    }
+}
+
+/// A lossless drop and its cause: what the headroom held and what it was sized for, and
+/// whether the packet or the port's link is outside that (the plan's headroom warnings).
+fn drop_cause(cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) -> String {
+    let d = &plan.derived;
+    let (p, pg) = (b.hdr.src as usize, b.hdr.prio as usize);
+    let s = d.eta_sizing[p];
+    let held = match d.cfg.policy {
+        Policy::Dsh => format!(
+            "the port's insurance headroom held {} of eta = {} cells",
+            (0..8).map(|g| mmu.ingress_counters(p, g)[2]).sum::<u32>(),
+            s.cells
+        ),
+        Policy::Sih | Policy::L2bm => format!(
+            "the queue's headroom held {} of eta = {} cells",
+            mmu.ingress_counters(p, pg)[2],
+            s.cells
+        ),
+    };
+    let sized = match d.cfg.headroom {
+        HeadroomMode::Cells => format!(
+            "sized for W = {} B of lossless packets of {}..={} B",
+            s.wire_bytes,
+            d.cfg.headroom_min_packet_bytes.unwrap_or(d.cfg.mtu_bytes),
+            d.cfg.mtu_bytes
+        ),
+        HeadroomMode::PaperBytes => format!(
+            "W = {} B rounded to cells (headroom = \"paper-bytes\")",
+            s.wire_bytes
+        ),
+    };
+    let pkt = d.packet_cost(b.hdr.len as u32);
+    let why = if pkt.denser_than(&s.densest) {
+        format!(
+            "this packet fills {pkt}, more than the {} eta is sized for",
+            s.densest
+        )
+    } else if let Some(w) = plan
+        .headroom_warnings
+        .iter()
+        .find(|w| w.ports & (1 << p) != 0)
+    {
+        format!("port {p} has a headroom warning: {w}")
+    } else {
+        "no headroom warning for this port: eta should have held it".to_string()
+    };
+    format!(
+        "cycle {cycle}: {} at port {p} pg {pg}, flow {} seq {} of {} B ({} cells): {held}, {sized}; {why}",
+        reason.name(),
+        b.hdr.flow,
+        b.hdr.seq,
+        b.hdr.len,
+        b.ncells
+    )
+}
 
 /// A run that could not complete.
 #[derive(Debug, Error)]
@@ -128,6 +203,7 @@ pub struct Sim {
     pfc_scripted: u64,
     /// ECM frames whose `Qoff` or `Qdelta` left its saturation bounds: (count, first).
     ecm_out_of_bounds: (u64, Option<String>),
+    lossless_drops: LosslessDrops,
     now: u64,
 }
 
@@ -172,6 +248,7 @@ impl Sim {
             pfc_resume_frames: 0,
             pfc_scripted: 0,
             ecm_out_of_bounds: (0, None),
+            lossless_drops: LosslessDrops::default(),
             now: 0,
             plan,
         }
@@ -330,7 +407,16 @@ impl Sim {
         }
 
         let obs = &mut self.obs;
-        monitor::observe(now, &self.out, |t| obs.record(t));
+        let drops = &mut self.lossless_drops;
+        let (mmu, plan) = (&self.mmu, &self.plan);
+        monitor::observe(now, &self.out, |t| {
+            obs.record(t);
+            if let TxnKind::Drop(r) = t.kind {
+                if r.lossless() && t.beat.sop() {
+                    drops.note(now, r, &t.beat, mmu, plan);
+                }
+            }
+        });
         for dep in &self.out.departures {
             self.sinks.absorb(dep);
         }
@@ -567,6 +653,16 @@ impl Sim {
             egress_queues: sai.queues,
             pools: sai.pools,
             pfc: sai.pfc,
+            lossless: LosslessSummary {
+                headroom_warnings: self
+                    .plan
+                    .headroom_warnings
+                    .iter()
+                    .map(|w| w.to_string())
+                    .collect(),
+                packets_dropped: self.lossless_drops.packets,
+                first_drops: self.lossless_drops.first.clone(),
+            },
             violations,
             run: RunMeta {
                 wall_seconds: wall,

@@ -287,6 +287,42 @@ pub struct EcmRpSummary {
     pub limiters: Vec<LimiterSummary>,
 }
 
+/// Why lossless cells could drop, or did: the headroom warnings of the plan and the first
+/// lossless packet drops of the run, each with its cause.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LosslessSummary {
+    /// Lossless traffic the headroom was not sized for (`Plan::headroom_warnings`).
+    pub headroom_warnings: Vec<String>,
+    /// Lossless packets dropped (every cell of a dropped packet is dropped).
+    pub packets_dropped: u64,
+    /// The first few of them, each with its cause.
+    pub first_drops: Vec<String>,
+}
+
+impl LosslessSummary {
+    fn fmt_rows(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.headroom_warnings.is_empty() {
+            writeln!(
+                f,
+                "  {:<28} {} (on stderr and in --summary-json)",
+                "headroom warnings",
+                self.headroom_warnings.len()
+            )?;
+        }
+        if self.packets_dropped > 0 {
+            writeln!(
+                f,
+                "  {:<28} {}",
+                "lossless packets dropped", self.packets_dropped
+            )?;
+        }
+        for d in &self.first_drops {
+            writeln!(f, "    {d}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Everything a run reports. Maps are `BTreeMap`s so the JSON key order is fixed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -346,6 +382,8 @@ pub struct Summary {
     pub egress_queues: Vec<QueueSummary>,
     pub pools: Vec<PoolSummary>,
     pub pfc: Vec<PfcSummary>,
+    /// Headroom warnings and the causes of lossless drops.
+    pub lossless: LosslessSummary,
     /// Broken invariants; empty on a clean run.
     pub violations: Vec<String>,
     /// Wall time and speed: the only part that differs between two runs of one scenario.
@@ -455,6 +493,7 @@ impl fmt::Display for Summary {
         for (reason, n) in &self.drops_by_reason {
             row(f, &format!("  {reason}"), n)?;
         }
+        self.lossless.fmt_rows(f)?;
         row(f, "cells buffered at end", &self.cells_buffered_at_end)?;
         row(f, "cells in flight at end", &self.cells_in_flight_at_end)?;
         row(f, "cells owed at end", &self.cells_owed_at_end)?;

@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use testbench::reproduce::{self, Progress, ReproError};
-use testbench::scenario::{self, Overrides, Scenario, ScenarioError};
+use testbench::scenario::{self, eta_report, Overrides, Plan, Scenario, ScenarioError};
 use testbench::{builtin, waves, RunError, Sim};
 use wave::{Format, SignalFilter, WaveError, Window};
 
@@ -251,7 +251,18 @@ fn validate(arg: &str, sets: &[String]) -> Result<(), Failure> {
         plan.pfc_script.len(),
         plan.cycles
     );
+    for line in eta_report(&plan.derived) {
+        println!("{line}");
+    }
+    warn(&plan);
     Ok(())
+}
+
+/// Print the plan's headroom warnings on stderr.
+fn warn(plan: &Plan) {
+    for w in &plan.headroom_warnings {
+        eprintln!("warning: {w}");
+    }
 }
 
 /// Create an output file now, so an unwritable path fails before the simulation.
@@ -274,6 +285,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         fifo: a.fifo,
     };
     let mut sim = Sim::new(&scenario, ov)?;
+    warn(sim.plan());
     let filter = match &a.wave_signals {
         Some(g) => {
             SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--wave-signals: {e}")))?

@@ -16,7 +16,7 @@
 
 use super::dsh_fig11::PACKET_BYTES;
 use super::plot::{xy_chart, Series};
-use super::{cycles_to_ns, flow_toml, tomahawk_header, Progress, ReproError};
+use super::{cycles_to_ns, flow_toml, paper_headroom_line, tomahawk_header, Progress, ReproError};
 use crate::csv_file::Fixed;
 use crate::{Overrides, Scenario, Sim};
 use hw_model::Policy;
@@ -175,10 +175,12 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
         &format!("F0 throughput per {} us (Gb/s)", BIN_NS / 1000),
         &series,
     )?;
+    let probe = scenario(0, 1)?.plan(&Overrides::default())?;
     let mut rep = format!(
         "Collateral damage on tomahawk: port 0 carries F0 (-> {INNOCENT_DST}) and F1 (-> {CONGESTED_DST}) at {FLOW_GBPS} Gb/s each, class {CLASS};\n\
-         at {} us ports 2-25 send {FANIN_BYTES} B each to port {CONGESTED_DST}\n\n",
-        BURST_START_NS / 1000
+         at {} us ports 2-25 send {FANIN_BYTES} B each to port {CONGESTED_DST}\n{}\n",
+        BURST_START_NS / 1000,
+        paper_headroom_line(&probe)
     );
     let _ = writeln!(
         rep,

@@ -15,7 +15,9 @@
 //! fan-in ports. A lossless drop voids the run ([`ReproError::Invariant`]).
 
 use super::plot::{xy_chart, Series};
-use super::{cycles_to_ns, flow_toml, tomahawk_header, wrote, Progress, ReproError};
+use super::{
+    cycles_to_ns, flow_toml, paper_headroom_line, tomahawk_header, wrote, Progress, ReproError,
+};
 use crate::csv_file::Fixed;
 use crate::{Overrides, Scenario, Sim};
 use hw_model::Policy;
@@ -250,8 +252,10 @@ pub fn largest_pause_free(points: &[Point], policy: Policy) -> Option<u32> {
 
 pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
     let points = sweep(out, BURST_PCTS, progress)?;
-    let mut rep = String::from(
-        "DSH Fig. 11 on tomahawk: 2 background flows 0,1 -> 31; at 200 us 16 fan-in flows 2-17 -> 30 (1456 B packets, class 3)\n\n",
+    let probe = scenario(PACKET_BYTES, 0, 1)?.plan(&Overrides::default())?;
+    let mut rep = format!(
+        "DSH Fig. 11 on tomahawk: 2 background flows 0,1 -> 31; at 200 us 16 fan-in flows 2-17 -> 30 (1456 B packets, class 3)\n{}\n",
+        paper_headroom_line(&probe)
     );
     let _ = writeln!(
         rep,

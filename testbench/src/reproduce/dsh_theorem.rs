@@ -30,7 +30,7 @@ use super::{Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
 use crate::scenario::{FlowSpec, LinkSpec, PatternKind, RunSpec};
 use crate::{Overrides, Scenario, Sim};
-use hw_model::{Derived, Policy, SwitchConfig};
+use hw_model::{Derived, HeadroomMode, Policy, SwitchConfig};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -121,6 +121,8 @@ impl Point {
             private_bytes: 0,
             link_delay_ns: 0,
             eta_bytes: Some(self.eta_bytes),
+            // The theorems take eta as a number of cells: `eta_bytes` (whole cells) as is.
+            headroom: HeadroomMode::PaperBytes,
             delta_bytes: 0,
             delta_port_bytes: 0,
             lossy_pool_bytes: CELL_BYTES as u64,

@@ -40,6 +40,7 @@
 use super::plot::{xy_chart, Series};
 use super::{run_parallel, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
+use crate::scenario::MIN_PACKET_BYTES;
 use crate::source::{draw_linear, linear_cdf_mean, unit};
 use crate::{Overrides, Scenario, Sim};
 use rand_chacha::rand_core::SeedableRng;
@@ -228,21 +229,21 @@ impl Setup {
     }
 
     /// The `name`, `[switch]` and `[run]` part of a scenario under `policy`, run for
-    /// `cycles`.
+    /// `cycles`. The lossless messages end in packets as short as 64 B, and the headroom is
+    /// sized in cells for them.
     fn header(&self, policy: Policy, cycles: u64) -> String {
         let p = self.ports;
         format!(
             "name = \"l2bm-hybrid\"\n[switch]\nprofile = \"small\"\nports = {p}\nport_speed_gbps = {}\n\
              core_clock_mhz = {}\nbuffer_bytes = {}\nlossy_pool_bytes = {}\n\
              sram_write_cells_per_cycle = {p}\nsram_read_cells_per_cycle = {p}\n\
-             lossless_priorities = [{LOSSLESS_PRIO}]\nlink_delay_ns = {}\nheadroom_packet_bytes = {}\n{}\
+             lossless_priorities = [{LOSSLESS_PRIO}]\nlink_delay_ns = {}\nheadroom_min_packet_bytes = {MIN_PACKET_BYTES}\n{}\
              [run]\ncycles = {cycles}\nseed = {}\nexpect_lossless = true\n",
             self.port_gbps,
             self.clock_mhz,
             self.buffer_bytes,
             self.lossy_pool_bytes,
             self.link_delay_ns,
-            self.packet_bytes,
             policy.switch_keys(),
             self.seed,
         )

@@ -159,23 +159,89 @@ fn run_writes_summary_trace_and_waves() {
 }
 
 #[test]
-fn lossless_drop_in_a_lossless_scenario_exits_1() {
-    // Headroom of one MTU packet (Eq. 1 asks 57 cells) and a 3:1 lossless overload:
-    // lossless cells must drop.
+fn validate_prints_eta_in_cells_and_bytes_and_why() {
+    let o = mmu_sim(&["validate", "fanin-burst"]);
+    assert_eq!(code(&o), 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    for line in [
+        "eta, ports 0-31: 307 cells = 63856 B, reserved per lossless ingress queue (Eq. 3)",
+        "W = Eq. 1 = 2 (C D_prop + L_MTU) + 3840 = 2 (25000 + 1500) + 3840 = 56840 B",
+        "headroom = \"cells\", lossless packets of 1500..=1500 B",
+        "densest packet 1500 B: 8 cells per 1520 wire bytes; eta = floor(W x 8 / 1520) + 8",
+    ] {
+        assert!(out.contains(line), "{line:?} not in:\n{out}");
+    }
+    let o = mmu_sim(&["validate", "mixed-speed"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("eta, ports 0-5: 111 cells"), "{out}");
+    assert!(out.contains("eta, ports 6-7: 242 cells"), "{out}");
+}
+
+/// Headroom of one MTU packet (`eta_bytes` = 100 B of wire: 8 cells; Eq. 1 asks 111) under
+/// a 3:1 lossless overload. With `expect_lossless` the plan refuses it (exit 2, naming
+/// `switch.eta_bytes`); without, it runs with a warning on stderr, lossless cells drop, and
+/// the summary says why, in the table and the JSON.
+#[test]
+fn lossless_drop_is_refused_before_the_run_or_reported_with_its_cause() {
     let text = testbench::builtin::find("lossy-overload")
         .unwrap()
         .toml()
         .replace(
             "lossless_priorities = [3]",
-            "lossless_priorities = [1, 3]\neta_bytes = 1664\nalpha_log2 = -7",
+            "lossless_priorities = [1, 3]\neta_bytes = 100\nalpha_log2 = -7",
         )
         .replace("cycles = 50_000", "cycles = 20_000");
-    let f = tmp("lossless-drop.toml");
-    std::fs::write(&f, text).unwrap();
-    let o = mmu_sim(&["run", f.to_str().unwrap()]);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(code(&o), 1, "{out}");
-    assert!(out.contains("lossless cells dropped"), "{out}");
+    let strict = tmp("lossless-drop-strict.toml");
+    std::fs::write(&strict, &text).unwrap();
+    for cmd in ["validate", "run"] {
+        let o = mmu_sim(&[cmd, strict.to_str().unwrap()]);
+        assert_eq!(code(&o), 2, "{cmd}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("switch.eta_bytes: the link into ports 0-2, 5:"),
+            "{err}"
+        );
+        assert!(err.contains("(run.expect_lossless = true)"), "{err}");
+    }
+    let loose = tmp("lossless-drop.toml");
+    std::fs::write(
+        &loose,
+        text.replace("expect_lossless = true", "expect_lossless = false"),
+    )
+    .unwrap();
+    let json = tmp("lossless-drop.json");
+    let o = mmu_sim(&[
+        "run",
+        loose.to_str().unwrap(),
+        "--summary-json",
+        json.to_str().unwrap(),
+    ]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(code(&o), 0, "{out}{err}");
+    assert!(
+        err.contains("warning: switch.eta_bytes: the link into ports 0-2, 5:"),
+        "{err}"
+    );
+    assert!(out.contains("headroom warnings"), "{out}");
+    assert!(out.contains("lossless packets dropped"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let l = &v["lossless"];
+    assert!(l["packets_dropped"].as_u64().unwrap() > 0, "{l}");
+    assert_eq!(l["headroom_warnings"].as_array().unwrap().len(), 1, "{l}");
+    let first = l["first_drops"][0].as_str().unwrap();
+    for part in [
+        "headroom_full at port",
+        "the queue's headroom held",
+        "of eta = 8 cells",
+        "has a headroom warning: switch.eta_bytes",
+    ] {
+        assert!(first.contains(part), "{part:?} not in {first}");
+    }
+    assert!(out.contains(first), "the table lists the cause too: {out}");
 }
 
 /// `mmu-sim run small-smoke --cycles 100` with `extra` options.

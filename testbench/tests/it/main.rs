@@ -11,6 +11,7 @@ mod gtkw_views;
 mod hcf;
 mod l2bm;
 mod link_partner;
+mod lossless;
 mod properties;
 mod reproduce;
 mod scenario;

@@ -115,7 +115,7 @@ fn mask(width: u32) -> u64 {
     }
 }
 
-/// `small-smoke` with `alpha = 1/128` and its second flow at 100G instead of 60G (so the
+/// `small-smoke` with `alpha = 1/32` and its second flow at 100G instead of 60G (so the
 /// 150G into port 4 reaches the DT threshold within the run and QOFF, headroom and PFC
 /// come into play; the built-in as it is does not pause in its first 20000 cycles), for
 /// 6000 cycles with every signal dumped. The model's value of every signal is
@@ -133,11 +133,11 @@ fn wellen_reads_back_the_models_values_at_every_sampled_cycle() {
         .toml()
         .replace(
             "profile = \"small\"",
-            "profile = \"small\"\nalpha_log2 = -7",
+            "profile = \"small\"\nalpha_log2 = -5",
         )
         .replace("rate_gbps = 60", "rate_gbps = 100");
     let scenario = testbench::Scenario::parse(&text, "small-smoke-low-alpha").unwrap();
-    assert_eq!(scenario.switch.alpha_log2, -7);
+    assert_eq!(scenario.switch.alpha_log2, -5);
     let ov = Overrides {
         cycles: Some(cycles),
         ..Overrides::default()
@@ -355,10 +355,15 @@ fn limiters_instantiated_and_reclaimed_in_one_cycle_read_back_from_the_vcd() {
         + "[[flows]]\nsrc = 0\ndst = 6\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\nrate_gbps = 40\n"
         + "[[flows]]\nsrc = 5\ndst = 6\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\nrate_gbps = 70\n"
         + "[[flows]]\nsrc = 5\ndst = 7\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\nrate_gbps = 40\n";
-    let text = text.replace(
-        "size_bytes = 1500",
-        "size_cdf = [[64, 0.5], [200, 0.8], [1500, 1.0]]",
-    );
+    let text = text
+        .replace(
+            "size_bytes = 1500",
+            "size_cdf = [[64, 0.5], [200, 0.8], [1500, 1.0]]",
+        )
+        .replace(
+            "lossless_priorities = [3]",
+            "lossless_priorities = [3]\nheadroom_min_packet_bytes = 64",
+        );
     let scenario = testbench::Scenario::parse(&text, "ecm-ri-c").unwrap();
     let ov = Overrides {
         cycles: Some(3_000),
