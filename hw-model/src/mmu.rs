@@ -335,6 +335,31 @@ impl Mmu {
         }
     }
 
+    /// The first cycle `>= self.cycle()` in which [`Mmu::step`] could change any state or
+    /// produce any output if every input stayed idle (no beat, no received PFC frame);
+    /// `u64::MAX` if nothing would ever happen without input. A driver may jump to it with
+    /// [`Mmu::skip_to`] instead of stepping the idle cycles in between.
+    ///
+    /// This model evaluates every block every cycle, so the bound is the current cycle: the
+    /// driver steps every cycle. An event-driven core tightens it without changing callers.
+    pub fn next_event(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Jump over idle cycles to `cycle`: the model ends in the state that stepping every
+    /// cycle from `self.cycle()` to `cycle - 1` with idle inputs would give. `cycle` must
+    /// not be past [`Mmu::next_event`] (an `InvariantError` otherwise).
+    pub fn skip_to(&mut self, cycle: u64) -> Result<(), InvariantError> {
+        let next = self.next_event();
+        if cycle < self.cycle || cycle > next {
+            return Err(self.err(format!(
+                "skip_to({cycle}): allowed {}..={next} (the next event)",
+                self.cycle
+            )));
+        }
+        Ok(())
+    }
+
     /// One core clock cycle.
     pub fn step(&mut self, inp: &Inputs, out: &mut Outputs) -> Result<(), InvariantError> {
         out.clear();

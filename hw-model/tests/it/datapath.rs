@@ -533,3 +533,28 @@ fn dsh_ignoring_every_pause_drops_and_counts() {
         fates.len() as u64
     );
 }
+
+/// `skip_to` accepts the cycles up to `next_event` and refuses a jump past it, or back.
+#[test]
+fn skip_to_refuses_to_jump_past_the_next_event() {
+    let mut m = Mmu::new(SwitchConfig::small().build().unwrap());
+    let next = m.next_event();
+    assert!(next >= m.cycle());
+    assert!(m.skip_to(m.cycle()).is_ok());
+    if next < u64::MAX {
+        let e = m.skip_to(next + 1).unwrap_err();
+        assert!(e.what.contains("the next event"), "{e}");
+    }
+    let ports = m.config().ports;
+    let idle = vec![None; ports];
+    let mut out = Outputs::with_ports(ports);
+    m.step(
+        &Inputs {
+            ingress: &idle,
+            pfc_rx: &[],
+        },
+        &mut out,
+    )
+    .unwrap();
+    assert!(m.skip_to(0).is_err(), "a jump back in time");
+}

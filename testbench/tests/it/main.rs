@@ -13,6 +13,7 @@ mod l2bm;
 mod link_partner;
 mod lossless;
 mod properties;
+mod regression;
 mod reproduce;
 mod scenario;
 mod scoreboard;
