@@ -26,7 +26,8 @@ pub mod wires;
 mod mmu;
 
 pub use config::{
-    ConfigError, Derived, EcmConfig, HcfConfig, HcfUnit, PfcRxMode, Policy, SwitchConfig,
+    ConfigError, Derived, EcmConfig, EtaSizing, HcfConfig, HcfUnit, HeadroomMode, PacketCost,
+    PfcRxMode, Policy, SwitchConfig,
 };
 pub use mmu::{Fault, InvariantError, Mmu, SignalDesc};
 pub use stats::Stats;

@@ -80,6 +80,9 @@ pub enum Fault {
     L2bmSkewCount,
     /// L2BM: add one cycle to the `t_total` register of ingress queue (0, 0).
     L2bmSkewTotal,
+    /// Clear the total watermark of the first ingress group that holds cells (a
+    /// watermark below its counter).
+    LowWatermark,
 }
 
 /// Where a signal's value comes from.
@@ -206,7 +209,7 @@ impl Mmu {
         let mut m = Self {
             ecm,
             ecm_slot,
-            stats: Stats::default(),
+            stats: Stats::new(ports),
             cycle: 0,
             acct: Accounting::new(ports),
             dt: DtThreshold::new(segment, d.cfg.alpha_log2),
@@ -315,6 +318,11 @@ impl Mmu {
         self.l2bm.as_deref()
     }
 
+    /// The occupancy counters and their watermarks.
+    pub fn accounting(&self) -> &Accounting {
+        &self.acct
+    }
+
     /// Cells held in the buffer or charged to packets still arriving.
     pub fn buffered_cells(&self) -> u32 {
         self.acct.total.get()
@@ -325,6 +333,31 @@ impl Mmu {
             cycle: self.cycle,
             what: what.into(),
         }
+    }
+
+    /// The first cycle `>= self.cycle()` in which [`Mmu::step`] could change any state or
+    /// produce any output if every input stayed idle (no beat, no received PFC frame);
+    /// `u64::MAX` if nothing would ever happen without input. A driver may jump to it with
+    /// [`Mmu::skip_to`] instead of stepping the idle cycles in between.
+    ///
+    /// This model evaluates every block every cycle, so the bound is the current cycle: the
+    /// driver steps every cycle. An event-driven core tightens it without changing callers.
+    pub fn next_event(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Jump over idle cycles to `cycle`: the model ends in the state that stepping every
+    /// cycle from `self.cycle()` to `cycle - 1` with idle inputs would give. `cycle` must
+    /// not be past [`Mmu::next_event`] (an `InvariantError` otherwise).
+    pub fn skip_to(&mut self, cycle: u64) -> Result<(), InvariantError> {
+        let next = self.next_event();
+        if cycle < self.cycle || cycle > next {
+            return Err(self.err(format!(
+                "skip_to({cycle}): allowed {}..={next} (the next event)",
+                self.cycle
+            )));
+        }
+        Ok(())
     }
 
     /// One core clock cycle.
@@ -344,6 +377,7 @@ impl Mmu {
                 )));
             }
             self.stats.pfc_frames_rx += 1;
+            self.stats.pfc_received(p as usize, &f);
             self.pending_rx.push((p, f));
         }
         self.dirty.fill(0);
@@ -670,7 +704,8 @@ impl Mmu {
                 CellFate::Admitted(seg)
             }
             Some(Err(r)) => {
-                self.stats.dropped[reason_index(r)] += 1;
+                let h = &b.hdr;
+                self.stats.drop_cell(h.src, h.dst, h.prio, r, b.sop());
                 CellFate::Dropped(r)
             }
             None => {
@@ -767,6 +802,7 @@ impl Mmu {
                     } else {
                         self.stats.pfc_resume_frames_tx += 1;
                     }
+                    self.stats.pfc_sent(p, &frame);
                     self.stats.pfc_pause_events += frame.paused().count_ones() as u64;
                     self.stats.pfc_resume_events += frame.resumed().count_ones() as u64;
                     out.pfc_tx.push((p as u8, frame));
@@ -1007,14 +1043,6 @@ impl Mmu {
             }
         }
         self.beats_prev = std::mem::take(&mut self.beats_now);
-        self.stats.max_shared_occupancy_cells = self
-            .stats
-            .max_shared_occupancy_cells
-            .max(self.acct.shared_total.get());
-        self.stats.max_total_occupancy_cells = self
-            .stats
-            .max_total_occupancy_cells
-            .max(self.acct.total.get());
         self.cycle += 1;
         Ok(())
     }
@@ -1069,10 +1097,6 @@ fn segment_of(lossless: bool, k: u16, seg0: u16, seg1: u16) -> Segment {
 
 fn seg_index(s: Segment) -> usize {
     Segment::ALL.iter().position(|&x| x == s).unwrap()
-}
-
-fn reason_index(r: DropReason) -> usize {
-    DropReason::ALL.iter().position(|&x| x == r).unwrap()
 }
 
 impl Mmu {
@@ -1467,6 +1491,12 @@ impl Mmu {
                     l.rec[0].t_total += 1;
                 }
             }
+            Fault::LowWatermark => {
+                let a = &mut self.acct;
+                if let Some(i) = a.ingress.iter().position(|g| g.iter().any(|c| c.get() > 0)) {
+                    a.watermarks.ingress[i][0] = 0;
+                }
+            }
         }
     }
 
@@ -1536,7 +1566,8 @@ impl Mmu {
     /// Full structural check, independent of the counters it verifies:
     /// - every cell is exactly once either free, in a queue, being written or being sent;
     /// - every ingress and egress counter and every total equals a recount of the lists;
-    /// - the lossless shared segment and headroom are within their sizes.
+    /// - the lossless shared segment and headroom are within their sizes;
+    /// - every watermark is at or above the counter it watches.
     ///
     /// Costs a walk of the whole buffer: call it every few thousand cycles, not every cycle.
     pub fn check_invariants(&self) -> Result<(), InvariantError> {
@@ -1688,6 +1719,11 @@ impl Mmu {
             ),
             ("buffer total", self.acct.total.get(), all),
             ("lossy total", self.acct.lossy_total.get(), lossy_all),
+            (
+                "headroom total",
+                self.acct.headroom_total.get(),
+                port_headroom.iter().sum(),
+            ),
         ] {
             if got != want {
                 return Err(self.err(format!(
@@ -1717,6 +1753,11 @@ impl Mmu {
             return Err(self.err(format!(
                 "shared segment holds {shared} cells, B_s = {}",
                 self.d.shared_cells
+            )));
+        }
+        if let Some((name, wm, now)) = self.acct.check_watermarks() {
+            return Err(self.err(format!(
+                "{name}: watermark {wm} cells below the counter's {now}"
             )));
         }
         Ok(())

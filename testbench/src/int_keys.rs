@@ -51,12 +51,12 @@ pub const KEYS: &[(&str, IntType, &str)] = &[
     (
         "links[].propagation_ns",
         U32,
-        "0..=switch.link_delay_ns (the delay eta is sized for); up to 1000000 when switch.eta_bytes is set",
+        "0..=1000000; with lossless traffic into the port, Eq. 1 of the link must fit the headroom",
     ),
     (
         "links[].processing_ns",
         U32,
-        "up to the rest of Eq. 1's 3840 B budget at the port's speed; up to 1000000 when switch.eta_bytes is set",
+        "0..=1000000; with lossless traffic into the port, Eq. 1 of the link must fit the headroom",
     ),
     ("flows[].src", Usize, "existing ports"),
     ("flows[].dst", Usize, "existing ports"),
@@ -118,7 +118,7 @@ pub const KEYS: &[(&str, IntType, &str)] = &[
     ("switch.mtu_bytes", U32, "64..=9216"),
     ("switch.link_delay_ns", U32, "0..=1000000"),
     ("switch.eta_bytes", U32, "at least one MTU packet in cells"),
-    ("switch.headroom_packet_bytes", U32, "1..=mtu_bytes"),
+    ("switch.headroom_min_packet_bytes", U32, "64..=mtu_bytes"),
     ("switch.delta_bytes", U32, "below the largest X_off"),
     ("switch.delta_port_bytes", U32, "below the largest X_poff"),
     (

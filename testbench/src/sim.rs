@@ -22,17 +22,22 @@
 
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
+use crate::ns3::Ns3Out;
 use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
 use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::{MessageCounts, MessageStats, Sources};
-use crate::summary::{EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, Summary};
+use crate::summary::{
+    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta, SaiCounters,
+    Summary, SCHEMA_VERSION,
+};
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
 use crate::waves::{WaveSignals, Waves};
 use hw_model::{
-    Beat, DropReason, EcmFrame, EcmKind, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment,
+    Beat, DropReason, EcmFrame, EcmKind, HeadroomMode, Inputs, InvariantError, Mmu, Outputs,
+    PfcFrame, Policy, Segment,
 };
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -40,15 +45,91 @@ use std::io;
 use std::path::Path;
 use std::time::Instant;
 use thiserror::Error;
-use wave::{SignalFilter, WaveError, Window};
+use wave::{Format, SignalFilter, WaveError, Window};
 
 /// Cycles between two calls of the progress callback (a power of two: a mask test).
 pub const PROGRESS_EVERY: u64 = 1 << 14;
+/// Lossless packet drops the summary describes; the rest are only counted.
+pub const FIRST_DROPS: usize = 4;
+
+/// Lossless packets dropped, and the first [`FIRST_DROPS`] with their cause.
+#[derive(Debug, Default)]
+struct LosslessDrops {
+    packets: u64,
+    first: Vec<String>,
+}
+
+impl LosslessDrops {
+    /// The first cell of a lossless packet was dropped for `reason` in `cycle`.
+    fn note(&mut self, cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) {
+        self.packets += 1;
+        if self.first.len() < FIRST_DROPS {
+            self.first.push(drop_cause(cycle, reason, b, mmu, plan));
+        }
+    }
+}
+
+/// A lossless drop and its cause: what the headroom held and what it was sized for, and
+/// whether the packet or the port's link is outside that (the plan's headroom warnings).
+fn drop_cause(cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) -> String {
+    let d = &plan.derived;
+    let (p, pg) = (b.hdr.src as usize, b.hdr.prio as usize);
+    let s = d.eta_sizing[p];
+    let held = match d.cfg.policy {
+        Policy::Dsh => format!(
+            "the port's insurance headroom held {} of eta = {} cells",
+            (0..8).map(|g| mmu.ingress_counters(p, g)[2]).sum::<u32>(),
+            s.cells
+        ),
+        Policy::Sih | Policy::L2bm => format!(
+            "the queue's headroom held {} of eta = {} cells",
+            mmu.ingress_counters(p, pg)[2],
+            s.cells
+        ),
+    };
+    let sized = match d.cfg.headroom {
+        HeadroomMode::Cells => format!(
+            "sized for W = {} B of lossless packets of {}..={} B",
+            s.wire_bytes,
+            d.cfg.headroom_min_packet_bytes.unwrap_or(d.cfg.mtu_bytes),
+            d.cfg.mtu_bytes
+        ),
+        HeadroomMode::PaperBytes => format!(
+            "W = {} B rounded to cells (headroom = \"paper-bytes\")",
+            s.wire_bytes
+        ),
+    };
+    let pkt = d.packet_cost(b.hdr.len as u32);
+    let why = if pkt.denser_than(&s.densest) {
+        format!(
+            "this packet fills {pkt}, more than the {} eta is sized for",
+            s.densest
+        )
+    } else if let Some(w) = plan
+        .headroom_warnings
+        .iter()
+        .find(|w| w.ports & (1 << p) != 0)
+    {
+        format!("port {p} has a headroom warning: {w}")
+    } else {
+        "no headroom warning for this port: eta should have held it".to_string()
+    };
+    format!(
+        "cycle {cycle}: {} at port {p} pg {pg}, flow {} seq {} of {} B ({} cells): {held}, {sized}; {why}",
+        reason.name(),
+        b.hdr.flow,
+        b.hdr.seq,
+        b.hdr.len,
+        b.ncells
+    )
+}
 
 /// The name of the ECM frame trace in [`RunError::Output`].
 pub const ECM_TRACE: &str = "ECM trace";
 /// The name of the rate-limiter event trace in [`RunError::Output`].
 pub const RP_TRACE: &str = "RP trace";
+/// The name of the `--ns3-out` files in [`RunError::Output`].
+pub const NS3_OUTPUT: &str = "ns-3 output";
 
 /// A run that could not complete.
 #[derive(Debug, Error)]
@@ -58,7 +139,7 @@ pub enum RunError {
     Model(#[from] InvariantError),
     #[error("cell trace: {0}")]
     Trace(#[source] io::Error),
-    /// Writing another output ([`ECM_TRACE`] or [`RP_TRACE`]) failed.
+    /// Writing another output ([`ECM_TRACE`], [`RP_TRACE`], [`NS3_OUTPUT`]) failed.
     #[error("{0}: {1}")]
     Output(&'static str, #[source] io::Error),
     #[error("waveform: {0}")]
@@ -122,6 +203,8 @@ pub struct Sim {
     script: PfcScript,
     obs: Observers,
     waves: Option<Waves>,
+    /// `--ns3-out`: HPCC-format files written at the end of the run.
+    ns3: Option<Ns3Out>,
     pfc_pause_frames: u64,
     pfc_port_pause_frames: u64,
     pfc_port_resume_frames: u64,
@@ -129,6 +212,7 @@ pub struct Sim {
     pfc_scripted: u64,
     /// ECM frames whose `Qoff` or `Qdelta` left its saturation bounds: (count, first).
     ecm_out_of_bounds: (u64, Option<String>),
+    lossless_drops: LosslessDrops,
     now: u64,
 }
 
@@ -166,12 +250,14 @@ impl Sim {
             },
             script,
             waves: None,
+            ns3: None,
             pfc_pause_frames: 0,
             pfc_port_pause_frames: 0,
             pfc_port_resume_frames: 0,
             pfc_resume_frames: 0,
             pfc_scripted: 0,
             ecm_out_of_bounds: (0, None),
+            lossless_drops: LosslessDrops::default(),
             now: 0,
             plan,
         }
@@ -195,23 +281,36 @@ impl Sim {
         Ok(())
     }
 
-    /// Write a VCD of the model's signals into `file` (created at `vcd_path`) and, at the
-    /// end of the run, a `.gtkw` beside it.
-    pub fn attach_vcd(
+    /// Write the model's signals in `format` into `file` (created at `path`) and, at the end
+    /// of the run, a `.gtkw` beside it. A window reaching past the run's cycles is an error.
+    pub fn attach_waves(
         &mut self,
         file: File,
-        vcd_path: &Path,
+        path: &Path,
+        format: Format,
         filter: &SignalFilter,
         window: Window,
     ) -> Result<(), WaveError> {
+        window.check_within(self.plan.cycles)?;
         self.waves = Some(Waves::new(
             &self.mmu,
             &self.partners,
             file,
-            vcd_path,
+            path,
+            format,
             filter,
             window,
+            self.plan.cycles,
         )?);
+        Ok(())
+    }
+
+    /// Write `fct.txt`, `pfc.txt` and `qlen.txt` in the HPCC ns-3 formats into `dir`
+    /// (created if missing) at the end of the run ([`crate::ns3`]).
+    pub fn attach_ns3(&mut self, dir: &Path) -> io::Result<()> {
+        self.ns3 = Some(Ns3Out::new(dir, &self.plan)?);
+        // Its flow-completion file lists every message.
+        self.sources.keep_messages();
         Ok(())
     }
 
@@ -331,7 +430,16 @@ impl Sim {
         }
 
         let obs = &mut self.obs;
-        monitor::observe(now, &self.out, |t| obs.record(t));
+        let drops = &mut self.lossless_drops;
+        let (mmu, plan) = (&self.mmu, &self.plan);
+        monitor::observe(now, &self.out, |t| {
+            obs.record(t);
+            if let TxnKind::Drop(r) = t.kind {
+                if r.lossless() && t.beat.sop() {
+                    drops.note(now, r, &t.beat, mmu, plan);
+                }
+            }
+        });
         for dep in &self.out.departures {
             self.sinks.absorb(dep);
         }
@@ -352,6 +460,17 @@ impl Sim {
         }
         if !self.out.ecm_tx.is_empty() {
             self.ecm_frames_out(now);
+        }
+        if let Some(n) = &mut self.ns3 {
+            let out = &self.out;
+            n.cycle(
+                now,
+                &out.pfc_tx,
+                &self.pfc_rx,
+                &out.departures,
+                &self.mmu,
+                &self.plan,
+            );
         }
         if let Some(e) = self.obs.trace_err.take() {
             return Err(RunError::Trace(e));
@@ -418,13 +537,17 @@ impl Sim {
         if let Some(w) = self.waves.take() {
             w.finish(&self.mmu)?;
         }
+        if let Some(n) = self.ns3.take() {
+            let tcp = self.tcp.stats();
+            n.finish(self.now, &self.plan, &self.sources.messages(), &tcp)
+                .map_err(|e| RunError::Output(NS3_OUTPUT, e))?;
+        }
         Ok(self.summary(wall))
     }
 
     /// Counts and end-of-run checks at the current cycle; `wall` seconds of run time.
     pub fn summary(&self, wall: f64) -> Summary {
         let sb = &self.obs.scoreboard;
-        let st = self.mmu.stats();
         let buffered = self.mmu.buffered_cells() as u64;
         let cons = sb.conservation(buffered, self.cells_in_flight());
         let mut violations = Vec::new();
@@ -474,11 +597,17 @@ impl Sim {
                 },
             })
             .collect();
+        let sai = SaiCounters::of(&self.mmu);
         Summary {
+            schema_version: SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario: self.plan.name.clone(),
             policy: self.plan.derived.cfg.policy.name().to_string(),
             seed: self.plan.seed,
             cycles: self.now,
+            clock_hz: self.plan.derived.clock_hz,
+            cell_bytes: self.plan.derived.cfg.cell_bytes,
+            scenario_hash: self.plan.scenario_hash.clone(),
             cells_injected: sb.injected,
             cells_admitted: sb.admitted.iter().sum(),
             cells_departed: sb.departed,
@@ -509,8 +638,6 @@ impl Sim {
                 .map(|p| p.stats().port_pause_events)
                 .sum(),
             pfc_frames_rx_scripted: self.pfc_scripted,
-            max_shared_occupancy_cells: st.max_shared_occupancy_cells,
-            max_total_occupancy_cells: st.max_total_occupancy_cells,
             conservation: cons.to_string(),
             conservation_ok: cons.ok(),
             egress,
@@ -545,12 +672,28 @@ impl Sim {
             },
             ecm_rp: self.rp_summaries(),
             tcp: self.tcp.stats(),
+            ingress_priority_groups: sai.pgs,
+            egress_queues: sai.queues,
+            pools: sai.pools,
+            pfc: sai.pfc,
+            lossless: LosslessSummary {
+                headroom_warnings: self
+                    .plan
+                    .headroom_warnings
+                    .iter()
+                    .map(|w| w.to_string())
+                    .collect(),
+                packets_dropped: self.lossless_drops.packets,
+                first_drops: self.lossless_drops.first.clone(),
+            },
             violations,
-            wall_seconds: wall,
-            cycles_per_second: if wall > 0.0 {
-                self.now as f64 / wall
-            } else {
-                0.0
+            run: RunMeta {
+                wall_seconds: wall,
+                cycles_per_second: if wall > 0.0 {
+                    self.now as f64 / wall
+                } else {
+                    0.0
+                },
             },
         }
     }

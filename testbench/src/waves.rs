@@ -1,7 +1,7 @@
 //! Waveform output: the model's probed signals, and with ECM on the registers of every
-//! NIC's reaction point (`top.nic.pNN.rp.*`), sampled after every cycle into a VCD, and a
-//! GTKWave save file beside it (same stem, `.gtkw`) that opens the dump with the signal
-//! groups already laid out.
+//! NIC's reaction point (`top.nic.pNN.rp.*`), sampled after every cycle into a VCD or an
+//! FST, and a GTKWave save file beside it (same stem, `.gtkw`) that opens the dump with the
+//! signal groups already laid out.
 
 use crate::link_partner::LinkPartner;
 use crate::reaction_point::{LimiterReg, LimiterState};
@@ -9,11 +9,14 @@ use hw_model::Mmu;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use wave::{write_gtkw, GtkwGroup, SignalFilter, SignalSpec, VcdWriter, WaveError, Window};
+use wave::{
+    write_gtkw, AnyWriter, Format, GtkwGroup, GtkwTrace, GtkwView, SignalFilter, SignalSpec,
+    WaveError, Window,
+};
 
-/// The `.gtkw` path that goes with a VCD path.
-pub fn gtkw_path(vcd: &Path) -> PathBuf {
-    vcd.with_extension("gtkw")
+/// The `.gtkw` path that goes with a dump path.
+pub fn gtkw_path(dump: &Path) -> PathBuf {
+    dump.with_extension("gtkw")
 }
 
 /// Where a reaction-point signal comes from.
@@ -95,7 +98,8 @@ impl WaveSignals {
         }
     }
 
-    /// GTKWave groups: the model's, then one per NIC for its reaction point.
+    /// GTKWave groups: the model's, then one per NIC for its reaction point; every trace
+    /// under its [`display_name`], occupancies, thresholds and rates drawn as analog.
     fn gtkw_groups(&self, mmu: &Mmu) -> Vec<GtkwGroup> {
         let mut groups = mmu.gtkw_groups();
         for (i, spec) in self.specs.iter().enumerate().skip(self.n_mmu) {
@@ -108,8 +112,64 @@ impl WaveSignals {
         }
         groups
             .into_iter()
-            .map(|(name, signals)| GtkwGroup::new(name, signals))
+            .map(|(name, signals)| GtkwGroup::new(name, signals.into_iter().map(trace)))
             .collect()
+    }
+}
+
+/// The name GTKWave shows for a signal: the path without `top.`, `mmu.` and the `ingress`
+/// or `egress` scope (the port number and the leaf tell them apart), its components joined
+/// by spaces (GTKWave shows only what follows the last dot of a name), and the global
+/// blocks in capitals: `p03 qoff`, `p00 pg2 shared_cells`, `DT sub_free y`,
+/// `p07 q3 ecm qlen`, `nic p01 rp f00 rate_bps`. Distinct paths give distinct names (a
+/// test checks every built-in under every policy).
+pub fn display_name(path: &str) -> String {
+    let rest = path.strip_prefix("top.").unwrap_or(path);
+    let rest = rest.strip_prefix("mmu.").unwrap_or(rest);
+    let rest = ["ingress.", "egress."]
+        .iter()
+        .find_map(|s| rest.strip_prefix(s))
+        .unwrap_or(rest);
+    let mut name = String::new();
+    for (i, part) in rest.split('.').enumerate() {
+        if i > 0 {
+            name.push(' ');
+        }
+        match part {
+            "dt" | "dt_lossy" | "pfc" | "dsh" | "l2bm" if i == 0 => {
+                name.push_str(&part.to_ascii_uppercase())
+            }
+            p => name.push_str(p),
+        }
+    }
+    name
+}
+
+/// Occupancies, thresholds and rates: their shape over time reads better as a plot.
+fn is_analog(path: &str) -> bool {
+    let mut parts = path.rsplit('.');
+    let leaf = parts.next().unwrap_or_default();
+    let unit = parts.next().unwrap_or_default();
+    leaf.ends_with("cells")
+        || [
+            "t", "hp_len", "lp_len", "qlen", "qold", "rate_bps", "fifo_len",
+        ]
+        .contains(&leaf)
+        || (leaf == "y"
+            && ["sub_", "shift_", "mul_"]
+                .iter()
+                .any(|u| unit.starts_with(u)))
+}
+
+/// The trace of `path` in a generated view.
+fn trace(path: String) -> GtkwTrace {
+    let analog = is_analog(&path);
+    let name = display_name(&path);
+    let t = GtkwTrace::new(path).named(name);
+    if analog {
+        t.analog()
+    } else {
+        t
     }
 }
 
@@ -134,10 +194,10 @@ struct NicSlots {
     mask: u128,
 }
 
-/// A VCD being written for one run.
+/// A waveform being written for one run.
 pub struct Waves {
-    writer: VcdWriter<BufWriter<File>>,
-    vcd_path: PathBuf,
+    writer: AnyWriter<BufWriter<File>>,
+    path: PathBuf,
     signals: WaveSignals,
     /// The signals that passed the filter (what the .gtkw may reference).
     dumped: Vec<SignalSpec>,
@@ -146,22 +206,28 @@ pub struct Waves {
     slots_by_block: Vec<Vec<usize>>,
     /// The NICs with selected reaction-point signals.
     nics: Vec<NicSlots>,
+    /// What the `.gtkw` opens on: the dumped cycles.
+    view: GtkwView,
 }
 
 impl Waves {
-    /// Write the VCD header for the signals of `mmu` and `partners` into `file` (already
-    /// created at `vcd_path`).
+    /// Write the header for the signals of `mmu` and `partners` in `format` into `file`
+    /// (already created at `path`), for a run of `cycles` cycles.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         mmu: &Mmu,
         partners: &[LinkPartner],
         file: File,
-        vcd_path: &Path,
+        path: &Path,
+        format: Format,
         filter: &SignalFilter,
         window: Window,
+        cycles: u64,
     ) -> Result<Self, WaveError> {
         let signals = WaveSignals::new(mmu, partners);
-        let writer = VcdWriter::new(
+        let writer = AnyWriter::with_format(
             BufWriter::new(file),
+            format,
             signals.specs(),
             mmu.config().clock_hz,
             filter,
@@ -191,9 +257,15 @@ impl Waves {
             }
         }
         nics.retain(|n| !n.common.is_empty() || !n.limiters.is_empty());
+        let tpc = writer.timescale().ticks_per_cycle();
+        let view = GtkwView::new(
+            window.from * tpc,
+            window.to.unwrap_or(cycles).min(cycles) * tpc,
+        );
         Ok(Self {
+            view,
             writer,
-            vcd_path: vcd_path.to_path_buf(),
+            path: path.to_path_buf(),
             dumped: filter.apply(signals.specs()),
             signals,
             slots_by_block,
@@ -251,14 +323,15 @@ impl Waves {
             .sample_slots(cycle, slots, |i| signals.value(i, mmu, partners))
     }
 
-    /// Close the VCD and write the `.gtkw` beside it.
+    /// Close the dump and write the `.gtkw` beside it.
     pub fn finish(self, mmu: &Mmu) -> Result<(), WaveError> {
         self.writer.finish()?;
         write_gtkw(
-            &gtkw_path(&self.vcd_path),
-            &self.vcd_path,
+            &gtkw_path(&self.path),
+            &self.path,
             &self.signals.gtkw_groups(mmu),
             &self.dumped,
+            &self.view,
         )
     }
 }
