@@ -736,11 +736,10 @@ impl Scenario {
             pfc_script: &self.pfc_script,
             ecm_rp: &self.ecm_rp,
         };
-        let json = serde_json::to_vec(&resolved).expect("a scenario serializes to JSON");
-        Sha256::digest(&json)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        // Streamed into the hash: the JSON of 10^5 flows would be tens of megabytes.
+        let mut sha = Sha256::new();
+        serde_json::to_writer(&mut sha, &resolved).expect("a scenario serializes to JSON");
+        sha.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 
