@@ -6,10 +6,10 @@
 //!
 //! ```text
 //! run dsh-port-level [--policy P] [--cycles N] [--seed S]    (or `run toml:NAME`)
-//! at 31981 top.mmu.ingress.p00.qoff = 4          value after cycle 31981
-//! edge 31981 top.mmu.ingress.p00.qoff 0 -> 4     0 after cycle 31980, 4 after 31981
-//! changes top.mmu.ingress.p00.poff = 77          value changes after the first sample
-//! max top.mmu.ingress.*.insurance_cells = 22     over the run (a glob: over every match)
+//! at 30279 top.mmu.ingress.p00.qoff = 4          value after cycle 30279
+//! edge 30279 top.mmu.ingress.p00.qoff 0 -> 4     0 after cycle 30278, 4 after 30279
+//! changes top.mmu.ingress.p00.poff = 66          value changes after the first sample
+//! max top.mmu.ingress.*.insurance_cells = 24     over the run (a glob: over every match)
 //! min PATH 300000..400000 = 192                  over cycles 300000..400000 (also max)
 //! mean PATH 300000..400000 = 226                 time-weighted, rounded down
 //! note 7 57: N_q and eta are configuration       numbers the text cites that are not waves
@@ -508,9 +508,9 @@ fn a_wrong_check_or_an_unchecked_number_is_caught() {
         .unwrap();
     s.run(|_| {}).unwrap();
     let dump = Dump::new(&path, 1);
-    let t0 = parse_check("at 0 top.mmu.dt.t = 32620").unwrap();
+    let t0 = parse_check("at 0 top.mmu.dt.t = 30892").unwrap();
     assert!(dump.holds(&t0));
-    assert!(!dump.holds(&parse_check("at 0 top.mmu.dt.t = 32621").unwrap()));
+    assert!(!dump.holds(&parse_check("at 0 top.mmu.dt.t = 30893").unwrap()));
     let first = dump.signals["top.mmu.ingress.p00.qoff"][1];
     let edge = |c: u64| {
         parse_check(&format!(
@@ -523,7 +523,7 @@ fn a_wrong_check_or_an_unchecked_number_is_caught() {
     assert!(!dump.holds(&edge(first.0 + 1)), "one cycle late");
     assert_eq!(
         dump.rewrite(&parse_check("at 0 top.mmu.dt.t = 1").unwrap()),
-        "at 0 top.mmu.dt.t = 32620"
+        "at 0 top.mmu.dt.t = 30892"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 
