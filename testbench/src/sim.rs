@@ -27,8 +27,8 @@ use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::{MessageStats, Sources};
 use crate::summary::{
-    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta,
-    SaiCounters, Summary, SCHEMA_VERSION,
+    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta, SaiCounters,
+    Summary, SCHEMA_VERSION,
 };
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
