@@ -6,13 +6,13 @@
 //!
 //! ```text
 //! run dsh-port-level [--policy P] [--cycles N] [--seed S]    (or `run toml:NAME`)
-//! at 31981 top.mmu.ingress.p00.qoff = 4          value after cycle 31981
-//! edge 31981 top.mmu.ingress.p00.qoff 0 -> 4     0 after cycle 31980, 4 after 31981
-//! changes top.mmu.ingress.p00.poff = 77          value changes after the first sample
-//! max top.mmu.ingress.*.insurance_cells = 22     over the run (a glob: over every match)
+//! at 30279 top.mmu.ingress.p00.qoff = 4          value after cycle 30279
+//! edge 30279 top.mmu.ingress.p00.qoff 0 -> 4     0 after cycle 30278, 4 after 30279
+//! changes top.mmu.ingress.p00.poff = 66          value changes after the first sample
+//! max top.mmu.ingress.*.insurance_cells = 24     over the run (a glob: over every match)
 //! min PATH 300000..400000 = 192                  over cycles 300000..400000 (also max)
 //! mean PATH 300000..400000 = 226                 time-weighted, rounded down
-//! note 7 57: N_q and eta are configuration       numbers the text cites that are not waves
+//! note 7 111: N_q and eta are configuration      numbers the text cites that are not waves
 //! ```
 //!
 //! `toml:NAME` is a scenario a doc defines in a fenced `toml` block right after a
@@ -131,10 +131,13 @@ fn parse_check(line: &str) -> Option<Check> {
 struct Dump {
     signals: BTreeMap<String, Vec<(u64, u64)>>,
     tpc: u64,
+    /// The end of the run: a signal holds its last value until then.
+    end: u64,
 }
 
 impl Dump {
-    fn new(path: &Path, tpc: u64) -> Self {
+    /// The dump at `path` of a run of `cycles` cycles of `tpc` ticks.
+    fn new(path: &Path, tpc: u64, cycles: u64) -> Self {
         let signals = wave_changes(path)
             .into_iter()
             .map(|(name, (_, changes))| {
@@ -145,7 +148,11 @@ impl Dump {
                 (name, values)
             })
             .collect();
-        Self { signals, tpc }
+        Self {
+            signals,
+            tpc,
+            end: cycles * tpc,
+        }
     }
 
     /// The signals a check's path (or glob) names.
@@ -169,11 +176,15 @@ impl Dump {
     /// The values a signal holds during cycles `range` (or the whole run), with the cycles
     /// each holds.
     fn spans(&self, changes: &[(u64, u64)], range: Option<(u64, u64)>) -> Vec<(u64, u64)> {
-        let end = changes.last().map_or(0, |c| c.0 + self.tpc);
-        let (from, to) = range.map_or((0, end), |(a, b)| (a * self.tpc, b * self.tpc));
+        let (from, to) = range.map_or((0, self.end), |(a, b)| (a * self.tpc, b * self.tpc));
+        assert!(
+            from < to && to <= self.end,
+            "the range {range:?} is not within the run of {} cycles",
+            self.end / self.tpc
+        );
         let mut out = Vec::new();
         for (i, &(t, v)) in changes.iter().enumerate() {
-            let next = changes.get(i + 1).map_or(end, |c| c.0);
+            let next = changes.get(i + 1).map_or(self.end, |c| c.0);
             let (s, e) = (t.max(from), next.min(to));
             if e > s {
                 out.push((v, e - s));
@@ -455,7 +466,7 @@ fn every_tour_matches_the_dump_of_its_run() {
             .unwrap();
         let summary = s.run(|_| {}).unwrap();
         assert!(summary.ok(), "{summary}");
-        let dump = Dump::new(&path, tpc);
+        let dump = Dump::new(&path, tpc, summary.cycles);
         let wrong: Vec<&Check> = checks.iter().filter(|c| !dump.holds(c)).collect();
         if !wrong.is_empty() {
             let block: Vec<String> = checks.iter().map(|c| dump.rewrite(c)).collect();
@@ -507,10 +518,10 @@ fn a_wrong_check_or_an_unchecked_number_is_caught() {
     s.attach_waves(f, &path, Format::Fst, &filter, Window::all())
         .unwrap();
     s.run(|_| {}).unwrap();
-    let dump = Dump::new(&path, 1);
-    let t0 = parse_check("at 0 top.mmu.dt.t = 32620").unwrap();
+    let dump = Dump::new(&path, 1, 33000);
+    let t0 = parse_check("at 0 top.mmu.dt.t = 30892").unwrap();
     assert!(dump.holds(&t0));
-    assert!(!dump.holds(&parse_check("at 0 top.mmu.dt.t = 32621").unwrap()));
+    assert!(!dump.holds(&parse_check("at 0 top.mmu.dt.t = 30893").unwrap()));
     let first = dump.signals["top.mmu.ingress.p00.qoff"][1];
     let edge = |c: u64| {
         parse_check(&format!(
@@ -521,9 +532,17 @@ fn a_wrong_check_or_an_unchecked_number_is_caught() {
     };
     assert!(dump.holds(&edge(first.0)));
     assert!(!dump.holds(&edge(first.0 + 1)), "one cycle late");
+    // A value holds until the end of the run, not one cycle after its last change: `qoff`
+    // of port 0 is 2 from 32956, 0 from 32994 to the end (33000).
+    for (check, want) in [
+        ("max top.mmu.ingress.p00.qoff 32995..33000 = 0", 0),
+        ("mean top.mmu.ingress.p00.qoff 32990..33000 = 0", 0),
+    ] {
+        assert_eq!(dump.actual(&parse_check(check).unwrap()), want, "{check}");
+    }
     assert_eq!(
         dump.rewrite(&parse_check("at 0 top.mmu.dt.t = 1").unwrap()),
-        "at 0 top.mmu.dt.t = 32620"
+        "at 0 top.mmu.dt.t = 30892"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 
