@@ -5,6 +5,8 @@ WAVES := waveforms
 # Soak: far more property-test cases and longer streams than `make test`.
 SOAK_CASES ?= 2000
 SOAK_CYCLES ?= 200000
+# The core `make bench` pins its table to.
+BENCH_CPU ?= 1
 
 .PHONY: run test soak bench waves waves-dsh waves-hcf waves-ecm docs lint fmt clean
 
@@ -25,8 +27,12 @@ test:
 soak:
 	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release -p testbench -p hw-model --test it -- --nocapture properties:: reference_model:: hcf:: ecm:: lossless:: --skip reproduce::
 
-## bench: criterion benchmark of the cycle loop (tomahawk, high load)
+## bench: the speed table (the built-ins and the cycle loop, CPU time on core $(BENCH_CPU),
+## without waves and with every signal in a VCD), then criterion's benchmark of the cycle
+## loop (tomahawk, high load)
 bench:
+	$(CARGO) build --release -p mmu-bench --bin bench
+	taskset -c $(BENCH_CPU) target/release/bench
 	$(CARGO) bench -p mmu-bench --bench cycle_loop
 
 ## waves: run the default scenario and open its waveform in GTKWave

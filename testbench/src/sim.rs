@@ -124,6 +124,20 @@ fn drop_cause(cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) 
     )
 }
 
+/// CPU time of the calling thread, seconds: what a run costs whatever else shares the core.
+pub fn thread_cpu_seconds() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
 /// The name of the ECM frame trace in [`RunError::Output`].
 pub const ECM_TRACE: &str = "ECM trace";
 /// The name of the rate-limiter event trace in [`RunError::Output`].
@@ -517,6 +531,7 @@ impl Sim {
     /// the trace and waveform files.
     pub fn run(&mut self, mut progress: impl FnMut(u64)) -> Result<Summary, RunError> {
         let t0 = Instant::now();
+        let cpu0 = thread_cpu_seconds();
         while self.now < self.plan.cycles {
             self.step()?;
             if self.now & (PROGRESS_EVERY - 1) == 0 {
@@ -524,6 +539,7 @@ impl Sim {
             }
         }
         progress(self.now);
+        let cpu = thread_cpu_seconds() - cpu0;
         let wall = t0.elapsed().as_secs_f64();
         if let Some(t) = self.obs.trace.take() {
             t.finish().map_err(RunError::Trace)?;
@@ -542,11 +558,17 @@ impl Sim {
             n.finish(self.now, &self.plan, &self.sources.messages(), &tcp)
                 .map_err(|e| RunError::Output(NS3_OUTPUT, e))?;
         }
-        Ok(self.summary(wall))
+        Ok(self.summarize(wall, cpu))
     }
 
-    /// Counts and end-of-run checks at the current cycle; `wall` seconds of run time.
+    /// Counts and end-of-run checks at the current cycle; `wall` seconds of run time (the
+    /// CPU time is left 0: [`run`](Self::run)'s summary has it).
     pub fn summary(&self, wall: f64) -> Summary {
+        self.summarize(wall, 0.0)
+    }
+
+    /// [`summary`](Self::summary) with `cpu` seconds of CPU time.
+    fn summarize(&self, wall: f64, cpu: f64) -> Summary {
         let sb = &self.obs.scoreboard;
         let buffered = self.mmu.buffered_cells() as u64;
         let cons = sb.conservation(buffered, self.cells_in_flight());
@@ -689,11 +711,9 @@ impl Sim {
             violations,
             run: RunMeta {
                 wall_seconds: wall,
-                cycles_per_second: if wall > 0.0 {
-                    self.now as f64 / wall
-                } else {
-                    0.0
-                },
+                cycles_per_second: per_second(self.now, wall),
+                cpu_seconds: cpu,
+                cycles_per_cpu_second: per_second(self.now, cpu),
             },
         }
     }

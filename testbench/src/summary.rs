@@ -115,7 +115,11 @@ pub struct PfcSummary {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunMeta {
     pub wall_seconds: f64,
+    /// Cycles per second of wall time.
     pub cycles_per_second: f64,
+    /// CPU time of the thread that ran the cycles: the run's cost, whatever shared the core.
+    pub cpu_seconds: f64,
+    pub cycles_per_cpu_second: f64,
 }
 
 /// The buffer counters of `mmu` in SAI terms, entries without traffic left out.
@@ -608,8 +612,8 @@ impl fmt::Display for Summary {
             f,
             "speed",
             &format!(
-                "{:.0} cycles/s ({:.2} s wall)",
-                self.run.cycles_per_second, self.run.wall_seconds
+                "{:.0} cycles/s ({:.2} s CPU, {:.2} s wall)",
+                self.run.cycles_per_cpu_second, self.run.cpu_seconds, self.run.wall_seconds
             ),
         )?;
         writeln!(f, "conservation: {}", self.conservation)?;

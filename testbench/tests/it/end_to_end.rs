@@ -77,6 +77,8 @@ fn same_seed_same_summary_other_seed_other_stimulus() {
         s.run = RunMeta {
             wall_seconds: 0.0,
             cycles_per_second: 0.0,
+            cpu_seconds: 0.0,
+            cycles_per_cpu_second: 0.0,
         };
         s
     };
