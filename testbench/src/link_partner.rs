@@ -20,6 +20,14 @@
 //!   toward this partner at cycle `c` reaches it at `c + prop_cycles` (no processing delay).
 //!   ECM frames are modelled out of band: they do not occupy the switch's egress wire toward
 //!   the partner.
+//!
+//! Stepping: [`LinkPartner::next_event`] is the next cycle in which [`LinkPartner::step`] has
+//! work (a beat due on the wire or at the MMU, a packet's last bit, a PFC frame acting, a
+//! pause expiring with a packet waiting, a reaction-point timer, a limiter's credit); the
+//! simulator steps a partner only then, and a partner paused with nothing else to do sleeps
+//! until its pause expires or a frame resumes it. Stepping in any other cycle changes
+//! nothing, so a caller may also step every cycle. The line is clocked in bulk over the
+//! cycles in between.
 
 use crate::packet_run::{PacketRun, RunQueue};
 use crate::reaction_point::{EcmRpParams, ReactionPoint};
@@ -80,6 +88,8 @@ pub struct LinkPartner {
     /// Round-robin pointer: the class searched first.
     rr_next: u8,
     line: PhaseAccumulator,
+    /// The last cycle the line was clocked with a packet on the wire.
+    line_at: u64,
     on_wire: Option<OnWire>,
     /// Beats due on the wire but not yet sent (one leaves per cycle).
     held: VecDeque<Beat>,
@@ -114,6 +124,7 @@ impl LinkPartner {
             paused_accounted_to: 0,
             rr_next: 0,
             line: PhaseAccumulator::new(rate_bps, d.clock_hz),
+            line_at: 0,
             on_wire: None,
             held: VecDeque::with_capacity(4),
             in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
@@ -135,18 +146,24 @@ impl LinkPartner {
         self.nonempty |= 1 << prio;
     }
 
-    /// A PFC frame the MMU sent toward this partner at `cycle`.
-    pub fn pfc_sent(&mut self, cycle: u64, frame: PfcFrame) {
+    /// A PFC frame the MMU sent toward this partner at `cycle` (after this partner's step
+    /// of that cycle); returns the cycle in which the partner must be stepped to act on it.
+    pub fn pfc_sent(&mut self, cycle: u64, frame: PfcFrame) -> u64 {
         if frame.paused() != 0 {
             self.stats.pause_frames_sent += 1;
         }
         let at = cycle + self.link.prop_cycles + self.link.proc_cycles;
         self.pfc_in.push_back((at, frame));
+        at.max(cycle + 1)
     }
 
-    /// An ECM frame a congestion point sent toward this partner at `cycle`.
-    pub fn ecm_sent(&mut self, cycle: u64, frame: EcmFrame) {
-        self.rp.ecm_arrives(cycle + self.link.prop_cycles, frame);
+    /// An ECM frame a congestion point sent toward this partner at `cycle` (after this
+    /// partner's step of that cycle); returns the cycle in which the partner must be
+    /// stepped to act on it.
+    pub fn ecm_sent(&mut self, cycle: u64, frame: EcmFrame) -> u64 {
+        let at = cycle + self.link.prop_cycles;
+        self.rp.ecm_arrives(at, frame);
+        at.max(cycle + 1)
     }
 
     /// The NIC's ECM reaction point.
@@ -319,8 +336,62 @@ impl LinkPartner {
         }
     }
 
-    /// Clock one cycle. `inject` sees each beat as it leaves onto the link; the beat that
-    /// reaches the MMU this cycle, if any, is returned.
+    /// The first cycle after `now` in which a class that holds a packet, or the priority of
+    /// a limiter that holds one, is not paused (a class is paused by its own pause or by
+    /// the port-level one, whichever ends later); `u64::MAX` if none holds a packet.
+    fn unpaused_after(&self, now: u64, waiting: u8) -> u64 {
+        let mut t = u64::MAX;
+        let mut m = waiting;
+        while m != 0 {
+            let c = m.trailing_zeros() as usize;
+            m &= m - 1;
+            t = t.min(self.pause_until[c].max(self.port_pause_until));
+        }
+        t.max(now + 1)
+    }
+
+    /// The first cycle after `now`, the cycle of the last [`step`](Self::step), in which
+    /// `step` has work without new input; `u64::MAX` if none. New input (a packet queued, a
+    /// PFC or ECM frame sent toward this partner) may bring it forward.
+    pub fn next_event(&self, now: u64) -> u64 {
+        if !self.held.is_empty() {
+            return now + 1;
+        }
+        let mut t = self.in_flight.front().map_or(u64::MAX, |&(at, _)| at);
+        if let Some(&(at, _)) = self.pfc_in.front() {
+            t = t.min(at);
+        }
+        if self.rp.busy() {
+            t = t.min(self.rp.next_event());
+        }
+        match &self.on_wire {
+            Some(w) => {
+                let bits = if w.next_idx < w.ncells {
+                    self.beat_bytes(w) * 8
+                } else {
+                    w.wire_bits
+                };
+                t = t.min(now + self.line.ticks_until(bits));
+            }
+            None => {
+                // Every class with a packet is paused (or `step` would have started one).
+                if self.nonempty != 0 {
+                    t = t.min(self.unpaused_after(now, self.nonempty));
+                }
+                if self.rp.queued_frames() {
+                    t = t.min(
+                        self.rp
+                            .next_send(now, |prio| self.unpaused_after(now, 1 << prio)),
+                    );
+                }
+            }
+        }
+        t.max(now + 1)
+    }
+
+    /// Clock cycle `now`. `inject` sees each beat as it leaves onto the link; the beat that
+    /// reaches the MMU this cycle, if any, is returned. The cycles since the last step must
+    /// hold no event ([`next_event`](Self::next_event)).
     pub fn step(&mut self, now: u64, d: &Derived, mut inject: impl FnMut(&Beat)) -> Option<Beat> {
         while let Some(&(at, frame)) = self.pfc_in.front() {
             if at > now {
@@ -329,12 +400,20 @@ impl LinkPartner {
             self.pfc_in.pop_front();
             self.apply_pfc(now, frame);
         }
-        self.rp.tick(now);
-        if self.on_wire.is_none() {
-            self.start_next(now, d);
+        if self.rp.busy() {
+            self.rp.tick(now);
         }
+        // The line is clocked in every cycle with a packet on the wire, the packet's first
+        // cycle included.
+        let ticks = if self.on_wire.is_some() {
+            now - self.line_at
+        } else {
+            self.start_next(now, d);
+            1
+        };
         if self.on_wire.is_some() {
-            self.line.tick();
+            self.line.advance(ticks);
+            self.line_at = now;
         }
         while let Some(mut w) = self.on_wire {
             let bits = self.line.bits();

@@ -109,14 +109,28 @@ impl Ns3Out {
             self.frame(ns(now, d.clock_hz), switch, 1, p as usize + 1, &f);
         }
         if now.is_multiple_of(self.sample_every) {
-            for (p, hist) in self.qlen.iter_mut().enumerate() {
-                let cells: u64 = (0..QUEUES).map(|q| mmu.egress_cells(p, q) as u64).sum();
-                let kb = (cells * d.cfg.cell_bytes as u64 / QLEN_BUCKET_BYTES) as usize;
-                if hist.len() <= kb {
-                    hist.resize(kb + 1, 0);
-                }
-                hist[kb] += 1;
+            self.sample_qlen(1, mmu, plan);
+        }
+    }
+
+    /// Cycles `from..to` were idle (the queues did not move): their queue-length samples.
+    pub fn idle(&mut self, from: u64, to: u64, mmu: &Mmu, plan: &Plan) {
+        let samples = to.div_ceil(self.sample_every) - from.div_ceil(self.sample_every);
+        if samples > 0 {
+            self.sample_qlen(samples, mmu, plan);
+        }
+    }
+
+    /// Add `samples` samples of the current egress queue lengths.
+    fn sample_qlen(&mut self, samples: u64, mmu: &Mmu, plan: &Plan) {
+        let d = &plan.derived;
+        for (p, hist) in self.qlen.iter_mut().enumerate() {
+            let cells: u64 = (0..QUEUES).map(|q| mmu.egress_cells(p, q) as u64).sum();
+            let kb = (cells * d.cfg.cell_bytes as u64 / QLEN_BUCKET_BYTES) as usize;
+            if hist.len() <= kb {
+                hist.resize(kb + 1, 0);
             }
+            hist[kb] += samples;
         }
     }
 

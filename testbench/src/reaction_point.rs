@@ -519,6 +519,50 @@ impl ReactionPoint {
         self.in_use > 0 || !self.ecm_in.is_empty()
     }
 
+    /// When busy, the first cycle from which [`tick`](Self::tick) may act: an ECM frame's
+    /// arrival, an ECM(0,0) timer's expiry, or with a limiter in use the next `Td`.
+    /// `u64::MAX` if none; the caller clamps it to after the current cycle.
+    pub fn next_event(&self) -> u64 {
+        let mut t = self.ecm_in.front().map_or(u64::MAX, |&(at, _)| at);
+        if self.in_use > 0 {
+            t = t.min(self.next_td);
+        }
+        if self.in_timeout > 0 {
+            for l in &self.lim {
+                if l.state == LimiterState::Timeout {
+                    t = t.min(l.timer_until);
+                }
+            }
+        }
+        t
+    }
+
+    /// Whether a limiter holds a frame.
+    pub fn queued_frames(&self) -> bool {
+        self.in_use > 0 && self.lim.iter().any(|l| l.packets > 0)
+    }
+
+    /// The first cycle after `now` in which [`next_limited`](Self::next_limited) could send:
+    /// an ACTIVE limiter holds a frame, its credit has refilled to 0, and its priority is
+    /// not paused (`ready_at(prio)`: the first cycle after `now` without a pause on it).
+    /// `u64::MAX` if no limiter can send without a timer or a rate change first.
+    pub fn next_send(&self, now: u64, ready_at: impl Fn(u8) -> u64) -> u64 {
+        let mut t = u64::MAX;
+        for l in &self.lim {
+            if l.state != LimiterState::Active || l.packets == 0 || l.rate_bps == 0 {
+                continue;
+            }
+            let credit_at = if l.credit >= 0 {
+                now + 1
+            } else {
+                let wait = (-l.credit as u128).div_ceil(l.rate_bps as u128);
+                (l.credit_at as u128 + wait).min(u64::MAX as u128) as u64
+            };
+            t = t.min(credit_at.max(ready_at(l.prio)));
+        }
+        t
+    }
+
     /// An ECM frame that reaches this NIC at cycle `at`.
     pub fn ecm_arrives(&mut self, at: u64, f: EcmFrame) {
         self.ecm_in.push_back((at, f));

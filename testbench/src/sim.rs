@@ -206,7 +206,9 @@ pub struct Sim {
     sources: Sources,
     tcp: TcpFlows,
     partners: Vec<LinkPartner>,
-    /// Bit `p`: partner `p` is busy and must be stepped.
+    /// Per partner, the next cycle it must be stepped in (`u64::MAX`: asleep).
+    wake: Vec<u64>,
+    /// Bit `p`: partner `p` is awake (`wake[p]` is finite).
     active: u64,
     /// Bit `p`: `ingress[p]` holds a beat to clear after the MMU step.
     delivered: u64,
@@ -248,6 +250,7 @@ impl Sim {
             sources: Sources::new(&plan.flows, plan.seed, d),
             tcp: TcpFlows::new(&plan.flows, d.clock_hz),
             partners,
+            wake: vec![u64::MAX; d.ports],
             active: 0,
             delivered: 0,
             ingress: vec![None; d.ports],
@@ -390,40 +393,87 @@ impl Sim {
         self.partners.iter().map(|p| p.in_flight() as u64).sum()
     }
 
+    /// Partner `p` must be stepped in cycle `at` (or earlier, if it already has to be).
+    #[inline]
+    fn wake_partner(wake: &mut [u64], active: &mut u64, p: usize, at: u64) {
+        wake[p] = wake[p].min(at);
+        *active |= 1 << p;
+    }
+
+    /// The first cycle `>= now()` in which something can happen: a source or TCP event, a
+    /// partner's event, a scripted PFC frame, the model's next event, or a cycle the
+    /// waveform must sample. Every cycle before it is idle: [`run`](Self::run) jumps there.
+    pub fn next_event(&self) -> u64 {
+        let mut t = self.mmu.next_event();
+        if t <= self.now {
+            return self.now;
+        }
+        t = t
+            .min(self.sources.next_time())
+            .min(self.tcp.next_time())
+            .min(self.script.next_cycle());
+        let mut awake = self.active;
+        while awake != 0 {
+            let p = awake.trailing_zeros() as usize;
+            awake &= awake - 1;
+            t = t.min(self.wake[p]);
+        }
+        if let Some(w) = &self.waves {
+            t = t.min(w.must_sample(self.now));
+        }
+        t.max(self.now)
+    }
+
+    /// Jump over the idle cycles before `to` (at most [`next_event`](Self::next_event)).
+    fn skip_to(&mut self, to: u64) -> Result<(), RunError> {
+        self.mmu.skip_to(to)?;
+        if let Some(n) = &mut self.ns3 {
+            n.idle(self.now, to, &self.mmu, &self.plan);
+        }
+        self.now = to;
+        Ok(())
+    }
+
     /// Clock one cycle.
     pub fn step(&mut self) -> Result<(), RunError> {
         let now = self.now;
         let d = &self.plan.derived;
         let partners = &mut self.partners;
-        let active = &mut self.active;
+        let (wake, active) = (&mut self.wake, &mut self.active);
         self.sources.fire_due(now, d, &self.plan.flows, |run| {
-            let src = run.head().src;
-            partners[src as usize].enqueue(run);
-            *active |= 1 << src;
+            let src = run.head().src as usize;
+            partners[src].enqueue(run);
+            Self::wake_partner(wake, active, src, now);
         });
         self.tcp.fire_due(now, |hdr| {
-            partners[hdr.src as usize].enqueue(hdr);
-            *active |= 1 << hdr.src;
+            let src = hdr.src as usize;
+            partners[src].enqueue(hdr);
+            Self::wake_partner(wake, active, src, now);
         });
 
-        let mut busy = self.active;
-        while busy != 0 {
-            let p = busy.trailing_zeros() as usize;
-            busy &= busy - 1;
+        let mut awake = self.active;
+        while awake != 0 {
+            let p = awake.trailing_zeros() as usize;
+            awake &= awake - 1;
+            if self.wake[p] > now {
+                continue;
+            }
             let obs = &mut self.obs;
-            let beat = self.partners[p].step(now, d, |b| {
+            let partner = &mut self.partners[p];
+            let beat = partner.step(now, d, |b| {
                 obs.record(&CellTxn {
                     cycle: now,
                     kind: TxnKind::Inject,
                     beat: *b,
                 })
             });
-            self.partners[p].rp_mut().drain_events(|e| obs.rp_event(e));
+            partner.rp_mut().drain_events(|e| obs.rp_event(e));
             if beat.is_some() {
                 self.ingress[p] = beat;
                 self.delivered |= 1 << p;
             }
-            if !self.partners[p].busy() {
+            self.wake[p] = partner.next_event(now);
+            if self.wake[p] == u64::MAX {
                 self.active &= !(1 << p);
             }
         }
@@ -468,8 +518,8 @@ impl Sim {
                 self.pfc_port_resume_frames += frame.port_level as u64;
             }
             if let Some(partner) = self.partners.get_mut(port as usize) {
-                partner.pfc_sent(now, frame);
-                self.active |= 1 << port;
+                let at = partner.pfc_sent(now, frame);
+                Self::wake_partner(&mut self.wake, &mut self.active, port as usize, at);
             }
         }
         if !self.out.ecm_tx.is_empty() {
@@ -520,8 +570,8 @@ impl Sim {
             }
             self.obs.ecm_frame(now, f);
             if let Some(partner) = self.partners.get_mut(f.port as usize) {
-                partner.ecm_sent(now, *f);
-                self.active |= 1 << f.port;
+                let at = partner.ecm_sent(now, *f);
+                Self::wake_partner(&mut self.wake, &mut self.active, f.port as usize, at);
             }
         }
     }
@@ -532,7 +582,22 @@ impl Sim {
     pub fn run(&mut self, mut progress: impl FnMut(u64)) -> Result<Summary, RunError> {
         let t0 = Instant::now();
         let cpu0 = thread_cpu_seconds();
-        while self.now < self.plan.cycles {
+        let end = self.plan.cycles;
+        while self.now < end {
+            let next = self.next_event().min(end);
+            if next > self.now {
+                // The progress calls of the cycles jumped over, as if they had been stepped.
+                let from = self.now;
+                self.skip_to(next)?;
+                let mut c = (from / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+                while c <= next {
+                    progress(c);
+                    c += PROGRESS_EVERY;
+                }
+                if next == end {
+                    break;
+                }
+            }
             self.step()?;
             if self.now & (PROGRESS_EVERY - 1) == 0 {
                 progress(self.now);

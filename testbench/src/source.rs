@@ -431,6 +431,11 @@ impl Sources {
         }
     }
 
+    /// The next cycle a source fires in, `u64::MAX` when all are finished.
+    pub fn next_time(&self) -> u64 {
+        self.events.peek().map_or(u64::MAX, |Reverse((t, _))| *t)
+    }
+
     /// Record the packets of `poisson` messages whose last cell departed at `now`.
     pub fn departed(&mut self, now: u64, departures: &[Departure]) {
         if self.messages.open.is_empty() {

@@ -208,6 +208,10 @@ pub struct Waves {
     nics: Vec<NicSlots>,
     /// What the `.gtkw` opens on: the dumped cycles.
     view: GtkwView,
+    /// The first and the last cycle of the window: sampled whatever happens, as the dump
+    /// starts with every value at the first and closes one cycle after the last.
+    first: u64,
+    last: u64,
 }
 
 impl Waves {
@@ -258,11 +262,11 @@ impl Waves {
         }
         nics.retain(|n| !n.common.is_empty() || !n.limiters.is_empty());
         let tpc = writer.timescale().ticks_per_cycle();
-        let view = GtkwView::new(
-            window.from * tpc,
-            window.to.unwrap_or(cycles).min(cycles) * tpc,
-        );
+        let end = window.to.unwrap_or(cycles).min(cycles);
+        let view = GtkwView::new(window.from * tpc, end * tpc);
         Ok(Self {
+            first: window.from,
+            last: end.saturating_sub(1),
             view,
             writer,
             path: path.to_path_buf(),
@@ -271,6 +275,19 @@ impl Waves {
             slots_by_block,
             nics,
         })
+    }
+
+    /// The first cycle `>= now` that must be sampled even if nothing changes in it (the
+    /// window's first and last); `u64::MAX` if none. Values change only in cycles the
+    /// simulator clocks, so the cycles it jumps over need no sample.
+    pub fn must_sample(&self, now: u64) -> u64 {
+        if now <= self.first {
+            self.first
+        } else if now <= self.last {
+            self.last
+        } else {
+            u64::MAX
+        }
     }
 
     /// Sample the selected signals after the MMU and the partners clocked cycle `cycle`.

@@ -101,14 +101,8 @@ fn run_case(c: &Case, vcd: Option<&Path>) -> Result<Sample, String> {
     let mut sim = Sim::new(&scenario, ov).map_err(|e| e.to_string())?;
     if let Some(path) = vcd {
         let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        sim.attach_waves(
-            file,
-            path,
-            Format::Vcd,
-            &SignalFilter::all(),
-            Window::all(),
-        )
-        .map_err(|e| e.to_string())?;
+        sim.attach_waves(file, path, Format::Vcd, &SignalFilter::all(), Window::all())
+            .map_err(|e| e.to_string())?;
     }
     let s = sim.run(|_| {}).map_err(|e| e.to_string())?;
     if !s.ok() {
@@ -190,7 +184,8 @@ fn row(name: &str, plain: &[Sample], waves: &[Sample]) -> String {
 
 fn main() -> ExitCode {
     let a = Args::parse();
-    let wanted = |name: &str| a.cases.is_empty() || a.cases.iter().any(|w| name.contains(w.as_str()));
+    let wanted =
+        |name: &str| a.cases.is_empty() || a.cases.iter().any(|w| name.contains(w.as_str()));
     println!("| case | cycles | CPU s | M cycles/s | M cells/s | M cycles/s, VCD | VCD MB |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for c in CASES.iter().filter(|c| wanted(c.name)) {
