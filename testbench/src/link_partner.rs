@@ -49,6 +49,17 @@ struct OnWire {
     ncells: u16,
     next_idx: u16,
     wire_bits: u64,
+    /// Bits on the wire that complete the next beat (all `wire_bits` once every beat left).
+    due_bits: u64,
+}
+
+/// A packet length and what it costs: cells and wire bits (the last length seen is kept,
+/// as flows send runs of one length).
+#[derive(Debug, Clone, Copy, Default)]
+struct LenCost {
+    len: u16,
+    ncells: u16,
+    wire_bits: u64,
 }
 
 /// Counters of one partner.
@@ -80,6 +91,8 @@ pub struct LinkPartner {
     pause_until: [u64; 8],
     /// First cycle after a DSH port-level pause.
     port_pause_until: u64,
+    /// First cycle without any pause (the latest of the above).
+    pauses_end: u64,
     /// Per class, cycles paused (own pause or port-level pause) before `paused_accounted_to`;
     /// settled at every PFC frame so that a pause cut short by a RESUME counts only its
     /// actual length.
@@ -91,6 +104,9 @@ pub struct LinkPartner {
     /// The last cycle the line was clocked with a packet on the wire.
     line_at: u64,
     on_wire: Option<OnWire>,
+    last_len: LenCost,
+    /// The last cycle a beat left onto the link.
+    sent_at: Option<u64>,
     /// Beats due on the wire but not yet sent (one leaves per cycle).
     held: VecDeque<Beat>,
     /// Beats on the link: `(cycle the MMU sees it, beat)`.
@@ -120,12 +136,15 @@ impl LinkPartner {
             nonempty: 0,
             pause_until: [0; 8],
             port_pause_until: 0,
+            pauses_end: 0,
             paused_cycles: [0; 8],
             paused_accounted_to: 0,
             rr_next: 0,
             line: PhaseAccumulator::new(rate_bps, d.clock_hz),
             line_at: 0,
             on_wire: None,
+            last_len: LenCost::default(),
+            sent_at: None,
             held: VecDeque::with_capacity(4),
             in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
             pfc_in: VecDeque::with_capacity(8),
@@ -200,6 +219,9 @@ impl LinkPartner {
     /// Classes paused at `now`, as a bit mask: a class's own pause OR the port-level
     /// pause of DSH (Fig. 9).
     pub fn paused_mask(&self, now: u64) -> u8 {
+        if now >= self.pauses_end {
+            return 0;
+        }
         if now < self.port_pause_until {
             return 0xFF;
         }
@@ -237,6 +259,12 @@ impl LinkPartner {
         self.stats.pfc_frames_rx += 1;
         self.paused_cycles = self.paused_cycles(now);
         self.paused_accounted_to = now;
+        self.set_pauses(now, frame);
+        let classes = self.pause_until.iter().copied().max().unwrap_or(0);
+        self.pauses_end = classes.max(self.port_pause_until);
+    }
+
+    fn set_pauses(&mut self, now: u64, frame: PfcFrame) {
         if frame.port_level {
             // Kept apart from the class pauses: a port-level RESUME leaves them in force.
             let q = frame.quanta.iter().copied().max().unwrap_or(0);
@@ -316,24 +344,55 @@ impl LinkPartner {
             self.line.clear();
             return;
         };
-        let len = hdr.len as u32;
-        self.on_wire = Some(OnWire {
+        if hdr.len != self.last_len.len || self.last_len.ncells == 0 {
+            let len = hdr.len as u32;
+            self.last_len = LenCost {
+                len: hdr.len,
+                ncells: d.cells_for(len) as u16,
+                wire_bits: d.wire_bits(len),
+            };
+        }
+        let c = self.last_len;
+        let mut w = OnWire {
             hdr,
-            ncells: d.cells_for(len) as u16,
+            ncells: c.ncells,
             next_idx: 0,
-            wire_bits: d.wire_bits(len),
-        });
+            wire_bits: c.wire_bits,
+            due_bits: 0,
+        };
+        w.due_bits = self.due_bits(&w);
+        self.on_wire = Some(w);
     }
 
-    /// Bytes of the packet that must be on the wire before beat `idx` is complete.
-    fn beat_bytes(&self, w: &OnWire) -> u64 {
+    /// Bits of the packet that must be on the wire before beat `next_idx` is complete, or
+    /// the packet's wire bits once every beat left.
+    fn due_bits(&self, w: &OnWire) -> u64 {
         let len = w.hdr.len as u64;
-        if w.next_idx + 1 == w.ncells {
-            len
+        if w.next_idx >= w.ncells {
+            w.wire_bits
+        } else if w.next_idx + 1 == w.ncells {
+            len * 8
         } else {
             let end = (w.next_idx as u64 + 1) * self.cell_bytes as u64;
-            end.saturating_sub(self.packet_overhead as u64).min(len)
+            end.saturating_sub(self.packet_overhead as u64).min(len) * 8
         }
+    }
+
+    /// Beat `beat` is due on the link in cycle `now`: it leaves at once unless a beat
+    /// already left in this cycle or waits before it.
+    fn emit(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
+        if self.sent_at == Some(now) || !self.held.is_empty() {
+            self.held.push_back(beat);
+        } else {
+            self.send(now, beat, inject);
+        }
+    }
+
+    fn send(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
+        inject(&beat);
+        self.sent_at = Some(now);
+        self.in_flight
+            .push_back((now + self.link.prop_cycles, beat));
     }
 
     /// The first cycle after `now` in which a class that holds a packet, or the priority of
@@ -365,14 +424,7 @@ impl LinkPartner {
             t = t.min(self.rp.next_event());
         }
         match &self.on_wire {
-            Some(w) => {
-                let bits = if w.next_idx < w.ncells {
-                    self.beat_bytes(w) * 8
-                } else {
-                    w.wire_bits
-                };
-                t = t.min(now + self.line.ticks_until(bits));
-            }
+            Some(w) => t = t.min(now + self.line.ticks_until(w.due_bits)),
             None => {
                 // Every class with a packet is paused (or `step` would have started one).
                 if self.nonempty != 0 {
@@ -416,16 +468,17 @@ impl LinkPartner {
             self.line_at = now;
         }
         while let Some(mut w) = self.on_wire {
-            let bits = self.line.bits();
-            while w.next_idx < w.ncells && bits >= self.beat_bytes(&w) * 8 {
-                self.held.push_back(Beat {
+            while w.next_idx < w.ncells && self.line.reached(w.due_bits) {
+                let beat = Beat {
                     hdr: w.hdr,
                     idx: w.next_idx,
                     ncells: w.ncells,
-                });
+                };
+                self.emit(now, beat, &mut inject);
                 w.next_idx += 1;
+                w.due_bits = self.due_bits(&w);
             }
-            if w.next_idx < w.ncells || bits < w.wire_bits {
+            if w.next_idx < w.ncells || !self.line.reached(w.wire_bits) {
                 self.on_wire = Some(w);
                 break;
             }
@@ -435,9 +488,10 @@ impl LinkPartner {
             self.stats.packets_sent += 1;
             self.start_next(now, d);
         }
-        if let Some(b) = self.held.pop_front() {
-            inject(&b);
-            self.in_flight.push_back((now + self.link.prop_cycles, b));
+        if self.sent_at != Some(now) {
+            if let Some(b) = self.held.pop_front() {
+                self.send(now, b, &mut inject);
+            }
         }
         match self.in_flight.front() {
             Some(&(at, b)) if at <= now => {

@@ -18,6 +18,7 @@ use hw_model::{Departure, Derived, FiveTuple, PacketHdr};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// A uniform draw in `[0, 1)` with 53 bits of precision.
@@ -67,8 +68,14 @@ pub struct Source {
     /// CDF, Poisson arrivals); a burst hands it to its packet run.
     rng: Option<Box<ChaCha8Rng>>,
     seq: u32,
-    /// Wire bits handed over so far (rate patterns): fixes the next packet's time exactly.
-    bits: u128,
+    /// Rate patterns: the wire bits handed over so far times the clock, as
+    /// `active * rate + active_rem` (`active_rem < rate`): fixes the next packet's time
+    /// exactly, without a wide division per packet.
+    active: u64,
+    active_rem: u64,
+    /// The last packet length and its wire bits times the clock divided by the rate, as
+    /// `(len, quotient, remainder)` (a flow sends runs of one length).
+    len_step: (u32, u64, u64),
     /// Next Poisson message arrival, fractional cycles.
     next_msg: f64,
     /// Mean Poisson inter-arrival, cycles.
@@ -98,7 +105,9 @@ impl Source {
             flow: flow.id,
             rng,
             seq: 0,
-            bits: 0,
+            active: 0,
+            active_rem: 0,
+            len_step: (0, 0, 0),
             next_msg: flow.start_cycle as f64,
             mean_gap,
             fired_message: None,
@@ -140,16 +149,27 @@ impl Source {
         self.seq = self.seq.wrapping_add(1);
     }
 
-    /// Time of the next packet of a rate pattern: active time `bits * clock / rate` after
-    /// the start, mapped onto the on-periods for on/off.
-    fn rate_time(
-        &self,
-        flow: &Flow,
-        rate_bps: u64,
-        on_off: Option<(u64, u64)>,
-        clock_hz: u64,
-    ) -> u64 {
-        let active = (self.bits * clock_hz as u128).div_ceil(rate_bps as u128) as u64;
+    /// A packet of `len` bytes was handed over at `rate_bps`: add its wire bits to the
+    /// active time.
+    fn add_bits(&mut self, d: &Derived, len: u32, rate_bps: u64) {
+        if self.len_step.0 != len || len == 0 {
+            let bits_clock = d.wire_bits(len) as u128 * d.clock_hz as u128;
+            let rate = rate_bps as u128;
+            self.len_step = (len, (bits_clock / rate) as u64, (bits_clock % rate) as u64);
+        }
+        let (_, q, r) = self.len_step;
+        self.active += q;
+        self.active_rem += r;
+        if self.active_rem >= rate_bps {
+            self.active += 1;
+            self.active_rem -= rate_bps;
+        }
+    }
+
+    /// Time of the next packet of a rate pattern: active time `bits * clock / rate` (rounded
+    /// up) after the start, mapped onto the on-periods for on/off.
+    fn rate_time(&self, flow: &Flow, on_off: Option<(u64, u64)>) -> u64 {
+        let active = self.active + (self.active_rem > 0) as u64;
         let offset = match on_off {
             None => active,
             Some((on, off)) => (active / on) * (on + off) + active % on,
@@ -196,8 +216,8 @@ impl Source {
             Pattern::Constant { rate_bps } => {
                 let len = self.packet_len(flow);
                 self.emit_one(flow, len, out);
-                self.bits += d.wire_bits(len) as u128;
-                self.rate_time(flow, rate_bps, None, d.clock_hz)
+                self.add_bits(d, len, rate_bps);
+                self.rate_time(flow, None)
             }
             Pattern::OnOff {
                 rate_bps,
@@ -206,8 +226,8 @@ impl Source {
             } => {
                 let len = self.packet_len(flow);
                 self.emit_one(flow, len, out);
-                self.bits += d.wire_bits(len) as u128;
-                self.rate_time(flow, rate_bps, Some((on_cycles, off_cycles)), d.clock_hz)
+                self.add_bits(d, len, rate_bps);
+                self.rate_time(flow, Some((on_cycles, off_cycles)))
             }
             Pattern::Burst { bytes } => {
                 // The flow's last hand-over: the run takes its random stream along.
@@ -405,11 +425,11 @@ impl Sources {
         flows: &[Flow],
         mut out: impl FnMut(PacketRun),
     ) {
-        while let Some(&Reverse((t, i))) = self.events.peek() {
+        while let Some(mut top) = self.events.peek_mut() {
+            let Reverse((t, i)) = *top;
             if t > now {
                 break;
             }
-            self.events.pop();
             let src = &mut self.sources[i as usize];
             let flow = &flows[src.flow as usize];
             let first_seq = src.seq;
@@ -425,8 +445,12 @@ impl Sources {
                     delivered_packets: 0,
                 });
             }
-            if let Some(next) = next {
-                self.events.push(Reverse((next, i)));
+            // The next wake-up replaces this one in place: one sift instead of two.
+            match next {
+                Some(next) => *top = Reverse((next, i)),
+                None => {
+                    PeekMut::pop(top);
+                }
             }
         }
     }
