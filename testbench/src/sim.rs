@@ -604,8 +604,6 @@ impl Sim {
             }
         }
         progress(self.now);
-        let cpu = thread_cpu_seconds() - cpu0;
-        let wall = t0.elapsed().as_secs_f64();
         if let Some(t) = self.obs.trace.take() {
             t.finish().map_err(RunError::Trace)?;
         }
@@ -623,6 +621,9 @@ impl Sim {
             n.finish(self.now, &self.plan, &self.sources.messages(), &tcp)
                 .map_err(|e| RunError::Output(NS3_OUTPUT, e))?;
         }
+        // The run's cost includes completing its outputs (an FST compresses its last block).
+        let cpu = thread_cpu_seconds() - cpu0;
+        let wall = t0.elapsed().as_secs_f64();
         Ok(self.summarize(wall, cpu))
     }
 

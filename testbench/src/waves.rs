@@ -202,8 +202,12 @@ pub struct Waves {
     /// The signals that passed the filter (what the .gtkw may reference).
     dumped: Vec<SignalSpec>,
     /// Writer slots grouped by the model's signal block, so a cycle samples only the
-    /// blocks the model touched.
-    slots_by_block: Vec<Vec<usize>>,
+    /// blocks the model touched: block `b`'s are `block_slots[block_start[b]..block_start[b
+    /// + 1]]`.
+    block_slots: Vec<u32>,
+    block_start: Vec<u32>,
+    /// The slots to compare in the current cycle (kept to reuse its allocation).
+    todo: Vec<u32>,
     /// The NICs with selected reaction-point signals.
     nics: Vec<NicSlots>,
     /// What the `.gtkw` opens on: the dumped cycles.
@@ -261,6 +265,12 @@ impl Waves {
             }
         }
         nics.retain(|n| !n.common.is_empty() || !n.limiters.is_empty());
+        let mut block_start = vec![0u32];
+        let mut block_slots = Vec::new();
+        for slots in &slots_by_block {
+            block_slots.extend(slots.iter().map(|&s| s as u32));
+            block_start.push(block_slots.len() as u32);
+        }
         let tpc = writer.timescale().ticks_per_cycle();
         let end = window.to.unwrap_or(cycles).min(cycles);
         let view = GtkwView::new(window.from * tpc, end * tpc);
@@ -272,7 +282,9 @@ impl Waves {
             path: path.to_path_buf(),
             dumped: filter.apply(signals.specs()),
             signals,
-            slots_by_block,
+            todo: Vec::with_capacity(block_slots.len()),
+            block_slots,
+            block_start,
             nics,
         })
     }
@@ -320,24 +332,33 @@ impl Waves {
             n.ecm_rx = ecm_rx;
             n.was_in_use = in_use;
         }
-        let dirty = mmu.dirty_blocks();
-        let slots = self
-            .slots_by_block
-            .iter()
-            .enumerate()
-            .filter(|(b, _)| dirty[b / 64] & (1 << (b % 64)) != 0)
-            .flat_map(|(_, s)| s.iter().copied())
-            .chain(self.nics.iter().filter(|n| n.sample).flat_map(|n| {
-                n.common.iter().copied().chain(
-                    n.limiters
-                        .iter()
-                        .filter(move |(l, _)| n.mask >> l & 1 != 0)
-                        .flat_map(|(_, s)| s.iter().copied()),
-                )
-            }));
+        let todo = &mut self.todo;
+        todo.clear();
+        for (w, &word) in mmu.dirty_blocks().iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let b = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if let (Some(&from), Some(&to)) =
+                    (self.block_start.get(b), self.block_start.get(b + 1))
+                {
+                    todo.extend_from_slice(&self.block_slots[from as usize..to as usize]);
+                }
+            }
+        }
+        for n in self.nics.iter().filter(|n| n.sample) {
+            todo.extend(n.common.iter().map(|&s| s as u32));
+            for (l, slots) in &n.limiters {
+                if n.mask >> l & 1 != 0 {
+                    todo.extend(slots.iter().map(|&s| s as u32));
+                }
+            }
+        }
         let signals = &self.signals;
         self.writer
-            .sample_slots(cycle, slots, |i| signals.value(i, mmu, partners))
+            .sample_slots(cycle, todo.iter().map(|&s| s as usize), |i| {
+                signals.value(i, mmu, partners)
+            })
     }
 
     /// Close the dump and write the `.gtkw` beside it.

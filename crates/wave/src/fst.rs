@@ -7,6 +7,7 @@ use fst_writer::{
     FstVarDirection, FstVarType, FstWriteError,
 };
 
+use crate::vcd::push_binary;
 use crate::writer::{Declaration, Encoder, Header, NewEncoder};
 use crate::{WaveError, WaveWriter};
 
@@ -25,7 +26,7 @@ pub struct FstEncoder<W: Write + Seek> {
     ids: Vec<FstSignalId>,
     widths: Vec<u32>,
     /// A value as `fst-writer` takes it: one ASCII `0`/`1` per bit, MSB first.
-    bits: [u8; 64],
+    bits: Vec<u8>,
     /// A time was written: flushing a block is allowed only before a new time.
     timed: bool,
 }
@@ -83,7 +84,7 @@ impl<W: Write + Seek> NewEncoder for FstEncoder<W> {
                 .map(|s| header.signal(s).width)
                 .collect(),
             ids,
-            bits: [b'0'; 64],
+            bits: Vec::with_capacity(64),
             timed: false,
         })
     }
@@ -108,13 +109,10 @@ impl<W: Write + Seek> Encoder for FstEncoder<W> {
     }
 
     fn change(&mut self, slot: usize, value: u64) -> Result<(), WaveError> {
-        let width = self.widths[slot] as usize;
-        let bits = &mut self.bits[..width];
-        for (i, b) in bits.iter_mut().enumerate() {
-            *b = b'0' + (value >> (width - 1 - i) & 1) as u8;
-        }
+        self.bits.clear();
+        push_binary(&mut self.bits, value, self.widths[slot]);
         self.body
-            .signal_change(self.ids[slot], bits)
+            .signal_change(self.ids[slot], &self.bits)
             .map_err(fst_error)
     }
 

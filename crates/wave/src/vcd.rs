@@ -175,15 +175,42 @@ fn push_change(buf: &mut Vec<u8>, slot: &Slot, v: u64) {
         buf.push(b'0' + (v & 1) as u8);
     } else {
         buf.push(b'b');
-        buf.extend(
-            (0..slot.width)
-                .rev()
-                .map(|bit| b'0' + ((v >> bit) & 1) as u8),
-        );
+        push_binary(buf, v, slot.width);
         buf.push(b' ');
     }
-    buf.extend_from_slice(slot.id());
+    // Byte by byte: an id is one to three bytes, less than a call to copy them.
+    for &c in slot.id() {
+        buf.push(c);
+    }
     buf.push(b'\n');
+}
+
+/// Byte `b` as eight ASCII binary digits, most significant first.
+pub(crate) const BINARY: [[u8; 8]; 256] = {
+    let mut t = [[b'0'; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b][i] = b'0' + ((b >> (7 - i)) & 1) as u8;
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The low `width` bits of `v` (`1..=64`) as ASCII binary digits, most significant first:
+/// the bits above a multiple of eight one by one, then eight at a time.
+pub(crate) fn push_binary(buf: &mut Vec<u8>, v: u64, width: u32) {
+    let head = width % 8;
+    let bytes = width / 8;
+    for bit in (0..head).rev() {
+        buf.push(b'0' + (v >> (8 * bytes + bit) & 1) as u8);
+    }
+    for k in (0..bytes).rev() {
+        buf.extend_from_slice(&BINARY[(v >> (8 * k)) as u8 as usize]);
+    }
 }
 
 #[cfg(test)]
@@ -198,6 +225,23 @@ mod tests {
             assert!(s.bytes().all(|b| (b'!'..=b'~').contains(&b)));
         }
         assert_eq!(vcd::IdCode::from(0u64).to_string(), "!");
+    }
+
+    #[test]
+    fn binary_formatting_keeps_every_digit_of_the_width() {
+        for (v, width) in [
+            (0u64, 2u32),
+            (5, 3),
+            (0xA5, 8),
+            (0x1FF, 9),
+            (u64::MAX, 64),
+            (1, 64),
+        ] {
+            let mut b = Vec::new();
+            push_binary(&mut b, v, width);
+            let want = format!("{:0w$b}", v, w = width as usize);
+            assert_eq!(String::from_utf8(b).unwrap(), want);
+        }
     }
 
     #[test]

@@ -56,13 +56,20 @@ pub struct WaveWriter<E: Encoder> {
     enc: E,
     /// Per slot: the index into the caller's `signals`.
     selected: Vec<usize>,
-    /// Per slot: the mask of its width.
-    masks: Vec<u64>,
-    prev: Vec<u64>,
+    /// Per slot, what a sample compares (one cache line holds several).
+    slots: Vec<SlotState>,
     timescale: Timescale,
     window: Window,
     last_cycle: Option<u64>,
     last_dumped_cycle: Option<u64>,
+}
+
+/// One slot's index into the caller's signals, the mask of its width and its last value.
+#[derive(Debug, Clone, Copy)]
+struct SlotState {
+    index: usize,
+    mask: u64,
+    prev: u64,
 }
 
 /// What an [`Encoder`] needs to write its header: the selected signals in slot order, their
@@ -205,11 +212,17 @@ impl<E: Encoder> WaveWriter<E> {
             timescale,
         };
         let enc = encoder(&header)?;
-        let masks = selected.iter().map(|&i| mask(signals[i].width)).collect();
+        let slots = selected
+            .iter()
+            .map(|&index| SlotState {
+                index,
+                mask: mask(signals[index].width),
+                prev: 0,
+            })
+            .collect();
         Ok(Self {
             enc,
-            prev: vec![0; selected.len()],
-            masks,
+            slots,
             selected,
             timescale,
             window,
@@ -285,23 +298,23 @@ impl<E: Encoder> WaveWriter<E> {
         self.last_cycle = Some(cycle);
 
         if self.last_dumped_cycle.is_none() {
-            for ((prev, &index), &mask) in self.prev.iter_mut().zip(&self.selected).zip(&self.masks)
-            {
-                *prev = value(index) & mask;
+            for s in &mut self.slots {
+                s.prev = value(s.index) & s.mask;
             }
+            let values: Vec<u64> = self.slots.iter().map(|s| s.prev).collect();
             self.enc.time(time)?;
-            self.enc.initial(&self.prev)?;
+            self.enc.initial(&values)?;
         } else {
             let mut timed = false;
             for k in slots {
-                let v = value(self.selected[k]) & self.masks[k];
-                let prev = &mut self.prev[k];
-                if v != *prev {
+                let s = &mut self.slots[k];
+                let v = value(s.index) & s.mask;
+                if v != s.prev {
+                    s.prev = v;
                     if !timed {
                         self.enc.time(time)?;
                         timed = true;
                     }
-                    *prev = v;
                     self.enc.change(k, v)?;
                 }
             }
