@@ -183,8 +183,10 @@ pub struct ThrUnit {
 }
 
 impl ThrUnit {
+    /// A unit whose input registers are zero out of reset, its outputs showing what
+    /// those inputs give (an empty queue's saturated weight) from the first sample on.
     pub fn new(xon: bool, delta: u32) -> Self {
-        Self {
+        let mut u = Self {
             pg: 0,
             tau: 0,
             c: 0,
@@ -194,7 +196,9 @@ impl ThrUnit {
             t: 0,
             sub_xon: xon.then(|| SatSub::new(CNT_BITS)),
             delta,
-        }
+        };
+        u.eval(0, 0, 0, 0);
+        u
     }
 
     /// Evaluate for queue `pg` with the registered `tau`, `C` and pool threshold; returns

@@ -12,6 +12,7 @@ mod hcf;
 mod l2bm;
 mod link_partner;
 mod lossless;
+mod probe_readback;
 mod properties;
 mod regression;
 mod reproduce;
