@@ -21,7 +21,7 @@
 
 use crate::config::{CNT_BITS, QUEUES};
 use crate::wires::Segment;
-use rtl::{Counter, CounterError};
+use rtl::{BlockError, Clocked, Counter, CounterError, Visit};
 
 pub type Cells = Counter<{ CNT_BITS as usize }>;
 
@@ -128,8 +128,9 @@ impl Accounting {
         self.pending.push(u);
     }
 
-    /// The clock edge. A counter that would wrap is a model bug and is returned as such.
-    pub fn commit(&mut self) -> Result<(), CounterError> {
+    /// The updates of the cycle, in the order they were pushed. A counter that would wrap
+    /// is a model bug and is returned as such.
+    fn apply(&mut self) -> Result<(), CounterError> {
         for i in 0..self.pending.len() {
             match self.pending[i] {
                 Update::Charge {
@@ -194,8 +195,6 @@ impl Accounting {
                 }
             }
         }
-        self.update_watermarks();
-        self.pending.clear();
         Ok(())
     }
 
@@ -227,6 +226,39 @@ impl Accounting {
             wm.lossy_shared_total = wm.lossy_shared_total.max(self.lossy_shared_total.get());
             wm.total = wm.total.max(self.total.get());
         }
+    }
+
+    /// The counters of ingress queue `(port, pg)`, named for its pool.
+    pub fn probe_group<V: Visit>(&self, port: usize, pg: usize, lossless: bool, v: &mut V) {
+        let [private, shared, headroom] = self.group(port, pg);
+        if lossless {
+            v.wire("private_cells", CNT_BITS, private as u64);
+            v.wire("shared_cells", CNT_BITS, shared as u64);
+            v.wire("headroom_cells", CNT_BITS, headroom as u64);
+        } else {
+            v.wire("lossy_private_cells", CNT_BITS, private as u64);
+            v.wire("lossy_shared_cells", CNT_BITS, shared as u64);
+        }
+    }
+
+    /// `buffer.*` after `free_cells`.
+    pub fn probe_totals<V: Visit>(&self, v: &mut V) {
+        v.wire("total_cells", CNT_BITS, self.total.get() as u64);
+        v.wire("shared_cells", CNT_BITS, self.shared_total.get() as u64);
+        v.wire(
+            "lossy_shared_cells",
+            CNT_BITS,
+            self.lossy_shared_total.get() as u64,
+        );
+    }
+
+    /// The counter of egress queue `(port, q)`.
+    pub fn probe_egress<V: Visit>(&self, port: usize, q: usize, v: &mut V) {
+        v.wire(
+            "cells",
+            CNT_BITS,
+            self.egress[port * QUEUES + q].get() as u64,
+        );
     }
 
     /// Every watermark at or above the counter it watches: the first that is not, as
@@ -265,5 +297,17 @@ impl Accounting {
         .into_iter()
         .find(|(_, w, c)| *w < c.get())
         .map(|(name, w, c)| (name.to_string(), w, c.get()))
+    }
+}
+
+impl Clocked for Accounting {
+    /// The clock edge: apply the cycle's updates, then raise the watermarks.
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        let applied = self.apply();
+        if applied.is_ok() {
+            self.update_watermarks();
+        }
+        self.pending.clear();
+        applied.map_err(|e| BlockError(e.to_string()))
     }
 }

@@ -15,6 +15,7 @@ mod link_partner;
 mod lossless;
 mod memory;
 mod outputs;
+mod probe_readback;
 mod properties;
 mod regression;
 mod reproduce;
