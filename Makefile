@@ -5,6 +5,8 @@ WAVES := waveforms
 # Soak: far more property-test cases and longer streams than `make test`.
 SOAK_CASES ?= 2000
 SOAK_CYCLES ?= 200000
+# The core `make bench` pins its table to.
+BENCH_CPU ?= 1
 
 .PHONY: run test soak bench waves waves-dsh waves-hcf waves-ecm cosim cosim-bugs docs lint fmt clean
 
@@ -19,37 +21,43 @@ run:
 test:
 	$(CARGO) test --workspace --exclude mmu-bench
 
-## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams
+## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams,
+## and the lossless grid: every built-in with expect_lossless x SIH/DSH/L2BM x alpha 2^-7..2^3
+## for ten times its cycles
 soak:
-	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release -p testbench -p hw-model --test it -- --nocapture properties:: reference_model:: hcf:: ecm:: --skip reproduce::
+	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release -p testbench -p hw-model --test it -- --nocapture properties:: reference_model:: hcf:: ecm:: lossless:: --skip reproduce::
 
-## bench: criterion benchmark of the cycle loop (tomahawk, high load)
+## bench: the speed table (the built-ins and the cycle loop, CPU time on core $(BENCH_CPU),
+## without waves and with every signal in a VCD), then criterion's benchmark of the cycle
+## loop (tomahawk, high load)
 bench:
+	$(CARGO) build --release -p mmu-bench --bin bench
+	taskset -c $(BENCH_CPU) target/release/bench
 	$(CARGO) bench -p mmu-bench --bench cycle_loop
 
 ## waves: run the default scenario and open its waveform in GTKWave
 waves: run
 	gtkwave $(WAVES)/default.gtkw
 
-## waves-dsh: the dsh-port-level scenario, opened on the committed DSH view
+## waves-dsh: the dsh-port-level scenario, opened on the committed DSH view (a view finds
+## its dump beside itself, so `gtkwave waveforms/dsh-view.gtkw` works from any directory)
 waves-dsh:
 	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(SIM) run dsh-port-level --vcd $(WAVES)/dsh.vcd
-	gtkwave $(WAVES)/dsh.vcd $(WAVES)/dsh-view.gtkw
+	gtkwave $(WAVES)/dsh-view.gtkw
 
-## waves-hcf: the hcf-tcp scenario, opened on the committed HCF view (the dump is named on
-## the command line: GTKWave resolves the view's bare [dumpfile] against the current directory)
+## waves-hcf: the hcf-tcp scenario, opened on the committed HCF view
 waves-hcf:
 	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(SIM) run hcf-tcp --vcd $(WAVES)/hcf.vcd
-	gtkwave $(WAVES)/hcf.vcd $(WAVES)/hcf-view.gtkw
+	gtkwave $(WAVES)/hcf-view.gtkw
 
 ## waves-ecm: the ecm-fanin scenario, opened on the committed ECM view (congestion point and
 ## reaction-point limiters)
 waves-ecm:
 	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(SIM) run ecm-fanin --vcd $(WAVES)/ecm.vcd
-	gtkwave $(WAVES)/ecm.vcd $(WAVES)/ecm-view.gtkw
+	gtkwave $(WAVES)/ecm-view.gtkw
 
 ## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
 ## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl.
@@ -77,4 +85,4 @@ fmt:
 
 clean:
 	$(CARGO) clean
-	rm -f $(WAVES)/*.vcd $(WAVES)/*-summary.json
+	rm -f $(WAVES)/*.vcd $(WAVES)/*.fst $(WAVES)/*-summary.json

@@ -2,8 +2,14 @@
 //!
 //! Ingress, per (port, priority group): private, shared and headroom cells (for a lossy
 //! group the first two hold its lossy private and lossy shared cells). Egress, per
-//! (port, queue). Totals: lossless shared (the `sum omega_s` of Eq. 2), lossy shared, all
-//! lossy cells (the occupancy of L2BM's lossy egress pool) and the whole buffer. Updates made in a cycle are applied at the edge.
+//! (port, queue). Totals: lossless shared (the `sum omega_s` of Eq. 2), lossless headroom,
+//! lossy shared, all lossy cells (the occupancy of L2BM's lossy egress pool) and the whole
+//! buffer. Updates made in a cycle are applied at the edge.
+//!
+//! Watermarks ([`Watermarks`]) sit next to the counters they watch: the highest value each
+//! counter held at an edge since reset, the registers SAI reads as `..._WATERMARK_BYTES`
+//! (docs/signals.md). A watermark is compared only when a charge raised its counter at that
+//! edge, so idle queues cost nothing.
 //!
 //! The ingress counters of a group are water levels, not tags on cells: an admitted packet
 //! fills private, then shared, then headroom (DSH II-C), and a departing cell drains them
@@ -15,7 +21,7 @@
 
 use crate::config::{CNT_BITS, QUEUES};
 use crate::wires::Segment;
-use rtl::{Counter, CounterError};
+use rtl::{BlockError, Clocked, Counter, CounterError, Visit};
 
 pub type Cells = Counter<{ CNT_BITS as usize }>;
 
@@ -48,6 +54,23 @@ pub enum Update {
     },
 }
 
+/// Highest value since reset of the occupancy counters, cells; each register is
+/// `CNT_BITS` wide like the counter it watches and never below it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watermarks {
+    /// `[port * 8 + pg]`: `[total, shared, headroom]` of the ingress group, where total is
+    /// the sum of its three counters (SAI: PG `WATERMARK`, `SHARED_WATERMARK`,
+    /// `XOFF_ROOM_WATERMARK`).
+    pub ingress: Vec<[u32; 3]>,
+    /// `[port * 8 + q]`: the egress queue counter.
+    pub egress: Vec<u32>,
+    /// Lossless shared segment, lossless headroom, lossy shared segment, whole buffer.
+    pub shared_total: u32,
+    pub headroom_total: u32,
+    pub lossy_shared_total: u32,
+    pub total: u32,
+}
+
 #[derive(Debug, Clone)]
 pub struct Accounting {
     /// `[port * 8 + pg][slot]`.
@@ -60,6 +83,9 @@ pub struct Accounting {
     /// L2BM's egress DT compares with the lossy pool.
     pub lossy_total: Cells,
     pub total: Cells,
+    /// Lossless headroom cells of every group (SAI: the pool's XOFF room occupancy).
+    pub headroom_total: Cells,
+    pub watermarks: Watermarks,
     /// Per ingress port, the lossless shared cells of all its groups (DSH compares it
     /// with `X_poff`, Eq. 6) and the lossless headroom cells (DSH: the port's insurance).
     pub port_shared: Vec<Cells>,
@@ -76,6 +102,15 @@ impl Accounting {
             lossy_shared_total: Cells::ZERO,
             lossy_total: Cells::ZERO,
             total: Cells::ZERO,
+            headroom_total: Cells::ZERO,
+            watermarks: Watermarks {
+                ingress: vec![[0; 3]; ports * QUEUES],
+                egress: vec![0; ports * QUEUES],
+                shared_total: 0,
+                headroom_total: 0,
+                lossy_shared_total: 0,
+                total: 0,
+            },
             port_shared: vec![Cells::ZERO; ports],
             port_headroom: vec![Cells::ZERO; ports],
             pending: Vec::with_capacity(ports * 4),
@@ -93,8 +128,9 @@ impl Accounting {
         self.pending.push(u);
     }
 
-    /// The clock edge. A counter that would wrap is a model bug and is returned as such.
-    pub fn commit(&mut self) -> Result<(), CounterError> {
+    /// The updates of the cycle, in the order they were pushed. A counter that would wrap
+    /// is a model bug and is returned as such.
+    fn apply(&mut self) -> Result<(), CounterError> {
         for i in 0..self.pending.len() {
             match self.pending[i] {
                 Update::Charge {
@@ -112,7 +148,10 @@ impl Accounting {
                             self.shared_total.add(n)?;
                             self.port_shared[port as usize].add(n)?;
                         }
-                        Segment::Headroom => self.port_headroom[port as usize].add(n)?,
+                        Segment::Headroom => {
+                            self.port_headroom[port as usize].add(n)?;
+                            self.headroom_total.add(n)?;
+                        }
                         Segment::LossyShared => {
                             self.lossy_shared_total.add(n)?;
                             self.lossy_total.add(n)?;
@@ -147,13 +186,128 @@ impl Accounting {
                             self.port_shared[port as usize].sub(1)?;
                         }
                         (1, false) => self.lossy_shared_total.sub(1)?,
-                        (2, _) => self.port_headroom[port as usize].sub(1)?,
+                        (2, _) => {
+                            self.port_headroom[port as usize].sub(1)?;
+                            self.headroom_total.sub(1)?;
+                        }
                         _ => {}
                     }
                 }
             }
         }
-        self.pending.clear();
         Ok(())
+    }
+
+    /// After the edge's updates: raise the watermarks of the counters charged at this edge
+    /// to their registered values (a charge and a release in one cycle leave the net value,
+    /// which is what the registers held).
+    fn update_watermarks(&mut self) {
+        let mut charged = false;
+        let wm = &mut self.watermarks;
+        for u in &self.pending {
+            if let Update::Charge {
+                port, pg, dport, ..
+            } = *u
+            {
+                charged = true;
+                let i = port as usize * QUEUES + pg as usize;
+                let g = &self.ingress[i];
+                let now = [g[0].get() + g[1].get() + g[2].get(), g[1].get(), g[2].get()];
+                for (w, v) in wm.ingress[i].iter_mut().zip(now) {
+                    *w = (*w).max(v);
+                }
+                let e = dport as usize * QUEUES + pg as usize;
+                wm.egress[e] = wm.egress[e].max(self.egress[e].get());
+            }
+        }
+        if charged {
+            wm.shared_total = wm.shared_total.max(self.shared_total.get());
+            wm.headroom_total = wm.headroom_total.max(self.headroom_total.get());
+            wm.lossy_shared_total = wm.lossy_shared_total.max(self.lossy_shared_total.get());
+            wm.total = wm.total.max(self.total.get());
+        }
+    }
+
+    /// The counters of ingress queue `(port, pg)`, named for its pool.
+    pub fn probe_group<V: Visit>(&self, port: usize, pg: usize, lossless: bool, v: &mut V) {
+        let [private, shared, headroom] = self.group(port, pg);
+        if lossless {
+            v.wire("private_cells", CNT_BITS, private as u64);
+            v.wire("shared_cells", CNT_BITS, shared as u64);
+            v.wire("headroom_cells", CNT_BITS, headroom as u64);
+        } else {
+            v.wire("lossy_private_cells", CNT_BITS, private as u64);
+            v.wire("lossy_shared_cells", CNT_BITS, shared as u64);
+        }
+    }
+
+    /// `buffer.*` after `free_cells`.
+    pub fn probe_totals<V: Visit>(&self, v: &mut V) {
+        v.wire("total_cells", CNT_BITS, self.total.get() as u64);
+        v.wire("shared_cells", CNT_BITS, self.shared_total.get() as u64);
+        v.wire(
+            "lossy_shared_cells",
+            CNT_BITS,
+            self.lossy_shared_total.get() as u64,
+        );
+    }
+
+    /// The counter of egress queue `(port, q)`.
+    pub fn probe_egress<V: Visit>(&self, port: usize, q: usize, v: &mut V) {
+        v.wire(
+            "cells",
+            CNT_BITS,
+            self.egress[port * QUEUES + q].get() as u64,
+        );
+    }
+
+    /// Every watermark at or above the counter it watches: the first that is not, as
+    /// `(name, watermark, counter)`.
+    pub fn check_watermarks(&self) -> Option<(String, u32, u32)> {
+        let wm = &self.watermarks;
+        for (i, g) in self.ingress.iter().enumerate() {
+            let now = [g[0].get() + g[1].get() + g[2].get(), g[1].get(), g[2].get()];
+            for (k, name) in ["total", "shared", "headroom"].iter().enumerate() {
+                if wm.ingress[i][k] < now[k] {
+                    let (p, pg) = (i / QUEUES, i % QUEUES);
+                    return Some((
+                        format!("ingress p{p} pg{pg} {name}"),
+                        wm.ingress[i][k],
+                        now[k],
+                    ));
+                }
+            }
+        }
+        for (i, e) in self.egress.iter().enumerate() {
+            if wm.egress[i] < e.get() {
+                let (p, q) = (i / QUEUES, i % QUEUES);
+                return Some((format!("egress p{p} q{q}"), wm.egress[i], e.get()));
+            }
+        }
+        [
+            ("shared total", wm.shared_total, self.shared_total),
+            ("headroom total", wm.headroom_total, self.headroom_total),
+            (
+                "lossy shared total",
+                wm.lossy_shared_total,
+                self.lossy_shared_total,
+            ),
+            ("buffer total", wm.total, self.total),
+        ]
+        .into_iter()
+        .find(|(_, w, c)| *w < c.get())
+        .map(|(name, w, c)| (name.to_string(), w, c.get()))
+    }
+}
+
+impl Clocked for Accounting {
+    /// The clock edge: apply the cycle's updates, then raise the watermarks.
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        let applied = self.apply();
+        if applied.is_ok() {
+            self.update_watermarks();
+        }
+        self.pending.clear();
+        applied.map_err(|e| BlockError(e.to_string()))
     }
 }

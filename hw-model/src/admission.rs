@@ -1,4 +1,5 @@
-//! Admission at start of packet, for the whole packet (DSH II-C, SIH).
+//! Admission at start of packet, for the whole packet (DSH II-C, SIH): the admission block
+//! of the phase table, and the decisions it is made of.
 //!
 //! For a lossless ingress queue with counters `(private, shared, headroom)` and a packet of
 //! `n` cells, the four cases of DSH II-C become, cell for cell:
@@ -12,11 +13,32 @@
 //!
 //! Under L2BM the same SIH cases apply with the queue's own threshold `T_i` (L2BM Eq. 3,
 //! `l2bm.rs`) in place of `T`, for lossless and lossy queues; a lossy packet must also pass
-//! the egress pool's DT (`l2bm_lossy`, dual admission of L2BM Fig. 5). All ports decide in the same cycle from the same registered counters and
-//! `T`; a running sum of the shared cells granted earlier in the cycle keeps the segment
-//! from being over-committed (the bypass adder of an admission pipeline).
+//! the egress pool's DT (`l2bm_lossy`, dual admission of L2BM Fig. 5). Which rules apply is
+//! the buffer policy's (`policy/`).
+//!
+//! All ports decide in the same cycle from the same registered counters and `T`; a running
+//! sum of the shared cells granted earlier in the cycle keeps the segment from being
+//! over-committed (the bypass adder of an admission pipeline). Ports are decided in index
+//! order, so a lower port index wins when the segment is nearly full. In the same chain,
+//! an admitted packet for an HCF egress queue is classified into HP or LP, or dropped
+//! (`sched/hcf.rs`: an HCF drop adds nothing to the sums), and L2BM adds the packet to its
+//! egress-grant bypass. The admission block charges the counters (they change at the edge),
+//! requests QOFF/POFF from PFC generation, and hands each beat to its ingress port with
+//! its fate.
 
-use crate::wires::DropReason;
+use crate::accounting::{Accounting, Update};
+use crate::config::{Derived, QUEUES};
+use crate::dt_threshold::DtThreshold;
+use crate::ingress::{segments, Ingress};
+use crate::packet_queue::{Desc, NULL};
+use crate::pfc::fsm::PfcFsm;
+use crate::policy::BufferPolicy;
+use crate::ports::FlowRequests;
+use crate::probes::Dirty;
+use crate::sched::hcf::{Arrival, Hcf};
+use crate::stats::Stats;
+use crate::wires::{Beat, CellEvent, DropReason};
+use rtl::{Block, BlockError, Clocked};
 
 /// Where the cells of an admitted packet go: `seg0` first cells to the private segment,
 /// then `seg1` to the shared segment, the rest to headroom (lossless only).
@@ -34,6 +56,28 @@ pub struct PoolParams {
     pub private: u32,
     /// Shared segment size, cells.
     pub shared_segment: u32,
+}
+
+/// The two pools.
+#[derive(Debug, Clone, Copy)]
+pub struct Pools {
+    pub lossless: PoolParams,
+    pub lossy: PoolParams,
+}
+
+/// A packet announced by a start-of-packet beat, as admission sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    /// Ingress port, priority group and ingress queue `port * 8 + pg`.
+    pub port: usize,
+    pub pg: usize,
+    pub qi: usize,
+    /// Egress port and egress queue `dst * 8 + pg`.
+    pub dst: usize,
+    pub eq: usize,
+    /// Cells.
+    pub n: u32,
+    pub lossless: bool,
 }
 
 /// Inputs of one decision: the ingress queue's registered counters and the pool state.
@@ -149,6 +193,218 @@ pub fn lossy(n: u32, v: QueueView, pool: PoolParams) -> Result<Plan, DropReason>
             Err(DropReason::LossyThreshold)
         }
     })
+}
+
+/// The admission block: the running shared-grant sums of the cycle.
+#[derive(Debug, Clone)]
+pub struct Admission {
+    pools: Pools,
+    /// Shared cells granted earlier in this cycle, lossless and lossy.
+    shared_granted: u32,
+    lossy_granted: u32,
+}
+
+/// What admission reads and the ports it drives.
+pub struct AdmissionIn<'a, P> {
+    /// The beat of each ingress port in this cycle.
+    pub beats: &'a [Option<Beat>],
+    /// Registered `T` of both pools.
+    pub dt: &'a DtThreshold,
+    pub dt_lossy: &'a DtThreshold,
+    /// PFC state (DSH reads POFF).
+    pub fsm: &'a PfcFsm,
+    pub policy: &'a mut P,
+    /// Registered counters, and the charge port.
+    pub acct: &'a mut Accounting,
+    /// HCF classification (part of this block's chain).
+    pub hcf: &'a mut Hcf,
+    /// Beat intake and cell FIFOs.
+    pub ingress: &'a mut Ingress,
+    pub d: &'a Derived,
+}
+
+/// What admission produces in a cycle.
+pub struct AdmissionOut<'a> {
+    /// The fate of every beat, in port order.
+    pub events: &'a mut Vec<CellEvent>,
+    pub requests: &'a mut FlowRequests,
+    /// Ports that admitted a packet (its descriptor is the port's newest pending one).
+    pub admitted: &'a mut u64,
+    pub stats: &'a mut Stats,
+    pub dirty: &'a mut Dirty,
+}
+
+impl Admission {
+    pub fn new(d: &Derived) -> Self {
+        Self {
+            pools: Pools {
+                lossless: PoolParams {
+                    private: d.private_cells,
+                    shared_segment: d.shared_cells,
+                },
+                lossy: PoolParams {
+                    private: d.lossy_private_cells,
+                    shared_segment: d.lossy_shared_cells,
+                },
+            },
+            shared_granted: 0,
+            lossy_granted: 0,
+        }
+    }
+
+    /// One beat of port `p`.
+    fn beat<P: BufferPolicy>(
+        &mut self,
+        now: u64,
+        p: usize,
+        b: &Beat,
+        input: &mut AdmissionIn<'_, P>,
+        out: &mut AdmissionOut<'_>,
+    ) -> Result<(), String> {
+        input.ingress.check_beat(p, b, input.d)?;
+        out.stats.cells_in += 1;
+        let lossless = input.d.is_lossless(b.hdr.prio);
+        if b.sop() {
+            let fate = self.packet(now, p, b, lossless, input, out);
+            input.ingress.start_packet(p, fate)?;
+        }
+        let fate = input.ingress.take_cell(p, b, lossless, out.stats)?;
+        out.events.push(CellEvent { beat: *b, fate });
+        Ok(())
+    }
+
+    /// The decision for the packet a start-of-packet beat announces, and what follows it.
+    fn packet<P: BufferPolicy>(
+        &mut self,
+        now: u64,
+        p: usize,
+        b: &Beat,
+        lossless: bool,
+        input: &mut AdmissionIn<'_, P>,
+        out: &mut AdmissionOut<'_>,
+    ) -> Result<(Plan, Desc), DropReason> {
+        let pg = b.hdr.prio as usize;
+        let dst = b.hdr.dst as usize;
+        let r = Request {
+            port: p,
+            pg,
+            qi: p * QUEUES + pg,
+            dst,
+            eq: dst * QUEUES + pg,
+            n: b.ncells as u32,
+            lossless,
+        };
+        let acct = &mut *input.acct;
+        let [private, shared, headroom] = acct.group(p, pg);
+        let (t, shared_in_use) = if lossless {
+            (input.dt.t(), acct.shared_total.get() + self.shared_granted)
+        } else {
+            (
+                input.dt_lossy.t(),
+                acct.lossy_shared_total.get() + self.lossy_granted,
+            )
+        };
+        let v = QueueView {
+            private,
+            shared,
+            headroom,
+            t: input.policy.queue_threshold(&r, t),
+            shared_in_use,
+        };
+        let decision = input
+            .policy
+            .decide(&r, v, &self.pools, acct, input.fsm)
+            .and_then(
+                |plan| match input.hcf.arrive(dst, pg, &b.hdr.tuple, b.ncells) {
+                    Arrival::Fifo => Ok((plan, 0)),
+                    Arrival::List(sub) => {
+                        out.dirty.egress(dst);
+                        Ok((plan, sub))
+                    }
+                    Arrival::Drop => {
+                        out.dirty.egress(dst);
+                        Err(DropReason::HcfFull)
+                    }
+                },
+            );
+        let (plan, sub) = match decision {
+            Ok(admitted) => admitted,
+            Err(reason) => {
+                // A lossless queue that overflows its headroom must stop its upstream too
+                // (case 4 implies case 3's condition), whatever its eta.
+                if lossless {
+                    input
+                        .policy
+                        .flow_control(&r, None, shared, acct, out.requests);
+                }
+                return Err(reason);
+            }
+        };
+        let segs = segments(lossless);
+        for (seg, cnt) in segs.into_iter().zip([plan.seg0, plan.seg1, plan.headroom]) {
+            if cnt > 0 {
+                out.dirty.egress(dst);
+                acct.push(Update::Charge {
+                    port: p as u8,
+                    pg: pg as u8,
+                    seg,
+                    dport: b.hdr.dst,
+                    n: cnt as u32,
+                });
+            }
+        }
+        if lossless {
+            self.shared_granted += plan.seg1 as u32;
+            input
+                .policy
+                .flow_control(&r, Some(&plan), shared, acct, out.requests);
+        } else {
+            self.lossy_granted += plan.seg1 as u32;
+        }
+        let due = input.policy.admitted(&r, acct, now);
+        *out.admitted |= 1 << p;
+        let desc = Desc {
+            hdr: b.hdr,
+            ncells: b.ncells,
+            head: NULL,
+            sub,
+            due,
+        };
+        Ok((plan, desc))
+    }
+}
+
+impl<'a, P: BufferPolicy> Block<AdmissionIn<'a, P>, AdmissionOut<'a>> for Admission {
+    /// Every beat of the cycle, ingress ports in index order.
+    fn eval(
+        &mut self,
+        now: u64,
+        mut input: AdmissionIn<'a, P>,
+        mut out: AdmissionOut<'a>,
+    ) -> Result<(), BlockError> {
+        self.shared_granted = 0;
+        self.lossy_granted = 0;
+        *out.admitted = 0;
+        input.policy.start_admission();
+        let mut beats = 0u64;
+        let all = input.beats;
+        for (p, beat) in all.iter().enumerate() {
+            if let Some(b) = beat {
+                beats |= 1 << p;
+                self.beat(now, p, b, &mut input, &mut out)?;
+            }
+        }
+        let changed = input.ingress.set_beats(beats);
+        out.dirty.ingress_ports(changed);
+        Ok(())
+    }
+}
+
+impl Clocked for Admission {
+    /// The sums restart with every cycle's evaluation; charges land in the counters.
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@ pub const QUEUES: usize = 8;
 pub const MAX_PORTS: usize = 64;
 /// Wire bytes of a PFC frame: 64 B frame + 8 B preamble + 12 B inter-frame gap.
 pub const PFC_FRAME_WIRE_BYTES: u32 = 84;
+/// Budget of DSH Eq. 1 for the PFC frame and the upstream's reaction, bytes.
+pub const EQ1_PFC_BYTES: u64 = 3840;
 /// Bit time quantum of a PFC pause timer (IEEE 802.1Qbb): 512 bit times.
 pub const PFC_QUANTUM_BITS: u64 = 512;
 
@@ -75,6 +77,22 @@ pub enum PfcRxMode {
     Timer,
     /// The DSH paper's reading (its footnote 2): paused until an explicit RESUME.
     OnOff,
+}
+
+/// How `eta` (Eq. 1, in wire bytes) becomes the cells the headroom reserves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum HeadroomMode {
+    /// Sized for the worst packet-to-cell rounding of the lossless packet range
+    /// `headroom_min_packet_bytes..=mtu_bytes` ([`eta_cells_for`]): no lossless drop for any
+    /// mixture of packets in the range.
+    #[default]
+    #[serde(rename = "cells")]
+    Cells,
+    /// The paper's: Eq. 1's bytes rounded up to whole cells. Enough only for packets that take
+    /// no more buffer than wire bytes (whole-cell packets); a 1500 B packet takes 8 cells of
+    /// 208 B = 1664 B for 1520 B on the wire, and the headroom falls short.
+    #[serde(rename = "paper-bytes")]
+    PaperBytes,
 }
 
 /// A configuration value out of range: names the field and what is allowed.
@@ -135,11 +153,14 @@ pub struct SwitchConfig {
     pub mtu_bytes: u32,
     /// Upstream link propagation delay `D_prop` used by Eq. 1, ns.
     pub link_delay_ns: u32,
-    /// Headroom `eta` per lossless ingress queue, bytes; unset = Eq. 1 per port.
+    /// The wire bytes the headroom `eta` of a lossless ingress queue absorbs; unset = Eq. 1
+    /// per port. Converted to cells as `headroom` says.
     pub eta_bytes: Option<u32>,
-    /// If set, size `eta` in cells for a stream of packets of this size (the worst case for
-    /// cell fragmentation) instead of dividing the Eq. 1 bytes by the cell size.
-    pub headroom_packet_bytes: Option<u32>,
+    /// How `eta` becomes cells: `cells` (default) or the paper's `paper-bytes`.
+    pub headroom: HeadroomMode,
+    /// Smallest lossless packet, bytes, that `headroom = "cells"` sizes `eta` for
+    /// (64..=`mtu_bytes`); unset = `mtu_bytes`.
+    pub headroom_min_packet_bytes: Option<u32>,
     /// PFC hysteresis `delta` (DSH: `delta_q`): `X_on = X_off - delta`, bytes.
     pub delta_bytes: u32,
     /// DSH port-level hysteresis `delta_p`: `X_pon = X_poff - delta_p`, bytes.
@@ -324,8 +345,10 @@ pub const PROFILES: &[&str] = &["tomahawk", "small"];
 
 impl SwitchConfig {
     /// The DSH microbenchmark switch (section V-A): 32 x 100G, 16 MiB in 208 B cells,
-    /// 8 queues of which 7 lossless DWRR + 1 control, link delay 2 us (eta = 56840 B with
-    /// MTU 1500), alpha = 1/16, 3 KB private per queue, DWRR quantum 1600 B.
+    /// 8 queues of which 7 lossless DWRR + 1 control, link delay 2 us (Eq. 1: eta = 56840 B
+    /// with MTU 1500), alpha = 1/16, 3 KB private per queue, DWRR quantum 1600 B. The
+    /// headroom is sized in cells for MTU packets only (307 cells): SIH reserves 32 x 7 eta,
+    /// and smaller packets would leave no shared buffer.
     pub fn tomahawk() -> Self {
         Self {
             ports: 32,
@@ -347,7 +370,8 @@ impl SwitchConfig {
             mtu_bytes: 1500,
             link_delay_ns: 2000,
             eta_bytes: None,
-            headroom_packet_bytes: None,
+            headroom: HeadroomMode::Cells,
+            headroom_min_packet_bytes: None,
             delta_bytes: 3000,
             delta_port_bytes: 3000,
             lossy_pool_bytes: 1024 * 1024,
@@ -363,10 +387,12 @@ impl SwitchConfig {
         }
     }
 
-    /// A small switch for fast tests: 8 x 100G, 2 MiB, short links (eta = 11840 B).
+    /// A small switch for fast tests: 8 x 100G, 2 MiB, short links (Eq. 1: eta = 11840 B),
+    /// headroom sized in cells for lossless packets of 128 B up to the MTU (111 cells).
     pub fn small() -> Self {
         Self {
             ports: 8,
+            headroom_min_packet_bytes: Some(128),
             buffer_bytes: 2 * 1024 * 1024,
             sram_write_cells_per_cycle: 8,
             sram_read_cells_per_cycle: 8,
@@ -401,15 +427,96 @@ impl SwitchConfig {
 
     /// DSH Eq. 1: `eta = 2 (C * D_prop + L_MTU) + 3840 B` for the upstream link of `port`.
     pub fn eta_eq1_bytes(&self, port: usize) -> u64 {
+        self.eq1_bytes(port, self.link_delay_ns as u64, EQ1_PFC_BYTES)
+    }
+
+    /// Eq. 1 for a link into `port` of `prop_ns` one-way delay whose PFC frame and
+    /// reaction take `pfc_bytes` of wire time (3840 B in the paper): `2 (C * D_prop +
+    /// L_MTU) + pfc_bytes`, `C * D_prop` rounded up to whole bytes.
+    pub fn eq1_bytes(&self, port: usize, prop_ns: u64, pfc_bytes: u64) -> u64 {
         let c_bytes_per_ns = self.speed_gbps(port) / 8.0;
-        let in_flight = (c_bytes_per_ns * self.link_delay_ns as f64).ceil() as u64;
-        2 * (in_flight + self.mtu_bytes as u64) + 3840
+        let in_flight = (c_bytes_per_ns * prop_ns as f64).ceil() as u64;
+        2 * (in_flight + self.mtu_bytes as u64) + pfc_bytes
     }
 
     /// Validate and derive the hardware parameters.
     pub fn build(&self) -> Result<Derived, ConfigError> {
         Derived::new(self)
     }
+}
+
+/// What a packet of `len` bytes costs: `cells` of buffer (with `packet_overhead_bytes`) and
+/// `wire` bytes of link time (with `wire_overhead_bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketCost {
+    pub len: u32,
+    pub cells: u32,
+    pub wire: u32,
+}
+
+/// `8 cells per 1520 wire bytes`.
+impl std::fmt::Display for PacketCost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = if self.cells == 1 { "" } else { "s" };
+        write!(f, "{} cell{s} per {} wire bytes", self.cells, self.wire)
+    }
+}
+
+impl PacketCost {
+    /// `self` fills more cells per wire byte than `other` (exact: cross-multiplied).
+    pub fn denser_than(&self, other: &Self) -> bool {
+        self.cells as u64 * other.wire as u64 > other.cells as u64 * self.wire as u64
+    }
+}
+
+/// How the headroom `eta` of one port was derived (`mmu-sim validate` prints it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EtaSizing {
+    /// `W`: the wire bytes the headroom absorbs, Eq. 1 for the port's link or `eta_bytes`.
+    pub wire_bytes: u64,
+    /// Cells mode: the packet of the range with the most cells per wire byte. Paper-bytes
+    /// mode: a packet of one cell per `cell_bytes` of wire (`len` = `cell_bytes`), the density
+    /// the paper's rounding assumes.
+    pub densest: PacketCost,
+    /// The largest packet of the range (`mtu_bytes`).
+    pub largest: PacketCost,
+    /// `eta`, cells.
+    pub cells: u32,
+}
+
+/// `eta` in cells for `W` = `wire_bytes` of in-flight traffic whose packets are at most
+/// `densest.cells / densest.wire` cells per wire byte and at most `largest_cells` cells
+/// each: `floor(W * densest.cells / densest.wire) + largest_cells`.
+///
+/// **Claim.** Take packets with sizes in a range, sent in any order and mixture, back to
+/// back or with gaps. The packets whose first byte reaches the port within a span of `W`
+/// wire bytes occupy at most this many cells.
+///
+/// **Proof.** Let `p_1 .. p_n` be those packets in arrival order. The first bytes of `p_1`
+/// and `p_n` are at most `W` apart and `p_1 .. p_(n-1)` lie whole between them, so
+/// `sum_(i<n) wire(p_i) <= W`. Each of them has `cells(p_i) <= rho * wire(p_i)` with
+/// `rho = densest.cells / densest.wire`, so `sum_(i<n) cells(p_i) <= rho * W`, and the sum
+/// is an integer, so at most `floor(rho * W)`. `p_n` adds at most `largest_cells`. The bound
+/// is within `densest.cells` of the worst case: `floor(W / densest.wire)` densest packets
+/// back to back and a largest one after them start within `W` and occupy
+/// `floor(W / densest.wire) * densest.cells + largest_cells > rho * W - densest.cells +
+/// largest_cells` cells.
+///
+/// **Why this span is Eq. 1.** The switch charges a packet's cells at its first cell, and a
+/// queue turns QOFF when a packet goes to headroom: that packet `p_1` (partly arrived when
+/// admitted) is the first in headroom. From its first cell, Eq. 1 counts `C * D_prop` until
+/// the PAUSE reaches the upstream, 3840 B for the frame and the upstream's reaction, one MTU
+/// for the frame waiting behind an egress packet, and `C * D_prop` for the bytes still on
+/// the link; the last packet `p_n` the upstream starts before it stops is the partial packet
+/// at the far end, and its first byte arrives within that span. The first cell of `p_1`
+/// comes at most one MTU after its first byte (`min(len, cell_bytes - packet_overhead_bytes)`
+/// bytes), which the second MTU of Eq. 1 covers (the paper spends it on the upstream
+/// finishing `p_n`, which starts within the span and needs no room in it). So the first
+/// bytes of all packets charged to headroom lie within `W` = Eq. 1 bytes. With an explicit
+/// `eta_bytes`, `W` is that value, and the links must fit it (the testbench checks them).
+pub fn eta_cells_for(wire_bytes: u64, densest: PacketCost, largest_cells: u32) -> u64 {
+    (wire_bytes as u128 * densest.cells as u128 / densest.wire as u128) as u64
+        + largest_cells as u64
 }
 
 /// Hardware parameters derived from a validated [`SwitchConfig`]: everything in cells and
@@ -429,6 +536,8 @@ pub struct Derived {
     pub private_cells: u32,
     /// `eta` per ingress port, cells (all lossless queues of a port share the value).
     pub eta_cells: Vec<u32>,
+    /// How each port's `eta_cells` was derived.
+    pub eta_sizing: Vec<EtaSizing>,
     /// `delta` (`delta_q`), cells.
     pub delta_cells: u32,
     /// `delta_p`, cells.
@@ -628,6 +737,64 @@ fn hcf_params(
     Ok(out)
 }
 
+/// What a packet of `len` bytes costs on a switch configured as `c`.
+fn packet_cost(c: &SwitchConfig, len: u32) -> PacketCost {
+    PacketCost {
+        len,
+        cells: (len + c.packet_overhead_bytes).div_ceil(c.cell_bytes),
+        wire: len + c.wire_overhead_bytes,
+    }
+}
+
+/// The packet of `sizes` with the most cells per wire byte (the smallest such size on a
+/// tie); `None` for an empty range.
+fn densest_packet(c: &SwitchConfig, sizes: std::ops::RangeInclusive<u32>) -> Option<PacketCost> {
+    sizes
+        .map(|l| packet_cost(c, l))
+        .reduce(|best, p| if p.denser_than(&best) { p } else { best })
+}
+
+/// `eta` of every port, cells, and how it was derived (`headroom`, `eta_bytes` or Eq. 1,
+/// [`eta_cells_for`]). The packet range is checked only when some priority is lossless.
+fn eta_per_port(
+    c: &SwitchConfig,
+    lossless: bool,
+) -> Result<(Vec<EtaSizing>, Vec<u32>), ConfigError> {
+    let min_len = c.headroom_min_packet_bytes.unwrap_or(c.mtu_bytes);
+    if lossless {
+        check_range("switch.headroom_min_packet_bytes", min_len, 64, c.mtu_bytes)
+            .map_err(|e| ConfigError::new(e.field, format!("{} (mtu_bytes)", e.message)))?;
+    }
+    let largest = packet_cost(c, c.mtu_bytes);
+    let densest = match c.headroom {
+        HeadroomMode::Cells => {
+            densest_packet(c, min_len.clamp(64, c.mtu_bytes)..=c.mtu_bytes).unwrap_or(largest)
+        }
+        HeadroomMode::PaperBytes => PacketCost {
+            len: c.cell_bytes,
+            cells: 1,
+            wire: c.cell_bytes,
+        },
+    };
+    let sizing: Vec<EtaSizing> = (0..c.ports)
+        .map(|p| {
+            let wire_bytes = c.eta_bytes.map_or_else(|| c.eta_eq1_bytes(p), u64::from);
+            let cells = match c.headroom {
+                HeadroomMode::Cells => eta_cells_for(wire_bytes, densest, largest.cells),
+                HeadroomMode::PaperBytes => wire_bytes.div_ceil(c.cell_bytes as u64),
+            };
+            EtaSizing {
+                wire_bytes,
+                densest,
+                largest,
+                cells: cells.min(u32::MAX as u64) as u32,
+            }
+        })
+        .collect();
+    let cells = sizing.iter().map(|s| s.cells).collect();
+    Ok((sizing, cells))
+}
+
 impl Derived {
     fn new(c: &SwitchConfig) -> Result<Self, ConfigError> {
         check_range("switch.ports", c.ports, 1, MAX_PORTS)?;
@@ -769,30 +936,7 @@ impl Derived {
         let private_cells = cells(c.private_bytes as u64) as u32;
         let delta_cells = cells(c.delta_bytes as u64) as u32;
         let delta_port_cells = cells(c.delta_port_bytes as u64) as u32;
-        let mut eta_cells = Vec::with_capacity(c.ports);
-        for p in 0..c.ports {
-            let bytes = c
-                .eta_bytes
-                .map(u64::from)
-                .unwrap_or_else(|| c.eta_eq1_bytes(p));
-            let e = match c.headroom_packet_bytes {
-                None => cells(bytes),
-                Some(l) => {
-                    if !(1..=c.mtu_bytes).contains(&l) {
-                        return Err(range_err(
-                            "switch.headroom_packet_bytes",
-                            l,
-                            &format!("1..={} (mtu_bytes)", c.mtu_bytes),
-                        ));
-                    }
-                    let wire = (l + c.wire_overhead_bytes) as u64;
-                    let per_pkt = cells((l + c.packet_overhead_bytes) as u64);
-                    // One partial packet at each end of the in-flight window.
-                    (bytes.div_ceil(wire) + 1) * per_pkt
-                }
-            };
-            eta_cells.push(e.min(u32::MAX as u64) as u32);
-        }
+        let (eta_sizing, eta_cells) = eta_per_port(c, lossless_mask != 0)?;
         // eta must hold at least one packet: a queue pauses when a packet goes to headroom,
         // so a headroom smaller than a packet would drop without ever pausing.
         let mtu_cells = (c.mtu_bytes + c.packet_overhead_bytes).div_ceil(c.cell_bytes);
@@ -857,7 +1001,7 @@ impl Derived {
             return Err(ConfigError::new(
                 "switch.buffer_bytes",
                 format!(
-                    "the lossless pool ({lossless_total} cells) must be larger than private ({private_total}) + headroom ({headroom_cells}) cells; shrink eta_bytes, link_delay_ns, private_bytes, lossy_pool_bytes or the lossless priorities"
+                    "the lossless pool ({lossless_total} cells) must be larger than private ({private_total}) + headroom ({headroom_cells}) cells; shrink eta_bytes, link_delay_ns, private_bytes, lossy_pool_bytes or the lossless priorities, or raise headroom_min_packet_bytes"
                 ),
             ));
         }
@@ -934,6 +1078,7 @@ impl Derived {
             lossless_queues_per_port,
             private_cells,
             eta_cells,
+            eta_sizing,
             delta_cells,
             delta_port_cells,
             shared_cells,
@@ -945,6 +1090,16 @@ impl Derived {
             hcf,
             ecm,
         })
+    }
+
+    /// What a packet of `len` bytes costs in cells and wire bytes.
+    pub fn packet_cost(&self, len: u32) -> PacketCost {
+        packet_cost(&self.cfg, len)
+    }
+
+    /// The packet size of `sizes` with the most cells per wire byte; `None` if empty.
+    pub fn densest_packet(&self, sizes: std::ops::RangeInclusive<u32>) -> Option<PacketCost> {
+        densest_packet(&self.cfg, sizes)
     }
 
     /// Cells a packet of `len` bytes occupies: `ceil((len + overhead) / cell)`.
@@ -976,12 +1131,152 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tomahawk_eta_is_the_papers_56840_bytes() {
-        let c = SwitchConfig::tomahawk();
+    fn tomahawk_eta_is_the_papers_56840_bytes_sized_in_cells() {
+        let mut c = SwitchConfig::tomahawk();
         assert_eq!(c.eta_eq1_bytes(0), 56_840);
         let d = c.build().unwrap();
-        assert_eq!(d.eta_cells[0], 56_840u32.div_ceil(208));
+        // MTU packets only: 8 cells per 1520 wire bytes, floor(56840 * 8 / 1520) + 8.
+        assert_eq!(d.eta_cells[0], 299 + 8);
+        assert_eq!(d.eta_sizing[0].densest.len, 1500);
         assert_eq!(d.total_cells, 16 * 1024 * 1024 / 208);
+        c.headroom = HeadroomMode::PaperBytes;
+        assert_eq!(c.build().unwrap().eta_cells[0], 56_840u32.div_ceil(208));
+    }
+
+    #[test]
+    fn small_eta_is_sized_for_209_byte_packets() {
+        let d = SwitchConfig::small().build().unwrap();
+        let s = d.eta_sizing[0];
+        assert_eq!(s.wire_bytes, 11_840);
+        // 209 B = two 208 B cells for 229 wire bytes is the densest size in 128..=1500.
+        assert_eq!(
+            (s.densest.len, s.densest.cells, s.densest.wire),
+            (209, 2, 229)
+        );
+        assert_eq!(d.eta_cells[0], 11_840 * 2 / 229 + 8);
+    }
+
+    #[test]
+    fn explicit_eta_bytes_is_converted_like_eq1() {
+        let mut c = SwitchConfig::small();
+        c.eta_bytes = Some(c.eta_eq1_bytes(0) as u32);
+        let explicit = c.build().unwrap();
+        c.eta_bytes = None;
+        assert_eq!(explicit.eta_cells, c.build().unwrap().eta_cells);
+        c.eta_bytes = Some(20_000);
+        c.headroom = HeadroomMode::PaperBytes;
+        assert_eq!(c.build().unwrap().eta_cells[0], 20_000u32.div_ceil(208));
+    }
+
+    #[test]
+    fn headroom_packet_range_is_checked_against_the_mtu() {
+        let mut c = SwitchConfig::small();
+        c.headroom_min_packet_bytes = Some(1501);
+        let e = c.build().unwrap_err();
+        assert_eq!(e.field, "switch.headroom_min_packet_bytes");
+        assert!(e.message.contains("64..=1500 (mtu_bytes)"), "{e}");
+        c.headroom_min_packet_bytes = Some(63);
+        assert!(c.build().is_err());
+        // Without lossless priorities there is no headroom to size.
+        c.lossless_priorities.clear();
+        c.build().unwrap();
+    }
+
+    /// The largest number of cells the packets whose first bytes lie within `w` wire
+    /// bytes can occupy, by exhaustive search over every sequence of sizes in `sizes`:
+    /// `worst[x]` is the most cells of the packets starting at `x` or later before `w`,
+    /// memoized on `x` (order does not matter beyond where the next packet starts).
+    fn worst_cells_by_search(
+        c: &SwitchConfig,
+        sizes: std::ops::RangeInclusive<u32>,
+        w: u64,
+    ) -> u64 {
+        let costs: Vec<PacketCost> = sizes.map(|l| packet_cost(c, l)).collect();
+        let mut worst = vec![0u64; w as usize + 2];
+        for x in (0..=w as usize).rev() {
+            worst[x] = costs
+                .iter()
+                .map(|p| {
+                    let next = (x + p.wire as usize).min(w as usize + 1);
+                    p.cells as u64 + worst[next]
+                })
+                .max()
+                .unwrap_or(0);
+        }
+        worst[0]
+    }
+
+    #[test]
+    fn eta_bound_holds_and_is_tight_against_exhaustive_search() {
+        let mut checked = 0;
+        for cell in [32u32, 48, 64, 100] {
+            for ovh in [0u32, 7, 16] {
+                for wo in [0u32, 20] {
+                    for (lo, hi) in [(64u32, 64u32), (64, 140), (90, 200), (100, 101), (64, 300)] {
+                        let c = SwitchConfig {
+                            cell_bytes: cell,
+                            packet_overhead_bytes: ovh,
+                            wire_overhead_bytes: wo,
+                            mtu_bytes: hi,
+                            ..SwitchConfig::small()
+                        };
+                        let densest = densest_packet(&c, lo..=hi).unwrap();
+                        let largest = packet_cost(&c, hi).cells;
+                        for w in [0u64, 1, 63, 100, 257, 500, 1000, 1499, 2048] {
+                            let bound = eta_cells_for(w, densest, largest);
+                            let exact = worst_cells_by_search(&c, lo..=hi, w);
+                            assert!(
+                                bound >= exact,
+                                "cell {cell} ovh {ovh} wo {wo} sizes {lo}..={hi} W {w}: bound {bound} < worst {exact}"
+                            );
+                            assert!(
+                                bound < exact + densest.cells as u64,
+                                "cell {cell} ovh {ovh} wo {wo} sizes {lo}..={hi} W {w}: bound {bound} not within a densest packet of {exact}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 4 * 3 * 2 * 5 * 9);
+    }
+
+    #[test]
+    fn derived_eta_covers_the_worst_mixture_of_the_range() {
+        // A small MTU keeps the search short; Eq. 1 of a 100 ns link and an explicit W.
+        for (cell, ovh, lo, eta_bytes) in [
+            (64, 0, 64, None),
+            (48, 10, 65, None),
+            (32, 0, 100, Some(3000)),
+        ] {
+            let c = SwitchConfig {
+                cell_bytes: cell,
+                packet_overhead_bytes: ovh,
+                mtu_bytes: 256,
+                link_delay_ns: 100,
+                headroom_min_packet_bytes: Some(lo),
+                eta_bytes,
+                buffer_bytes: 1 << 20,
+                ..SwitchConfig::small()
+            };
+            let d = c.build().unwrap();
+            let w = d.eta_sizing[0].wire_bytes;
+            let exact = worst_cells_by_search(&c, lo..=256, w);
+            assert!(
+                d.eta_cells[0] as u64 >= exact,
+                "{cell} {ovh} {lo}: {} < {exact}",
+                d.eta_cells[0]
+            );
+            let paper = SwitchConfig {
+                headroom: HeadroomMode::PaperBytes,
+                ..c.clone()
+            };
+            assert!(
+                (paper.build().unwrap().eta_cells[0] as u64) < exact,
+                "paper-bytes must fall short of the worst mixture: {cell} {ovh} {lo}"
+            );
+        }
     }
 
     #[test]
@@ -1055,17 +1350,5 @@ mod tests {
         assert_eq!(d.cells_for(192), 1);
         assert_eq!(d.cells_for(193), 2);
         assert_eq!(d.cells_for(1500), 8);
-    }
-
-    #[test]
-    fn fragmentation_aware_headroom_is_larger() {
-        let mut c = SwitchConfig::small();
-        let paper = c.build().unwrap().eta_cells[0];
-        c.headroom_packet_bytes = Some(209);
-        let worst = c.build().unwrap().eta_cells[0];
-        assert!(
-            worst > paper * 3 / 2,
-            "209 B packets take 2 cells: {worst} vs {paper}"
-        );
     }
 }

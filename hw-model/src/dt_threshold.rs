@@ -7,7 +7,7 @@
 //! i.e. from the occupancy committed at the end of cycle `c - 2`.
 
 use crate::config::CNT_BITS;
-use rtl::{Probed, Reg, SatSub, Shifter};
+use rtl::{Block, BlockError, Clocked, Probed, Reg, SatSub, Shifter, Visit};
 
 #[derive(Debug, Clone)]
 pub struct DtThreshold {
@@ -30,8 +30,9 @@ impl DtThreshold {
             shift_alpha: Shifter::new(CNT_BITS, alpha_log2).expect("alpha validated"),
             t: Reg::new(0),
         };
+        // Out of reset, `T` holds the value for an empty segment.
         s.eval(0);
-        s.t.commit();
+        s.t = Reg::new(s.t.next());
         s
     }
 
@@ -50,32 +51,32 @@ impl DtThreshold {
         self.t.q()
     }
 
-    /// Probed wires: the subtractor's, then the shifter's, then `t`.
-    pub fn wires(&self) -> impl Iterator<Item = (String, u32)> + '_ {
-        let sub = self
-            .sub_free
-            .wires()
-            .iter()
-            .map(|w| (format!("sub_free.{}", w.name), w.width));
-        let sh = self
-            .shift_alpha
-            .wires()
-            .iter()
-            .map(|w| (format!("shift_alpha.{}", w.name), w.width));
-        sub.chain(sh)
-            .chain(std::iter::once(("t".to_string(), CNT_BITS)))
+    /// Whether evaluating from `occupancy` would change nothing: the subtractor already
+    /// shows it and `t` holds what the shifter drives.
+    pub fn settled(&self, occupancy: u32) -> bool {
+        self.sub_free.inputs().1 == occupancy as u64 && self.t.q() == self.t.next()
     }
+}
 
-    pub fn wire_value(&self, i: usize) -> u64 {
-        let ns = self.sub_free.wires().len();
-        let nh = self.shift_alpha.wires().len();
-        if i < ns {
-            self.sub_free.wire_value(i)
-        } else if i < ns + nh {
-            self.shift_alpha.wire_value(i - ns)
-        } else {
-            self.t.q() as u64
-        }
+impl Block<u32, ()> for DtThreshold {
+    /// The thresholds phase: next `T` from the registered occupancy.
+    fn eval(&mut self, _: u64, occupancy: u32, _: ()) -> Result<(), BlockError> {
+        DtThreshold::eval(self, occupancy);
+        Ok(())
+    }
+}
+
+impl Clocked for DtThreshold {
+    fn commit(&mut self, cycle: u64) -> Result<(), BlockError> {
+        self.t.commit(cycle)
+    }
+}
+
+impl Probed for DtThreshold {
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.unit("sub_free", &self.sub_free);
+        v.unit("shift_alpha", &self.shift_alpha);
+        v.wire("t", CNT_BITS, self.t.q() as u64);
     }
 }
 
@@ -98,7 +99,7 @@ mod tests {
         ) {
             let mut dt = DtThreshold::new(segment, k);
             dt.eval(occupancy);
-            dt.t.commit();
+            dt.commit(1).unwrap();
             let free = (segment as i64 - occupancy as i64).max(0) as u64;
             let want = if k >= 0 { (free << k).min(MAX as u64) } else { free >> -k };
             prop_assert_eq!(dt.t() as u64, want);
@@ -112,10 +113,10 @@ mod tests {
         assert_eq!(dt.t(), 1000 >> 4, "reset value is alpha * B_s");
         dt.eval(200);
         assert_eq!(dt.t(), 62, "T changes only at the edge");
-        dt.t.commit();
+        dt.commit(1).unwrap();
         assert_eq!(dt.t(), 800 >> 4);
         dt.eval(1200);
-        dt.t.commit();
+        dt.commit(2).unwrap();
         assert_eq!(dt.t(), 0, "over-full segment saturates free space at zero");
         assert!(dt.sub_free.borrow());
     }

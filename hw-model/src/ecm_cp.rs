@@ -32,9 +32,11 @@
 //! pseudo-code's `sr * (2u - 1)` around `Sf` with `sr_centered`; both are drawn from the
 //! LFSR, never from a software generator.
 
-use crate::config::{EcmParams, ECM_PAGE_BYTES};
+use crate::config::{Derived, EcmParams, ECM_PAGE_BYTES, QUEUES};
+use crate::ingress::Ingress;
+use crate::ports::each_port;
 use crate::wires::{EcmFrame, EcmKind, PacketHdr};
-use rtl::Lfsr32;
+use rtl::{Block, BlockError, Clocked, Lfsr32, Visit};
 
 /// Width of `qlen` and `qold`: `2^20` cells of up to 4096 B in 64-byte pages.
 pub const QLEN_BITS: u32 = 27;
@@ -141,25 +143,105 @@ impl EcmCp {
         Ok(())
     }
 
-    /// Probed registers: (name, width).
-    pub fn wires() -> [(&'static str, u32); 5] {
-        [
-            ("qlen", QLEN_BITS),
-            ("samp_byte_acc", ACC_BITS),
-            ("interval", ACC_BITS),
-            ("lfsr", 32),
-            ("qold", QLEN_BITS),
-        ]
+    /// Probed registers.
+    pub fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("qlen", QLEN_BITS, self.qlen as u64);
+        v.wire("samp_byte_acc", ACC_BITS, self.samp_byte_acc as u64);
+        v.wire("interval", ACC_BITS, self.interval as u64);
+        v.wire("lfsr", 32, self.lfsr.value() as u64);
+        v.wire("qold", QLEN_BITS, self.qold as u64);
+    }
+}
+
+/// The congestion points of the switch: one per egress queue of an enabled priority.
+#[derive(Debug, Clone)]
+pub struct Ecm {
+    params: EcmParams,
+    /// Sorted by (port, queue).
+    pub cps: Vec<EcmCp>,
+    /// Per egress queue `port * 8 + q`, the index of its CP (`u16::MAX`: none).
+    slot: Vec<u16>,
+}
+
+/// What the congestion points read in the flow-control phase: the ports that admitted a
+/// packet in this cycle, whose newest pending packet it is.
+pub struct EcmIn<'a> {
+    pub admitted: u64,
+    pub ingress: &'a Ingress,
+}
+
+impl Ecm {
+    pub fn new(d: &Derived) -> Self {
+        let mut cps = Vec::new();
+        let mut slot = vec![u16::MAX; d.ports * QUEUES];
+        for p in 0..d.ports {
+            for q in 0..QUEUES {
+                if d.ecm.mask & (1 << q) != 0 {
+                    slot[p * QUEUES + q] = cps.len() as u16;
+                    cps.push(EcmCp::new(&d.ecm, p as u8, q as u8));
+                }
+            }
+        }
+        Self {
+            params: d.ecm.clone(),
+            cps,
+            slot,
+        }
     }
 
-    pub fn wire_value(&self, i: usize) -> u64 {
-        match i {
-            0 => self.qlen as u64,
-            1 => self.samp_byte_acc as u64,
-            2 => self.interval as u64,
-            3 => self.lfsr.value() as u64,
-            _ => self.qold as u64,
+    /// The CP of egress queue `q` of `port`, if it has one.
+    #[inline]
+    pub fn cp(&self, port: usize, q: usize) -> Option<usize> {
+        let s = self.slot[port * QUEUES + q];
+        (s != u16::MAX).then_some(s as usize)
+    }
+
+    /// A frame of `len` bytes leaves egress queue `q` of `port` (dequeue).
+    #[inline]
+    pub fn depart(&mut self, port: usize, q: usize, len: u16) -> Result<(), String> {
+        match self.cp(port, q) {
+            Some(cp) => self.cps[cp].depart(len),
+            None => Ok(()),
         }
+    }
+
+    /// `egress.pNN.qQ.ecm.*` of a queue with a CP.
+    pub fn probe_queue<V: Visit>(&self, port: usize, q: usize, v: &mut V) {
+        if let Some(cp) = self.cp(port, q) {
+            v.scope("ecm", |v| self.cps[cp].probe(v));
+        }
+    }
+}
+
+impl<'a> Block<EcmIn<'a>, &'a mut Vec<EcmFrame>> for Ecm {
+    /// The arrivals of the cycle's admitted packets, in ingress port order (the order of
+    /// the CP registers' chain).
+    fn eval(
+        &mut self,
+        _: u64,
+        input: EcmIn<'a>,
+        out: &'a mut Vec<EcmFrame>,
+    ) -> Result<(), BlockError> {
+        if self.cps.is_empty() {
+            return Ok(());
+        }
+        for p in each_port(input.admitted) {
+            let hdr = &input.ingress.newest(p).hdr;
+            if let Some(cp) = self.cp(hdr.dst as usize, hdr.prio as usize) {
+                if let Some(f) = self.cps[cp].arrive(&self.params, hdr) {
+                    out.push(f);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Clocked for Ecm {
+    /// Arrivals and departures change the registers during the cycle; nothing waits for
+    /// the edge.
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        Ok(())
     }
 }
 

@@ -1,14 +1,33 @@
-//! Egress transmitter of one port: serialises PFC frames and packets at line rate.
+//! Egress transmitters: each port serialises PFC frames and packets at line rate.
 //!
 //! A packet's cell `k` must be read from the SRAM before the wire reaches its first byte;
 //! reading a cell frees it (pointer back to the free list, counters decremented) and issues
 //! the read of its next-pointer, which arrives `sram_read_latency` cycles later. If the
 //! wire gets to a cell that has not been read (no read grant, or its pointer not back
 //! yet) the wire stalls for the cycle and the stall is counted.
+//!
+//! The egress phase visits the ports with something to do in round-robin order from
+//! `read_rr` (one port further each cycle); `sram_read_cells_per_cycle` read grants are
+//! counted down over the visits (a chain of the phase table). A visit takes a pending PFC
+//! frame first, then asks the port's scheduler (`sched/`) for a queue, dequeues its head
+//! packet (through HCF's select, and telling HCF and the queue's ECM congestion point),
+//! and reads cells as the wire reaches them.
 
-use crate::packet_queue::Desc;
-use crate::wires::PfcFrame;
-use rtl::PhaseAccumulator;
+use crate::accounting::{Accounting, Update};
+use crate::config::{Derived, PFC_FRAME_WIRE_BYTES, QUEUES};
+use crate::ecm_cp::Ecm;
+use crate::free_list::FreeList;
+use crate::packet_queue::{Desc, PacketQueues};
+use crate::pfc::fsm::PfcFsm;
+use crate::pfc::rx::PfcRx;
+use crate::policy::BufferPolicy;
+use crate::ports::rotate_ports;
+use crate::probes::Dirty;
+use crate::sched::dwrr::Dwrr;
+use crate::sched::hcf::Hcf;
+use crate::stats::Stats;
+use crate::wires::{Beat, Departure, Outputs, PfcFrame};
+use rtl::{Block, BlockError, Clocked, PhaseAccumulator, Visit};
 
 #[derive(Debug, Clone, Copy)]
 pub struct DataTx {
@@ -66,5 +85,311 @@ impl EgressPort {
             last_visit: 0,
             wake: u64::MAX,
         }
+    }
+}
+
+/// The transmitters of the switch.
+#[derive(Debug, Clone)]
+pub struct Egress {
+    pub ports: Vec<EgressPort>,
+    /// The scheduler of each port.
+    pub sched: Vec<Dwrr>,
+    read_cells: u32,
+    read_rr: usize,
+    latency: u64,
+    cell_bits: u64,
+    overhead_bits: u64,
+}
+
+/// What the transmitters read, and the ports of other blocks they drive.
+pub struct EgressIn<'a, P> {
+    /// Pending PFC frames (taken here: the chain from PFC generation).
+    pub fsm: &'a mut PfcFsm,
+    /// Received pause mask (registered) and the ports whose mask changed at the last edge.
+    pub rx: &'a PfcRx,
+    /// Dequeue port, refetch, cell link RAM reads.
+    pub queues: &'a mut PacketQueues,
+    /// HCF: HP select, departures.
+    pub hcf: &'a mut Hcf,
+    /// ECM: departures.
+    pub ecm: &'a mut Ecm,
+    pub policy: &'a mut P,
+    /// Push port (lands at the edge).
+    pub free: &'a mut FreeList,
+    /// Release port (lands at the edge).
+    pub acct: &'a mut Accounting,
+    pub d: &'a Derived,
+}
+
+/// What the transmitters produce.
+pub struct EgressOut<'a> {
+    pub out: &'a mut Outputs,
+    pub stats: &'a mut Stats,
+    pub dirty: &'a mut Dirty,
+}
+
+impl Egress {
+    pub fn new(d: &Derived) -> Self {
+        Self {
+            ports: (0..d.ports)
+                .map(|p| EgressPort::new(d.rate_bps[p], d.clock_hz))
+                .collect(),
+            sched: (0..d.ports)
+                .map(|_| Dwrr::new(d.cfg.dwrr_quantum_bytes, d.cfg.control_queue))
+                .collect(),
+            read_cells: d.cfg.sram_read_cells_per_cycle,
+            read_rr: 0,
+            latency: d.cfg.sram_read_latency as u64,
+            cell_bits: d.cfg.cell_bytes as u64 * 8,
+            overhead_bits: d.cfg.packet_overhead_bytes as u64 * 8,
+        }
+    }
+
+    /// `egress.pNN.{tx_state, tx_queue}`.
+    pub fn probe_port<V: Visit>(&self, p: usize, v: &mut V) {
+        let tx = &self.ports[p].tx;
+        v.wire("tx_state", 2, tx.code());
+        let queue = match tx {
+            Tx::Data(t) => t.queue as u64,
+            _ => 0,
+        };
+        v.wire("tx_queue", 3, queue);
+    }
+
+    /// One visit of port `p` in cycle `now`.
+    fn visit<P: BufferPolicy>(
+        &mut self,
+        now: u64,
+        p: usize,
+        budget: &mut u32,
+        input: &mut EgressIn<'_, P>,
+        out: &mut EgressOut<'_>,
+    ) -> Result<(), String> {
+        input.queues.advance_refill(p, now);
+        let was_idle = matches!(self.ports[p].tx, Tx::Idle);
+        if !was_idle {
+            // The cycles since the last visit were all plain transfer cycles.
+            let skipped = now - self.ports[p].last_visit - 1;
+            self.ports[p].wire.advance(skipped);
+        }
+        self.ports[p].last_visit = now;
+        let (cell_bits, ovh_bits) = (self.cell_bits, self.overhead_bits);
+        let mut ticked = false;
+        let mut wake = u64::MAX;
+        for _ in 0..2 {
+            if matches!(self.ports[p].tx, Tx::Idle) && !self.start_tx(now, p, was_idle, input)? {
+                break;
+            }
+            match self.ports[p].tx {
+                Tx::Idle => break,
+                Tx::Pfc(frame) => {
+                    let port = &mut self.ports[p];
+                    if !ticked {
+                        port.wire.tick();
+                        ticked = true;
+                    }
+                    let bits = PFC_FRAME_WIRE_BYTES as u64 * 8;
+                    if !port.wire.reached(bits) {
+                        wake = now + port.wire.ticks_until(bits);
+                        break;
+                    }
+                    port.wire.consume(bits);
+                    port.tx = Tx::Idle;
+                    let stats = &mut *out.stats;
+                    if frame.paused() != 0 {
+                        stats.pfc_pause_frames_tx += 1;
+                    } else {
+                        stats.pfc_resume_frames_tx += 1;
+                    }
+                    stats.pfc_sent(p, &frame);
+                    stats.pfc_pause_events += frame.paused().count_ones() as u64;
+                    stats.pfc_resume_events += frame.resumed().count_ones() as u64;
+                    out.out.pfc_tx.push((p as u8, frame));
+                }
+                Tx::Data(mut t) => {
+                    let n = t.desc.ncells;
+                    if t.cell_ptr.is_none() && t.k < n {
+                        if now == t.ptr_at {
+                            t.cell_ptr = input.queues.cell_link.rdata(p, now);
+                        } else if now > t.ptr_at {
+                            return Err(format!("egress p{p}: next-pointer read data missed"));
+                        }
+                    }
+                    let read_point = |k: u16| (k as u64 * cell_bits).saturating_sub(ovh_bits);
+                    if t.k < n && self.ports[p].wire.reached(read_point(t.k)) {
+                        match t.cell_ptr {
+                            Some(ptr) if *budget > 0 => {
+                                *budget -= 1;
+                                read_cell(now, p, &mut t, ptr, input, out);
+                                t.ptr_at = now + self.latency;
+                            }
+                            _ => {
+                                out.stats.read_stall_cycles += 1;
+                                self.ports[p].tx = Tx::Data(t);
+                                wake = now + 1;
+                                break;
+                            }
+                        }
+                    }
+                    let port = &mut self.ports[p];
+                    if !ticked {
+                        port.wire.tick();
+                        ticked = true;
+                    }
+                    let wire_bits = input.d.wire_bits(t.desc.hdr.len as u32);
+                    if t.k == n && port.wire.reached(wire_bits) {
+                        port.wire.consume(wire_bits);
+                        port.tx = Tx::Idle;
+                        out.stats.packets_out += 1;
+                        continue;
+                    }
+                    wake = if t.k == n {
+                        now + port.wire.ticks_until(wire_bits)
+                    } else {
+                        // Evaluated before its tick, cycle c sees this cycle's bits plus
+                        // c - now - 1 more ticks.
+                        let read_at = now + 1 + port.wire.ticks_until(read_point(t.k));
+                        if t.cell_ptr.is_none() {
+                            read_at.min(t.ptr_at)
+                        } else {
+                            read_at
+                        }
+                    };
+                    port.tx = Tx::Data(t);
+                    break;
+                }
+            }
+        }
+        self.ports[p].wake = wake.min(input.queues.refill_at(p));
+        Ok(())
+    }
+
+    /// Start a PFC frame (it goes first) or the next packet. `fresh`: the line was idle, so
+    /// no fractional bit time carries over.
+    fn start_tx<P>(
+        &mut self,
+        now: u64,
+        p: usize,
+        fresh: bool,
+        input: &mut EgressIn<'_, P>,
+    ) -> Result<bool, String> {
+        if input.fsm.has_pending(p) {
+            self.ports[p].tx = Tx::Pfc(input.fsm.take_frame(p));
+        } else {
+            let queues = &mut *input.queues;
+            if queues.refilling(p) {
+                return Ok(false);
+            }
+            let hp = input.hcf.hp_sel(p);
+            let nonempty = queues.nonempty[p];
+            let eligible = queues.ready_mask(p, hp) & !input.rx.paused(p);
+            let Some(q) = self.sched[p].pick(nonempty, eligible, |q| queues.head_len(p, q, hp))
+            else {
+                return Ok(false);
+            };
+            let desc = queues.dequeue(p, q, hp, now);
+            input
+                .hcf
+                .depart(p, q, desc.sub, desc.ncells, now)
+                .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
+            input
+                .ecm
+                .depart(p, q, desc.hdr.len)
+                .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
+            if queues.nonempty[p] & (1 << q) == 0 {
+                self.sched[p].queue_emptied(q);
+            }
+            self.ports[p].tx = Tx::Data(DataTx {
+                desc,
+                queue: q as u8,
+                k: 0,
+                cell_ptr: Some(desc.head),
+                last_ptr: desc.head,
+                ptr_at: u64::MAX,
+            });
+        }
+        if fresh {
+            self.ports[p].wire.clear();
+        }
+        Ok(true)
+    }
+}
+
+/// Read cell `t.k` of the packet on port `p` from `ptr`: it leaves, and is freed.
+fn read_cell<P: BufferPolicy>(
+    now: u64,
+    p: usize,
+    t: &mut DataTx,
+    ptr: u32,
+    input: &mut EgressIn<'_, P>,
+    out: &mut EgressOut<'_>,
+) {
+    let hdr = &t.desc.hdr;
+    let lossless = input.d.is_lossless(hdr.prio);
+    if P::RECORDS_DEQUEUES && t.k == 0 {
+        // L2BM: the packet leaves its ingress queue's recorder with its first cell.
+        let qi = hdr.src as usize * QUEUES + hdr.prio as usize;
+        input.policy.dequeued(qi, t.desc.due, now);
+    }
+    input.free.push(ptr);
+    out.dirty.ingress(hdr.src as usize);
+    input.acct.push(Update::Release {
+        port: hdr.src,
+        pg: hdr.prio,
+        lossless,
+        dport: p as u8,
+    });
+    out.out.departures.push(Departure {
+        port: p as u8,
+        beat: Beat {
+            hdr: t.desc.hdr,
+            idx: t.k,
+            ncells: t.desc.ncells,
+        },
+    });
+    out.stats.cells_out += 1;
+    t.k += 1;
+    t.last_ptr = ptr;
+    t.cell_ptr = None;
+    if t.k < t.desc.ncells {
+        input.queues.cell_link.read(p, ptr as usize, now);
+    }
+}
+
+impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
+    /// The ports with something to do in this cycle, round robin from `read_rr`.
+    fn eval(
+        &mut self,
+        now: u64,
+        mut input: EgressIn<'a, P>,
+        mut out: EgressOut<'a>,
+    ) -> Result<(), BlockError> {
+        let n = self.ports.len();
+        let mut budget = self.read_cells;
+        let mut active =
+            input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();
+        for (p, e) in self.ports.iter().enumerate() {
+            if e.wake <= now {
+                active |= 1 << p;
+            }
+        }
+        let mut rest = rotate_ports(active, self.read_rr, n);
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let p = (i + self.read_rr) % n;
+            out.dirty.egress(p);
+            self.visit(now, p, &mut budget, &mut input, &mut out)?;
+        }
+        self.read_rr = (self.read_rr + 1) % n;
+        Ok(())
+    }
+}
+
+impl Clocked for Egress {
+    /// The transmitters' registers change as they send; what they drive (frees, releases,
+    /// link reads) lands at the edge in the blocks it belongs to.
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        Ok(())
     }
 }

@@ -4,7 +4,8 @@
 //! pushes (one per cell read out) land at the clock edge, so a cell freed in cycle `c` can
 //! be reused in cycle `c + 1` at the earliest.
 
-use crate::config::PTR_BITS;
+use crate::config::{CNT_BITS, PTR_BITS};
+use rtl::{BlockError, Clocked, Visit};
 
 #[derive(Debug, Clone)]
 pub struct FreeList {
@@ -49,7 +50,20 @@ impl FreeList {
         self.pending_push.push(p);
     }
 
-    pub fn commit(&mut self) {
+    /// The free pointers, oldest first (checker access).
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let n = self.ring.len();
+        (0..self.count).map(move |i| self.ring[(self.head + i) % n])
+    }
+
+    /// `buffer.free_cells`: pointers on the list after the edge.
+    pub fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("free_cells", CNT_BITS, self.count as u64);
+    }
+}
+
+impl Clocked for FreeList {
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         let n = self.ring.len();
         for &p in &self.pending_push {
             let tail = (self.head + self.count) % n;
@@ -57,12 +71,7 @@ impl FreeList {
             self.count += 1;
         }
         self.pending_push.clear();
-    }
-
-    /// The free pointers, oldest first (checker access).
-    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        let n = self.ring.len();
-        (0..self.count).map(move |i| self.ring[(self.head + i) % n])
+        Ok(())
     }
 }
 
@@ -77,7 +86,7 @@ mod tests {
         assert_eq!(f.pop(), Some(1));
         f.push(0);
         assert_eq!(f.pop(), None, "a push is not visible before the edge");
-        f.commit();
+        f.commit(0).unwrap();
         assert_eq!(f.pop(), Some(0));
     }
 }

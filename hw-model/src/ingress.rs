@@ -1,16 +1,29 @@
-//! Ingress ports: tag each arriving cell with its packet's admission decision, hold
-//! admitted cells in a small per-port cell FIFO, and write them into the shared SRAM.
+//! Ingress ports: the beat intake of each port, the cell FIFOs between admission and the
+//! shared SRAM, and the write stage.
 //!
-//! The write stage grants up to `sram_write_cells_per_cycle` FIFO heads per cycle, in
-//! round-robin rounds over the ports with cells waiting (several grants to one port when
-//! bandwidth is left over). A granted cell takes a pointer from the free list and is
-//! chained behind the previous cell of its packet in the cell link RAM; the packet's last
-//! cell enqueues it on its egress queue. Configuration checks that the write bandwidth
-//! covers the aggregate line rate, and the FIFO is sized so it cannot overflow.
+//! Intake (in the admission phase, driven by the admission block): a beat the MMU cannot
+//! have been sent by a MAC is refused with an error naming the port and the field; each
+//! beat gets the fate of its packet, decided at its first cell; an admitted cell enters the
+//! port's cell FIFO, and the admitted packet waits as a descriptor until its last cell is
+//! written.
+//!
+//! The write stage (phase 5) grants up to `sram_write_cells_per_cycle` FIFO heads per
+//! cycle, in round-robin rounds over the ports with cells waiting (several grants to one
+//! port when bandwidth is left over), starting one port further each cycle. A granted cell
+//! takes a pointer from the free list and is chained behind the previous cell of its
+//! packet in the cell link RAM; the packet's last cell enqueues it on its egress queue.
+//! Cells admitted in a cycle can be written in the same cycle (the FIFO bypass of the phase
+//! table). Configuration checks that the write bandwidth covers the aggregate line rate,
+//! and the FIFO is sized so it cannot overflow.
 
 use crate::admission::Plan;
-use crate::packet_queue::{Desc, NULL};
-use crate::wires::{Beat, DropReason};
+use crate::config::Derived;
+use crate::free_list::FreeList;
+use crate::packet_queue::{Desc, PacketQueues, NULL};
+use crate::ports::rotate_ports;
+use crate::stats::Stats;
+use crate::wires::{Beat, CellFate, DropReason, Segment};
+use rtl::{Block, BlockError, Clocked, Visit};
 use std::collections::VecDeque;
 
 /// An admitted cell waiting for a write port; the start-of-packet cell carries the plan.
@@ -32,14 +45,12 @@ pub struct IngressPort {
     /// Cells of the front pending packet already written, and the last one's pointer.
     pub written: u16,
     pub prev: u32,
-    /// Beat seen this cycle (for the waveform).
-    pub beat_valid: bool,
     /// Index of the cell the bus must deliver next (0: a start of packet).
     pub next_idx: u16,
 }
 
 impl IngressPort {
-    pub fn new(fifo_depth: usize) -> Self {
+    fn new(fifo_depth: usize) -> Self {
         Self {
             arriving: None,
             fifo: VecDeque::with_capacity(fifo_depth),
@@ -47,7 +58,6 @@ impl IngressPort {
             pending: VecDeque::with_capacity(fifo_depth + 2),
             written: 0,
             prev: NULL,
-            beat_valid: false,
             next_idx: 0,
         }
     }
@@ -58,4 +68,267 @@ impl IngressPort {
 /// write ports cover: a port waits at most `ceil(ports / write_ports)` cycles per grant.
 pub fn fifo_depth(ports: usize, write_ports: usize) -> usize {
     2 * ports.div_ceil(write_ports) + 8
+}
+
+/// The ingress ports of the switch.
+#[derive(Debug, Clone)]
+pub struct Ingress {
+    pub ports: Vec<IngressPort>,
+    /// Cells each FIFO holds.
+    fifo_depth: usize,
+    /// Ports with cells in their FIFO.
+    fifo_ports: u64,
+    /// Ports with a beat in this cycle (`beat_valid`), and in the last.
+    beats: u64,
+    beats_last: u64,
+    write_cells: u32,
+    write_rr: usize,
+}
+
+/// What the write stage drives: the free list's pop port, the cell link RAM and the
+/// queues' enqueue port.
+pub struct WriteIn<'a> {
+    pub free: &'a mut FreeList,
+    pub queues: &'a mut PacketQueues,
+}
+
+impl Ingress {
+    pub fn new(d: &Derived) -> Self {
+        let w = d.cfg.sram_write_cells_per_cycle as usize;
+        let depth = fifo_depth(d.ports, w);
+        Self {
+            ports: (0..d.ports).map(|_| IngressPort::new(depth)).collect(),
+            fifo_depth: depth,
+            fifo_ports: 0,
+            beats: 0,
+            beats_last: 0,
+            write_cells: d.cfg.sram_write_cells_per_cycle,
+            write_rr: 0,
+        }
+    }
+
+    /// The ports with a beat in this cycle become `beats`; returns the ports whose
+    /// `beat_valid` may have changed (a beat now or in the last cycle).
+    #[inline]
+    pub fn set_beats(&mut self, beats: u64) -> u64 {
+        self.beats_last = std::mem::replace(&mut self.beats, beats);
+        self.beats | self.beats_last
+    }
+
+    /// Ports with cells waiting for the write stage.
+    #[inline]
+    pub fn fifo_ports(&self) -> u64 {
+        self.fifo_ports
+    }
+
+    /// The ingress bus protocol: a beat the MMU cannot have been sent by a MAC is refused
+    /// with an error naming the port and the field, not left to corrupt the buffer.
+    pub fn check_beat(&self, p: usize, b: &Beat, d: &Derived) -> Result<(), String> {
+        let h = &b.hdr;
+        let bad = |what: String| Err(format!("ingress p{p}: malformed beat {b:?}: {what}"));
+        if h.src as usize != p {
+            return bad(format!(
+                "hdr.src = {} but the beat arrived on port {p}",
+                h.src
+            ));
+        }
+        if h.dst as usize >= d.ports {
+            return bad(format!(
+                "hdr.dst = {} is not a port (0..{})",
+                h.dst, d.ports
+            ));
+        }
+        if h.prio > 7 {
+            return bad(format!("hdr.prio = {} is not a priority (0..=7)", h.prio));
+        }
+        let n = d.cells_for(h.len as u32);
+        if b.ncells as u32 != n || n == 0 {
+            return bad(format!(
+                "ncells = {} but a {} B packet takes {n} cells",
+                b.ncells, h.len
+            ));
+        }
+        let expected = self.ports[p].next_idx;
+        if b.idx != expected {
+            return bad(format!("cell index {} where {expected} was due", b.idx));
+        }
+        Ok(())
+    }
+
+    /// The fate admission decided for the packet starting on port `p`: an admitted one
+    /// waits as its descriptor until its last cell is written.
+    pub fn start_packet(
+        &mut self,
+        p: usize,
+        fate: Result<(Plan, Desc), DropReason>,
+    ) -> Result<(), String> {
+        let port = &mut self.ports[p];
+        port.arriving = Some(match fate {
+            Ok((plan, desc)) => {
+                if port.pending.len() == self.fifo_depth + 2 {
+                    return Err(format!(
+                        "ingress p{p}: more packets in flight than the FIFO can hold"
+                    ));
+                }
+                port.pending.push_back(desc);
+                Ok(plan)
+            }
+            Err(r) => Err(r),
+        });
+        Ok(())
+    }
+
+    /// The packet admitted last on port `p` (the descriptor of this cycle's admission).
+    #[inline]
+    pub fn newest(&self, p: usize) -> &Desc {
+        self.ports[p]
+            .pending
+            .back()
+            .expect("an admitted packet is pending")
+    }
+
+    /// A beat of port `p` takes the fate of its packet: into the cell FIFO, or dropped.
+    pub fn take_cell(
+        &mut self,
+        p: usize,
+        b: &Beat,
+        lossless: bool,
+        stats: &mut Stats,
+    ) -> Result<CellFate, String> {
+        let port = &mut self.ports[p];
+        let fate = match port.arriving {
+            Some(Ok(plan)) => {
+                let seg = segment_of(lossless, b.idx, plan.seg0, plan.seg1);
+                if port.fifo.len() == self.fifo_depth {
+                    return Err(format!(
+                        "ingress p{p}: cell FIFO overflow (write stage too slow)"
+                    ));
+                }
+                port.fifo.push_back(FifoCell { beat: *b, plan });
+                self.fifo_ports |= 1 << p;
+                stats.admitted[seg_index(seg)] += 1;
+                CellFate::Admitted(seg)
+            }
+            Some(Err(r)) => {
+                let h = &b.hdr;
+                stats.drop_cell(h.src, h.dst, h.prio, r, b.sop());
+                CellFate::Dropped(r)
+            }
+            None => {
+                return Err(format!(
+                    "ingress p{p}: cell {} of a packet whose start never arrived",
+                    b.idx
+                ))
+            }
+        };
+        port.next_idx = b.idx + 1;
+        if b.eop() {
+            port.arriving = None;
+            port.next_idx = 0;
+        }
+        Ok(fate)
+    }
+
+    /// `ingress.pNN.beat_valid`.
+    pub fn probe_port<V: Visit>(&self, p: usize, v: &mut V) {
+        v.wire("beat_valid", 1, (self.beats >> p) & 1);
+    }
+}
+
+impl<'a> Block<WriteIn<'a>, ()> for Ingress {
+    /// The write stage: FIFO heads into the SRAM.
+    fn eval(&mut self, _: u64, input: WriteIn<'a>, _: ()) -> Result<(), BlockError> {
+        let n = self.ports.len();
+        let mut budget = self.write_cells;
+        // Round-robin rounds over the ports with cells waiting, one grant per port per
+        // round, until the write bandwidth is used up: work-conserving, so a port that
+        // missed a grant (other ports took them) catches up when bandwidth is free. One
+        // grant per port per cycle would never let a port near one cell per cycle recover.
+        let mut rest = rotate_ports(self.fifo_ports, self.write_rr, n);
+        while budget > 0 {
+            if rest == 0 {
+                rest = rotate_ports(self.fifo_ports, self.write_rr, n);
+                if rest == 0 {
+                    break;
+                }
+            }
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let p = (i + self.write_rr) % n;
+            budget -= 1;
+            let Some(ptr) = input.free.pop() else {
+                return Err(BlockError(
+                    "free list empty at a cell write: admission over-committed the buffer".into(),
+                ));
+            };
+            let port = &mut self.ports[p];
+            let cell = port
+                .fifo
+                .pop_front()
+                .expect("fifo_ports bit set for an empty FIFO");
+            if port.fifo.is_empty() {
+                self.fifo_ports &= !(1 << p);
+            }
+            if cell.beat.sop() {
+                port.pending[0].head = ptr;
+                port.written = 0;
+            } else {
+                input.queues.cell_link.write(port.prev as usize, ptr);
+            }
+            port.prev = ptr;
+            port.written += 1;
+            if cell.beat.eop() {
+                let desc = port
+                    .pending
+                    .pop_front()
+                    .expect("a written packet is pending");
+                port.written = 0;
+                input
+                    .queues
+                    .enqueue(desc.hdr.dst as usize, desc.hdr.prio as usize, desc);
+            }
+        }
+        self.write_rr = (self.write_rr + 1) % n;
+        Ok(())
+    }
+}
+
+impl Clocked for Ingress {
+    /// Intake and the write stage change the FIFOs during the cycle (the bypass of the
+    /// phase table); the pointers and links they produce land at the edge in the free
+    /// list and the RAMs.
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        Ok(())
+    }
+}
+
+/// The segments of a pool, in the order a packet's cells are charged to them.
+pub fn segments(lossless: bool) -> [Segment; 3] {
+    if lossless {
+        [Segment::Private, Segment::Shared, Segment::Headroom]
+    } else {
+        [
+            Segment::LossyPrivate,
+            Segment::LossyShared,
+            Segment::Headroom,
+        ]
+    }
+}
+
+/// Segment of cell `k` of a packet whose first `seg0` cells are private and next `seg1`
+/// shared.
+#[inline]
+fn segment_of(lossless: bool, k: u16, seg0: u16, seg1: u16) -> Segment {
+    let s = segments(lossless);
+    if k < seg0 {
+        s[0]
+    } else if k < seg0 + seg1 {
+        s[1]
+    } else {
+        s[2]
+    }
+}
+
+fn seg_index(s: Segment) -> usize {
+    Segment::ALL.iter().position(|&x| x == s).unwrap()
 }

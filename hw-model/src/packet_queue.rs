@@ -13,14 +13,22 @@
 //! for minimum-size packets at 400G (about 1.7 cycles per 64 B packet at 1 GHz), where it
 //! costs throughput: a deeper per-queue prefetch would fix that.
 //!
-//! A FIFO queue is one list. An HCF queue (`hcf.rs`) is two lists, each with its own
+//! A FIFO queue is one list. An HCF queue (`sched/hcf.rs`) is two lists, each with its own
 //! registers and prefetched head; a packet's descriptor says which (`Desc::sub`, fixed at
-//! admission). The queue's `hp` register is the dequeue mux select: the HP list is served
-//! whenever it holds a packet, the LP list otherwise, and HCF flips the select at each new
-//! priority period (HCF III-D).
+//! admission). The dequeue mux serves the HP list whenever it holds a packet, the LP list
+//! otherwise; its select is HCF's HP register (`Hcf::hp_sel`), flipped at each new priority
+//! period (HCF III-D).
+//!
+//! The cell link RAM, which chains the cells of a packet, lives here too: the write stage
+//! writes it, the transmitters read it.
+//!
+//! A storage block: the write stage enqueues (phase 5) after the transmitters dequeued
+//! (phase 4), so an enqueue sees the list registers as that cycle's dequeues left them (a
+//! write-after-read bypass). RAM writes land at the edge, and so does the set of ports that
+//! got a packet this cycle (the transmitters' kicks of the next cycle).
 
 use crate::wires::PacketHdr;
-use rtl::Sram;
+use rtl::{BlockError, Clocked, Sram};
 
 pub const NULL: u32 = u32::MAX;
 
@@ -76,8 +84,8 @@ pub struct PacketQueues {
     pub lists: Vec<ListRegs>,
     /// Per queue, the index of its second list (`NULL`: a FIFO queue).
     second: Vec<u32>,
-    /// Per queue, the list served first (0 or 1): HCF's HP list.
-    hp: Vec<u8>,
+    /// Cell link RAM: `cell_link[c]` = next cell of the same packet.
+    pub cell_link: Sram<u32>,
     /// `pkt_link[head cell of P]` = head cell of the packet after P in its list.
     pub pkt_link: Sram<u32>,
     pub desc: Sram<Desc>,
@@ -88,7 +96,9 @@ pub struct PacketQueues {
     /// Per port, the cycle the refetch's next read data is on the RAM's output.
     refill_at: Vec<u64>,
     latency: u64,
-    ports_nonempty: u64,
+    /// Ports that got a packet in this cycle, and in the last (published at the edge).
+    enqueued: u64,
+    enqueued_last: u64,
 }
 
 impl PacketQueues {
@@ -100,6 +110,7 @@ impl PacketQueues {
         latency: usize,
         two_lists: &[usize],
     ) -> Self {
+        // The cell link RAM: one read port per egress port, one write per cell written.
         let mut second = vec![NULL; ports * 8];
         for (i, &qi) in two_lists.iter().enumerate() {
             second[qi] = (ports * 8 + i) as u32;
@@ -107,7 +118,7 @@ impl PacketQueues {
         Self {
             lists: vec![ListRegs::default(); ports * 8 + two_lists.len()],
             second,
-            hp: vec![0; ports * 8],
+            cell_link: Sram::new("cell_link", cells as usize, ports, write_ports, latency),
             // One read port per egress port; one write per cell written per cycle.
             pkt_link: Sram::new("pkt_link", cells as usize, ports, write_ports, latency),
             desc: Sram::new("desc", cells as usize, ports, write_ports, latency),
@@ -115,14 +126,15 @@ impl PacketQueues {
             refilling: vec![None; ports],
             refill_at: vec![u64::MAX; ports],
             latency: latency as u64,
-            ports_nonempty: 0,
+            enqueued: 0,
+            enqueued_last: 0,
         }
     }
 
-    /// Ports with at least one non-empty queue.
+    /// Ports that got a packet in the last cycle: their schedulers must look again.
     #[inline]
-    pub fn ports_nonempty(&self) -> u64 {
-        self.ports_nonempty
+    pub fn enqueued_last_cycle(&self) -> u64 {
+        self.enqueued_last
     }
 
     /// Index of physical list `sub` of queue `qi` (`port * 8 + q`).
@@ -141,37 +153,29 @@ impl PacketQueues {
         std::iter::once(qi).chain((second != NULL).then_some(second as usize))
     }
 
-    /// The list the dequeue mux selects: HP if it holds a packet, else LP.
+    /// The list the dequeue mux selects: HP if it holds a packet, else LP. `hp` has bit `q`
+    /// set when physical list 1 is the HP list of queue `q` of the port (HCF's select).
     #[inline]
-    fn serve_list(&self, qi: usize) -> usize {
-        let hp = self.list_id(qi, self.hp[qi]);
-        if self.second[qi] == NULL || self.lists[hp].packets > 0 {
-            hp
+    fn serve_list(&self, qi: usize, hp: u8) -> usize {
+        let sel = (hp >> (qi % 8)) & 1;
+        let first = self.list_id(qi, sel);
+        if self.second[qi] == NULL || self.lists[first].packets > 0 {
+            first
         } else {
-            self.list_id(qi, self.hp[qi] ^ 1)
+            self.list_id(qi, sel ^ 1)
         }
     }
 
-    /// Physical list (0 or 1) that is HP in queue `q` of `port`.
+    /// Queue `q` of `port` has a head packet the scheduler may pick now; `hp` as in
+    /// [`Self::dequeue`].
     #[inline]
-    pub fn hp_list(&self, port: usize, q: usize) -> u8 {
-        self.hp[port * 8 + q]
-    }
-
-    /// HP and LP swap roles (HCF III-D).
-    pub fn swap_roles(&mut self, port: usize, q: usize) {
-        self.hp[port * 8 + q] ^= 1;
-    }
-
-    /// Queue `q` of `port` has a head packet the scheduler may pick now.
-    #[inline]
-    pub fn ready_mask(&self, port: usize) -> u8 {
+    pub fn ready_mask(&self, port: usize, hp: u8) -> u8 {
         let mut m = 0;
         let mut ne = self.nonempty[port];
         while ne != 0 {
             let q = ne.trailing_zeros() as usize;
             ne &= ne - 1;
-            if self.lists[self.serve_list(port * 8 + q)]
+            if self.lists[self.serve_list(port * 8 + q, hp)]
                 .head_desc
                 .is_some()
             {
@@ -182,8 +186,8 @@ impl PacketQueues {
     }
 
     #[inline]
-    pub fn head_len(&self, port: usize, q: usize) -> u32 {
-        self.lists[self.serve_list(port * 8 + q)]
+    pub fn head_len(&self, port: usize, q: usize, hp: u8) -> u32 {
+        self.lists[self.serve_list(port * 8 + q, hp)]
             .head_desc
             .map_or(0, |d| d.hdr.len as u32)
     }
@@ -204,13 +208,14 @@ impl PacketQueues {
         r.packets += 1;
         r.cells += d.ncells as u32;
         self.nonempty[port] |= 1 << q;
-        self.ports_nonempty |= 1 << port;
+        self.enqueued |= 1 << port;
     }
 
-    /// Take the head packet of `(port, q)` in cycle `now`; its refetch starts now.
-    pub fn dequeue(&mut self, port: usize, q: usize, now: u64) -> Desc {
+    /// Take the head packet of `(port, q)` in cycle `now`; its refetch starts now. `hp`:
+    /// bit `q` set when physical list 1 is the queue's HP list.
+    pub fn dequeue(&mut self, port: usize, q: usize, hp: u8, now: u64) -> Desc {
         let qi = port * 8 + q;
-        let li = self.serve_list(qi);
+        let li = self.serve_list(qi, hp);
         let r = &mut self.lists[li];
         let d = r
             .head_desc
@@ -223,12 +228,9 @@ impl PacketQueues {
             r.tail = NULL;
             if self.lists_of(qi).all(|l| self.lists[l].packets == 0) {
                 self.nonempty[port] &= !(1 << q);
-                if self.nonempty[port] == 0 {
-                    self.ports_nonempty &= !(1 << port);
-                }
             }
         } else {
-            self.pkt_link.read(port, r.head as usize);
+            self.pkt_link.read(port, r.head as usize, now);
             r.refill = Refill::LinkRead;
             self.refilling[port] = Some(li as u32);
             self.refill_at[port] = now + self.latency;
@@ -261,17 +263,17 @@ impl PacketQueues {
             Refill::LinkRead => {
                 let next = self
                     .pkt_link
-                    .rdata(port)
+                    .rdata(port, now)
                     .expect("packet link data due this cycle");
                 self.lists[li].head = next;
-                self.desc.read(port, next as usize);
+                self.desc.read(port, next as usize, now);
                 self.lists[li].refill = Refill::DescRead;
                 self.refill_at[port] = now + self.latency;
             }
             Refill::DescRead => {
                 let d = self
                     .desc
-                    .rdata(port)
+                    .rdata(port, now)
                     .expect("descriptor data due this cycle");
                 self.lists[li].head_desc = Some(d);
                 self.lists[li].refill = Refill::Idle;
@@ -280,11 +282,6 @@ impl PacketQueues {
             }
             Refill::Idle => unreachable!("refilling port without a refill state"),
         }
-    }
-
-    pub fn commit(&mut self) {
-        self.pkt_link.commit();
-        self.desc.commit();
     }
 
     /// Walk a list's packets through the RAMs (checker access, no timing).
@@ -309,5 +306,15 @@ impl PacketQueues {
             f(&d);
             p = self.pkt_link.backdoor(p as usize);
         }
+    }
+}
+
+impl Clocked for PacketQueues {
+    fn commit(&mut self, cycle: u64) -> Result<(), BlockError> {
+        self.cell_link.commit(cycle)?;
+        self.pkt_link.commit(cycle)?;
+        self.desc.commit(cycle)?;
+        self.enqueued_last = std::mem::take(&mut self.enqueued);
+        Ok(())
     }
 }

@@ -226,6 +226,14 @@ impl DropReason {
             Self::EgressThreshold => "egress_threshold",
         }
     }
+    /// Whether the drop is charged to the egress queue whose own limit refused the packet
+    /// (else to the ingress priority group it arrived on).
+    pub fn at_egress(self) -> bool {
+        match self {
+            Self::HeadroomFull | Self::LossyThreshold => false,
+            Self::HcfFull | Self::EgressThreshold => true,
+        }
+    }
     /// Whether this reason applies to lossless traffic.
     pub fn lossless(self) -> bool {
         matches!(self, Self::HeadroomFull)

@@ -288,6 +288,11 @@ fn poisson_cdf() -> String {
     s.push_str(
         r#"[switch]
 profile = "small"
+# Messages are cut into 1500 B packets, the last one as short as 64 B: the headroom is
+# sized for 64 B packets (148 cells), and only the two classes in use are lossless, so
+# that SIH keeps a shared segment.
+lossless_priorities = [1, 2]
+headroom_min_packet_bytes = 64
 
 [run]
 cycles = 200_000

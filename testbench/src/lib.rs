@@ -13,11 +13,16 @@
 //! ```
 
 pub mod builtin;
+pub mod csv_file;
+pub mod int_keys;
 pub mod link_partner;
 pub mod monitor;
+pub mod ns3;
+pub mod packet_run;
 pub mod reaction_point;
 pub mod reproduce;
 pub mod scenario;
+pub mod scenario_file;
 pub mod scoreboard;
 pub mod sim;
 pub mod sink;

@@ -20,7 +20,16 @@
 //!   toward this partner at cycle `c` reaches it at `c + prop_cycles` (no processing delay).
 //!   ECM frames are modelled out of band: they do not occupy the switch's egress wire toward
 //!   the partner.
+//!
+//! Stepping: [`LinkPartner::next_event`] is the next cycle in which [`LinkPartner::step`] has
+//! work (a beat due on the wire or at the MMU, a packet's last bit, a PFC frame acting, a
+//! pause expiring with a packet waiting, a reaction-point timer, a limiter's credit); the
+//! simulator steps a partner only then, and a partner paused with nothing else to do sleeps
+//! until its pause expires or a frame resumes it. Stepping in any other cycle changes
+//! nothing, so a caller may also step every cycle. The line is clocked in bulk over the
+//! cycles in between.
 
+use crate::packet_run::{PacketRun, RunQueue};
 use crate::reaction_point::{EcmRpParams, ReactionPoint};
 use crate::scenario::{Arbitration, Link};
 use hw_model::config::PFC_QUANTUM_BITS;
@@ -28,8 +37,9 @@ use hw_model::{Beat, Derived, EcmFrame, PacketHdr, PfcFrame};
 use rtl::PhaseAccumulator;
 use std::collections::VecDeque;
 
-/// Initial capacity of each class queue, packets: the backlog only grows past it (by
-/// doubling, so rarely) when a class is paused for long or offered above line rate.
+/// Initial capacity of each class queue, packet runs: the backlog only grows past it (by
+/// doubling, so rarely) when a class is paused for long or offered above line rate by
+/// several flows (a flow's own consecutive packets share one run).
 const QUEUE_CAPACITY: usize = 64;
 
 /// The packet on the wire.
@@ -38,6 +48,17 @@ struct OnWire {
     hdr: PacketHdr,
     ncells: u16,
     next_idx: u16,
+    wire_bits: u64,
+    /// Bits on the wire that complete the next beat (all `wire_bits` once every beat left).
+    due_bits: u64,
+}
+
+/// A packet length and what it costs: cells and wire bits (the last length seen is kept,
+/// as flows send runs of one length).
+#[derive(Debug, Clone, Copy, Default)]
+struct LenCost {
+    len: u16,
+    ncells: u16,
     wire_bits: u64,
 }
 
@@ -63,13 +84,15 @@ pub struct LinkPartner {
     clock_hz: u64,
     cell_bytes: u32,
     packet_overhead: u32,
-    queues: [VecDeque<PacketHdr>; 8],
+    queues: [RunQueue; 8],
     /// Bit `c`: class `c` has a packet queued.
     nonempty: u8,
     /// Per class, first cycle the class may start a packet again.
     pause_until: [u64; 8],
     /// First cycle after a DSH port-level pause.
     port_pause_until: u64,
+    /// First cycle without any pause (the latest of the above).
+    pauses_end: u64,
     /// Per class, cycles paused (own pause or port-level pause) before `paused_accounted_to`;
     /// settled at every PFC frame so that a pause cut short by a RESUME counts only its
     /// actual length.
@@ -78,7 +101,12 @@ pub struct LinkPartner {
     /// Round-robin pointer: the class searched first.
     rr_next: u8,
     line: PhaseAccumulator,
+    /// The last cycle the line was clocked with a packet on the wire.
+    line_at: u64,
     on_wire: Option<OnWire>,
+    last_len: LenCost,
+    /// The last cycle a beat left onto the link.
+    sent_at: Option<u64>,
     /// Beats due on the wire but not yet sent (one leaves per cycle).
     held: VecDeque<Beat>,
     /// Beats on the link: `(cycle the MMU sees it, beat)`.
@@ -104,15 +132,19 @@ impl LinkPartner {
             clock_hz: d.clock_hz,
             cell_bytes: d.cfg.cell_bytes,
             packet_overhead: d.cfg.packet_overhead_bytes,
-            queues: std::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
+            queues: std::array::from_fn(|_| RunQueue::with_capacity(QUEUE_CAPACITY)),
             nonempty: 0,
             pause_until: [0; 8],
             port_pause_until: 0,
+            pauses_end: 0,
             paused_cycles: [0; 8],
             paused_accounted_to: 0,
             rr_next: 0,
             line: PhaseAccumulator::new(rate_bps, d.clock_hz),
+            line_at: 0,
             on_wire: None,
+            last_len: LenCost::default(),
+            sent_at: None,
             held: VecDeque::with_capacity(4),
             in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
             pfc_in: VecDeque::with_capacity(8),
@@ -125,24 +157,32 @@ impl LinkPartner {
         &self.stats
     }
 
-    /// Queue a packet from a source.
-    pub fn enqueue(&mut self, hdr: PacketHdr) {
-        self.queues[hdr.prio as usize].push_back(hdr);
-        self.nonempty |= 1 << hdr.prio;
+    /// Queue a packet, or a run of packets, from a source.
+    pub fn enqueue(&mut self, run: impl Into<PacketRun>) {
+        let run = run.into();
+        let prio = run.head().prio;
+        self.queues[prio as usize].push(run);
+        self.nonempty |= 1 << prio;
     }
 
-    /// A PFC frame the MMU sent toward this partner at `cycle`.
-    pub fn pfc_sent(&mut self, cycle: u64, frame: PfcFrame) {
+    /// A PFC frame the MMU sent toward this partner at `cycle` (after this partner's step
+    /// of that cycle); returns the cycle in which the partner must be stepped to act on it.
+    pub fn pfc_sent(&mut self, cycle: u64, frame: PfcFrame) -> u64 {
         if frame.paused() != 0 {
             self.stats.pause_frames_sent += 1;
         }
         let at = cycle + self.link.prop_cycles + self.link.proc_cycles;
         self.pfc_in.push_back((at, frame));
+        at.max(cycle + 1)
     }
 
-    /// An ECM frame a congestion point sent toward this partner at `cycle`.
-    pub fn ecm_sent(&mut self, cycle: u64, frame: EcmFrame) {
-        self.rp.ecm_arrives(cycle + self.link.prop_cycles, frame);
+    /// An ECM frame a congestion point sent toward this partner at `cycle` (after this
+    /// partner's step of that cycle); returns the cycle in which the partner must be
+    /// stepped to act on it.
+    pub fn ecm_sent(&mut self, cycle: u64, frame: EcmFrame) -> u64 {
+        let at = cycle + self.link.prop_cycles;
+        self.rp.ecm_arrives(at, frame);
+        at.max(cycle + 1)
     }
 
     /// The NIC's ECM reaction point.
@@ -165,6 +205,12 @@ impl LinkPartner {
             || self.rp.busy()
     }
 
+    /// Packet runs waiting in the class queues: a burst or a message is one however large
+    /// it is, and a flow's consecutive packets share one.
+    pub fn queued_runs(&self) -> usize {
+        self.queues.iter().map(RunQueue::runs).sum()
+    }
+
     /// Beats on the link, not yet seen by the MMU.
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
@@ -173,6 +219,9 @@ impl LinkPartner {
     /// Classes paused at `now`, as a bit mask: a class's own pause OR the port-level
     /// pause of DSH (Fig. 9).
     pub fn paused_mask(&self, now: u64) -> u8 {
+        if now >= self.pauses_end {
+            return 0;
+        }
         if now < self.port_pause_until {
             return 0xFF;
         }
@@ -210,6 +259,12 @@ impl LinkPartner {
         self.stats.pfc_frames_rx += 1;
         self.paused_cycles = self.paused_cycles(now);
         self.paused_accounted_to = now;
+        self.set_pauses(now, frame);
+        let classes = self.pause_until.iter().copied().max().unwrap_or(0);
+        self.pauses_end = classes.max(self.port_pause_until);
+    }
+
+    fn set_pauses(&mut self, now: u64, frame: PfcFrame) {
         if frame.port_level {
             // Kept apart from the class pauses: a port-level RESUME leaves them in force.
             let q = frame.quanta.iter().copied().max().unwrap_or(0);
@@ -260,49 +315,135 @@ impl LinkPartner {
     /// Heads of the class queues pass the reaction point's filters: a matched frame moves
     /// to its limiter's FIFO and the search goes on, the first unmatched frame is sent.
     /// Only when no class offers one may a rate limiter send (absolute priority of the
-    /// unmatched path, ECM Fig. 7).
+    /// unmatched path, ECM Fig. 7). The filters match by flow, so a matched head moves
+    /// with the rest of its run.
     fn start_next(&mut self, now: u64, d: &Derived) {
         let next = loop {
             let Some(c) = self.arbitrate(now) else {
                 break self.rp.next_limited(now, self.paused_mask(now));
             };
-            let Some(hdr) = self.queues[c].pop_front() else {
+            let queue = &mut self.queues[c];
+            let Some(head) = queue.head() else {
                 unreachable!("the nonempty mask tracks the queues")
             };
-            if self.queues[c].is_empty() {
+            let sent = match self.rp.classify(head) {
+                None => queue.take(),
+                Some(i) => {
+                    self.rp.divert_from(now, i, queue);
+                    None
+                }
+            };
+            if queue.is_empty() {
                 self.nonempty &= !(1 << c);
             }
-            match self.rp.classify(&hdr) {
-                None => break Some(hdr),
-                Some(i) => self.rp.divert(now, i, hdr),
+            if sent.is_some() {
+                break sent;
             }
         };
         let Some(hdr) = next else {
             self.line.clear();
             return;
         };
-        let len = hdr.len as u32;
-        self.on_wire = Some(OnWire {
+        if hdr.len != self.last_len.len || self.last_len.ncells == 0 {
+            let len = hdr.len as u32;
+            self.last_len = LenCost {
+                len: hdr.len,
+                ncells: d.cells_for(len) as u16,
+                wire_bits: d.wire_bits(len),
+            };
+        }
+        let c = self.last_len;
+        let mut w = OnWire {
             hdr,
-            ncells: d.cells_for(len) as u16,
+            ncells: c.ncells,
             next_idx: 0,
-            wire_bits: d.wire_bits(len),
-        });
+            wire_bits: c.wire_bits,
+            due_bits: 0,
+        };
+        w.due_bits = self.due_bits(&w);
+        self.on_wire = Some(w);
     }
 
-    /// Bytes of the packet that must be on the wire before beat `idx` is complete.
-    fn beat_bytes(&self, w: &OnWire) -> u64 {
+    /// Bits of the packet that must be on the wire before beat `next_idx` is complete, or
+    /// the packet's wire bits once every beat left.
+    fn due_bits(&self, w: &OnWire) -> u64 {
         let len = w.hdr.len as u64;
-        if w.next_idx + 1 == w.ncells {
-            len
+        if w.next_idx >= w.ncells {
+            w.wire_bits
+        } else if w.next_idx + 1 == w.ncells {
+            len * 8
         } else {
             let end = (w.next_idx as u64 + 1) * self.cell_bytes as u64;
-            end.saturating_sub(self.packet_overhead as u64).min(len)
+            end.saturating_sub(self.packet_overhead as u64).min(len) * 8
         }
     }
 
-    /// Clock one cycle. `inject` sees each beat as it leaves onto the link; the beat that
-    /// reaches the MMU this cycle, if any, is returned.
+    /// Beat `beat` is due on the link in cycle `now`: it leaves at once unless a beat
+    /// already left in this cycle or waits before it.
+    fn emit(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
+        if self.sent_at == Some(now) || !self.held.is_empty() {
+            self.held.push_back(beat);
+        } else {
+            self.send(now, beat, inject);
+        }
+    }
+
+    fn send(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
+        inject(&beat);
+        self.sent_at = Some(now);
+        self.in_flight
+            .push_back((now + self.link.prop_cycles, beat));
+    }
+
+    /// The first cycle after `now` in which a class that holds a packet, or the priority of
+    /// a limiter that holds one, is not paused (a class is paused by its own pause or by
+    /// the port-level one, whichever ends later); `u64::MAX` if none holds a packet.
+    fn unpaused_after(&self, now: u64, waiting: u8) -> u64 {
+        let mut t = u64::MAX;
+        let mut m = waiting;
+        while m != 0 {
+            let c = m.trailing_zeros() as usize;
+            m &= m - 1;
+            t = t.min(self.pause_until[c].max(self.port_pause_until));
+        }
+        t.max(now + 1)
+    }
+
+    /// The first cycle after `now`, the cycle of the last [`step`](Self::step), in which
+    /// `step` has work without new input; `u64::MAX` if none. New input (a packet queued, a
+    /// PFC or ECM frame sent toward this partner) may bring it forward.
+    pub fn next_event(&self, now: u64) -> u64 {
+        if !self.held.is_empty() {
+            return now + 1;
+        }
+        let mut t = self.in_flight.front().map_or(u64::MAX, |&(at, _)| at);
+        if let Some(&(at, _)) = self.pfc_in.front() {
+            t = t.min(at);
+        }
+        if self.rp.busy() {
+            t = t.min(self.rp.next_event());
+        }
+        match &self.on_wire {
+            Some(w) => t = t.min(now + self.line.ticks_until(w.due_bits)),
+            None => {
+                // Every class with a packet is paused (or `step` would have started one).
+                if self.nonempty != 0 {
+                    t = t.min(self.unpaused_after(now, self.nonempty));
+                }
+                if self.rp.queued_frames() {
+                    t = t.min(
+                        self.rp
+                            .next_send(now, |prio| self.unpaused_after(now, 1 << prio)),
+                    );
+                }
+            }
+        }
+        t.max(now + 1)
+    }
+
+    /// Clock cycle `now`. `inject` sees each beat as it leaves onto the link; the beat that
+    /// reaches the MMU this cycle, if any, is returned. The cycles since the last step must
+    /// hold no event ([`next_event`](Self::next_event)).
     pub fn step(&mut self, now: u64, d: &Derived, mut inject: impl FnMut(&Beat)) -> Option<Beat> {
         while let Some(&(at, frame)) = self.pfc_in.front() {
             if at > now {
@@ -311,24 +452,33 @@ impl LinkPartner {
             self.pfc_in.pop_front();
             self.apply_pfc(now, frame);
         }
-        self.rp.tick(now);
-        if self.on_wire.is_none() {
-            self.start_next(now, d);
+        if self.rp.busy() {
+            self.rp.tick(now);
         }
+        // The line is clocked in every cycle with a packet on the wire, the packet's first
+        // cycle included.
+        let ticks = if self.on_wire.is_some() {
+            now - self.line_at
+        } else {
+            self.start_next(now, d);
+            1
+        };
         if self.on_wire.is_some() {
-            self.line.tick();
+            self.line.advance(ticks);
+            self.line_at = now;
         }
         while let Some(mut w) = self.on_wire {
-            let bits = self.line.bits();
-            while w.next_idx < w.ncells && bits >= self.beat_bytes(&w) * 8 {
-                self.held.push_back(Beat {
+            while w.next_idx < w.ncells && self.line.reached(w.due_bits) {
+                let beat = Beat {
                     hdr: w.hdr,
                     idx: w.next_idx,
                     ncells: w.ncells,
-                });
+                };
+                self.emit(now, beat, &mut inject);
                 w.next_idx += 1;
+                w.due_bits = self.due_bits(&w);
             }
-            if w.next_idx < w.ncells || bits < w.wire_bits {
+            if w.next_idx < w.ncells || !self.line.reached(w.wire_bits) {
                 self.on_wire = Some(w);
                 break;
             }
@@ -338,9 +488,10 @@ impl LinkPartner {
             self.stats.packets_sent += 1;
             self.start_next(now, d);
         }
-        if let Some(b) = self.held.pop_front() {
-            inject(&b);
-            self.in_flight.push_back((now + self.link.prop_cycles, b));
+        if self.sent_at != Some(now) {
+            if let Some(b) = self.held.pop_front() {
+                self.send(now, b, &mut inject);
+            }
         }
         match self.in_flight.front() {
             Some(&(at, b)) if at <= now => {

@@ -88,6 +88,7 @@
 //! of the NIC's `rtl::Lfsr32` after 16 shifts (seeded from the run's seed and the port), so
 //! a run is deterministic per seed.
 
+use crate::packet_run::{PacketRun, RunQueue};
 use hw_model::{CmTag, Derived, EcmFrame, PacketHdr};
 use rtl::Lfsr32;
 use std::collections::VecDeque;
@@ -216,7 +217,9 @@ pub struct Limiter {
     /// Testbench flow id of the sampled frame of the last ECM frame that acted here
     /// (for the traces only; not a register of the RP).
     pub last_flow: u32,
-    queue: VecDeque<PacketHdr>,
+    queue: RunQueue,
+    /// Frames in `queue`.
+    packets: u64,
     /// Bit-cycles: bits times `clock_hz`.
     credit: i128,
     credit_at: u64,
@@ -236,15 +239,16 @@ impl Limiter {
             timer_until: 0,
             draining: false,
             last_flow: 0,
-            queue: VecDeque::new(),
+            queue: RunQueue::default(),
+            packets: 0,
             credit: 0,
             credit_at: 0,
         }
     }
 
     /// Frames waiting in the limiter's FIFO.
-    pub fn queued(&self) -> usize {
-        self.queue.len()
+    pub fn queued(&self) -> u64 {
+        self.packets
     }
 
     fn refill(&mut self, now: u64, cap: i128) {
@@ -513,6 +517,50 @@ impl ReactionPoint {
     /// use (its timers run).
     pub fn busy(&self) -> bool {
         self.in_use > 0 || !self.ecm_in.is_empty()
+    }
+
+    /// When busy, the first cycle from which [`tick`](Self::tick) may act: an ECM frame's
+    /// arrival, an ECM(0,0) timer's expiry, or with a limiter in use the next `Td`.
+    /// `u64::MAX` if none; the caller clamps it to after the current cycle.
+    pub fn next_event(&self) -> u64 {
+        let mut t = self.ecm_in.front().map_or(u64::MAX, |&(at, _)| at);
+        if self.in_use > 0 {
+            t = t.min(self.next_td);
+        }
+        if self.in_timeout > 0 {
+            for l in &self.lim {
+                if l.state == LimiterState::Timeout {
+                    t = t.min(l.timer_until);
+                }
+            }
+        }
+        t
+    }
+
+    /// Whether a limiter holds a frame.
+    pub fn queued_frames(&self) -> bool {
+        self.in_use > 0 && self.lim.iter().any(|l| l.packets > 0)
+    }
+
+    /// The first cycle after `now` in which [`next_limited`](Self::next_limited) could send:
+    /// an ACTIVE limiter holds a frame, its credit has refilled to 0, and its priority is
+    /// not paused (`ready_at(prio)`: the first cycle after `now` without a pause on it).
+    /// `u64::MAX` if no limiter can send without a timer or a rate change first.
+    pub fn next_send(&self, now: u64, ready_at: impl Fn(u8) -> u64) -> u64 {
+        let mut t = u64::MAX;
+        for l in &self.lim {
+            if l.state != LimiterState::Active || l.packets == 0 || l.rate_bps == 0 {
+                continue;
+            }
+            let credit_at = if l.credit >= 0 {
+                now + 1
+            } else {
+                let wait = (-l.credit as u128).div_ceil(l.rate_bps as u128);
+                (l.credit_at as u128 + wait).min(u64::MAX as u128) as u64
+            };
+            t = t.min(credit_at.max(ready_at(l.prio)));
+        }
+        t
     }
 
     /// An ECM frame that reaches this NIC at cycle `at`.
@@ -848,13 +896,22 @@ impl ReactionPoint {
         (self.lim[c].state != LimiterState::Inactive).then_some(c)
     }
 
-    /// Put a frame the filter matched into limiter `i`'s FIFO.
-    pub fn divert(&mut self, now: u64, i: usize, hdr: PacketHdr) {
+    /// Move the head of `queue`, which the filter matched to limiter `i`, into the
+    /// limiter's FIFO with the rest of its run (the filters match by flow); under the
+    /// leaky-filter fault, which misses frame by frame, the head frame alone.
+    pub fn divert_from(&mut self, now: u64, i: usize, queue: &mut RunQueue) {
+        let run = if self.fault == Some(RpFault::LeakyFilter) {
+            queue.take().map(PacketRun::from)
+        } else {
+            queue.take_run()
+        };
+        let Some(run) = run else { return };
         let l = &mut self.lim[i];
         if l.queue.is_empty() {
             l.refill(now, 0);
         }
-        l.queue.push_back(hdr);
+        l.packets += run.packets();
+        l.queue.push(run);
     }
 
     /// The next frame a limiter may send at `now` (priorities in `paused` may not), with
@@ -877,7 +934,8 @@ impl ReactionPoint {
             if l.credit < 0 {
                 continue;
             }
-            let mut hdr = l.queue.pop_front().expect("checked non-empty");
+            let mut hdr = l.queue.take().expect("checked non-empty");
+            l.packets -= 1;
             l.credit -=
                 ((hdr.len as u64 + self.wire_overhead as u64) * 8) as i128 * self.clock_hz as i128;
             hdr.cm_tag = Some(CmTag {
@@ -894,8 +952,8 @@ impl ReactionPoint {
     }
 
     /// Frames in all limiter FIFOs.
-    pub fn queued(&self) -> usize {
-        self.lim.iter().map(|l| l.queue.len()).sum()
+    pub fn queued(&self) -> u64 {
+        self.lim.iter().map(Limiter::queued).sum()
     }
 
     /// The RP's invariants: `0 <= R <= C`, `R = 0` exactly in TIMEOUT, `Rmin <= R` when
@@ -915,8 +973,7 @@ impl ReactionPoint {
                     if !l.queue.is_empty() || l.rate_bps != c {
                         return bad(format!(
                             "inactive with {} frames queued at {} b/s",
-                            l.queue.len(),
-                            l.rate_bps
+                            l.packets, l.rate_bps
                         ));
                     }
                 }
@@ -978,7 +1035,7 @@ impl ReactionPoint {
             LimiterReg::Rmin => l.rmin_bps,
             LimiterReg::Tmax => l.tmax_us as u64,
             LimiterReg::RttAvg => l.rtt_avg_q8 as u64,
-            LimiterReg::Fifo => l.queue.len().min(0xFFFF) as u64,
+            LimiterReg::Fifo => l.packets.min(0xFFFF),
         }
     }
 

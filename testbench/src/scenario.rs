@@ -6,19 +6,27 @@
 //! then checks the *values* against the switch they run on (ports exist, rates fit the line)
 //! and resolves defaults into a [`Plan`] the simulator can run without further checks.
 
+use crate::int_keys;
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
+use crate::scenario_file::{check_flow_count, Layout, ARRAYS};
+use hw_model::config::{eta_cells_for, EQ1_PFC_BYTES, PFC_FRAME_WIRE_BYTES};
 use hw_model::config::{EcmConfig, HcfConfig};
-use hw_model::{ConfigError, Derived, FiveTuple, PfcFrame, Policy, SwitchConfig};
+use hw_model::{
+    ConfigError, Derived, FiveTuple, HeadroomMode, PacketCost, PfcFrame, Policy, SwitchConfig,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
 use thiserror::Error;
 
 /// Largest run length accepted, cycles: keeps `cycle * ticks` of the VCD time in 64 bits.
 pub const MAX_CYCLES: u64 = 1 << 40;
+/// Longest link propagation and processing delay, ns.
+pub const MAX_LINK_NS: u64 = 1_000_000;
+/// Most flows in a scenario (`crate::scenario_file` measures what they cost).
+pub const MAX_FLOWS: usize = 1 << 17;
 /// Smallest Ethernet frame the sources emit, bytes.
 pub const MIN_PACKET_BYTES: u32 = 64;
-/// Budget of DSH Eq. 1 for the PFC frame and the partner's reaction, bytes.
-pub const EQ1_PFC_BUDGET_BYTES: u32 = 3840;
 
 /// Invalid input: names the field (dotted path into the scenario) and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -49,8 +57,9 @@ impl From<ConfigError> for ScenarioError {
 pub struct RunSpec {
     /// Core clock cycles to simulate, `1..=2^40`.
     pub cycles: u64,
-    /// Seed of every random draw (sizes, Poisson arrivals).
-    #[serde(default = "default_seed")]
+    /// Seed of every random draw (sizes, Poisson arrivals): any u64, from 2^63 on written
+    /// as a string (`int_keys::seed`).
+    #[serde(default = "default_seed", with = "crate::int_keys::seed")]
     pub seed: u64,
     /// A lossless drop is a failed run (exit code 1).
     #[serde(default)]
@@ -437,6 +446,79 @@ impl Flow {
         self.tuple
             .unwrap_or_else(|| FiveTuple::for_flow(self.id, self.src, self.dst, proto))
     }
+
+    /// Every packet size the flow can send (a size listed may never be drawn): the fixed
+    /// size or the CDF's sizes; for `poisson` and a finite `tcp` flow also the shorter last
+    /// packet of a message or flow, at least [`MIN_PACKET_BYTES`] (as `crate::source` and
+    /// `crate::tcp` cut them).
+    pub fn packet_sizes(&self) -> Vec<RangeInclusive<u32>> {
+        let len = match &self.size {
+            SizeDist::Steps(cdf) => return cdf.iter().map(|&(b, _)| b..=b).collect(),
+            SizeDist::Fixed(len) => *len,
+        };
+        let last = |bytes: u64| ((bytes - 1) % len as u64 + 1).max(MIN_PACKET_BYTES as u64) as u32;
+        match &self.pattern {
+            Pattern::Poisson { message_cdf, .. } => {
+                // Message sizes are whole bytes between the CDF's first and last points.
+                let (lo, hi) = (message_cdf[0].0, message_cdf[message_cdf.len() - 1].0);
+                let mut sizes = Vec::new();
+                if hi >= len as u64 {
+                    sizes.push(len..=len);
+                }
+                if hi - lo + 1 >= len as u64 {
+                    sizes.push(MIN_PACKET_BYTES..=len);
+                } else {
+                    sizes.extend((lo..=hi).map(|m| last(m)..=last(m)));
+                }
+                sizes
+            }
+            Pattern::Tcp(TcpParams {
+                flow_bytes: Some(b),
+                ..
+            }) => {
+                let mut sizes = vec![last(*b)..=last(*b)];
+                if *b > len as u64 {
+                    sizes.push(len..=len);
+                }
+                sizes
+            }
+            _ => vec![len..=len],
+        }
+    }
+
+    /// The packet of [`Flow::packet_sizes`] with the most cells per wire byte.
+    pub fn densest_packet(&self, d: &Derived) -> Option<PacketCost> {
+        self.packet_sizes()
+            .into_iter()
+            .filter_map(|r| d.densest_packet(r))
+            .reduce(|a, b| if b.denser_than(&a) { b } else { a })
+    }
+
+    /// The key that sets a packet of `len` bytes of this flow: a short last packet comes
+    /// from the message or flow size.
+    fn size_field(&self, len: u32) -> &'static str {
+        match (&self.size, &self.pattern) {
+            (SizeDist::Steps(_), _) => "size_cdf",
+            (SizeDist::Fixed(l), Pattern::Poisson { .. }) if len < *l => "message_cdf",
+            (SizeDist::Fixed(l), Pattern::Tcp(_)) if len < *l => "pattern.tcp.flow_bytes",
+            (SizeDist::Fixed(_), _) => "size_bytes",
+        }
+    }
+}
+
+/// Lossless flows or a link that the headroom of their ports was not sized for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadroomWarning {
+    /// Bit `p`: the traffic into port `p` is concerned.
+    pub ports: u64,
+    /// The field to change and why.
+    pub problem: ScenarioError,
+}
+
+impl std::fmt::Display for HeadroomWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.problem.fmt(f)
+    }
 }
 
 /// A validated link into an ingress port, delays in core cycles.
@@ -462,6 +544,11 @@ pub struct Plan {
     pub ecm_rp: EcmRpParams,
     /// Sorted by cycle (stable: file order within a cycle).
     pub pfc_script: Vec<(u64, u8, PfcFrame)>,
+    /// [`Scenario::hash`] of the scenario and overrides this plan was made from.
+    pub scenario_hash: String,
+    /// Lossless traffic that the headroom was not sized for ([`headroom_findings`]); always
+    /// empty with `expect_lossless` (the first finding is then the plan's error).
+    pub headroom_warnings: Vec<HeadroomWarning>,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -478,9 +565,22 @@ const TOP_KEYS: &[&str] = &[
 impl Scenario {
     /// Parse a scenario from TOML text. `default_name` names it when the file has no `name`.
     pub fn parse(text: &str, default_name: &str) -> Result<Self, ScenarioError> {
-        let mut top: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            ScenarioError::new("(file)", e.to_string().trim_end().to_string())
-        })?;
+        let layout = Layout::scan(text)?;
+        Self::from_parts(layout.top()?, Some(&layout), default_name)
+    }
+
+    /// [`Scenario::parse`] of a scenario already read as a TOML table (e.g. after
+    /// [`set_key`]).
+    pub fn from_table(top: toml::Table, default_name: &str) -> Result<Self, ScenarioError> {
+        Self::from_parts(top, None, default_name)
+    }
+
+    /// `top`, and the tables of the arrays that `layout` found, parsed one at a time.
+    fn from_parts(
+        mut top: toml::Table,
+        layout: Option<&Layout>,
+        default_name: &str,
+    ) -> Result<Self, ScenarioError> {
         if let Some(k) = top.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
             return Err(ScenarioError::new(
                 k.as_str(),
@@ -495,9 +595,12 @@ impl Scenario {
                 .ok_or_else(|| ScenarioError::new("run", "missing section [run]"))?,
             "run",
         )?;
-        let links = array_of_tables(&mut top, "links")?;
-        let flows = array_of_tables(&mut top, "flows")?;
-        let pfc_script = array_of_tables(&mut top, "pfc_script")?;
+        let links = split_array(layout, &mut top, "links")?;
+        if let Some(toml::Value::Array(inline)) = top.get("flows") {
+            check_flow_count(inline.len())?;
+        }
+        let flows = split_array(layout, &mut top, "flows")?;
+        let pfc_script = split_array(layout, &mut top, "pfc_script")?;
         let ecm_rp = match take_table(&mut top, "ecm_rp")? {
             Some(t) => section(t, "ecm_rp")?,
             None => EcmRpSpec::default(),
@@ -516,14 +619,8 @@ impl Scenario {
 
     /// Check every value against the switch and resolve defaults.
     pub fn plan(&self, ov: &Overrides) -> Result<Plan, ScenarioError> {
-        let mut switch = self.switch.clone();
-        if let Some(p) = ov.policy {
-            switch.policy = p;
-        }
-        if ov.fifo {
-            switch.hcf.clear();
-        }
-        let d = switch.build()?;
+        check_flow_count(self.flows.len())?;
+        let d = self.switch_with(ov).build()?;
         let cycles = ov.cycles.unwrap_or(self.run.cycles);
         let cycles_field = if ov.cycles.is_some() {
             "--cycles"
@@ -555,6 +652,14 @@ impl Scenario {
             .map(|(i, s)| plan_pfc(i, s, &d))
             .collect::<Result<Vec<_>, _>>()?;
         pfc_script.sort_by_key(|&(c, _, _)| c);
+        let ecm_rp = self.ecm_rp.params()?;
+        let headroom_warnings = headroom_findings(&self.links, &links, &flows, &d);
+        if let (true, Some(w)) = (self.run.expect_lossless, headroom_warnings.first()) {
+            return Err(ScenarioError::new(
+                w.problem.field.clone(),
+                format!("{} (run.expect_lossless = true)", w.problem.message),
+            ));
+        }
         Ok(Plan {
             name: self.name.clone(),
             derived: d,
@@ -564,8 +669,77 @@ impl Scenario {
             links,
             flows,
             pfc_script,
-            ecm_rp: self.ecm_rp.params()?,
+            ecm_rp,
+            headroom_warnings,
+            scenario_hash: self.hash(ov),
         })
+    }
+}
+
+/// The tables of the array `key`, one at a time where the scan found them.
+fn split_array<T: DeserializeOwned>(
+    layout: Option<&Layout>,
+    top: &mut toml::Table,
+    key: &'static str,
+) -> Result<Vec<T>, ScenarioError> {
+    let Some(tables) = layout.and_then(|l| l.tables(key)) else {
+        return array_of_tables(top, key);
+    };
+    if top.contains_key(key) {
+        return Err(defined_twice(key));
+    }
+    tables
+        .enumerate()
+        .map(|(i, t)| section(t?, &format!("{key}[{i}]")))
+        .collect()
+}
+
+/// The parts of a scenario that decide a run's results, as [`Scenario::hash`] reads them.
+#[derive(Serialize)]
+struct Resolved<'a> {
+    switch: &'a SwitchConfig,
+    run: &'a RunSpec,
+    links: &'a [LinkSpec],
+    flows: &'a [FlowSpec],
+    pfc_script: &'a [PfcScriptSpec],
+    ecm_rp: &'a EcmRpSpec,
+}
+
+impl Scenario {
+    /// `[switch]` with the `--policy` and `--fifo` overrides applied.
+    fn switch_with(&self, ov: &Overrides) -> SwitchConfig {
+        let mut switch = self.switch.clone();
+        if let Some(p) = ov.policy {
+            switch.policy = p;
+        }
+        if ov.fifo {
+            switch.hcf.clear();
+        }
+        switch
+    }
+
+    /// SHA-256, in hex, of the scenario with `ov` applied: `[switch]` with its profile
+    /// expanded into every key, `[run]`, `[[links]]`, `[[flows]]`, `[[pfc_script]]` and
+    /// `[ecm_rp]` as compact JSON in schema order. `name` and `description` are left out:
+    /// two files that differ only there run the same. The same on every machine and run.
+    pub fn hash(&self, ov: &Overrides) -> String {
+        use sha2::{Digest, Sha256};
+        let switch = self.switch_with(ov);
+        let mut run = self.run.clone();
+        run.cycles = ov.cycles.unwrap_or(run.cycles);
+        run.seed = ov.seed.unwrap_or(run.seed);
+        let resolved = Resolved {
+            switch: &switch,
+            run: &run,
+            links: &self.links,
+            flows: &self.flows,
+            pfc_script: &self.pfc_script,
+            ecm_rp: &self.ecm_rp,
+        };
+        // Streamed into the hash: the JSON of 10^5 flows would be tens of megabytes.
+        let mut sha = Sha256::new();
+        serde_json::to_writer(&mut sha, &resolved).expect("a scenario serializes to JSON");
+        sha.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 
@@ -630,6 +804,7 @@ fn array_of_tables<T: DeserializeOwned>(
 /// culprit is found by removing one key at a time: the key whose removal clears the error
 /// (or turns it into "missing field" for that key) is the one with the bad value.
 fn section<T: DeserializeOwned>(table: toml::Table, path: &str) -> Result<T, ScenarioError> {
+    int_keys::check(&table, path)?;
     let err = match table.clone().try_into::<T>() {
         Ok(v) => return Ok(v),
         Err(e) => e.message().to_string(),
@@ -661,6 +836,7 @@ fn section<T: DeserializeOwned>(table: toml::Table, path: &str) -> Result<T, Sce
 
 /// `[switch]`: start from `profile` (default `tomahawk`) and apply the other keys on top.
 fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
+    int_keys::check(&table, "switch")?;
     let profile = take_string(&mut table, "profile")
         .map_err(|e| ScenarioError::new("switch.profile", e.message))?;
     let base = SwitchConfig::profile(profile.as_deref().unwrap_or("tomahawk"))
@@ -737,9 +913,276 @@ pub fn ns_to_cycles(ns: u64, clock_hz: u64) -> u64 {
 /// after the PFC frame itself (84 B on the wire) and two wire overheads (the packets
 /// that straddle the frame's arrival and the response), at the port's line rate.
 pub fn default_proc_cycles(d: &Derived, port: usize) -> u64 {
-    let bytes = EQ1_PFC_BUDGET_BYTES
-        .saturating_sub(hw_model::config::PFC_FRAME_WIRE_BYTES + 2 * d.cfg.wire_overhead_bytes);
+    let bytes = EQ1_PFC_BYTES.saturating_sub(pfc_frame_and_gaps_bytes(d));
     (bytes as u128 * 8 * d.clock_hz as u128 / d.rate_bps[port] as u128) as u64
+}
+
+/// The part of Eq. 1's PFC budget that is not the partner's processing: the frame on the
+/// wire and two wire overheads (the packets that straddle its arrival and the response).
+fn pfc_frame_and_gaps_bytes(d: &Derived) -> u64 {
+    (PFC_FRAME_WIRE_BYTES + 2 * d.cfg.wire_overhead_bytes) as u64
+}
+
+/// Eq. 1 of the link into `port` as it is: `prop_ns` of propagation, and for the PFC frame
+/// and the reaction the frame, two wire overheads and `proc_cycles` of processing at line
+/// rate (rounded up). With the default link it is at most `eta_eq1_bytes`.
+pub fn link_eq1_bytes(d: &Derived, port: usize, prop_ns: u64, proc_cycles: u64) -> u64 {
+    let proc_bytes =
+        (proc_cycles as u128 * d.rate_bps[port] as u128).div_ceil(8 * d.clock_hz as u128) as u64;
+    d.cfg
+        .eq1_bytes(port, prop_ns, pfc_frame_and_gaps_bytes(d) + proc_bytes)
+}
+
+/// Lossless traffic the headroom was not sized for: each finding breaks Eq. 1 in cells
+/// (`hw_model::config::eta_cells_for`), so lossless cells can drop. One per cause, naming
+/// the field to change:
+///
+/// - a lossless flow with a packet size that fills more cells per wire byte than `eta` was
+///   sized for (`headroom = "cells"`: the densest size of `headroom_min_packet_bytes..=
+///   mtu_bytes`; `"paper-bytes"`: one cell per `cell_bytes` of wire, i.e. packets whose
+///   cells hold no more than their wire bytes);
+/// - a link into a port with lossless traffic whose own Eq. 1 ([`link_eq1_bytes`]: its
+///   propagation and processing delays) is more than the wire bytes `eta` was sized for
+///   (Eq. 1 of `switch.link_delay_ns`, or `switch.eta_bytes`).
+pub fn headroom_findings(
+    link_specs: &[LinkSpec],
+    links: &[Link],
+    flows: &[Flow],
+    d: &Derived,
+) -> Vec<HeadroomWarning> {
+    let mut out: Vec<HeadroomWarning> = Vec::new();
+    let mut lossless_ports = 0u64;
+    // Flows with the same too-dense packet on ports sized alike share one warning, named
+    // after the first of them.
+    let mut dense: Vec<(&Flow, PacketCost, Vec<usize>, u64)> = Vec::new();
+    for f in flows.iter().filter(|f| d.is_lossless(f.prio)) {
+        let p = f.src as usize;
+        lossless_ports |= 1 << p;
+        let Some(worst) = f.densest_packet(d) else {
+            continue;
+        };
+        if !worst.denser_than(&d.eta_sizing[p].densest) {
+            continue;
+        }
+        let alike = |g: &&mut (&Flow, PacketCost, Vec<usize>, u64)| {
+            g.1 == worst
+                && d.eta_sizing[g.0.src as usize] == d.eta_sizing[p]
+                && g.0.size_field(worst.len) == f.size_field(worst.len)
+        };
+        match dense.iter_mut().find(alike) {
+            Some(g) => {
+                g.2.push(f.id as usize);
+                g.3 |= 1 << p;
+            }
+            None => dense.push((f, worst, Vec::new(), 1 << p)),
+        }
+    }
+    for (f, worst, more, ports) in dense {
+        let mut message = denser_than_sized(f, worst, d);
+        if !more.is_empty() {
+            message += &format!("; the same for flows {}", number_list(&more));
+        }
+        out.push(HeadroomWarning {
+            ports,
+            problem: ScenarioError::new(
+                format!("flows[{}].{}", f.id, f.size_field(worst.len)),
+                message,
+            ),
+        });
+    }
+    // Links with the same finding share one warning.
+    let mut long: Vec<(String, String, u64)> = Vec::new();
+    for p in (0..d.ports).filter(|&p| lossless_ports & (1 << p) != 0) {
+        let spec = link_specs.iter().enumerate().find(|(_, s)| s.port == p);
+        let prop_ns = spec
+            .and_then(|(_, s)| s.propagation_ns)
+            .map_or(d.cfg.link_delay_ns as u64, u64::from);
+        let proc_cycles = links[p].proc_cycles;
+        let need = link_eq1_bytes(d, p, prop_ns, proc_cycles);
+        let sized = d.eta_sizing[p].wire_bytes;
+        if need <= sized {
+            continue;
+        }
+        let from = match d.cfg.eta_bytes {
+            Some(b) => format!("switch.eta_bytes = {b}"),
+            None => format!("Eq. 1 of switch.link_delay_ns = {} ns", d.cfg.link_delay_ns),
+        };
+        let what = format!(
+            "propagation {prop_ns} ns, processing {proc_cycles} cycles: Eq. 1 = {need} B of headroom, more than the {sized} B eta is sized for ({from})"
+        );
+        let slow = spec
+            .filter(|(_, s)| s.processing_ns.is_some() && proc_cycles > default_proc_cycles(d, p));
+        let (field, allowed) = match (slow, spec) {
+            (Some((i, _)), _) => {
+                let spare = sized.saturating_sub(link_eq1_bytes(d, p, prop_ns, 0));
+                let cycles = spare as u128 * 8 * d.clock_hz as u128 / d.rate_bps[p] as u128;
+                let ns = cycles * 1_000_000_000 / d.clock_hz as u128;
+                (format!("links[{i}].processing_ns"), format!("at most {ns}"))
+            }
+            (None, Some((i, s))) if s.propagation_ns.is_some() => {
+                // The first delay that does not fit (Eq. 1 grows with the delay).
+                let (mut fit, mut over) = (0u64, MAX_LINK_NS + 1);
+                while fit < over {
+                    let mid = (fit + over) / 2;
+                    if link_eq1_bytes(d, p, mid, proc_cycles) <= sized {
+                        fit = mid + 1;
+                    } else {
+                        over = mid;
+                    }
+                }
+                let allowed = match fit {
+                    0 => "none with this processing delay".to_string(),
+                    n => format!("0..={}", n - 1),
+                };
+                (format!("links[{i}].propagation_ns"), allowed)
+            }
+            _ => ("switch.eta_bytes".to_string(), format!("at least {need}")),
+        };
+        let message = format!("{what}; allowed: {allowed}");
+        match long.iter_mut().find(|l| (&l.0, &l.1) == (&field, &message)) {
+            Some(l) => l.2 |= 1 << p,
+            None => long.push((field, message, 1 << p)),
+        }
+    }
+    for (field, message, ports) in long {
+        let list: Vec<usize> = (0..d.ports).filter(|&p| ports & (1 << p) != 0).collect();
+        out.push(HeadroomWarning {
+            ports,
+            problem: ScenarioError::new(
+                field,
+                format!("the link into {}: {message}", port_list(&list)),
+            ),
+        });
+    }
+    out
+}
+
+/// One paragraph per distinct `eta` of the switch (`mmu-sim validate`): the ports, the
+/// value in cells and bytes, where it is reserved, and how it was derived (the mode, the
+/// packet range, Eq. 1's terms, the densest packet and its cells).
+pub fn eta_report(d: &Derived) -> Vec<String> {
+    let c = &d.cfg;
+    if d.lossless_mask == 0 {
+        return vec!["eta: no lossless priorities, no headroom".to_string()];
+    }
+    let mut groups: Vec<(hw_model::EtaSizing, u64, Vec<usize>)> = Vec::new();
+    for p in 0..d.ports {
+        let key = (d.eta_sizing[p], d.rate_bps[p]);
+        match groups.iter_mut().find(|g| (g.0, g.1) == key) {
+            Some(g) => g.2.push(p),
+            None => groups.push((key.0, key.1, vec![p])),
+        }
+    }
+    let per = match c.policy {
+        Policy::Dsh => "once per port as insurance (Eq. 4)",
+        Policy::Sih | Policy::L2bm => "per lossless ingress queue (Eq. 3)",
+    };
+    groups
+        .iter()
+        .map(|(s, bps, ports)| {
+            let w = match c.eta_bytes {
+                Some(b) => format!("W = switch.eta_bytes = {b} B"),
+                None => format!(
+                    "W = Eq. 1 = 2 (C D_prop + L_MTU) + {EQ1_PFC_BYTES} = 2 ({} + {}) + {EQ1_PFC_BYTES} = {} B at {} Gb/s, link_delay_ns {}",
+                    (s.wire_bytes - EQ1_PFC_BYTES) / 2 - c.mtu_bytes as u64,
+                    c.mtu_bytes,
+                    s.wire_bytes,
+                    *bps as f64 / 1e9,
+                    c.link_delay_ns
+                ),
+            };
+            let how = match c.headroom {
+                HeadroomMode::Cells => format!(
+                    "headroom = \"cells\", lossless packets of {}..={} B (headroom_min_packet_bytes..=mtu_bytes); densest packet {} B: {}; eta = floor(W x {} / {}) + {} (largest packet, {} B) = {} + {} = {} cells",
+                    c.headroom_min_packet_bytes.unwrap_or(c.mtu_bytes),
+                    c.mtu_bytes,
+                    s.densest.len,
+                    s.densest,
+                    s.densest.cells,
+                    s.densest.wire,
+                    s.largest.cells,
+                    s.largest.len,
+                    s.cells - s.largest.cells,
+                    s.largest.cells,
+                    s.cells
+                ),
+                HeadroomMode::PaperBytes => format!(
+                    "headroom = \"paper-bytes\": eta = ceil(W / {}) = {} cells, the paper's rounding; it holds the in-flight packets only if none takes more buffer than wire bytes",
+                    c.cell_bytes, s.cells
+                ),
+            };
+            format!(
+                "eta, {}: {} cells = {} B, reserved {per}\n  {w}\n  {how}",
+                port_list(ports),
+                s.cells,
+                s.cells as u64 * c.cell_bytes as u64
+            )
+        })
+        .chain([format!(
+            "headroom: {} cells in total, shared segment B_s {} cells",
+            d.headroom_cells, d.shared_cells
+        )])
+        .collect()
+}
+
+/// `ports 0-5, 7` (runs of consecutive ports joined).
+fn port_list(ports: &[usize]) -> String {
+    let s = if ports.len() > 1 { "s" } else { "" };
+    format!("port{s} {}", number_list(ports))
+}
+
+/// `0-5, 7`: ascending numbers, runs of consecutive ones joined.
+fn number_list(numbers: &[usize]) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &n in numbers {
+        match runs.last_mut() {
+            Some(r) if r.1 + 1 == n => r.1 = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| match a == b {
+            true => a.to_string(),
+            false => format!("{a}-{b}"),
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// Why `worst`, a packet of flow `f`, is denser than the headroom of its port allows.
+fn denser_than_sized(f: &Flow, worst: PacketCost, d: &Derived) -> String {
+    let p = f.src as usize;
+    let sized = d.eta_sizing[p];
+    let need = eta_cells_for(sized.wire_bytes, worst, sized.largest.cells);
+    let head = format!(
+        "lossless packets of {} B into port {p} fill {worst}",
+        worst.len
+    );
+    match d.cfg.headroom {
+        HeadroomMode::Cells => {
+            let smallest = f.packet_sizes().iter().map(|r| *r.start()).min().unwrap_or(worst.len);
+            let wider = d
+                .densest_packet(smallest..=d.cfg.mtu_bytes)
+                .map_or(need, |w| eta_cells_for(sized.wire_bytes, w, sized.largest.cells));
+            format!(
+                "{head}, more than the {} of the {} B packets eta is sized for (switch.headroom_min_packet_bytes = {}): Eq. 1's {} B of such packets can take {need} cells, eta of port {p} is {} cells; allowed: packets of at most {}, or switch.headroom_min_packet_bytes = {smallest} (eta {wider} cells)",
+                sized.densest,
+                sized.densest.len,
+                d.cfg.headroom_min_packet_bytes.unwrap_or(d.cfg.mtu_bytes),
+                sized.wire_bytes,
+                sized.cells,
+                sized.densest,
+            )
+        }
+        HeadroomMode::PaperBytes => format!(
+            "{head}: {} B of buffer for {} B on the wire, and switch.headroom = \"paper-bytes\" rounds Eq. 1's {} B to {} cells, enough only for packets that take no more buffer than wire bytes: such packets can take {need} cells; allowed: packets of whole cells, or switch.headroom = \"cells\"",
+            worst.cells * d.cfg.cell_bytes,
+            worst.wire,
+            sized.wire_bytes,
+            sized.cells,
+        ),
+    }
 }
 
 fn plan_links(specs: &[LinkSpec], d: &Derived) -> Result<Vec<Link>, ScenarioError> {
@@ -766,41 +1209,21 @@ fn plan_links(specs: &[LinkSpec], d: &Derived) -> Result<Vec<Link>, ScenarioErro
             ("propagation_ns", s.propagation_ns),
             ("processing_ns", s.processing_ns),
         ] {
-            if v.is_some_and(|v| v > 1_000_000) {
+            if v.is_some_and(|v| v as u64 > MAX_LINK_NS) {
                 return Err(ScenarioError::new(
                     f(k),
-                    format!("{} is out of range; allowed: 0..=1000000", v.unwrap_or(0)),
-                ));
-            }
-        }
-        // The headroom is sized from switch.link_delay_ns and the default processing
-        // budget (Eq. 1): a longer link would make a lossless run lose cells for a reason
-        // the configuration hides. Allowed only when the user sizes eta explicitly.
-        let sized = d.cfg.eta_bytes.is_none();
-        if let Some(ns) = s.propagation_ns {
-            if sized && ns > d.cfg.link_delay_ns {
-                return Err(ScenarioError::new(
-                    f("propagation_ns"),
                     format!(
-                        "{ns} ns exceeds switch.link_delay_ns = {} ns, from which eta is sized (Eq. 1); allowed: 0..={}, or raise switch.link_delay_ns, or size the headroom with switch.eta_bytes",
-                        d.cfg.link_delay_ns, d.cfg.link_delay_ns
+                        "{} is out of range; allowed: 0..={MAX_LINK_NS}",
+                        v.unwrap_or(0)
                     ),
                 ));
             }
+        }
+        if let Some(ns) = s.propagation_ns {
             links[s.port].prop_cycles = ns_to_cycles(ns as u64, d.clock_hz);
         }
         if let Some(ns) = s.processing_ns {
-            let cycles = ns_to_cycles(ns as u64, d.clock_hz);
-            let budget = default_proc_cycles(d, s.port);
-            if sized && cycles > budget {
-                return Err(ScenarioError::new(
-                    f("processing_ns"),
-                    format!(
-                        "{ns} ns is more than the {budget} cycles left of Eq. 1's 3840 B processing budget at this port's speed, for which eta is sized; allowed: at most that, or size the headroom with switch.eta_bytes"
-                    ),
-                ));
-            }
-            links[s.port].proc_cycles = cycles;
+            links[s.port].proc_cycles = ns_to_cycles(ns as u64, d.clock_hz);
         }
         links[s.port].arbitration = s.arbitration;
     }
@@ -1141,4 +1564,190 @@ fn plan_pfc(
         frame.quanta[c as usize] = s.quanta;
     }
     Ok((s.cycle, s.port as u8, frame))
+}
+
+/// Read scenario text as a TOML table, for [`set_key`] and [`Scenario::from_table`]: within
+/// the limits of [`crate::scenario_file`], each table of its arrays parsed on its own.
+/// [`Scenario::parse`] reads the same without holding every table at once.
+pub fn parse_table(text: &str) -> Result<toml::Table, ScenarioError> {
+    let layout = Layout::scan(text)?;
+    let mut top = layout.top()?;
+    for key in ARRAYS {
+        let Some(tables) = layout.tables(key) else {
+            continue;
+        };
+        if top.contains_key(key) {
+            return Err(defined_twice(key));
+        }
+        let tables = tables
+            .map(|t| t.map(toml::Value::Table))
+            .collect::<Result<_, _>>()?;
+        top.insert(key.to_string(), toml::Value::Array(tables));
+    }
+    Ok(top)
+}
+
+/// An array given both as `[[key]]` tables and as a `key` key or table.
+fn defined_twice(key: &str) -> ScenarioError {
+    ScenarioError::new(
+        key,
+        format!("defined both by [[{key}]] tables and by a {key} key or table"),
+    )
+}
+
+/// Apply `KEY=VALUE` (the `--set` option) to a scenario's TOML table, before
+/// [`Scenario::from_table`] checks it: the file's own checks then judge the result, so a
+/// key outside the schema or a bad value gets the same error as in a file.
+///
+/// `KEY` is a dotted path with array indices: `switch.alpha_log2`, `flows[3].prio`,
+/// `switch.hcf[0].bins`. Missing tables on the way are created (`ecm_rp.w` without an
+/// `[ecm_rp]`); an array index must name an existing entry. `VALUE` is a TOML value
+/// (`2`, `true`, `"dsh"`, `[1, 2]`, `{ tcp = {} }`); a bare word that is not one (`dsh`)
+/// is taken as a string.
+pub fn set_key(top: &mut toml::Table, assignment: &str) -> Result<(), ScenarioError> {
+    let opt = |m: String| ScenarioError::new(format!("--set {assignment}"), m);
+    let Some((key, text)) = assignment.split_once('=') else {
+        return Err(opt("expected KEY=VALUE".into()));
+    };
+    let key = key.trim();
+    let value = set_value(text.trim()).map_err(opt)?;
+    let steps = key_steps(key).map_err(opt)?;
+    let (last, path) = steps
+        .split_last()
+        .expect("key_steps returns at least one step");
+    let mut table = top;
+    let mut at = String::new();
+    for step in path {
+        let mut node = match table.entry(step.name.clone()) {
+            toml::map::Entry::Occupied(e) => e.into_mut(),
+            toml::map::Entry::Vacant(e) if step.index.is_empty() => {
+                e.insert(toml::Value::Table(toml::Table::new()))
+            }
+            toml::map::Entry::Vacant(_) => {
+                return Err(ScenarioError::new(
+                    format!("{at}{}", step.name),
+                    "index into an array the scenario does not have",
+                ))
+            }
+        };
+        at.push_str(&step.name);
+        node = index(node, &step.index, &mut at)?;
+        table = match node {
+            toml::Value::Table(t) => t,
+            other => {
+                return Err(ScenarioError::new(
+                    at,
+                    format!(
+                        "is a {}, not a table: cannot set a key in it",
+                        other.type_str()
+                    ),
+                ))
+            }
+        };
+        at.push('.');
+    }
+    if last.index.is_empty() {
+        table.insert(last.name.clone(), value);
+        return Ok(());
+    }
+    let Some(node) = table.get_mut(&last.name) else {
+        return Err(ScenarioError::new(
+            format!("{at}{}", last.name),
+            "index into an array the scenario does not have",
+        ));
+    };
+    at.push_str(&last.name);
+    *index(node, &last.index, &mut at)? = value;
+    Ok(())
+}
+
+/// One step of a `--set` key: a table key and the array indices after it.
+struct Step {
+    name: String,
+    index: Vec<usize>,
+}
+
+/// `a.b[2].c` as steps; every name non-empty, indices decimal.
+fn key_steps(key: &str) -> Result<Vec<Step>, String> {
+    key.split('.')
+        .map(|part| {
+            let (name, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
+            let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            if name.is_empty() || !name.chars().all(valid) {
+                return Err(format!(
+                    "bad key {key:?}: expected dotted names with array indices, e.g. flows[3].prio"
+                ));
+            }
+            let mut index = Vec::new();
+            while let Some(r) = rest.strip_prefix('[') {
+                let (i, tail) = r
+                    .split_once(']')
+                    .ok_or_else(|| format!("bad key {key:?}: unclosed ["))?;
+                index.push(
+                    i.parse()
+                        .map_err(|_| format!("bad key {key:?}: index {i:?} is not a number"))?,
+                );
+                rest = tail;
+            }
+            if !rest.is_empty() {
+                return Err(format!("bad key {key:?}: unexpected {rest:?}"));
+            }
+            Ok(Step {
+                name: name.to_string(),
+                index,
+            })
+        })
+        .collect()
+}
+
+/// Follow `idx` into nested arrays from `v`, extending the path `at` (`flows[3]`).
+fn index<'v>(
+    mut v: &'v mut toml::Value,
+    idx: &[usize],
+    at: &mut String,
+) -> Result<&'v mut toml::Value, ScenarioError> {
+    for &i in idx {
+        let toml::Value::Array(a) = v else {
+            return Err(ScenarioError::new(
+                at.clone(),
+                format!(
+                    "holds a value of type {}, not an array: cannot index it",
+                    v.type_str()
+                ),
+            ));
+        };
+        let n = a.len();
+        let Some(next) = a.get_mut(i) else {
+            let allowed = match n {
+                0 => "the array is empty".to_string(),
+                n => format!("allowed: 0..={}", n - 1),
+            };
+            return Err(ScenarioError::new(
+                format!("{at}[{i}]"),
+                format!("index {i} is out of range; {allowed}"),
+            ));
+        };
+        at.push_str(&format!("[{i}]"));
+        v = next;
+    }
+    Ok(v)
+}
+
+/// A `--set` value: TOML, or a bare word taken as a string.
+fn set_value(text: &str) -> Result<toml::Value, String> {
+    if let Ok(mut t) = format!("v = {text}").parse::<toml::Table>() {
+        if t.len() == 1 {
+            if let Some(v) = t.remove("v") {
+                return Ok(v);
+            }
+        }
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || "_-.:/+".contains(c);
+    if !text.is_empty() && text.chars().all(word) {
+        Ok(toml::Value::String(text.to_string()))
+    } else {
+        Err(format!(
+            "{text:?} is not a TOML value (a number, true/false, \"text\", [array] or {{ table }})"
+        ))
+    }
 }

@@ -16,21 +16,28 @@
 //!
 //! The loop allocates nothing: one `Outputs` and one ingress vector are reused, and only
 //! busy partners are visited (a 64-bit mask, as ports are at most 64). TCP flows are the
-//! exception: their event heap and per-flow queues grow with the windows they reach.
+//! exception: their event heap and per-flow queues grow with the windows they reach. So is
+//! a packet run of more than one packet (a burst, a message, a flow's backlog in its NIC):
+//! one small box when it starts (`crate::packet_run`).
 
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
+use crate::ns3::Ns3Out;
 use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
 use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
-use crate::source::{MessageStats, Sources};
-use crate::summary::{EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, Summary};
+use crate::source::{MessageCounts, MessageStats, Sources};
+use crate::summary::{
+    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta, SaiCounters,
+    Summary, SCHEMA_VERSION,
+};
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
 use crate::waves::{WaveSignals, Waves};
 use hw_model::{
-    Beat, DropReason, EcmFrame, EcmKind, Inputs, InvariantError, Mmu, Outputs, PfcFrame, Segment,
+    Beat, DropReason, EcmFrame, EcmKind, HeadroomMode, Inputs, InvariantError, Mmu, Outputs,
+    PfcFrame, Policy, Segment,
 };
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -38,10 +45,105 @@ use std::io;
 use std::path::Path;
 use std::time::Instant;
 use thiserror::Error;
-use wave::{SignalFilter, WaveError, Window};
+use wave::{Format, SignalFilter, WaveError, Window};
 
 /// Cycles between two calls of the progress callback (a power of two: a mask test).
 pub const PROGRESS_EVERY: u64 = 1 << 14;
+/// Lossless packet drops the summary describes; the rest are only counted.
+pub const FIRST_DROPS: usize = 4;
+
+/// Lossless packets dropped, and the first [`FIRST_DROPS`] with their cause.
+#[derive(Debug, Default)]
+struct LosslessDrops {
+    packets: u64,
+    first: Vec<String>,
+}
+
+impl LosslessDrops {
+    /// The first cell of a lossless packet was dropped for `reason` in `cycle`.
+    fn note(&mut self, cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) {
+        self.packets += 1;
+        if self.first.len() < FIRST_DROPS {
+            self.first.push(drop_cause(cycle, reason, b, mmu, plan));
+        }
+    }
+}
+
+/// A lossless drop and its cause: what the headroom held and what it was sized for, and
+/// whether the packet or the port's link is outside that (the plan's headroom warnings).
+fn drop_cause(cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) -> String {
+    let d = &plan.derived;
+    let (p, pg) = (b.hdr.src as usize, b.hdr.prio as usize);
+    let s = d.eta_sizing[p];
+    let held = match d.cfg.policy {
+        Policy::Dsh => format!(
+            "the port's insurance headroom held {} of eta = {} cells",
+            (0..8).map(|g| mmu.ingress_counters(p, g)[2]).sum::<u32>(),
+            s.cells
+        ),
+        Policy::Sih | Policy::L2bm => format!(
+            "the queue's headroom held {} of eta = {} cells",
+            mmu.ingress_counters(p, pg)[2],
+            s.cells
+        ),
+    };
+    let sized = match d.cfg.headroom {
+        HeadroomMode::Cells => format!(
+            "sized for W = {} B of lossless packets of {}..={} B",
+            s.wire_bytes,
+            d.cfg.headroom_min_packet_bytes.unwrap_or(d.cfg.mtu_bytes),
+            d.cfg.mtu_bytes
+        ),
+        HeadroomMode::PaperBytes => format!(
+            "W = {} B rounded to cells (headroom = \"paper-bytes\")",
+            s.wire_bytes
+        ),
+    };
+    let pkt = d.packet_cost(b.hdr.len as u32);
+    let why = if pkt.denser_than(&s.densest) {
+        format!(
+            "this packet fills {pkt}, more than the {} eta is sized for",
+            s.densest
+        )
+    } else if let Some(w) = plan
+        .headroom_warnings
+        .iter()
+        .find(|w| w.ports & (1 << p) != 0)
+    {
+        format!("port {p} has a headroom warning: {w}")
+    } else {
+        "no headroom warning for this port: eta should have held it".to_string()
+    };
+    format!(
+        "cycle {cycle}: {} at port {p} pg {pg}, flow {} seq {} of {} B ({} cells): {held}, {sized}; {why}",
+        reason.name(),
+        b.hdr.flow,
+        b.hdr.seq,
+        b.hdr.len,
+        b.ncells
+    )
+}
+
+/// CPU time of the calling thread, seconds: what a run costs whatever else shares the core.
+pub fn thread_cpu_seconds() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// The name of the ECM frame trace in [`RunError::Output`].
+pub const ECM_TRACE: &str = "ECM trace";
+/// The name of the rate-limiter event trace in [`RunError::Output`].
+pub const RP_TRACE: &str = "RP trace";
+/// The name of the `--ns3-out` files in [`RunError::Output`].
+pub const NS3_OUTPUT: &str = "ns-3 output";
 
 /// A run that could not complete.
 #[derive(Debug, Error)]
@@ -51,7 +153,7 @@ pub enum RunError {
     Model(#[from] InvariantError),
     #[error("cell trace: {0}")]
     Trace(#[source] io::Error),
-    /// Writing another output (the ECM or RP trace) failed.
+    /// Writing another output ([`ECM_TRACE`], [`RP_TRACE`], [`NS3_OUTPUT`]) failed.
     #[error("{0}: {1}")]
     Output(&'static str, #[source] io::Error),
     #[error("waveform: {0}")]
@@ -73,7 +175,7 @@ impl Observers {
     fn ecm_frame(&mut self, cycle: u64, f: &EcmFrame) {
         if let Some(tr) = &mut self.ecm_trace {
             if let Err(e) = tr.record(cycle, f) {
-                self.out_err.get_or_insert(("ECM trace", e));
+                self.out_err.get_or_insert((ECM_TRACE, e));
             }
         }
     }
@@ -81,7 +183,7 @@ impl Observers {
     fn rp_event(&mut self, e: &RpEvent) {
         if let Some(tr) = &mut self.rp_trace {
             if let Err(err) = tr.record(e) {
-                self.out_err.get_or_insert(("RP trace", err));
+                self.out_err.get_or_insert((RP_TRACE, err));
             }
         }
     }
@@ -104,7 +206,9 @@ pub struct Sim {
     sources: Sources,
     tcp: TcpFlows,
     partners: Vec<LinkPartner>,
-    /// Bit `p`: partner `p` is busy and must be stepped.
+    /// Per partner, the next cycle it must be stepped in (`u64::MAX`: asleep).
+    wake: Vec<u64>,
+    /// Bit `p`: partner `p` is awake (`wake[p]` is finite).
     active: u64,
     /// Bit `p`: `ingress[p]` holds a beat to clear after the MMU step.
     delivered: u64,
@@ -115,6 +219,8 @@ pub struct Sim {
     script: PfcScript,
     obs: Observers,
     waves: Option<Waves>,
+    /// `--ns3-out`: HPCC-format files written at the end of the run.
+    ns3: Option<Ns3Out>,
     pfc_pause_frames: u64,
     pfc_port_pause_frames: u64,
     pfc_port_resume_frames: u64,
@@ -122,6 +228,7 @@ pub struct Sim {
     pfc_scripted: u64,
     /// ECM frames whose `Qoff` or `Qdelta` left its saturation bounds: (count, first).
     ecm_out_of_bounds: (u64, Option<String>),
+    lossless_drops: LosslessDrops,
     now: u64,
 }
 
@@ -143,6 +250,7 @@ impl Sim {
             sources: Sources::new(&plan.flows, plan.seed, d),
             tcp: TcpFlows::new(&plan.flows, d.clock_hz),
             partners,
+            wake: vec![u64::MAX; d.ports],
             active: 0,
             delivered: 0,
             ingress: vec![None; d.ports],
@@ -159,12 +267,14 @@ impl Sim {
             },
             script,
             waves: None,
+            ns3: None,
             pfc_pause_frames: 0,
             pfc_port_pause_frames: 0,
             pfc_port_resume_frames: 0,
             pfc_resume_frames: 0,
             pfc_scripted: 0,
             ecm_out_of_bounds: (0, None),
+            lossless_drops: LosslessDrops::default(),
             now: 0,
             plan,
         }
@@ -188,23 +298,36 @@ impl Sim {
         Ok(())
     }
 
-    /// Write a VCD of the model's signals into `file` (created at `vcd_path`) and, at the
-    /// end of the run, a `.gtkw` beside it.
-    pub fn attach_vcd(
+    /// Write the model's signals in `format` into `file` (created at `path`) and, at the end
+    /// of the run, a `.gtkw` beside it. A window reaching past the run's cycles is an error.
+    pub fn attach_waves(
         &mut self,
         file: File,
-        vcd_path: &Path,
+        path: &Path,
+        format: Format,
         filter: &SignalFilter,
         window: Window,
     ) -> Result<(), WaveError> {
+        window.check_within(self.plan.cycles)?;
         self.waves = Some(Waves::new(
             &self.mmu,
             &self.partners,
             file,
-            vcd_path,
+            path,
+            format,
             filter,
             window,
+            self.plan.cycles,
         )?);
+        Ok(())
+    }
+
+    /// Write `fct.txt`, `pfc.txt` and `qlen.txt` in the HPCC ns-3 formats into `dir`
+    /// (created if missing) at the end of the run ([`crate::ns3`]).
+    pub fn attach_ns3(&mut self, dir: &Path) -> io::Result<()> {
+        self.ns3 = Some(Ns3Out::new(dir, &self.plan)?);
+        // Its flow-completion file lists every message.
+        self.sources.keep_messages();
         Ok(())
     }
 
@@ -250,13 +373,65 @@ impl Sim {
     pub fn tcp_stats(&self) -> Vec<TcpStats> {
         self.tcp.stats()
     }
-    /// Every message of the `poisson` flows so far, in arrival order, with its completion.
-    pub fn messages(&self) -> &[MessageStats] {
+    /// Keep every message of the `poisson` flows for [`messages`](Self::messages)
+    /// (otherwise only the open ones are held, and the closed ones counted).
+    pub fn keep_messages(&mut self) {
+        self.sources.keep_messages();
+    }
+    /// The kept and the open messages of the `poisson` flows, in arrival order, with their
+    /// completion: every message so far if [`keep_messages`](Self::keep_messages) was
+    /// called before the first cycle.
+    pub fn messages(&self) -> Vec<MessageStats> {
         self.sources.messages()
+    }
+    /// Counts of the messages of the `poisson` flows so far.
+    pub fn message_counts(&self) -> MessageCounts {
+        self.sources.message_counts()
     }
     /// Cells on the links, sent by partners and not yet seen by the MMU.
     pub fn cells_in_flight(&self) -> u64 {
         self.partners.iter().map(|p| p.in_flight() as u64).sum()
+    }
+
+    /// Partner `p` must be stepped in cycle `at` (or earlier, if it already has to be).
+    #[inline]
+    fn wake_partner(wake: &mut [u64], active: &mut u64, p: usize, at: u64) {
+        wake[p] = wake[p].min(at);
+        *active |= 1 << p;
+    }
+
+    /// The first cycle `>= now()` in which something can happen: a source or TCP event, a
+    /// partner's event, a scripted PFC frame, the model's next event, or a cycle the
+    /// waveform must sample. Every cycle before it is idle: [`run`](Self::run) jumps there.
+    pub fn next_event(&self) -> u64 {
+        let mut t = self.mmu.next_event();
+        if t <= self.now {
+            return self.now;
+        }
+        t = t
+            .min(self.sources.next_time())
+            .min(self.tcp.next_time())
+            .min(self.script.next_cycle());
+        let mut awake = self.active;
+        while awake != 0 {
+            let p = awake.trailing_zeros() as usize;
+            awake &= awake - 1;
+            t = t.min(self.wake[p]);
+        }
+        if let Some(w) = &self.waves {
+            t = t.min(w.must_sample(self.now));
+        }
+        t.max(self.now)
+    }
+
+    /// Jump over the idle cycles before `to` (at most [`next_event`](Self::next_event)).
+    fn skip_to(&mut self, to: u64) -> Result<(), RunError> {
+        self.mmu.skip_to(to)?;
+        if let Some(n) = &mut self.ns3 {
+            n.idle(self.now, to, &self.mmu, &self.plan);
+        }
+        self.now = to;
+        Ok(())
     }
 
     /// Clock one cycle.
@@ -264,34 +439,41 @@ impl Sim {
         let now = self.now;
         let d = &self.plan.derived;
         let partners = &mut self.partners;
-        let active = &mut self.active;
-        self.sources.fire_due(now, d, |hdr| {
-            partners[hdr.src as usize].enqueue(hdr);
-            *active |= 1 << hdr.src;
+        let (wake, active) = (&mut self.wake, &mut self.active);
+        self.sources.fire_due(now, d, &self.plan.flows, |run| {
+            let src = run.head().src as usize;
+            partners[src].enqueue(run);
+            Self::wake_partner(wake, active, src, now);
         });
         self.tcp.fire_due(now, |hdr| {
-            partners[hdr.src as usize].enqueue(hdr);
-            *active |= 1 << hdr.src;
+            let src = hdr.src as usize;
+            partners[src].enqueue(hdr);
+            Self::wake_partner(wake, active, src, now);
         });
 
-        let mut busy = self.active;
-        while busy != 0 {
-            let p = busy.trailing_zeros() as usize;
-            busy &= busy - 1;
+        let mut awake = self.active;
+        while awake != 0 {
+            let p = awake.trailing_zeros() as usize;
+            awake &= awake - 1;
+            if self.wake[p] > now {
+                continue;
+            }
             let obs = &mut self.obs;
-            let beat = self.partners[p].step(now, d, |b| {
+            let partner = &mut self.partners[p];
+            let beat = partner.step(now, d, |b| {
                 obs.record(&CellTxn {
                     cycle: now,
                     kind: TxnKind::Inject,
                     beat: *b,
                 })
             });
-            self.partners[p].rp_mut().drain_events(|e| obs.rp_event(e));
+            partner.rp_mut().drain_events(|e| obs.rp_event(e));
             if beat.is_some() {
                 self.ingress[p] = beat;
                 self.delivered |= 1 << p;
             }
-            if !self.partners[p].busy() {
+            self.wake[p] = partner.next_event(now);
+            if self.wake[p] == u64::MAX {
                 self.active &= !(1 << p);
             }
         }
@@ -312,7 +494,16 @@ impl Sim {
         }
 
         let obs = &mut self.obs;
-        monitor::observe(now, &self.out, |t| obs.record(t));
+        let drops = &mut self.lossless_drops;
+        let (mmu, plan) = (&self.mmu, &self.plan);
+        monitor::observe(now, &self.out, |t| {
+            obs.record(t);
+            if let TxnKind::Drop(r) = t.kind {
+                if r.lossless() && t.beat.sop() {
+                    drops.note(now, r, &t.beat, mmu, plan);
+                }
+            }
+        });
         for dep in &self.out.departures {
             self.sinks.absorb(dep);
         }
@@ -327,12 +518,23 @@ impl Sim {
                 self.pfc_port_resume_frames += frame.port_level as u64;
             }
             if let Some(partner) = self.partners.get_mut(port as usize) {
-                partner.pfc_sent(now, frame);
-                self.active |= 1 << port;
+                let at = partner.pfc_sent(now, frame);
+                Self::wake_partner(&mut self.wake, &mut self.active, port as usize, at);
             }
         }
         if !self.out.ecm_tx.is_empty() {
             self.ecm_frames_out(now);
+        }
+        if let Some(n) = &mut self.ns3 {
+            let out = &self.out;
+            n.cycle(
+                now,
+                &out.pfc_tx,
+                &self.pfc_rx,
+                &out.departures,
+                &self.mmu,
+                &self.plan,
+            );
         }
         if let Some(e) = self.obs.trace_err.take() {
             return Err(RunError::Trace(e));
@@ -368,8 +570,8 @@ impl Sim {
             }
             self.obs.ecm_frame(now, f);
             if let Some(partner) = self.partners.get_mut(f.port as usize) {
-                partner.ecm_sent(now, *f);
-                self.active |= 1 << f.port;
+                let at = partner.ecm_sent(now, *f);
+                Self::wake_partner(&mut self.wake, &mut self.active, f.port as usize, at);
             }
         }
     }
@@ -379,33 +581,61 @@ impl Sim {
     /// the trace and waveform files.
     pub fn run(&mut self, mut progress: impl FnMut(u64)) -> Result<Summary, RunError> {
         let t0 = Instant::now();
-        while self.now < self.plan.cycles {
+        let cpu0 = thread_cpu_seconds();
+        let end = self.plan.cycles;
+        while self.now < end {
+            let next = self.next_event().min(end);
+            if next > self.now {
+                // The progress calls of the cycles jumped over, as if they had been stepped.
+                let from = self.now;
+                self.skip_to(next)?;
+                let mut c = (from / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+                while c <= next {
+                    progress(c);
+                    c += PROGRESS_EVERY;
+                }
+                if next == end {
+                    break;
+                }
+            }
             self.step()?;
             if self.now & (PROGRESS_EVERY - 1) == 0 {
                 progress(self.now);
             }
         }
         progress(self.now);
-        let wall = t0.elapsed().as_secs_f64();
         if let Some(t) = self.obs.trace.take() {
             t.finish().map_err(RunError::Trace)?;
         }
         if let Some(t) = self.obs.ecm_trace.take() {
-            t.finish().map_err(|e| RunError::Output("ECM trace", e))?;
+            t.finish().map_err(|e| RunError::Output(ECM_TRACE, e))?;
         }
         if let Some(t) = self.obs.rp_trace.take() {
-            t.finish().map_err(|e| RunError::Output("RP trace", e))?;
+            t.finish().map_err(|e| RunError::Output(RP_TRACE, e))?;
         }
         if let Some(w) = self.waves.take() {
             w.finish(&self.mmu)?;
         }
-        Ok(self.summary(wall))
+        if let Some(n) = self.ns3.take() {
+            let tcp = self.tcp.stats();
+            n.finish(self.now, &self.plan, &self.sources.messages(), &tcp)
+                .map_err(|e| RunError::Output(NS3_OUTPUT, e))?;
+        }
+        // The run's cost includes completing its outputs (an FST compresses its last block).
+        let cpu = thread_cpu_seconds() - cpu0;
+        let wall = t0.elapsed().as_secs_f64();
+        Ok(self.summarize(wall, cpu))
     }
 
-    /// Counts and end-of-run checks at the current cycle; `wall` seconds of run time.
+    /// Counts and end-of-run checks at the current cycle; `wall` seconds of run time (the
+    /// CPU time is left 0: [`run`](Self::run)'s summary has it).
     pub fn summary(&self, wall: f64) -> Summary {
+        self.summarize(wall, 0.0)
+    }
+
+    /// [`summary`](Self::summary) with `cpu` seconds of CPU time.
+    fn summarize(&self, wall: f64, cpu: f64) -> Summary {
         let sb = &self.obs.scoreboard;
-        let st = self.mmu.stats();
         let buffered = self.mmu.buffered_cells() as u64;
         let cons = sb.conservation(buffered, self.cells_in_flight());
         let mut violations = Vec::new();
@@ -455,11 +685,17 @@ impl Sim {
                 },
             })
             .collect();
+        let sai = SaiCounters::of(&self.mmu);
         Summary {
+            schema_version: SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario: self.plan.name.clone(),
             policy: self.plan.derived.cfg.policy.name().to_string(),
             seed: self.plan.seed,
             cycles: self.now,
+            clock_hz: self.plan.derived.clock_hz,
+            cell_bytes: self.plan.derived.cfg.cell_bytes,
+            scenario_hash: self.plan.scenario_hash.clone(),
             cells_injected: sb.injected,
             cells_admitted: sb.admitted.iter().sum(),
             cells_departed: sb.departed,
@@ -490,8 +726,6 @@ impl Sim {
                 .map(|p| p.stats().port_pause_events)
                 .sum(),
             pfc_frames_rx_scripted: self.pfc_scripted,
-            max_shared_occupancy_cells: st.max_shared_occupancy_cells,
-            max_total_occupancy_cells: st.max_total_occupancy_cells,
             conservation: cons.to_string(),
             conservation_ok: cons.ok(),
             egress,
@@ -526,12 +760,26 @@ impl Sim {
             },
             ecm_rp: self.rp_summaries(),
             tcp: self.tcp.stats(),
+            ingress_priority_groups: sai.pgs,
+            egress_queues: sai.queues,
+            pools: sai.pools,
+            pfc: sai.pfc,
+            lossless: LosslessSummary {
+                headroom_warnings: self
+                    .plan
+                    .headroom_warnings
+                    .iter()
+                    .map(|w| w.to_string())
+                    .collect(),
+                packets_dropped: self.lossless_drops.packets,
+                first_drops: self.lossless_drops.first.clone(),
+            },
             violations,
-            wall_seconds: wall,
-            cycles_per_second: if wall > 0.0 {
-                self.now as f64 / wall
-            } else {
-                0.0
+            run: RunMeta {
+                wall_seconds: wall,
+                cycles_per_second: per_second(self.now, wall),
+                cpu_seconds: cpu,
+                cycles_per_cpu_second: per_second(self.now, cpu),
             },
         }
     }
@@ -569,7 +817,7 @@ impl Sim {
                             cpid: l.cpid,
                             state: l.state.name().to_string(),
                             rate_bps: l.rate_bps,
-                            queued_packets: l.queued() as u64,
+                            queued_packets: l.queued(),
                             rtt_avg_us: l.rtt_avg_q8 as f64 / 256.0 * unit_us,
                         })
                         .collect(),

@@ -69,6 +69,11 @@ impl PfcScript {
         }
     }
 
+    /// The cycle of the next frame, `u64::MAX` after the last.
+    pub fn next_cycle(&self) -> u64 {
+        self.frames.get(self.next).map_or(u64::MAX, |f| f.0)
+    }
+
     /// Largest number of frames due in one cycle: the capacity `due` needs.
     pub fn max_per_cycle(&self) -> usize {
         let mut best = 0;

@@ -3,18 +3,22 @@
 //! A source does no work on cycles where it has nothing to send: [`Sources`] keeps one
 //! pending wake-up time per flow in a binary heap, so the per-cycle cost is one heap peek
 //! however many flows the scenario has. Packets go to the link partner of the flow's source
-//! port, which queues them per priority and puts them on the wire at line rate.
+//! port, which queues them per priority and puts them on the wire at line rate. A burst or
+//! a message is handed over as one [`PacketRun`], whose packets are made as the partner
+//! takes them, so memory does not grow with its size.
 //!
 //! Offered rates count wire bits (`Derived::wire_bits`, i.e. with preamble and gap), so a
 //! constant flow at the port's line rate exactly saturates the link. Packet `n` of a rate
 //! flow is handed over at `start + ceil(bits of packets 0..n * clock / rate)`: exact rational
 //! timing with no accumulated rounding.
 
+use crate::packet_run::{PacketRun, StepSizes};
 use crate::scenario::{Flow, Pattern, SizeDist};
 use hw_model::{Departure, Derived, FiveTuple, PacketHdr};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// A uniform draw in `[0, 1)` with 53 bits of precision.
@@ -23,7 +27,7 @@ pub fn unit(rng: &mut ChaCha8Rng) -> f64 {
 }
 
 /// Draw from a step CDF: the first size whose cumulative probability exceeds `u`.
-fn draw_steps(cdf: &[(u32, f64)], u: f64) -> u32 {
+pub fn draw_steps(cdf: &[(u32, f64)], u: f64) -> u32 {
     cdf.iter()
         .find(|&&(_, p)| u < p)
         .unwrap_or(&cdf[cdf.len() - 1])
@@ -55,14 +59,23 @@ pub fn linear_cdf_mean(cdf: &[(u64, f64)]) -> f64 {
         .sum::<f64>()
 }
 
-/// One flow's generator state.
+/// One flow's generator state. The flow itself stays in the plan: [`Sources`] passes it in.
 #[derive(Debug, Clone)]
 pub struct Source {
-    flow: Flow,
-    rng: ChaCha8Rng,
+    /// Scenario flow id: the flow's index in the plan.
+    flow: u32,
+    /// The flow's random stream `(seed, flow id)`, held only by flows that draw (a size
+    /// CDF, Poisson arrivals); a burst hands it to its packet run.
+    rng: Option<Box<ChaCha8Rng>>,
     seq: u32,
-    /// Wire bits handed over so far (rate patterns): fixes the next packet's time exactly.
-    bits: u128,
+    /// Rate patterns: the wire bits handed over so far times the clock, as
+    /// `active * rate + active_rem` (`active_rem < rate`): fixes the next packet's time
+    /// exactly, without a wide division per packet.
+    active: u64,
+    active_rem: u64,
+    /// The last packet length and its wire bits times the clock divided by the rate, as
+    /// `(len, quotient, remainder)` (a flow sends runs of one length).
+    len_step: (u32, u64, u64),
     /// Next Poisson message arrival, fractional cycles.
     next_msg: f64,
     /// Mean Poisson inter-arrival, cycles.
@@ -74,9 +87,13 @@ pub struct Source {
 impl Source {
     /// A source for `flow`; its random stream is `(seed, flow id)`, so adding a flow does
     /// not change the draws of the others.
-    pub fn new(flow: Flow, seed: u64, d: &Derived) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        rng.set_stream(flow.id as u64);
+    pub fn new(flow: &Flow, seed: u64, d: &Derived) -> Self {
+        let poisson = matches!(flow.pattern, Pattern::Poisson { .. });
+        let rng = (poisson || matches!(flow.size, SizeDist::Steps(_))).then(|| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(flow.id as u64);
+            Box::new(rng)
+        });
         let mean_gap = match &flow.pattern {
             Pattern::Poisson {
                 rate_bps,
@@ -85,121 +102,168 @@ impl Source {
             _ => 0.0,
         };
         Self {
-            next_msg: flow.start_cycle as f64,
-            flow,
+            flow: flow.id,
             rng,
             seq: 0,
-            bits: 0,
+            active: 0,
+            active_rem: 0,
+            len_step: (0, 0, 0),
+            next_msg: flow.start_cycle as f64,
             mean_gap,
             fired_message: None,
         }
     }
 
-    fn packet_len(&mut self) -> u32 {
-        match &self.flow.size {
+    fn rng(&mut self) -> &mut ChaCha8Rng {
+        self.rng
+            .as_mut()
+            .expect("Source::new gives drawing flows a random stream")
+    }
+
+    fn packet_len(&mut self, flow: &Flow) -> u32 {
+        match &flow.size {
             SizeDist::Fixed(b) => *b,
             SizeDist::Steps(cdf) => {
-                let u = unit(&mut self.rng);
+                let u = unit(self.rng());
                 draw_steps(cdf, u)
             }
         }
     }
 
-    fn emit(&mut self, len: u32, out: &mut impl FnMut(PacketHdr)) {
-        out(PacketHdr {
-            flow: self.flow.id,
+    /// The header of the flow's next packet, `len` bytes long.
+    fn header(&self, flow: &Flow, len: u32) -> PacketHdr {
+        PacketHdr {
+            flow: flow.id,
             seq: self.seq,
-            src: self.flow.src,
-            dst: self.flow.dst,
-            prio: self.flow.prio,
+            src: flow.src,
+            dst: flow.dst,
+            prio: flow.prio,
             len: len as u16,
-            tuple: self.flow.five_tuple(FiveTuple::UDP),
+            tuple: flow.five_tuple(FiveTuple::UDP),
             cm_tag: None,
-        });
+        }
+    }
+
+    fn emit_one(&mut self, flow: &Flow, len: u32, out: &mut impl FnMut(PacketRun)) {
+        out(self.header(flow, len).into());
         self.seq = self.seq.wrapping_add(1);
     }
 
-    /// Time of the next packet of a rate pattern: active time `bits * clock / rate` after
-    /// the start, mapped onto the on-periods for on/off.
-    fn rate_time(&self, rate_bps: u64, on_off: Option<(u64, u64)>, clock_hz: u64) -> u64 {
-        let active = (self.bits * clock_hz as u128).div_ceil(rate_bps as u128) as u64;
+    /// A packet of `len` bytes was handed over at `rate_bps`: add its wire bits to the
+    /// active time.
+    fn add_bits(&mut self, d: &Derived, len: u32, rate_bps: u64) {
+        if self.len_step.0 != len || len == 0 {
+            let bits_clock = d.wire_bits(len) as u128 * d.clock_hz as u128;
+            let rate = rate_bps as u128;
+            self.len_step = (len, (bits_clock / rate) as u64, (bits_clock % rate) as u64);
+        }
+        let (_, q, r) = self.len_step;
+        self.active += q;
+        self.active_rem += r;
+        if self.active_rem >= rate_bps {
+            self.active += 1;
+            self.active_rem -= rate_bps;
+        }
+    }
+
+    /// Time of the next packet of a rate pattern: active time `bits * clock / rate` (rounded
+    /// up) after the start, mapped onto the on-periods for on/off.
+    fn rate_time(&self, flow: &Flow, on_off: Option<(u64, u64)>) -> u64 {
+        let active = self.active + (self.active_rem > 0) as u64;
         let offset = match on_off {
             None => active,
             Some((on, off)) => (active / on) * (on + off) + active % on,
         };
-        self.flow.start_cycle.saturating_add(offset)
+        flow.start_cycle.saturating_add(offset)
     }
 
-    fn message_bytes(&mut self) -> u64 {
-        let u = unit(&mut self.rng);
-        match &self.flow.pattern {
+    fn message_bytes(&mut self, flow: &Flow) -> u64 {
+        let u = unit(self.rng());
+        match &flow.pattern {
             Pattern::Poisson { message_cdf, .. } => draw_linear(message_cdf, u),
             _ => 0,
         }
     }
 
     fn exp_gap(&mut self) -> f64 {
-        -(1.0 - unit(&mut self.rng)).ln() * self.mean_gap
+        -(1.0 - unit(self.rng())).ln() * self.mean_gap
     }
 
-    /// First wake-up time, or `None` if the flow never sends within `u64` cycles.
-    pub fn first_time(&mut self) -> Option<u64> {
-        let t = match self.flow.pattern {
+    /// First wake-up time of `flow` (this source's), or `None` if it never sends within
+    /// `u64` cycles.
+    pub fn first_time(&mut self, flow: &Flow) -> Option<u64> {
+        let t = match flow.pattern {
             Pattern::Poisson { .. } => {
                 self.next_msg += self.exp_gap();
                 self.next_msg.ceil() as u64
             }
-            _ => self.flow.start_cycle,
+            _ => flow.start_cycle,
         };
-        (t < self.flow.stop_cycle).then_some(t)
+        (t < flow.stop_cycle).then_some(t)
     }
 
-    /// Hand over everything due at `now` (this is the wake-up time) and return the next
-    /// wake-up time, or `None` when the flow is finished.
-    pub fn fire(&mut self, now: u64, d: &Derived, out: &mut impl FnMut(PacketHdr)) -> Option<u64> {
-        let next = match self.flow.pattern {
+    /// Hand over everything of `flow` (this source's) due at `now` (this is the wake-up
+    /// time) and return the next wake-up time, or `None` when the flow is finished. A
+    /// burst or a message is one [`PacketRun`].
+    pub fn fire(
+        &mut self,
+        flow: &Flow,
+        now: u64,
+        d: &Derived,
+        out: &mut impl FnMut(PacketRun),
+    ) -> Option<u64> {
+        let next = match flow.pattern {
             Pattern::Constant { rate_bps } => {
-                let len = self.packet_len();
-                self.emit(len, out);
-                self.bits += d.wire_bits(len) as u128;
-                self.rate_time(rate_bps, None, d.clock_hz)
+                let len = self.packet_len(flow);
+                self.emit_one(flow, len, out);
+                self.add_bits(d, len, rate_bps);
+                self.rate_time(flow, None)
             }
             Pattern::OnOff {
                 rate_bps,
                 on_cycles,
                 off_cycles,
             } => {
-                let len = self.packet_len();
-                self.emit(len, out);
-                self.bits += d.wire_bits(len) as u128;
-                self.rate_time(rate_bps, Some((on_cycles, off_cycles)), d.clock_hz)
+                let len = self.packet_len(flow);
+                self.emit_one(flow, len, out);
+                self.add_bits(d, len, rate_bps);
+                self.rate_time(flow, Some((on_cycles, off_cycles)))
             }
             Pattern::Burst { bytes } => {
-                let mut sent = 0u64;
-                while sent < bytes {
-                    let len = self.packet_len();
-                    self.emit(len, out);
-                    sent += len as u64;
-                }
+                // The flow's last hand-over: the run takes its random stream along.
+                let run = match &flow.size {
+                    SizeDist::Fixed(len) => {
+                        PacketRun::repeat(self.header(flow, *len), bytes.div_ceil(*len as u64))
+                    }
+                    SizeDist::Steps(cdf) => {
+                        let rng = *self.rng.take().expect("a size CDF draws");
+                        let sizes = StepSizes {
+                            rng,
+                            cdf: cdf.clone(),
+                        };
+                        PacketRun::drawn(self.header(flow, 0), bytes, sizes)
+                    }
+                };
+                out(run);
                 return None;
             }
             Pattern::Poisson { .. } => {
-                let mut left = self.message_bytes();
-                self.fired_message = Some(left);
-                let SizeDist::Fixed(mtu) = self.flow.size else {
+                let bytes = self.message_bytes(flow);
+                self.fired_message = Some(bytes);
+                let SizeDist::Fixed(mtu) = flow.size else {
                     unreachable!("validation gives Poisson flows a fixed packet size")
                 };
-                while left > 0 {
-                    let len = left.min(mtu as u64) as u32;
-                    self.emit(len.max(crate::scenario::MIN_PACKET_BYTES), out);
-                    left -= len as u64;
+                if bytes > 0 {
+                    out(PacketRun::message(self.header(flow, 0), bytes, mtu));
                 }
+                let packets = PacketRun::message_packets(bytes, mtu);
+                self.seq = self.seq.wrapping_add(packets as u32);
                 self.next_msg = self.next_msg.max(now as f64) + self.exp_gap();
                 self.next_msg.ceil() as u64
             }
             Pattern::Tcp(_) => unreachable!("Sources::new leaves TCP flows to tcp::TcpFlows"),
         };
-        (next < self.flow.stop_cycle).then_some(next.max(now + 1))
+        (next < flow.stop_cycle).then_some(next.max(now + 1))
     }
 }
 
@@ -240,36 +304,71 @@ impl MessageStats {
     }
 }
 
-/// Completion tracking of the messages of `poisson` flows: every message in arrival order,
-/// and per flow the messages not yet finished (a flow's packets leave in order, so only
-/// the oldest open message of a flow can see a departure).
+/// Message counts of the `poisson` flows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageCounts {
+    pub arrived: u64,
+    /// Closed with every packet delivered ([`MessageStats::complete`]).
+    pub complete: u64,
+    /// Closed with a packet lost: the last packet departed after an earlier one was
+    /// dropped, or a later message's packet departed before the last one (it was dropped).
+    pub incomplete: u64,
+}
+
+impl MessageCounts {
+    /// Messages not closed yet.
+    pub fn open(&self) -> u64 {
+        self.arrived - self.complete - self.incomplete
+    }
+}
+
+/// Completion tracking of the messages of `poisson` flows. Only the open messages are
+/// held, per flow (a flow's packets leave in order, so only the oldest open message of a
+/// flow can see a departure); a closed one is counted, and kept only when
+/// [`Sources::keep_messages`] asked for it. So memory follows the messages in the network,
+/// not the run length.
 #[derive(Debug, Clone, Default)]
 struct Messages {
-    all: Vec<MessageStats>,
-    /// Per scenario flow id: indices into `all` of its open messages, oldest first.
-    open: Vec<VecDeque<usize>>,
+    /// Per scenario flow id, its open messages, oldest first.
+    open: Vec<VecDeque<MessageStats>>,
+    kept: Option<Vec<MessageStats>>,
+    counts: MessageCounts,
 }
 
 impl Messages {
+    fn arrived(&mut self, m: MessageStats) {
+        self.counts.arrived += 1;
+        self.open[m.flow as usize].push_back(m);
+    }
+
     /// A departure of packet `seq` of `flow` at `now`.
     fn departed(&mut self, flow: u32, seq: u32, now: u64) {
         let Some(open) = self.open.get_mut(flow as usize) else {
             return;
         };
-        while let Some(&i) = open.front() {
-            let m = &mut self.all[i];
+        while let Some(m) = open.front_mut() {
             let offset = seq.wrapping_sub(m.first_seq);
-            if offset >= m.packets {
-                // A later message's packet: this one's last packet was dropped.
-                open.pop_front();
-                continue;
-            }
-            m.delivered_packets += 1;
-            if offset + 1 == m.packets {
+            let own = offset < m.packets;
+            if own {
+                m.delivered_packets += 1;
+                if offset + 1 < m.packets {
+                    return;
+                }
                 m.last_departure_cycle = Some(now);
-                open.pop_front();
             }
-            return;
+            // Its last packet departed, or a later message's did: then that one was dropped.
+            let m = open.pop_front().expect("the front exists");
+            if m.complete() {
+                self.counts.complete += 1;
+            } else {
+                self.counts.incomplete += 1;
+            }
+            if let Some(kept) = &mut self.kept {
+                kept.push(m);
+            }
+            if own {
+                return;
+            }
         }
     }
 }
@@ -278,7 +377,7 @@ impl Messages {
 #[derive(Debug, Clone)]
 pub struct Sources {
     sources: Vec<Source>,
-    /// `(wake-up cycle, flow index)`: ties resolve by flow index, so runs are deterministic.
+    /// `(wake-up cycle, source index)`: ties resolve by index, so runs are deterministic.
     events: BinaryHeap<Reverse<(u64, u32)>>,
     messages: Messages,
 }
@@ -287,27 +386,28 @@ impl Sources {
     /// Sources of the open-loop flows; TCP flows are closed-loop and run in
     /// [`crate::tcp::TcpFlows`].
     pub fn new(flows: &[Flow], seed: u64, d: &Derived) -> Self {
-        let mut sources: Vec<Source> = flows
+        let mut sources = Vec::new();
+        let mut events = BinaryHeap::new();
+        for f in flows
             .iter()
             .filter(|f| !matches!(f.pattern, Pattern::Tcp(_)))
-            .map(|f| Source::new(f.clone(), seed, d))
-            .collect();
-        let mut events = BinaryHeap::with_capacity(sources.len());
-        for (i, s) in sources.iter_mut().enumerate() {
-            if let Some(t) = s.first_time() {
-                events.push(Reverse((t, i as u32)));
+        {
+            let mut s = Source::new(f, seed, d);
+            if let Some(t) = s.first_time(f) {
+                events.push(Reverse((t, sources.len() as u32)));
             }
+            sources.push(s);
         }
         let poisson = flows
             .iter()
             .any(|f| matches!(f.pattern, Pattern::Poisson { .. }));
         let messages = Messages {
-            all: Vec::new(),
             open: if poisson {
                 vec![VecDeque::new(); flows.len()]
             } else {
                 Vec::new()
             },
+            ..Messages::default()
         };
         Self {
             sources,
@@ -316,21 +416,27 @@ impl Sources {
         }
     }
 
-    /// Fire every source due at `now`, handing packets to `out`.
-    pub fn fire_due(&mut self, now: u64, d: &Derived, mut out: impl FnMut(PacketHdr)) {
-        while let Some(&Reverse((t, i))) = self.events.peek() {
+    /// Fire every source due at `now`, handing packet runs to `out`; `flows` are the
+    /// plan's.
+    pub fn fire_due(
+        &mut self,
+        now: u64,
+        d: &Derived,
+        flows: &[Flow],
+        mut out: impl FnMut(PacketRun),
+    ) {
+        while let Some(mut top) = self.events.peek_mut() {
+            let Reverse((t, i)) = *top;
             if t > now {
                 break;
             }
-            self.events.pop();
             let src = &mut self.sources[i as usize];
+            let flow = &flows[src.flow as usize];
             let first_seq = src.seq;
-            let next = src.fire(now, d, &mut out);
+            let next = src.fire(flow, now, d, &mut out);
             if let Some(bytes) = src.fired_message.take() {
-                let flow = src.flow.id;
-                self.messages.open[flow as usize].push_back(self.messages.all.len());
-                self.messages.all.push(MessageStats {
-                    flow,
+                self.messages.arrived(MessageStats {
+                    flow: flow.id,
                     bytes,
                     packets: src.seq.wrapping_sub(first_seq),
                     first_seq,
@@ -339,10 +445,19 @@ impl Sources {
                     delivered_packets: 0,
                 });
             }
-            if let Some(next) = next {
-                self.events.push(Reverse((next, i)));
+            // The next wake-up replaces this one in place: one sift instead of two.
+            match next {
+                Some(next) => *top = Reverse((next, i)),
+                None => {
+                    PeekMut::pop(top);
+                }
             }
         }
+    }
+
+    /// The next cycle a source fires in, `u64::MAX` when all are finished.
+    pub fn next_time(&self) -> u64 {
+        self.events.peek().map_or(u64::MAX, |Reverse((t, _))| *t)
     }
 
     /// Record the packets of `poisson` messages whose last cell departed at `now`.
@@ -356,9 +471,27 @@ impl Sources {
         }
     }
 
-    /// Every message of the `poisson` flows so far, in arrival order.
-    pub fn messages(&self) -> &[MessageStats] {
-        &self.messages.all
+    /// Keep every message that closes from now on, for [`messages`](Self::messages).
+    pub fn keep_messages(&mut self) {
+        self.messages.kept.get_or_insert_with(Vec::new);
+    }
+
+    /// The kept messages of the `poisson` flows and the open ones, in arrival order (a
+    /// flow has at most one message per cycle). Every message only if
+    /// [`keep_messages`](Self::keep_messages) was called before the first cycle.
+    pub fn messages(&self) -> Vec<MessageStats> {
+        let kept = self.messages.kept.iter().flatten();
+        let mut all: Vec<_> = kept
+            .chain(self.messages.open.iter().flatten())
+            .cloned()
+            .collect();
+        all.sort_by_key(|m| (m.arrival_cycle, m.flow));
+        all
+    }
+
+    /// Counts of the messages of the `poisson` flows so far.
+    pub fn message_counts(&self) -> MessageCounts {
+        self.messages.counts
     }
 }
 
@@ -386,26 +519,60 @@ mod tests {
             delivered_packets: 0,
         };
         let mut m = Messages {
-            all: vec![msg(1, u32::MAX - 1, 3), msg(1, 1, 2), msg(1, 3, 1)],
-            open: vec![VecDeque::new(), VecDeque::from([0, 1, 2])],
+            open: vec![VecDeque::new(), VecDeque::new()],
+            kept: Some(Vec::new()),
+            ..Messages::default()
         };
+        for msg in [msg(1, u32::MAX - 1, 3), msg(1, 1, 2), msg(1, 3, 1)] {
+            m.arrived(msg);
+        }
         // Message 0 wraps the sequence: u32::MAX - 1, u32::MAX, 0.
         for (seq, now) in [(u32::MAX - 1, 20), (u32::MAX, 21), (0, 22)] {
             m.departed(1, seq, now);
         }
-        assert_eq!(m.all[0].fct_cycles(), Some(12));
+        let kept = |m: &Messages, i: usize| m.kept.as_ref().unwrap()[i].clone();
+        assert_eq!(kept(&m, 0).fct_cycles(), Some(12));
+        assert_eq!(m.open[1].len(), 2, "closed messages leave the open list");
         // Message 1 loses its last packet (seq 2); seq 3 belongs to message 2.
         m.departed(1, 1, 30);
         m.departed(1, 3, 31);
-        assert!(!m.all[1].complete());
+        assert!(!kept(&m, 1).complete());
         assert_eq!(
-            (m.all[1].delivered_packets, m.all[1].fct_cycles()),
+            (kept(&m, 1).delivered_packets, kept(&m, 1).fct_cycles()),
             (1, None)
         );
-        assert_eq!(m.all[2].fct_cycles(), Some(21));
+        assert_eq!(kept(&m, 2).fct_cycles(), Some(21));
         assert!(m.open[1].is_empty());
         m.departed(0, 0, 40);
         m.departed(7, 0, 40);
+        let counts = MessageCounts {
+            arrived: 3,
+            complete: 2,
+            incomplete: 1,
+        };
+        assert_eq!((m.counts, m.counts.open()), (counts, 0));
+    }
+
+    #[test]
+    fn closed_messages_are_counted_but_not_held_unless_kept() {
+        let mut m = Messages {
+            open: vec![VecDeque::new()],
+            ..Messages::default()
+        };
+        for i in 0..1000 {
+            m.arrived(MessageStats {
+                flow: 0,
+                bytes: 100,
+                packets: 1,
+                first_seq: i,
+                arrival_cycle: i as u64,
+                last_departure_cycle: None,
+                delivered_packets: 0,
+            });
+            m.departed(0, i, i as u64 + 5);
+        }
+        assert!(m.open[0].is_empty() && m.kept.is_none());
+        assert_eq!(m.counts.complete, 1000);
     }
 
     #[test]

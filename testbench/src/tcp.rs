@@ -361,6 +361,11 @@ impl TcpFlows {
         self.pushed += 1;
     }
 
+    /// The cycle of the next ACK, start or timeout, `u64::MAX` if none is pending.
+    pub fn next_time(&self) -> u64 {
+        self.events.peek().map_or(u64::MAX, |Reverse((t, ..))| *t)
+    }
+
     /// Process the ACKs, starts and timeouts due at `now`, handing packets to `out`.
     pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {
         while let Some(&Reverse((t, _, i, ev))) = self.events.peek() {

@@ -1,7 +1,7 @@
 //! Waveform output: the model's probed signals, and with ECM on the registers of every
-//! NIC's reaction point (`top.nic.pNN.rp.*`), sampled after every cycle into a VCD, and a
-//! GTKWave save file beside it (same stem, `.gtkw`) that opens the dump with the signal
-//! groups already laid out.
+//! NIC's reaction point (`top.nic.pNN.rp.*`), sampled after every cycle into a VCD or an
+//! FST, and a GTKWave save file beside it (same stem, `.gtkw`) that opens the dump with the
+//! signal groups already laid out.
 
 use crate::link_partner::LinkPartner;
 use crate::reaction_point::{LimiterReg, LimiterState};
@@ -9,11 +9,14 @@ use hw_model::Mmu;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use wave::{write_gtkw, GtkwGroup, SignalFilter, SignalSpec, VcdWriter, WaveError, Window};
+use wave::{
+    write_gtkw, AnyWriter, Format, GtkwGroup, GtkwTrace, GtkwView, SignalFilter, SignalSpec,
+    WaveError, Window,
+};
 
-/// The `.gtkw` path that goes with a VCD path.
-pub fn gtkw_path(vcd: &Path) -> PathBuf {
-    vcd.with_extension("gtkw")
+/// The `.gtkw` path that goes with a dump path.
+pub fn gtkw_path(dump: &Path) -> PathBuf {
+    dump.with_extension("gtkw")
 }
 
 /// Where a reaction-point signal comes from.
@@ -95,7 +98,8 @@ impl WaveSignals {
         }
     }
 
-    /// GTKWave groups: the model's, then one per NIC for its reaction point.
+    /// GTKWave groups: the model's, then one per NIC for its reaction point; every trace
+    /// under its [`display_name`], occupancies, thresholds and rates drawn as analog.
     fn gtkw_groups(&self, mmu: &Mmu) -> Vec<GtkwGroup> {
         let mut groups = mmu.gtkw_groups();
         for (i, spec) in self.specs.iter().enumerate().skip(self.n_mmu) {
@@ -108,8 +112,64 @@ impl WaveSignals {
         }
         groups
             .into_iter()
-            .map(|(name, signals)| GtkwGroup::new(name, signals))
+            .map(|(name, signals)| GtkwGroup::new(name, signals.into_iter().map(trace)))
             .collect()
+    }
+}
+
+/// The name GTKWave shows for a signal: the path without `top.`, `mmu.` and the `ingress`
+/// or `egress` scope (the port number and the leaf tell them apart), its components joined
+/// by spaces (GTKWave shows only what follows the last dot of a name), and the global
+/// blocks in capitals: `p03 qoff`, `p00 pg2 shared_cells`, `DT sub_free y`,
+/// `p07 q3 ecm qlen`, `nic p01 rp f00 rate_bps`. Distinct paths give distinct names (a
+/// test checks every built-in under every policy).
+pub fn display_name(path: &str) -> String {
+    let rest = path.strip_prefix("top.").unwrap_or(path);
+    let rest = rest.strip_prefix("mmu.").unwrap_or(rest);
+    let rest = ["ingress.", "egress."]
+        .iter()
+        .find_map(|s| rest.strip_prefix(s))
+        .unwrap_or(rest);
+    let mut name = String::new();
+    for (i, part) in rest.split('.').enumerate() {
+        if i > 0 {
+            name.push(' ');
+        }
+        match part {
+            "dt" | "dt_lossy" | "pfc" | "dsh" | "l2bm" if i == 0 => {
+                name.push_str(&part.to_ascii_uppercase())
+            }
+            p => name.push_str(p),
+        }
+    }
+    name
+}
+
+/// Occupancies, thresholds and rates: their shape over time reads better as a plot.
+fn is_analog(path: &str) -> bool {
+    let mut parts = path.rsplit('.');
+    let leaf = parts.next().unwrap_or_default();
+    let unit = parts.next().unwrap_or_default();
+    leaf.ends_with("cells")
+        || [
+            "t", "hp_len", "lp_len", "qlen", "qold", "rate_bps", "fifo_len",
+        ]
+        .contains(&leaf)
+        || (leaf == "y"
+            && ["sub_", "shift_", "mul_"]
+                .iter()
+                .any(|u| unit.starts_with(u)))
+}
+
+/// The trace of `path` in a generated view.
+fn trace(path: String) -> GtkwTrace {
+    let analog = is_analog(&path);
+    let name = display_name(&path);
+    let t = GtkwTrace::new(path).named(name);
+    if analog {
+        t.analog()
+    } else {
+        t
     }
 }
 
@@ -134,34 +194,48 @@ struct NicSlots {
     mask: u128,
 }
 
-/// A VCD being written for one run.
+/// A waveform being written for one run.
 pub struct Waves {
-    writer: VcdWriter<BufWriter<File>>,
-    vcd_path: PathBuf,
+    writer: AnyWriter<BufWriter<File>>,
+    path: PathBuf,
     signals: WaveSignals,
     /// The signals that passed the filter (what the .gtkw may reference).
     dumped: Vec<SignalSpec>,
     /// Writer slots grouped by the model's signal block, so a cycle samples only the
-    /// blocks the model touched.
-    slots_by_block: Vec<Vec<usize>>,
+    /// blocks the model touched: block `b`'s are `block_slots[block_start[b]..block_start[b
+    /// + 1]]`.
+    block_slots: Vec<u32>,
+    block_start: Vec<u32>,
+    /// The slots to compare in the current cycle (kept to reuse its allocation).
+    todo: Vec<u32>,
     /// The NICs with selected reaction-point signals.
     nics: Vec<NicSlots>,
+    /// What the `.gtkw` opens on: the dumped cycles.
+    view: GtkwView,
+    /// The first and the last cycle of the window: sampled whatever happens, as the dump
+    /// starts with every value at the first and closes one cycle after the last.
+    first: u64,
+    last: u64,
 }
 
 impl Waves {
-    /// Write the VCD header for the signals of `mmu` and `partners` into `file` (already
-    /// created at `vcd_path`).
+    /// Write the header for the signals of `mmu` and `partners` in `format` into `file`
+    /// (already created at `path`), for a run of `cycles` cycles.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         mmu: &Mmu,
         partners: &[LinkPartner],
         file: File,
-        vcd_path: &Path,
+        path: &Path,
+        format: Format,
         filter: &SignalFilter,
         window: Window,
+        cycles: u64,
     ) -> Result<Self, WaveError> {
         let signals = WaveSignals::new(mmu, partners);
-        let writer = VcdWriter::new(
+        let writer = AnyWriter::with_format(
             BufWriter::new(file),
+            format,
             signals.specs(),
             mmu.config().clock_hz,
             filter,
@@ -191,14 +265,41 @@ impl Waves {
             }
         }
         nics.retain(|n| !n.common.is_empty() || !n.limiters.is_empty());
+        let mut block_start = vec![0u32];
+        let mut block_slots = Vec::new();
+        for slots in &slots_by_block {
+            block_slots.extend(slots.iter().map(|&s| s as u32));
+            block_start.push(block_slots.len() as u32);
+        }
+        let tpc = writer.timescale().ticks_per_cycle();
+        let end = window.to.unwrap_or(cycles).min(cycles);
+        let view = GtkwView::new(window.from * tpc, end * tpc);
         Ok(Self {
+            first: window.from,
+            last: end.saturating_sub(1),
+            view,
             writer,
-            vcd_path: vcd_path.to_path_buf(),
+            path: path.to_path_buf(),
             dumped: filter.apply(signals.specs()),
             signals,
-            slots_by_block,
+            todo: Vec::with_capacity(block_slots.len()),
+            block_slots,
+            block_start,
             nics,
         })
+    }
+
+    /// The first cycle `>= now` that must be sampled even if nothing changes in it (the
+    /// window's first and last); `u64::MAX` if none. Values change only in cycles the
+    /// simulator clocks, so the cycles it jumps over need no sample.
+    pub fn must_sample(&self, now: u64) -> u64 {
+        if now <= self.first {
+            self.first
+        } else if now <= self.last {
+            self.last
+        } else {
+            u64::MAX
+        }
     }
 
     /// Sample the selected signals after the MMU and the partners clocked cycle `cycle`.
@@ -231,34 +332,44 @@ impl Waves {
             n.ecm_rx = ecm_rx;
             n.was_in_use = in_use;
         }
-        let dirty = mmu.dirty_blocks();
-        let slots = self
-            .slots_by_block
-            .iter()
-            .enumerate()
-            .filter(|(b, _)| dirty[b / 64] & (1 << (b % 64)) != 0)
-            .flat_map(|(_, s)| s.iter().copied())
-            .chain(self.nics.iter().filter(|n| n.sample).flat_map(|n| {
-                n.common.iter().copied().chain(
-                    n.limiters
-                        .iter()
-                        .filter(move |(l, _)| n.mask >> l & 1 != 0)
-                        .flat_map(|(_, s)| s.iter().copied()),
-                )
-            }));
+        let todo = &mut self.todo;
+        todo.clear();
+        for (w, &word) in mmu.dirty_blocks().iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let b = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if let (Some(&from), Some(&to)) =
+                    (self.block_start.get(b), self.block_start.get(b + 1))
+                {
+                    todo.extend_from_slice(&self.block_slots[from as usize..to as usize]);
+                }
+            }
+        }
+        for n in self.nics.iter().filter(|n| n.sample) {
+            todo.extend(n.common.iter().map(|&s| s as u32));
+            for (l, slots) in &n.limiters {
+                if n.mask >> l & 1 != 0 {
+                    todo.extend(slots.iter().map(|&s| s as u32));
+                }
+            }
+        }
         let signals = &self.signals;
         self.writer
-            .sample_slots(cycle, slots, |i| signals.value(i, mmu, partners))
+            .sample_slots(cycle, todo.iter().map(|&s| s as usize), |i| {
+                signals.value(i, mmu, partners)
+            })
     }
 
-    /// Close the VCD and write the `.gtkw` beside it.
+    /// Close the dump and write the `.gtkw` beside it.
     pub fn finish(self, mmu: &Mmu) -> Result<(), WaveError> {
         self.writer.finish()?;
         write_gtkw(
-            &gtkw_path(&self.vcd_path),
-            &self.vcd_path,
+            &gtkw_path(&self.path),
+            &self.path,
             &self.signals.gtkw_groups(mmu),
             &self.dumped,
+            &self.view,
         )
     }
 }

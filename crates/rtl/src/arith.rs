@@ -4,7 +4,7 @@
 //! every wire so a probe can show them. Widths are set at construction and every input is
 //! checked against them (an input wider than its bus is a wiring bug in the model).
 
-use crate::probe::{Probed, Wire};
+use crate::probe::{Probed, Visit};
 use std::fmt;
 
 #[inline]
@@ -36,7 +36,6 @@ pub struct SatSub {
     b: u64,
     borrow: bool,
     y: u64,
-    wires: [Wire; 4],
 }
 
 impl SatSub {
@@ -48,15 +47,6 @@ impl SatSub {
             b: 0,
             borrow: false,
             y: 0,
-            wires: [
-                Wire { name: "a", width },
-                Wire { name: "b", width },
-                Wire {
-                    name: "borrow",
-                    width: 1,
-                },
-                Wire { name: "y", width },
-            ],
         }
     }
 
@@ -78,14 +68,19 @@ impl SatSub {
     pub fn y(&self) -> u64 {
         self.y
     }
+
+    /// The inputs of the last evaluation, `(a, b)`.
+    pub fn inputs(&self) -> (u64, u64) {
+        (self.a, self.b)
+    }
 }
 
 impl Probed for SatSub {
-    fn wires(&self) -> &[Wire] {
-        &self.wires
-    }
-    fn wire_value(&self, i: usize) -> u64 {
-        [self.a, self.b, self.borrow as u64, self.y][i]
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("a", self.width, self.a);
+        v.wire("b", self.width, self.b);
+        v.wire("borrow", 1, self.borrow as u64);
+        v.wire("y", self.width, self.y);
     }
 }
 
@@ -119,7 +114,6 @@ pub struct Shifter {
     a: u64,
     y: u64,
     sat: bool,
-    wires: [Wire; 4],
 }
 
 impl Shifter {
@@ -138,19 +132,6 @@ impl Shifter {
             a: 0,
             y: 0,
             sat: false,
-            wires: [
-                Wire { name: "a", width },
-                // k as a 4-bit two's complement control input.
-                Wire {
-                    name: "k",
-                    width: 4,
-                },
-                Wire {
-                    name: "sat",
-                    width: 1,
-                },
-                Wire { name: "y", width },
-            ],
         })
     }
 
@@ -184,11 +165,12 @@ impl Shifter {
 }
 
 impl Probed for Shifter {
-    fn wires(&self) -> &[Wire] {
-        &self.wires
-    }
-    fn wire_value(&self, i: usize) -> u64 {
-        [self.a, (self.k as u64) & 0xF, self.sat as u64, self.y][i]
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("a", self.width, self.a);
+        // k as a 4-bit two's complement control input.
+        v.wire("k", 4, (self.k as u64) & 0xF);
+        v.wire("sat", 1, self.sat as u64);
+        v.wire("y", self.width, self.y);
     }
 }
 
@@ -201,7 +183,6 @@ pub struct Multiplier {
     a: u64,
     y: u64,
     sat: bool,
-    wires: [Wire; 3],
 }
 
 impl Multiplier {
@@ -213,14 +194,6 @@ impl Multiplier {
             a: 0,
             y: 0,
             sat: false,
-            wires: [
-                Wire { name: "a", width },
-                Wire {
-                    name: "sat",
-                    width: 1,
-                },
-                Wire { name: "y", width },
-            ],
         }
     }
 
@@ -236,12 +209,17 @@ impl Multiplier {
     }
 }
 
-impl Probed for Multiplier {
-    fn wires(&self) -> &[Wire] {
-        &self.wires
+impl Multiplier {
+    pub fn y(&self) -> u64 {
+        self.y
     }
-    fn wire_value(&self, i: usize) -> u64 {
-        [self.a, self.sat as u64, self.y][i]
+}
+
+impl Probed for Multiplier {
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("a", self.width, self.a);
+        v.wire("sat", 1, self.sat as u64);
+        v.wire("y", self.width, self.y);
     }
 }
 
@@ -252,7 +230,6 @@ pub struct Comparator {
     a: u64,
     b: u64,
     lt: bool,
-    wires: [Wire; 3],
 }
 
 impl Comparator {
@@ -263,14 +240,6 @@ impl Comparator {
             a: 0,
             b: 0,
             lt: false,
-            wires: [
-                Wire { name: "a", width },
-                Wire { name: "b", width },
-                Wire {
-                    name: "lt",
-                    width: 1,
-                },
-            ],
         }
     }
 
@@ -286,11 +255,10 @@ impl Comparator {
 }
 
 impl Probed for Comparator {
-    fn wires(&self) -> &[Wire] {
-        &self.wires
-    }
-    fn wire_value(&self, i: usize) -> u64 {
-        [self.a, self.b, self.lt as u64][i]
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("a", self.width, self.a);
+        v.wire("b", self.width, self.b);
+        v.wire("lt", 1, self.lt as u64);
     }
 }
 
@@ -301,7 +269,6 @@ pub struct OrReduce {
     width: u32,
     a: u64,
     y: bool,
-    wires: [Wire; 2],
 }
 
 impl OrReduce {
@@ -311,13 +278,6 @@ impl OrReduce {
             width,
             a: 0,
             y: false,
-            wires: [
-                Wire { name: "a", width },
-                Wire {
-                    name: "y",
-                    width: 1,
-                },
-            ],
         }
     }
 
@@ -331,11 +291,9 @@ impl OrReduce {
 }
 
 impl Probed for OrReduce {
-    fn wires(&self) -> &[Wire] {
-        &self.wires
-    }
-    fn wire_value(&self, i: usize) -> u64 {
-        [self.a, self.y as u64][i]
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("a", self.width, self.a);
+        v.wire("y", 1, self.y as u64);
     }
 }
 
@@ -385,7 +343,6 @@ pub struct RecipDivider {
     r: u32,
     sat: bool,
     q: u64,
-    wires: [Wire; 7],
 }
 
 impl RecipDivider {
@@ -409,37 +366,6 @@ impl RecipDivider {
             r: 0,
             sat: false,
             q: 0,
-            wires: [
-                Wire {
-                    name: "a",
-                    width: a_width,
-                },
-                Wire {
-                    name: "x",
-                    width: x_width,
-                },
-                // Leading-one position, 0..=63.
-                Wire {
-                    name: "e",
-                    width: 6,
-                },
-                Wire {
-                    name: "m",
-                    width: RECIP_M,
-                },
-                Wire {
-                    name: "r",
-                    width: RECIP_F + 1,
-                },
-                Wire {
-                    name: "sat",
-                    width: 1,
-                },
-                Wire {
-                    name: "q",
-                    width: q_width,
-                },
-            ],
         }
     }
 
@@ -509,25 +435,22 @@ impl RecipDivider {
 }
 
 impl Probed for RecipDivider {
-    fn wires(&self) -> &[Wire] {
-        &self.wires
-    }
-    fn wire_value(&self, i: usize) -> u64 {
-        [
-            self.a,
-            self.x,
-            self.e as u64,
-            self.m as u64,
-            self.r as u64,
-            self.sat as u64,
-            self.q,
-        ][i]
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("a", self.a_width, self.a);
+        v.wire("x", self.x_width, self.x);
+        // Leading-one position, 0..=63.
+        v.wire("e", 6, self.e as u64);
+        v.wire("m", RECIP_M, self.m as u64);
+        v.wire("r", RECIP_F + 1, self.r as u64);
+        v.wire("sat", 1, self.sat as u64);
+        v.wire("q", self.q_width, self.q);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::probes_of;
     use proptest::prelude::*;
 
     proptest! {
@@ -537,7 +460,7 @@ mod tests {
             let y = s.eval(a, b);
             prop_assert_eq!(y, (a as i64 - b as i64).max(0) as u64);
             prop_assert_eq!(s.borrow(), a < b);
-            prop_assert_eq!(s.wire_value(3), y);
+            prop_assert_eq!(probes_of(&s)[3].2, y);
         }
 
         #[test]
@@ -567,12 +490,12 @@ mod tests {
     fn shifter_saturation_raises_sat() {
         let mut s = Shifter::new(8, 3).unwrap();
         assert_eq!(s.eval(40), 255);
-        assert_eq!(s.wire_value(2), 1);
+        assert_eq!(probes_of(&s)[2], ("sat".into(), 1, 1));
         assert_eq!(s.eval(31), 248);
-        assert_eq!(s.wire_value(2), 0);
+        assert_eq!(probes_of(&s)[2].2, 0);
         // k = -1 is encoded as 4-bit two's complement 0b1111.
         let neg = Shifter::new(8, -1).unwrap();
-        assert_eq!(neg.wire_value(1), 0xF);
+        assert_eq!(probes_of(&neg)[1], ("k".into(), 4, 0xF));
     }
 
     #[test]
@@ -662,8 +585,8 @@ mod tests {
         assert!(d.sat());
         assert_eq!(d.eval(100, 7), 14);
         assert!(!d.sat());
-        assert_eq!(d.wire_value(2), 2, "leading one of 7");
-        assert_eq!(d.wire_value(3), 3 << 8, "7 = 2^2 * 1.75");
+        assert_eq!(probes_of(&d)[2].2, 2, "leading one of 7");
+        assert_eq!(probes_of(&d)[3].2, 3 << 8, "7 = 2^2 * 1.75");
         // A carry out of the mantissa rounding bumps the exponent: 2^12 - 1 -> 2^12.
         assert_eq!(RecipDivider::normalise((1 << 12) - 1), (12, 0));
     }

@@ -1,6 +1,8 @@
 //! A D flip-flop bank: `q` is what the rest of the chip sees this cycle, `d` is what it
 //! will see after the edge.
 
+use crate::block::{BlockError, Clocked};
+
 /// A register with an explicit next value. Reading `q()` always returns the value latched
 /// at the last edge, whatever has been written to `d` this cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,11 +33,13 @@ impl<T: Copy> Reg<T> {
     pub fn next(&self) -> T {
         self.d
     }
+}
 
-    /// The clock edge.
+impl<T: Copy> Clocked for Reg<T> {
     #[inline]
-    pub fn commit(&mut self) {
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         self.q = self.d;
+        Ok(())
     }
 }
 
@@ -49,9 +53,9 @@ mod tests {
         r.set(7);
         assert_eq!(r.q(), 3, "D must not leak to Q before the edge");
         assert_eq!(r.next(), 7);
-        r.commit();
+        r.commit(0).unwrap();
         assert_eq!(r.q(), 7);
-        r.commit();
+        r.commit(1).unwrap();
         assert_eq!(r.q(), 7, "a register holds its value with no new D");
     }
 }

@@ -8,7 +8,10 @@
 //!
 //! The clock edge costs time in proportion to the accesses of the cycle, not to the port
 //! count: each read slot carries the cycle it was issued in, so stale slots need no
-//! clearing.
+//! clearing, and a model may skip idle cycles without touching the memory (every access
+//! names its cycle).
+
+use crate::block::{BlockError, Clocked};
 
 /// Memory of `T` words with `read_ports` read ports of `latency` cycles and `write_ports`
 /// write ports.
@@ -26,7 +29,6 @@ pub struct Sram<T: Copy + Default> {
     last_read: Vec<u64>,
     writes: Vec<(usize, T)>,
     write_ports: usize,
-    now: u64,
 }
 
 impl<T: Copy + Default> Sram<T> {
@@ -50,7 +52,6 @@ impl<T: Copy + Default> Sram<T> {
             last_read: vec![u64::MAX; read_ports],
             writes: Vec::with_capacity(write_ports),
             write_ports,
-            now: 0,
         }
     }
 
@@ -62,22 +63,24 @@ impl<T: Copy + Default> Sram<T> {
         self.latency
     }
 
-    /// Issue a read on `port`; the word appears on `rdata(port)` after `latency` edges.
+    /// Issue a read on `port` in cycle `now`; the word appears on `rdata(port, now +
+    /// latency)`.
     #[inline]
-    pub fn read(&mut self, port: usize, addr: usize) {
+    pub fn read(&mut self, port: usize, addr: usize, now: u64) {
         assert!(
-            self.last_read[port] != self.now,
+            self.last_read[port] != now,
             "{}: two reads on port {port} in one cycle",
             self.name
         );
-        self.last_read[port] = self.now;
+        self.last_read[port] = now;
         self.issued.push((port, self.mem[addr]));
     }
 
-    /// The word read `latency` cycles ago on `port`, if a read was issued then.
+    /// The word on `port`'s read data in cycle `now`: the one read `latency` cycles
+    /// earlier, if a read was issued then.
     #[inline]
-    pub fn rdata(&self, port: usize) -> Option<T> {
-        let c = self.now.checked_sub(self.latency as u64)?;
+    pub fn rdata(&self, port: usize, now: u64) -> Option<T> {
+        let c = now.checked_sub(self.latency as u64)?;
         let (stamp, v) = self.pipe[port * self.latency + (c % self.latency as u64) as usize];
         (stamp == c).then_some(v)
     }
@@ -99,20 +102,6 @@ impl<T: Copy + Default> Sram<T> {
         self.writes.push((addr, data));
     }
 
-    /// The clock edge: latch this cycle's reads into their slots, then land the writes.
-    pub fn commit(&mut self) {
-        let slot = (self.now % self.latency as u64) as usize;
-        for &(p, v) in &self.issued {
-            self.pipe[p * self.latency + slot] = (self.now, v);
-        }
-        self.issued.clear();
-        for &(addr, data) in &self.writes {
-            self.mem[addr] = data;
-        }
-        self.writes.clear();
-        self.now += 1;
-    }
-
     /// Test and checker access that bypasses the ports (no timing, no port use).
     pub fn backdoor(&self, addr: usize) -> T {
         self.mem[addr]
@@ -124,6 +113,22 @@ impl<T: Copy + Default> Sram<T> {
     }
 }
 
+impl<T: Copy + Default> Clocked for Sram<T> {
+    /// The edge ending cycle `now`: latch its reads into their slots, then land the writes.
+    fn commit(&mut self, now: u64) -> Result<(), BlockError> {
+        let slot = (now % self.latency as u64) as usize;
+        for &(p, v) in &self.issued {
+            self.pipe[p * self.latency + slot] = (now, v);
+        }
+        self.issued.clear();
+        for &(addr, data) in &self.writes {
+            self.mem[addr] = data;
+        }
+        self.writes.clear();
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,19 +137,19 @@ mod tests {
     fn read_data_arrives_after_latency_and_reads_old_value() {
         let mut m: Sram<u32> = Sram::new("t", 8, 1, 1, 2);
         m.backdoor_write(3, 10);
-        m.read(0, 3);
+        m.read(0, 3, 0);
         m.write(3, 20);
-        m.commit();
-        assert_eq!(m.rdata(0), None, "latency 2: nothing after one edge");
-        m.commit();
+        m.commit(0).unwrap();
+        assert_eq!(m.rdata(0, 1), None, "latency 2: nothing after one edge");
+        m.commit(1).unwrap();
         assert_eq!(
-            m.rdata(0),
+            m.rdata(0, 2),
             Some(10),
             "read-before-write returns the old word"
         );
-        m.commit();
+        m.commit(2).unwrap();
         assert_eq!(
-            m.rdata(0),
+            m.rdata(0, 3),
             None,
             "the data is on the bus for one cycle only"
         );
@@ -160,10 +165,10 @@ mod tests {
         let mut got = vec![];
         for a in 0..6 {
             if a < 4 {
-                m.read(0, a);
+                m.read(0, a, a as u64);
             }
-            m.commit();
-            got.push(m.rdata(0));
+            m.commit(a as u64).unwrap();
+            got.push(m.rdata(0, a as u64 + 1));
         }
         assert_eq!(got, vec![None, Some(0), Some(7), Some(14), Some(21), None]);
     }
@@ -172,8 +177,8 @@ mod tests {
     #[should_panic(expected = "two reads on port 0")]
     fn read_port_count_is_enforced() {
         let mut m: Sram<u32> = Sram::new("t", 4, 1, 1, 1);
-        m.read(0, 0);
-        m.read(0, 1);
+        m.read(0, 0, 5);
+        m.read(0, 1, 5);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use wave::{write_gtkw, GtkwGroup, SignalFilter, SignalSpec, VcdWriter, Window};
+use wave::{write_gtkw, GtkwGroup, GtkwView, SignalFilter, SignalSpec, VcdWriter, Window};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| ".".to_owned()));
@@ -60,6 +60,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &vcd_path,
         &groups,
         &filter.apply(&signals),
+        // 1000 cycles of 125 ticks (800 MHz).
+        &GtkwView::new(0, 1000 * 125),
     )?;
     println!("wrote {} and demo.gtkw", vcd_path.display());
     Ok(())

@@ -2,8 +2,8 @@
 //!
 //! This crate knows nothing about the model it serves: it takes a flat list of
 //! [`SignalSpec`]s (dot-separated hierarchical paths with a bit width), and
-//! writes a Value Change Dump (IEEE 1364 VCD) that GTKWave, Surfer and other
-//! viewers open directly.
+//! writes a Value Change Dump (IEEE 1364 VCD) or an FST that GTKWave, Surfer and
+//! other viewers open directly.
 //!
 //! The pieces:
 //! - [`SignalFilter`] and [`Window`] pick *which* signals and *which* cycles are
@@ -12,26 +12,35 @@
 //! - [`Timescale`] turns a clock frequency into the VCD `$timescale` so that
 //!   the viewer's time axis is in real time units while every cycle edge falls
 //!   on an integer tick.
-//! - [`VcdWriter`] samples the selected signals once per cycle and writes only
-//!   what changed. Output is byte-identical for identical input (no wall-clock
-//!   date), so dumps can be diffed and checked into regression baselines.
+//! - [`WaveWriter`] samples the selected signals once per cycle and hands only
+//!   what changed to its [`Encoder`]: [`VcdWriter`] writes VCD text,
+//!   [`FstWriter`] writes FST (with the `fst-writer` crate), and [`AnyWriter`]
+//!   either, as a [`Format`] chosen at run time says. Output is byte-identical
+//!   for identical input (no wall-clock date), so dumps can be diffed and checked
+//!   into regression baselines.
 //! - [`write_gtkw`] writes a GTKWave save file that opens the dump with
 //!   signals already grouped.
 //! - [`lint`] is a strict checker for VCD text, used to test that what we
 //!   write is well formed (the `vcd` crate does not check what it writes).
 
 mod filter;
+mod format;
+mod fst;
 mod gtkw;
 pub mod lint;
 mod timescale;
+mod vcd;
 mod window;
 mod writer;
 
 pub use filter::SignalFilter;
-pub use gtkw::{write_gtkw, GtkwGroup};
+pub use format::{AnyEncoder, AnyWriter, Format};
+pub use fst::{FstEncoder, FstWriter};
+pub use gtkw::{write_gtkw, GtkwGroup, GtkwTrace, GtkwView};
 pub use timescale::Timescale;
+pub use vcd::{VcdEncoder, VcdWriter};
 pub use window::Window;
-pub use writer::VcdWriter;
+pub use writer::{Declaration, Encoder, Header, NewEncoder, WaveWriter};
 
 /// One probed signal.
 ///
@@ -84,6 +93,15 @@ pub enum WaveError {
         #[source]
         source: globset::Error,
     },
+    /// A glob of a signal filter matches no signal: most likely a typo, which would
+    /// otherwise give a dump without the signals the user asked for.
+    #[error("signal filter glob {glob:?} matches no signal; the closest paths are: {}", closest.join(", "))]
+    NoMatch {
+        /// The glob, as given.
+        glob: String,
+        /// The signal paths closest to it, closest first (at most five).
+        closest: Vec<String>,
+    },
     /// A `FROM:TO` cycle window did not parse or is empty.
     #[error("bad cycle window {input:?}: {reason}")]
     BadWindow {
@@ -91,6 +109,15 @@ pub enum WaveError {
         input: String,
         /// Why it was rejected.
         reason: String,
+    },
+    /// A cycle window reaches outside the run, so part or all of it would silently be
+    /// missing from the dump.
+    #[error("cycle window {window} reaches outside the run of {cycles} cycles: FROM must be below {cycles} and TO at most {cycles}")]
+    WindowOutsideRun {
+        /// The window, as `FROM:TO`.
+        window: String,
+        /// The run length in cycles.
+        cycles: u64,
     },
     /// The clock frequency cannot be represented as a VCD timescale.
     #[error("bad clock frequency {hz} Hz: {reason}")]
@@ -132,6 +159,9 @@ pub enum WaveError {
         /// Why it was rejected.
         reason: String,
     },
+    /// The FST writer refused a value or a name.
+    #[error("FST writer: {0}")]
+    Fst(String),
     /// Writing the output failed.
     #[error("waveform I/O error: {0}")]
     Io(#[from] std::io::Error),

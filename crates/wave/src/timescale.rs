@@ -8,13 +8,14 @@ use crate::WaveError;
 const FS_PER_S: u64 = 1_000_000_000_000_000;
 
 /// Units from coarsest to finest, with their size in femtoseconds.
-const UNITS: [(vcd::TimescaleUnit, &str, u64); 6] = [
-    (vcd::TimescaleUnit::S, "s", FS_PER_S),
-    (vcd::TimescaleUnit::MS, "ms", FS_PER_S / 1_000),
-    (vcd::TimescaleUnit::US, "us", FS_PER_S / 1_000_000),
-    (vcd::TimescaleUnit::NS, "ns", FS_PER_S / 1_000_000_000),
-    (vcd::TimescaleUnit::PS, "ps", 1_000),
-    (vcd::TimescaleUnit::FS, "fs", 1),
+/// The last field is the unit's power of ten in seconds, as FST stores the timescale.
+const UNITS: [(vcd::TimescaleUnit, &str, u64, i8); 6] = [
+    (vcd::TimescaleUnit::S, "s", FS_PER_S, 0),
+    (vcd::TimescaleUnit::MS, "ms", FS_PER_S / 1_000, -3),
+    (vcd::TimescaleUnit::US, "us", FS_PER_S / 1_000_000, -6),
+    (vcd::TimescaleUnit::NS, "ns", FS_PER_S / 1_000_000_000, -9),
+    (vcd::TimescaleUnit::PS, "ps", 1_000, -12),
+    (vcd::TimescaleUnit::FS, "fs", 1, -15),
 ];
 
 /// The VCD `$timescale` for a given clock, and how many timescale ticks one
@@ -53,7 +54,7 @@ impl Timescale {
             )));
         }
         let period_fs = FS_PER_S / hz;
-        for (unit_index, &(_, _, unit_fs)) in UNITS.iter().enumerate() {
+        for (unit_index, &(_, _, unit_fs, _)) in UNITS.iter().enumerate() {
             for magnitude in [100u32, 10, 1] {
                 let tick_fs = unit_fs * u64::from(magnitude);
                 let remainder = period_fs % tick_fs;
@@ -88,6 +89,12 @@ impl Timescale {
     /// The unit as written in VCD: `"s"`, `"ms"`, `"us"`, `"ns"`, `"ps"` or `"fs"`.
     pub fn unit(&self) -> &'static str {
         UNITS[self.unit_index].1
+    }
+
+    /// The tick as a power of ten in seconds (FST's timescale): `10ps` is -11.
+    pub fn exponent(&self) -> i8 {
+        // magnitude is 1, 10 or 100.
+        UNITS[self.unit_index].3 + (self.magnitude.ilog10() as i8)
     }
 
     /// The unit as the `vcd` crate's type.
@@ -128,6 +135,16 @@ mod tests {
         assert_eq!(ts(FS_PER_S), ("1fs".to_owned(), 1));
         // 1e15 = 2^15 * 5^15; 2^15 Hz has period 5^15 fs, odd, not a multiple of 10.
         assert_eq!(ts(1 << 15), ("1fs".to_owned(), 30_517_578_125));
+    }
+
+    #[test]
+    fn exponents() {
+        let e = |hz| Timescale::for_clock_hz(hz).unwrap().exponent();
+        assert_eq!(e(1_000_000_000), -9);
+        assert_eq!(e(800_000_000), -11);
+        assert_eq!(e(156_250_000), -10);
+        assert_eq!(e(1), 0);
+        assert_eq!(e(FS_PER_S), -15);
     }
 
     #[test]

@@ -69,6 +69,18 @@ impl Window {
         Ok(Self { from, to })
     }
 
+    /// Checks that the window lies inside a run of `cycles` cycles (`0..cycles`): a window
+    /// that starts at or after the end, or ends after it, is an error naming the run length.
+    pub fn check_within(&self, cycles: u64) -> Result<(), WaveError> {
+        if self.from >= cycles || self.to.is_some_and(|to| to > cycles) {
+            return Err(WaveError::WindowOutsideRun {
+                window: self.to_string(),
+                cycles,
+            });
+        }
+        Ok(())
+    }
+
     /// True if `cycle` is inside the window.
     pub fn contains(&self, cycle: u64) -> bool {
         cycle >= self.from
@@ -153,6 +165,21 @@ mod tests {
                 "{bad}: {err:?}"
             );
             assert!(err.to_string().contains(bad), "{err}");
+        }
+    }
+
+    #[test]
+    fn windows_outside_the_run_are_refused_naming_its_length() {
+        for ok in ["0:", ":1000", "999:", "10:20"] {
+            Window::parse(ok).unwrap().check_within(1000).unwrap();
+        }
+        for bad in ["1000:", "2000:3000", "0:1001", "999:1001"] {
+            let err = Window::parse(bad).unwrap().check_within(1000).unwrap_err();
+            assert!(
+                matches!(&err, WaveError::WindowOutsideRun { cycles: 1000, .. }),
+                "{bad}: {err:?}"
+            );
+            assert!(err.to_string().contains("run of 1000 cycles"), "{err}");
         }
     }
 

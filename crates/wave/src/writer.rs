@@ -1,91 +1,193 @@
-//! The VCD writer.
+//! The format-independent part of waveform writing: validation, selection, the cycle window,
+//! change detection, and the scope tree the headers are written from.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
 
 use crate::{SignalFilter, SignalSpec, Timescale, WaveError, Window};
 
-/// Written into `$version`. Fixed (no tool version, no date) so that output is
-/// byte-identical across runs and builds.
-const VERSION: &str = "mmu-sim";
-
-/// The internal buffer is handed to the inner writer once it holds this much.
-/// Formatting into our own `Vec` and writing big chunks is much cheaper than
-/// many tiny `write_all` calls, even into a `BufWriter`.
-const FLUSH_AT: usize = 64 * 1024;
-
-/// Longest identifier code a `u64` index can need in base 94.
-const MAX_ID_LEN: usize = 10;
-
-/// Per selected signal: everything the hot loop needs, kept together.
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    /// Index into the caller's `signals`.
-    index: usize,
-    width: u32,
-    mask: u64,
-    /// The `vcd::IdCode` number, for the header.
-    code: u64,
-    id: [u8; MAX_ID_LEN],
-    id_len: u8,
+/// A waveform file format the [`WaveWriter`] writes into: [`VcdEncoder`](crate::VcdEncoder),
+/// [`FstEncoder`](crate::FstEncoder), or [`AnyEncoder`](crate::AnyEncoder) for either,
+/// chosen at run time.
+///
+/// The writer calls, per dumped sample that has something to write, [`time`](Self::time)
+/// once, then [`initial`](Self::initial) (first sample) or [`change`](Self::change) (later
+/// samples, once per changed signal); and [`finish`](Self::finish) once at the end.
+/// Slots are positions in [`WaveWriter::selected`], as in the [`Header`].
+pub trait Encoder {
+    /// What [`finish`](Self::finish) hands back: the inner writer.
+    type Output;
+    /// The following values are at `time` (strictly later than the previous call's).
+    fn time(&mut self, time: u64) -> Result<(), WaveError>;
+    /// Every selected signal's value at the first dumped time, in slot order.
+    fn initial(&mut self, values: &[u64]) -> Result<(), WaveError>;
+    /// Slot `slot` changed to `value` (already masked to its width).
+    fn change(&mut self, slot: usize, value: u64) -> Result<(), WaveError>;
+    /// Writes `end` as the closing time (if a sample was dumped), completes and flushes the
+    /// file.
+    fn finish(self, end: Option<u64>) -> Result<Self::Output, WaveError>;
 }
 
-impl Slot {
-    fn id(&self) -> &[u8] {
-        &self.id[..usize::from(self.id_len)]
-    }
+/// An [`Encoder`] that starts a file: writes the header for `header`'s signals into `out`.
+pub trait NewEncoder: Encoder + Sized {
+    /// Writes the header into `out` (the writer [`finish`](Encoder::finish) hands back).
+    fn new(out: Self::Output, header: &Header<'_>) -> Result<Self, WaveError>;
 }
 
-/// Writes a VCD file by sampling a fixed set of signals once per clock cycle.
+/// Writes a waveform by sampling a fixed set of signals once per clock cycle, in the format
+/// of its [`Encoder`]: [`VcdWriter`](crate::VcdWriter) and [`FstWriter`](crate::FstWriter)
+/// are the two concrete writers.
 ///
-/// Built for dumps of thousands of signals over millions of cycles: the
-/// header is written once (with the `vcd` crate), and after that each
-/// [`sample`](Self::sample) compares every selected signal against its
-/// previous value and formats only the changes, straight into a byte buffer.
+/// Built for dumps of thousands of signals over millions of cycles: the header is written
+/// once, and after that each [`sample`](Self::sample) compares every selected signal
+/// against its previous value and hands only the changes to the encoder.
 ///
-/// The output is deterministic: identical inputs give byte-identical files
-/// (there is no `$date`), so dumps can be diffed between runs.
+/// The output is deterministic: identical inputs give byte-identical files (no date, no
+/// tool version), so dumps can be diffed between runs.
 ///
-/// Times in the file are absolute: cycle `c` is at `c * ticks_per_cycle`
-/// ticks of the [`Timescale`], whatever the [`Window`], so the viewer's time
-/// axis matches the simulator's cycle numbers.
+/// Times in the file are absolute: cycle `c` is at `c * ticks_per_cycle` ticks of the
+/// [`Timescale`], whatever the [`Window`], so the viewer's time axis matches the
+/// simulator's cycle numbers.
 ///
-/// Call [`finish`](Self::finish) at the end: it writes the closing timestamp
-/// and flushes. Dropping the writer without it loses buffered output. After
-/// any error, the file is incomplete and the writer should be dropped.
+/// Call [`finish`](Self::finish) at the end: it writes the closing timestamp and flushes.
+/// Dropping the writer without it loses buffered output (and leaves an FST unreadable).
+/// After any error, the file is incomplete and the writer should be dropped.
 #[derive(Debug)]
-pub struct VcdWriter<W: Write> {
-    out: W,
-    buf: Vec<u8>,
-    slots: Vec<Slot>,
+pub struct WaveWriter<E: Encoder> {
+    enc: E,
+    /// Per slot: the index into the caller's `signals`.
     selected: Vec<usize>,
-    prev: Vec<u64>,
+    /// Per slot, what a sample compares (one cache line holds several).
+    slots: Vec<SlotState>,
     timescale: Timescale,
     window: Window,
     last_cycle: Option<u64>,
     last_dumped_cycle: Option<u64>,
 }
 
-impl<W: Write> VcdWriter<W> {
-    /// Validates the signals, writes the VCD header for those that pass
-    /// `filter`, and returns a writer ready for [`sample`](Self::sample).
-    ///
-    /// The header has a fixed `$version` (`mmu-sim`), a `$comment` with the
-    /// clock, the `$timescale` from [`Timescale::for_clock_hz`], and one
-    /// `$scope module` per path component (signals sharing a prefix share the
-    /// scope, in order of first appearance), each signal being a `$var wire`.
-    ///
-    /// Errors: a bad clock; a signal whose width is not `1..=64`, whose path
-    /// has fewer than two components, an empty component, or characters that
-    /// viewers misparse (whitespace, non-ASCII, `[`, `]`, a leading `$`); two
-    /// signals with the same path; a selected signal whose path is also the
-    /// scope of another selected signal; and I/O errors.
+/// One slot's index into the caller's signals, the mask of its width and its last value.
+#[derive(Debug, Clone, Copy)]
+struct SlotState {
+    index: usize,
+    mask: u64,
+    prev: u64,
+}
+
+/// What an [`Encoder`] needs to write its header: the selected signals in slot order, their
+/// scopes, the clock and the timescale.
+pub struct Header<'a> {
+    signals: &'a [SignalSpec],
+    selected: &'a [usize],
+    tree: ScopeTree<'a>,
+    clock_hz: u64,
+    timescale: Timescale,
+}
+
+/// One step of the scope tree, in declaration order (see [`Header::walk`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Declaration<'a> {
+    /// Open a scope (a module) with this name.
+    Scope(&'a str),
+    /// Close the innermost open scope.
+    Upscope,
+    /// A signal in the innermost open scope.
+    Var {
+        /// Its position in the writer's selection.
+        slot: usize,
+        /// The last component of its path.
+        name: &'a str,
+        /// Bit width, `1..=64`.
+        width: u32,
+    },
+}
+
+impl Header<'_> {
+    /// The clock frequency the writer was created with.
+    pub fn clock_hz(&self) -> u64 {
+        self.clock_hz
+    }
+
+    /// The timescale chosen for the clock.
+    pub fn timescale(&self) -> Timescale {
+        self.timescale
+    }
+
+    /// Number of selected signals (slots).
+    pub fn slots(&self) -> usize {
+        self.selected.len()
+    }
+
+    /// The selected signal in slot `slot`.
+    pub fn signal(&self, slot: usize) -> &SignalSpec {
+        &self.signals[self.selected[slot]]
+    }
+
+    /// Calls `f` for every scope, end of scope and signal: signals sharing a path prefix
+    /// share the scope, and scopes come in order of first appearance.
+    pub fn walk(
+        &self,
+        mut f: impl FnMut(Declaration<'_>) -> Result<(), WaveError>,
+    ) -> Result<(), WaveError> {
+        // Explicit stack instead of recursion: path depth is caller-controlled.
+        let nodes = &self.tree.nodes;
+        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+        while let Some((node, pos)) = stack.pop() {
+            let Some(item) = nodes[node].items.get(pos) else {
+                if node != 0 {
+                    f(Declaration::Upscope)?;
+                }
+                continue;
+            };
+            stack.push((node, pos + 1));
+            match *item {
+                Item::Scope(child) => {
+                    f(Declaration::Scope(nodes[child].name))?;
+                    stack.push((child, 0));
+                }
+                Item::Var(slot) => {
+                    let spec = self.signal(slot);
+                    f(Declaration::Var {
+                        slot,
+                        name: spec.path.rsplit('.').next().unwrap_or_default(),
+                        width: spec.width,
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<E: NewEncoder> WaveWriter<E> {
+    /// Validates and selects the signals (see [`with_encoder`](Self::with_encoder)), writes
+    /// the header for those that pass `filter` into `out`, and returns a writer ready for
+    /// [`sample`](Self::sample).
     pub fn new(
-        mut out: W,
+        out: E::Output,
         signals: &[SignalSpec],
         clock_hz: u64,
         filter: &SignalFilter,
         window: Window,
+    ) -> Result<Self, WaveError> {
+        Self::with_encoder(signals, clock_hz, filter, window, |h| E::new(out, h))
+    }
+}
+
+impl<E: Encoder> WaveWriter<E> {
+    /// Validates the signals, selects those that pass `filter`, lets `encoder` write the
+    /// header for them, and returns a writer ready for [`sample`](Self::sample).
+    ///
+    /// Errors: a bad clock; a signal whose width is not `1..=64`, whose path has fewer
+    /// than two components, an empty component, or characters that viewers misparse
+    /// (whitespace, non-ASCII, `[`, `]`, a leading `$`); two signals with the same path; a
+    /// selected signal whose path is also the scope of another selected signal; a glob of
+    /// `filter` that matches no signal ([`WaveError::NoMatch`], with the closest paths);
+    /// and whatever `encoder` returns.
+    pub fn with_encoder(
+        signals: &[SignalSpec],
+        clock_hz: u64,
+        filter: &SignalFilter,
+        window: Window,
+        encoder: impl FnOnce(&Header<'_>) -> Result<E, WaveError>,
     ) -> Result<Self, WaveError> {
         let timescale = Timescale::for_clock_hz(clock_hz)?;
         let mut seen = HashSet::with_capacity(signals.len());
@@ -98,58 +200,28 @@ impl<W: Write> VcdWriter<W> {
                 });
             }
         }
+        filter.check_matches(signals)?;
         let selected: Vec<usize> = (0..signals.len())
             .filter(|&i| filter.matches(&signals[i].path))
             .collect();
-        let mut next_code = 0u64;
-        let slots: Vec<Slot> = selected
+        let header = Header {
+            signals,
+            selected: &selected,
+            tree: ScopeTree::build(signals, &selected)?,
+            clock_hz,
+            timescale,
+        };
+        let enc = encoder(&header)?;
+        let slots = selected
             .iter()
-            .map(|&index| {
-                let width = signals[index].width;
-                // Skip codes starting with '$': legal VCD, but a token like
-                // `$end` as an id would derail every parser, and some tools
-                // take any `$...` token for a keyword.
-                let (code, text) = loop {
-                    let code = next_code;
-                    next_code += 1;
-                    let text = vcd::IdCode::from(code).to_string();
-                    if !text.starts_with('$') {
-                        break (code, text);
-                    }
-                };
-                let mut id = [0u8; MAX_ID_LEN];
-                id[..text.len()].copy_from_slice(text.as_bytes());
-                Slot {
-                    index,
-                    width,
-                    mask: mask(width),
-                    code,
-                    id,
-                    id_len: text.len() as u8,
-                }
+            .map(|&index| SlotState {
+                index,
+                mask: mask(signals[index].width),
+                prev: 0,
             })
             .collect();
-
-        let tree = ScopeTree::build(signals, &selected)?;
-        let mut header = Vec::new();
-        {
-            let mut vw = vcd::Writer::new(&mut header);
-            vw.version(VERSION)?;
-            vw.comment(&format!(
-                "clock {clock_hz} Hz, {} ticks of {timescale} per cycle; time = cycle * {}",
-                timescale.ticks_per_cycle(),
-                timescale.ticks_per_cycle()
-            ))?;
-            vw.timescale(timescale.magnitude(), timescale.vcd_unit())?;
-            tree.write(&mut vw, signals, &slots)?;
-            vw.enddefinitions()?;
-        }
-        out.write_all(&header)?;
-
         Ok(Self {
-            out,
-            buf: Vec::with_capacity(FLUSH_AT + 4096),
-            prev: vec![0; slots.len()],
+            enc,
             slots,
             selected,
             timescale,
@@ -159,9 +231,8 @@ impl<W: Write> VcdWriter<W> {
         })
     }
 
-    /// Indices (into the `signals` given to [`new`](Self::new)) of the
-    /// signals that passed the filter, in declaration order. `sample`'s
-    /// callback is asked for exactly these.
+    /// Indices (into the `signals` given to the constructor) of the signals that passed the
+    /// filter, in declaration order. `sample`'s callback is asked for exactly these.
     pub fn selected(&self) -> &[usize] {
         &self.selected
     }
@@ -179,16 +250,15 @@ impl<W: Write> VcdWriter<W> {
     /// Samples every selected signal at `cycle`.
     ///
     /// `value(i)` is called once for each selected index `i` (see
-    /// [`selected`](Self::selected)) and returns the current value; bits above
-    /// the signal's width are ignored. Outside the window nothing is called
-    /// or written. At the first cycle inside the window, all values are
-    /// written under `$dumpvars`; after that a `#time` line and the changed
-    /// values are written only if something changed.
+    /// [`selected`](Self::selected)) and returns the current value; bits above the
+    /// signal's width are ignored. Outside the window nothing is called or written. At the
+    /// first cycle inside the window, all values are written (VCD: under `$dumpvars`);
+    /// after that a timestamp and the changed values are written only if something changed.
     ///
-    /// Cycles must strictly increase from call to call (inside the window or
-    /// not); a repeated or earlier cycle is an error and writes nothing.
+    /// Cycles must strictly increase from call to call (inside the window or not); a
+    /// repeated or earlier cycle is an error and writes nothing.
     pub fn sample(&mut self, cycle: u64, value: impl FnMut(usize) -> u64) -> Result<(), WaveError> {
-        self.sample_slots(cycle, 0..self.slots.len(), value)
+        self.sample_slots(cycle, 0..self.selected.len(), value)
     }
 
     /// Like [`sample`](Self::sample), but only the slots listed (positions into
@@ -227,53 +297,41 @@ impl<W: Write> VcdWriter<W> {
             })?;
         self.last_cycle = Some(cycle);
 
-        let buf = &mut self.buf;
         if self.last_dumped_cycle.is_none() {
-            push_time(buf, time);
-            buf.extend_from_slice(b"$dumpvars\n");
-            for (slot, prev) in self.slots.iter().zip(self.prev.iter_mut()) {
-                let v = value(slot.index) & slot.mask;
-                *prev = v;
-                push_change(buf, slot, v);
+            for s in &mut self.slots {
+                s.prev = value(s.index) & s.mask;
             }
-            buf.extend_from_slice(b"$end\n");
+            let values: Vec<u64> = self.slots.iter().map(|s| s.prev).collect();
+            self.enc.time(time)?;
+            self.enc.initial(&values)?;
         } else {
             let mut timed = false;
             for k in slots {
-                let (slot, prev) = (&self.slots[k], &mut self.prev[k]);
-                let v = value(slot.index) & slot.mask;
-                if v != *prev {
+                let s = &mut self.slots[k];
+                let v = value(s.index) & s.mask;
+                if v != s.prev {
+                    s.prev = v;
                     if !timed {
-                        push_time(buf, time);
+                        self.enc.time(time)?;
                         timed = true;
                     }
-                    *prev = v;
-                    push_change(buf, slot, v);
+                    self.enc.change(k, v)?;
                 }
             }
         }
         self.last_dumped_cycle = Some(cycle);
-        if self.buf.len() >= FLUSH_AT {
-            self.out.write_all(&self.buf)?;
-            self.buf.clear();
-        }
         Ok(())
     }
 
-    /// Writes a closing `#time` one cycle after the last dumped cycle (so the
-    /// viewer draws the last values over a full cycle), flushes, and returns
-    /// the inner writer. If no cycle inside the window was sampled, the file
-    /// has a header and no value changes.
-    pub fn finish(mut self) -> Result<W, WaveError> {
-        if let Some(last) = self.last_dumped_cycle {
-            // `sample` checked that this does not overflow.
-            let end = (last + 1) * self.timescale.ticks_per_cycle();
-            push_time(&mut self.buf, end);
-        }
-        self.out.write_all(&self.buf)?;
-        self.buf.clear();
-        self.out.flush()?;
-        Ok(self.out)
+    /// Writes a closing timestamp one cycle after the last dumped cycle (so the viewer draws
+    /// the last values over a full cycle), completes the file, and returns the inner writer.
+    /// If no cycle inside the window was sampled, the file has a header and no value changes.
+    pub fn finish(self) -> Result<E::Output, WaveError> {
+        // `sample` checked that this does not overflow.
+        let end = self
+            .last_dumped_cycle
+            .map(|last| (last + 1) * self.timescale.ticks_per_cycle());
+        self.enc.finish(end)
     }
 }
 
@@ -283,45 +341,6 @@ fn mask(width: u32) -> u64 {
     } else {
         (1u64 << width) - 1
     }
-}
-
-fn push_time(buf: &mut Vec<u8>, time: u64) {
-    buf.push(b'#');
-    push_decimal(buf, time);
-    buf.push(b'\n');
-}
-
-fn push_decimal(buf: &mut Vec<u8>, mut v: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&digits[i..]);
-}
-
-/// `0!` for a scalar, `b<width binary digits> <id>` for a vector. Vectors keep
-/// their leading zeros: the lint (and some tools) want values exactly as wide
-/// as declared.
-fn push_change(buf: &mut Vec<u8>, slot: &Slot, v: u64) {
-    if slot.width == 1 {
-        buf.push(b'0' + (v & 1) as u8);
-    } else {
-        buf.push(b'b');
-        buf.extend(
-            (0..slot.width)
-                .rev()
-                .map(|bit| b'0' + ((v >> bit) & 1) as u8),
-        );
-        buf.push(b' ');
-    }
-    buf.extend_from_slice(slot.id());
-    buf.push(b'\n');
 }
 
 fn validate(s: &SignalSpec) -> Result<(), WaveError> {
@@ -360,9 +379,9 @@ fn validate(s: &SignalSpec) -> Result<(), WaveError> {
     Ok(())
 }
 
-/// Scopes of the selected signals, in order of first appearance, so that
-/// signals of one module are declared under a single `$scope` even when they
-/// are not adjacent in the caller's list.
+/// Scopes of the selected signals, in order of first appearance, so that signals of one
+/// module are declared under a single scope even when they are not adjacent in the caller's
+/// list.
 struct ScopeTree<'a> {
     nodes: Vec<ScopeNode<'a>>,
 }
@@ -374,7 +393,7 @@ struct ScopeNode<'a> {
 
 enum Item {
     Scope(usize),
-    /// Position in `selected` (and in the writer's slots).
+    /// Position in `selected` (the writer's slot).
     Var(usize),
 }
 
@@ -422,68 +441,11 @@ impl<'a> ScopeTree<'a> {
         }
         Ok(Self { nodes })
     }
-
-    fn write<O: Write>(
-        &self,
-        vw: &mut vcd::Writer<O>,
-        signals: &[SignalSpec],
-        slots: &[Slot],
-    ) -> std::io::Result<()> {
-        // Explicit stack instead of recursion: path depth is caller-controlled.
-        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
-        while let Some((node, pos)) = stack.pop() {
-            let Some(item) = self.nodes[node].items.get(pos) else {
-                if node != 0 {
-                    vw.upscope()?;
-                }
-                continue;
-            };
-            stack.push((node, pos + 1));
-            match *item {
-                Item::Scope(child) => {
-                    vw.add_module(self.nodes[child].name)?;
-                    stack.push((child, 0));
-                }
-                Item::Var(slot) => {
-                    let slot = &slots[slot];
-                    let spec = &signals[slot.index];
-                    let leaf = spec.path.rsplit('.').next().unwrap_or_default();
-                    vw.var_def(
-                        vcd::VarType::Wire,
-                        spec.width,
-                        vcd::IdCode::from(slot.code),
-                        leaf,
-                        None,
-                    )?;
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn id_codes_match_vcd_crate_and_fit() {
-        for n in [0u64, 1, 93, 94, 95, 94 * 94, 1_000_000, u64::MAX] {
-            let s = vcd::IdCode::from(n).to_string();
-            assert!(s.len() <= MAX_ID_LEN, "{n} -> {s}");
-            assert!(s.bytes().all(|b| (b'!'..=b'~').contains(&b)));
-        }
-        assert_eq!(vcd::IdCode::from(0u64).to_string(), "!");
-    }
-
-    #[test]
-    fn decimal_formatting() {
-        for v in [0u64, 7, 10, 12345, u64::MAX] {
-            let mut b = Vec::new();
-            push_decimal(&mut b, v);
-            assert_eq!(String::from_utf8(b).unwrap(), v.to_string());
-        }
-    }
 
     #[test]
     fn masks() {

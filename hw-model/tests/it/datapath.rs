@@ -212,6 +212,13 @@ fn fan_in_pauses_upstream_and_loses_nothing_when_pause_is_honoured() {
     assert_eq!(mmu.stats().dropped_lossless(), 0);
     assert_eq!(deps.len(), fates.len());
     assert!(mmu.stats().pfc_resume_frames_tx > 0);
+    // Every frame is counted under each priority it carries: the fan-in pauses one class
+    // per frame.
+    let tx = &mmu.stats().pfc_tx;
+    let pauses: u64 = tx.iter().flatten().map(|c| c.pause).sum();
+    let resumes: u64 = tx.iter().flatten().map(|c| c.resume).sum();
+    assert_eq!(pauses, mmu.stats().pfc_pause_events);
+    assert_eq!(resumes, mmu.stats().pfc_resume_events);
     mmu.check_invariants().unwrap();
 }
 
@@ -227,6 +234,19 @@ fn ignored_pause_overflows_headroom_and_every_drop_is_counted() {
         .count() as u64;
     assert!(dropped > 0);
     assert_eq!(mmu.stats().dropped_lossless(), dropped);
+    // Headroom drops are charged to the ingress groups, none to an egress queue.
+    let st = mmu.stats();
+    let pg_cells: u64 = st
+        .pg_drops
+        .iter()
+        .map(|d| d.cells.iter().sum::<u64>())
+        .sum();
+    assert_eq!(pg_cells, dropped);
+    assert!(st.pg_drops.iter().map(|d| d.packets).sum::<u64>() > 0);
+    assert!(st
+        .queue_drops
+        .iter()
+        .all(|d| d.packets == 0 && d.cells == [0; 4]));
     assert_eq!(
         deps.len() as u64 + dropped + mmu.buffered_cells() as u64,
         fates.len() as u64
@@ -256,11 +276,20 @@ fn received_pause_stops_the_queue_until_resume() {
         deps.iter().all(|d| d.0 > 10_000),
         "nothing leaves a paused class before RESUME"
     );
+    let rx = &mmu.stats().pfc_rx;
+    assert_eq!((rx[4][3].pause, rx[4][3].resume), (1, 1));
+    let others: u64 = rx.iter().flatten().map(|c| c.pause + c.resume).sum();
+    assert_eq!(others, 2, "only port 4 priority 3 received frames");
 }
 
 #[test]
 fn invariant_checker_catches_each_fault() {
-    for fault in [Fault::DoubleFreeCell, Fault::LeakCell, Fault::SkewCounter] {
+    for fault in [
+        Fault::DoubleFreeCell,
+        Fault::LeakCell,
+        Fault::SkewCounter,
+        Fault::LowWatermark,
+    ] {
         let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
         let mut drv = Driver::new(&mmu, Honour::All);
         for s in 0..10 {
@@ -273,6 +302,71 @@ fn invariant_checker_catches_each_fault() {
             .check_invariants()
             .expect_err(&format!("{fault:?} must be caught"));
         assert!(!e.what.is_empty());
+        if fault == Fault::LowWatermark {
+            assert!(e.what.contains("watermark"), "{}", e.what);
+        }
+    }
+}
+
+/// Every watermark equals the highest value its counter showed after any cycle, sampled
+/// from outside through the counter accessors, under a fan-in with PFC and ignored pauses
+/// (headroom fills too).
+#[test]
+fn watermarks_are_the_highest_registered_counts() {
+    for honour in [Honour::All, Honour::Nothing] {
+        let mut mmu = Mmu::new(SwitchConfig::small().build().unwrap());
+        let ports = mmu.config().ports;
+        let mut drv = Driver::new(&mmu, honour);
+        drv.fan_in(&mmu);
+        let mut out = Outputs::with_ports(ports);
+        let mut ingress = vec![None; ports];
+        let mut pg = vec![[0u32; 3]; ports * 8];
+        let mut eg = vec![0u32; ports * 8];
+        let mut pools = [0u32; 4];
+        for _ in 0..60_000 {
+            let c = mmu.cycle();
+            drv.present(c, &mut ingress);
+            let inp = Inputs {
+                ingress: &ingress,
+                pfc_rx: &[],
+            };
+            mmu.step(&inp, &mut out).unwrap();
+            drv.obey(c, &out.pfc_tx);
+            for p in 0..ports {
+                for q in 0..8 {
+                    let g = mmu.ingress_counters(p, q);
+                    let now = [g.iter().sum(), g[1], g[2]];
+                    for (m, v) in pg[p * 8 + q].iter_mut().zip(now) {
+                        *m = (*m).max(v);
+                    }
+                    eg[p * 8 + q] = eg[p * 8 + q].max(mmu.egress_cells(p, q));
+                }
+            }
+            let a = mmu.accounting();
+            let now = [
+                a.shared_total.get(),
+                a.headroom_total.get(),
+                a.lossy_shared_total.get(),
+                a.total.get(),
+            ];
+            for (m, v) in pools.iter_mut().zip(now) {
+                *m = (*m).max(v);
+            }
+        }
+        let wm = &mmu.accounting().watermarks;
+        assert_eq!(wm.ingress, pg);
+        assert_eq!(wm.egress, eg);
+        assert_eq!(
+            [
+                wm.shared_total,
+                wm.headroom_total,
+                wm.lossy_shared_total,
+                wm.total
+            ],
+            pools
+        );
+        assert!(pools[1] > 0, "the fan-in reaches headroom");
+        mmu.check_invariants().unwrap();
     }
 }
 
@@ -438,4 +532,29 @@ fn dsh_ignoring_every_pause_drops_and_counts() {
         deps.len() as u64 + dropped + mmu.buffered_cells() as u64,
         fates.len() as u64
     );
+}
+
+/// `skip_to` accepts the cycles up to `next_event` and refuses a jump past it, or back.
+#[test]
+fn skip_to_refuses_to_jump_past_the_next_event() {
+    let mut m = Mmu::new(SwitchConfig::small().build().unwrap());
+    let next = m.next_event();
+    assert!(next >= m.cycle());
+    assert!(m.skip_to(m.cycle()).is_ok());
+    if next < u64::MAX {
+        let e = m.skip_to(next + 1).unwrap_err();
+        assert!(e.what.contains("the next event"), "{e}");
+    }
+    let ports = m.config().ports;
+    let idle = vec![None; ports];
+    let mut out = Outputs::with_ports(ports);
+    m.step(
+        &Inputs {
+            ingress: &idle,
+            pfc_rx: &[],
+        },
+        &mut out,
+    )
+    .unwrap();
+    assert!(m.skip_to(0).is_err(), "a jump back in time");
 }

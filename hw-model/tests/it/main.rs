@@ -1,4 +1,5 @@
 //! Every integration test of the model, in one binary (one link per crate).
 
 mod datapath;
+mod phase_order;
 mod reference_model;

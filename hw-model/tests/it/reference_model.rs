@@ -51,8 +51,8 @@
 //! generation reaches the difference too.
 
 use hw_model::{
-    Beat, CellEvent, CellFate, Departure, DropReason, Inputs, Mmu, Outputs, PacketHdr, PfcFrame,
-    PfcRxMode, Segment, SwitchConfig,
+    Beat, CellEvent, CellFate, Departure, DropReason, HeadroomMode, Inputs, Mmu, Outputs,
+    PacketHdr, PfcFrame, PfcRxMode, Segment, SwitchConfig,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRng, TestRunner};
@@ -475,8 +475,9 @@ impl Knobs {
             lossless_priorities: (0..8).filter(|p| lossless & (1 << p) != 0).collect(),
             alpha_log2: self.alpha_log2,
             private_bytes: (self.phi * c) as u32,
+            // Whole cells, taken as they are: the reference model's eta is a register value.
             eta_bytes: Some((self.eta * c) as u32),
-            headroom_packet_bytes: None,
+            headroom: HeadroomMode::PaperBytes,
             delta_bytes: (self.delta * c) as u32,
             lossy_pool_bytes: lossy_pool * c,
             lossy_alpha_log2: self.lossy_alpha_log2,

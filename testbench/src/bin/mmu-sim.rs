@@ -2,19 +2,21 @@
 //!
 //! Exit codes: 0 success; 1 a violated invariant (reordering, conservation, a lossless
 //! drop where the scenario expects none, a model invariant); 2 invalid input (bad or
-//! unknown scenario, bad option, unwritable output path) or an output write failure.
+//! unknown scenario, bad option, unwritable output path) or an output write failure (named by
+//! its option and path, or stdout).
 
 use clap::{Parser, Subcommand};
 use hw_model::Policy;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::File;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use testbench::reproduce::{self, Progress, ReproError};
-use testbench::scenario::{Overrides, Scenario, ScenarioError};
-use testbench::{builtin, waves, RunError, Sim};
-use wave::{SignalFilter, Window};
+use testbench::scenario::{self, eta_report, Overrides, Plan, Scenario, ScenarioError};
+use testbench::scenario_file;
+use testbench::{builtin, sim, waves, RunError, Sim};
+use wave::{Format, SignalFilter, WaveError, Window};
 
 #[derive(Parser)]
 #[command(
@@ -30,13 +32,22 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a scenario: a built-in name (see `list`) or a TOML file.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the built-in scenarios.
     List,
     /// Check a scenario file (or built-in name) without running it.
-    Validate { file: String },
-    /// Print a built-in scenario as TOML, to start a scenario file from.
-    Show { name: String },
+    Validate {
+        file: String,
+        #[command(flatten)]
+        set: SetArgs,
+    },
+    /// Print a built-in scenario (or a file) as TOML, to start a scenario file from; with
+    /// --set, the resolved scenario.
+    Show {
+        name: String,
+        #[command(flatten)]
+        set: SetArgs,
+    },
     /// Reproduce a figure or table of the DSH, HCF, ECM or L2BM paper into a directory (see --list).
     #[command(after_help = reproductions_help())]
     Reproduce(ReproduceArgs),
@@ -64,11 +75,25 @@ fn reproductions_help() -> String {
     s
 }
 
+/// `--set KEY=VALUE`, shared by run, validate and show.
+#[derive(clap::Args)]
+struct SetArgs {
+    // The help is an attribute, not a doc comment: rustdoc would read `flows[3]` as a link.
+    #[arg(
+        long = "set",
+        value_name = "KEY=VALUE",
+        help = "Set a scenario key before the checks, e.g. switch.alpha_log2=-6, flows[3].prio=2, switch.hcf[0].bins=8 (repeatable; the value is TOML, a bare word a string)"
+    )]
+    set: Vec<String>,
+}
+
 #[derive(clap::Args)]
 struct RunArgs {
     /// Built-in scenario name or TOML path.
     #[arg(default_value = builtin::DEFAULT)]
     scenario: String,
+    #[command(flatten)]
+    set: SetArgs,
     /// Lossless buffer policy (overrides switch.policy).
     #[arg(long)]
     policy: Option<String>,
@@ -82,15 +107,18 @@ struct RunArgs {
     /// (compare FIFO and HCF on the same stimulus).
     #[arg(long)]
     fifo: bool,
-    /// Write a VCD waveform here, and a GTKWave save file beside it (.gtkw).
-    #[arg(long)]
+    /// Write a VCD waveform here (whatever the extension), and a GTKWave save file beside it (.gtkw).
+    #[arg(long, group = "dump")]
     vcd: Option<PathBuf>,
-    /// Comma-separated globs of signal paths to dump, e.g. "top.mmu.ingress.p0*.*".
-    #[arg(long, requires = "vcd")]
-    vcd_signals: Option<String>,
-    /// Cycle window to dump, FROM:TO (either side may be empty).
-    #[arg(long, requires = "vcd")]
-    vcd_window: Option<String>,
+    /// Write a waveform here in the format its extension names (.vcd or .fst), and a GTKWave save file beside it (.gtkw).
+    #[arg(long, group = "dump")]
+    wave: Option<PathBuf>,
+    /// Comma-separated globs of signal paths to dump, e.g. "top.mmu.ingress.p0*.*"; a glob that matches no signal is an error.
+    #[arg(long, visible_alias = "vcd-signals", requires = "dump")]
+    wave_signals: Option<String>,
+    /// Cycle window to dump, FROM:TO (either side may be empty; within the run).
+    #[arg(long, visible_alias = "vcd-window", requires = "dump")]
+    wave_window: Option<String>,
     /// Write the summary as JSON here.
     #[arg(long)]
     summary_json: Option<PathBuf>,
@@ -103,6 +131,10 @@ struct RunArgs {
     /// Write one CSV line per ECM rate-limiter event of the reaction points here.
     #[arg(long)]
     trace_rp: Option<PathBuf>,
+    /// Write fct.txt, pfc.txt and qlen.txt in the HPCC ns-3 simulator's formats into this
+    /// directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    ns3_out: Option<PathBuf>,
 }
 
 /// How a command failed, mapped to the exit code.
@@ -120,30 +152,22 @@ impl From<ScenarioError> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Run(args) => run(args),
+        Cmd::Run(args) => run(*args),
         Cmd::List => {
+            let mut list = String::new();
             for b in builtin::BUILTINS {
                 let mark = if b.name == builtin::DEFAULT {
                     " (default)"
                 } else {
                     ""
                 };
-                println!("{:<16} {}{mark}", b.name, b.description);
+                list += &format!("{:<16} {}{mark}\n", b.name, b.description);
             }
-            Ok(())
+            to_stdout(format_args!("{list}"))
         }
-        Cmd::Validate { file } => validate(&file),
+        Cmd::Validate { file, set } => validate(&file, &set.set),
         Cmd::Reproduce(args) => reproduce_cmd(args),
-        Cmd::Show { name } => match builtin::find(&name) {
-            Some(b) => {
-                print!("{}", b.toml());
-                Ok(())
-            }
-            None => Err(Failure::Input(format!(
-                "unknown scenario {name:?}; built-in: {}",
-                builtin::names().join(", ")
-            ))),
-        },
+        Cmd::Show { name, set } => show(&name, &set.set),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -158,10 +182,30 @@ fn main() -> ExitCode {
     }
 }
 
-/// A built-in name, else a TOML file.
-fn load(arg: &str) -> Result<Scenario, Failure> {
+/// A built-in name, else a TOML file, with the `--set` assignments applied. Without them the
+/// tables of the file's arrays are read one at a time (`scenario_file`).
+fn load(arg: &str, sets: &[String]) -> Result<Scenario, Failure> {
+    if sets.is_empty() {
+        let (text, name) = source(arg)?;
+        return Scenario::parse(&text, &name).map_err(|e| in_file(arg, e));
+    }
+    let (table, name) = load_table(arg, sets)?;
+    Scenario::from_table(table, &name).map_err(|e| in_file(arg, e))
+}
+
+/// A scenario error, prefixed with the file it is in (not for a built-in).
+fn in_file(arg: &str, e: ScenarioError) -> Failure {
+    if builtin::find(arg).is_some() {
+        e.into()
+    } else {
+        Failure::Input(format!("{arg}: {e}"))
+    }
+}
+
+/// The text of a built-in or file, and its name without a `name` key.
+fn source(arg: &str) -> Result<(String, String), Failure> {
     if let Some(b) = builtin::find(arg) {
-        return Ok(Scenario::parse(&b.toml(), b.name)?);
+        return Ok((b.toml(), b.name.to_string()));
     }
     let path = Path::new(arg);
     if !path.exists() {
@@ -170,26 +214,91 @@ fn load(arg: &str) -> Result<Scenario, Failure> {
             builtin::names().join(", ")
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
+    let text = scenario_file::read(path).map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(arg);
-    Scenario::parse(&text, stem).map_err(|e| Failure::Input(format!("{arg}: {e}")))
+    Ok((text, stem.to_string()))
 }
 
-fn validate(arg: &str) -> Result<(), Failure> {
-    let s = load(arg)?;
+/// The TOML table of a built-in or file after `--set`, and its name without a `name` key.
+fn load_table(arg: &str, sets: &[String]) -> Result<(toml::Table, String), Failure> {
+    let (text, name) = source(arg)?;
+    let mut table = scenario::parse_table(&text).map_err(|e| in_file(arg, e))?;
+    for a in sets {
+        scenario::set_key(&mut table, a)?;
+    }
+    Ok((table, name))
+}
+
+/// `show`: the text as written, or with `--set` the checked, resolved table.
+fn show(arg: &str, sets: &[String]) -> Result<(), Failure> {
+    if sets.is_empty() {
+        return to_stdout(format_args!("{}", source(arg)?.0));
+    }
+    let (table, name) = load_table(arg, sets)?;
+    Scenario::from_table(table.clone(), &name)
+        .and_then(|s| s.plan(&Overrides::default()))
+        .map_err(|e| in_file(arg, e))?;
+    let text = toml::to_string(&table)
+        .map_err(|e| Failure::Input(format!("cannot print the scenario as TOML: {e}")))?;
+    to_stdout(format_args!("{text}"))
+}
+
+fn validate(arg: &str, sets: &[String]) -> Result<(), Failure> {
+    let s = load(arg, sets)?;
     let plan = s
         .plan(&Overrides::default())
         .map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
-    println!(
-        "ok: {} ({} ports, {} flows, {} links overridden, {} scripted PFC frames, {} cycles)",
+    to_stdout(format_args!(
+        "ok: {} ({} ports, {} flows, {} links overridden, {} scripted PFC frames, {} cycles)\n",
         plan.name,
         plan.derived.ports,
         plan.flows.len(),
         s.links.len(),
         plan.pfc_script.len(),
         plan.cycles
-    );
+    ))?;
+    let mut report = String::new();
+    for line in eta_report(&plan.derived) {
+        report += &format!("{line}\n");
+    }
+    to_stdout(format_args!("{report}"))?;
+    warn(&plan);
     Ok(())
+}
+
+/// Write to stdout; a closed pipe or a full disk is a failed output (exit 2), not a panic.
+fn to_stdout(text: std::fmt::Arguments) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_fmt(text)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::Input(format!("stdout: {e}")))
+}
+
+/// A run that stopped: a broken model invariant (exit 1), or an output that failed, named
+/// by its option and path (exit 2).
+fn run_failure(e: RunError, a: &RunArgs) -> Failure {
+    let output = match &e {
+        RunError::Model(_) => return Failure::Violation(e.to_string()),
+        RunError::Trace(_) => Some(("--trace-cells", &a.trace_cells)),
+        RunError::Output(what, _) if *what == sim::ECM_TRACE => Some(("--trace-ecm", &a.trace_ecm)),
+        RunError::Output(what, _) if *what == sim::RP_TRACE => Some(("--trace-rp", &a.trace_rp)),
+        RunError::Output(what, _) if *what == sim::NS3_OUTPUT => Some(("--ns3-out", &a.ns3_out)),
+        RunError::Output(..) => None,
+        RunError::Wave(_) if a.vcd.is_some() => Some(("--vcd", &a.vcd)),
+        RunError::Wave(_) => Some(("--wave", &a.wave)),
+    };
+    match output {
+        Some((flag, Some(path))) => Failure::Input(format!("{flag} {}: {e}", path.display())),
+        _ => Failure::Input(e.to_string()),
+    }
+}
+
+/// Print the plan's headroom warnings on stderr.
+fn warn(plan: &Plan) {
+    for w in &plan.headroom_warnings {
+        eprintln!("warning: {w}");
+    }
 }
 
 /// Create an output file now, so an unwritable path fails before the simulation.
@@ -198,7 +307,7 @@ fn create(path: &Path, what: &str) -> Result<File, Failure> {
 }
 
 fn run(a: RunArgs) -> Result<(), Failure> {
-    let scenario = load(&a.scenario)?;
+    let scenario = load(&a.scenario, &a.set.set)?;
     let policy = a
         .policy
         .as_deref()
@@ -212,14 +321,15 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         fifo: a.fifo,
     };
     let mut sim = Sim::new(&scenario, ov)?;
-    let filter = match &a.vcd_signals {
+    warn(sim.plan());
+    let filter = match &a.wave_signals {
         Some(g) => {
-            SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--vcd-signals: {e}")))?
+            SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--wave-signals: {e}")))?
         }
         None => SignalFilter::all(),
     };
-    let window = match &a.vcd_window {
-        Some(w) => Window::parse(w).map_err(|e| Failure::Input(format!("--vcd-window: {e}")))?,
+    let window = match &a.wave_window {
+        Some(w) => Window::parse(w).map_err(|e| Failure::Input(format!("--wave-window: {e}")))?,
         None => Window::all(),
     };
     let summary_file = a
@@ -242,11 +352,30 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         sim.attach_rp_trace(f)
             .map_err(|e| Failure::Input(format!("--trace-rp {}: {e}", p.display())))?;
     }
-    if let Some(p) = &a.vcd {
-        let f = create(p, "--vcd")?;
+    if let Some(dir) = &a.ns3_out {
+        sim.attach_ns3(dir)
+            .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))?;
+    }
+    let dump = match (&a.vcd, &a.wave) {
+        (Some(p), _) => Some(("--vcd", p, Format::Vcd)),
+        (None, Some(p)) => Some((
+            "--wave",
+            p,
+            Format::from_path(p).map_err(|e| Failure::Input(format!("--wave: {e}")))?,
+        )),
+        (None, None) => None,
+    };
+    if let Some((flag, p, format)) = dump {
+        let f = create(p, flag)?;
         create(&waves::gtkw_path(p), "GTKWave save file")?;
-        sim.attach_vcd(f, p, &filter, window)
-            .map_err(|e| Failure::Input(format!("--vcd {}: {e}", p.display())))?;
+        sim.attach_waves(f, p, format, &filter, window)
+            .map_err(|e| {
+                Failure::Input(match e {
+                    WaveError::NoMatch { .. } => format!("--wave-signals: {e}"),
+                    WaveError::WindowOutsideRun { .. } => format!("--wave-window: {e}"),
+                    _ => format!("{flag} {}: {e}", p.display()),
+                })
+            })?;
     }
 
     let bar = if std::io::stderr().is_terminal() {
@@ -258,13 +387,8 @@ fn run(a: RunArgs) -> Result<(), Failure> {
     };
     let result = sim.run(|c| bar.set_position(c));
     bar.finish_and_clear();
-    let summary = result.map_err(|e| match e {
-        RunError::Model(_) => Failure::Violation(e.to_string()),
-        RunError::Trace(_) | RunError::Output(..) | RunError::Wave(_) => {
-            Failure::Input(e.to_string())
-        }
-    })?;
-    print!("{summary}");
+    let summary = result.map_err(|e| run_failure(e, &a))?;
+    to_stdout(format_args!("{summary}"))?;
     if let (Some(f), Some(p)) = (summary_file, &a.summary_json) {
         serde_json::to_writer_pretty(f, &summary)
             .map_err(|e| Failure::Input(format!("--summary-json {}: {e}", p.display())))?;
@@ -296,8 +420,7 @@ impl Progress for Bar {
 
 fn reproduce_cmd(a: ReproduceArgs) -> Result<(), Failure> {
     if a.list {
-        print!("{}", reproductions_help());
-        return Ok(());
+        return to_stdout(format_args!("{}", reproductions_help()));
     }
     let (Some(name), Some(out)) = (a.name, a.out) else {
         unreachable!("clap requires NAME and --out without --list")
@@ -322,10 +445,7 @@ fn reproduce_cmd(a: ReproduceArgs) -> Result<(), Failure> {
     let result = (repro.run)(&out, &mut progress);
     progress.0.finish_and_clear();
     match result {
-        Ok(report) => {
-            print!("{report}");
-            Ok(())
-        }
+        Ok(report) => to_stdout(format_args!("{report}")),
         Err(e @ ReproError::Invariant(_)) => Err(Failure::Violation(e.to_string())),
         Err(e @ ReproError::Run(RunError::Model(_))) => Err(Failure::Violation(e.to_string())),
         Err(e) => Err(Failure::Input(e.to_string())),

@@ -16,7 +16,8 @@
 
 use super::dsh_fig11::PACKET_BYTES;
 use super::plot::{xy_chart, Series};
-use super::{cycles_to_ns, flow_toml, tomahawk_header, write_file, Progress, ReproError};
+use super::{cycles_to_ns, flow_toml, paper_headroom_line, tomahawk_header, Progress, ReproError};
+use crate::csv_file::Fixed;
 use crate::{Overrides, Scenario, Sim};
 use hw_model::Policy;
 use std::fmt::Write;
@@ -142,14 +143,22 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
         runs.push(measure(policy)?);
         progress.inc(1);
     }
-    let mut csv = String::from("policy,time_us,f0_gbps\n");
-    for r in &runs {
-        for (t, g) in &r.series {
-            let _ = writeln!(csv, "{},{t:.1},{g:.3}", r.policy.name());
-        }
+    /// One line of `collateral.csv`.
+    #[derive(Default, serde::Serialize)]
+    struct Row {
+        policy: &'static str,
+        time_us: Fixed<1>,
+        f0_gbps: Fixed<3>,
     }
+    let rows = runs.iter().flat_map(|r| {
+        r.series.iter().map(|&(t, g)| Row {
+            policy: r.policy.name(),
+            time_us: Fixed(t),
+            f0_gbps: Fixed(g),
+        })
+    });
     let csv_path = out.join("collateral.csv");
-    write_file(&csv_path, &csv)?;
+    super::write_csv(&csv_path, rows)?;
     let png = out.join("collateral.png");
     let series: Vec<Series> = runs
         .iter()
@@ -166,10 +175,12 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
         &format!("F0 throughput per {} us (Gb/s)", BIN_NS / 1000),
         &series,
     )?;
+    let probe = scenario(0, 1)?.plan(&Overrides::default())?;
     let mut rep = format!(
         "Collateral damage on tomahawk: port 0 carries F0 (-> {INNOCENT_DST}) and F1 (-> {CONGESTED_DST}) at {FLOW_GBPS} Gb/s each, class {CLASS};\n\
-         at {} us ports 2-25 send {FANIN_BYTES} B each to port {CONGESTED_DST}\n\n",
-        BURST_START_NS / 1000
+         at {} us ports 2-25 send {FANIN_BYTES} B each to port {CONGESTED_DST}\n{}\n",
+        BURST_START_NS / 1000,
+        paper_headroom_line(&probe)
     );
     let _ = writeln!(
         rep,

@@ -15,7 +15,10 @@
 //! fan-in ports. A lossless drop voids the run ([`ReproError::Invariant`]).
 
 use super::plot::{xy_chart, Series};
-use super::{cycles_to_ns, flow_toml, tomahawk_header, write_file, wrote, Progress, ReproError};
+use super::{
+    cycles_to_ns, flow_toml, paper_headroom_line, tomahawk_header, wrote, Progress, ReproError,
+};
+use crate::csv_file::Fixed;
 use crate::{Overrides, Scenario, Sim};
 use hw_model::Policy;
 use std::fmt::Write;
@@ -43,8 +46,18 @@ pub const PACKET_BYTES: u64 = 1456;
 /// threshold under both policies.
 pub const BURST_START_NS: u64 = 200_000;
 
-/// The CSV header of `fig11.csv`.
+/// The CSV header of `fig11.csv`, as [`CsvRow`] gives it.
 pub const CSV_HEADER: &str = "policy,burst_bytes,burst_pct,pause_duration_ns,pause_frames";
+
+/// One line of `fig11.csv`.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct CsvRow {
+    pub policy: &'static str,
+    pub burst_bytes: u64,
+    pub burst_pct: u32,
+    pub pause_duration_ns: Fixed<0>,
+    pub pause_frames: u64,
+}
 
 /// One run of the sweep.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,19 +204,14 @@ pub fn sweep(
         |&(policy, pct)| measure(policy, pct),
         progress,
     )?;
-    let mut csv = format!("{CSV_HEADER}\n");
-    for p in &points {
-        let _ = writeln!(
-            csv,
-            "{},{},{},{:.0},{}",
-            p.policy.name(),
-            p.burst_bytes,
-            p.burst_pct,
-            p.pause_duration_ns,
-            p.pause_frames
-        );
-    }
-    write_file(&out.join("fig11.csv"), &csv)?;
+    let rows = points.iter().map(|p| CsvRow {
+        policy: p.policy.name(),
+        burst_bytes: p.burst_bytes,
+        burst_pct: p.burst_pct,
+        pause_duration_ns: Fixed(p.pause_duration_ns),
+        pause_frames: p.pause_frames,
+    });
+    super::write_csv(&out.join("fig11.csv"), rows)?;
     let series = |policy: Policy, y: &dyn Fn(&Point) -> f64| Series {
         name: policy.name().to_uppercase(),
         points: points
@@ -244,8 +252,10 @@ pub fn largest_pause_free(points: &[Point], policy: Policy) -> Option<u32> {
 
 pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
     let points = sweep(out, BURST_PCTS, progress)?;
-    let mut rep = String::from(
-        "DSH Fig. 11 on tomahawk: 2 background flows 0,1 -> 31; at 200 us 16 fan-in flows 2-17 -> 30 (1456 B packets, class 3)\n\n",
+    let probe = scenario(PACKET_BYTES, 0, 1)?.plan(&Overrides::default())?;
+    let mut rep = format!(
+        "DSH Fig. 11 on tomahawk: 2 background flows 0,1 -> 31; at 200 us 16 fan-in flows 2-17 -> 30 (1456 B packets, class 3)\n{}\n",
+        paper_headroom_line(&probe)
     );
     let _ = writeln!(
         rep,

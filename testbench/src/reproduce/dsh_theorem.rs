@@ -27,15 +27,32 @@
 
 use super::plot::{xy_chart, Series};
 use super::{Progress, ReproError};
+use crate::csv_file::{Fixed, Plain};
 use crate::scenario::{FlowSpec, LinkSpec, PatternKind, RunSpec};
 use crate::{Overrides, Scenario, Sim};
-use hw_model::{Derived, Policy, SwitchConfig};
+use hw_model::{Derived, HeadroomMode, Policy, SwitchConfig};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The CSV header, exactly as the issue asks for it.
+/// The CSV header, exactly as the issue asks for it; [`CsvRow`] gives it.
 pub const CSV_HEADER: &str =
     "policy,N,M,R,alpha,buffer_bytes,eta_bytes,predicted_ns,measured_ns,rel_error";
+
+/// One line of `theorem.csv` (the paper's symbols keep their case).
+#[allow(non_snake_case)]
+#[derive(Debug, Default, serde::Serialize)]
+pub struct CsvRow {
+    pub policy: &'static str,
+    pub N: u32,
+    pub M: u32,
+    pub R: Plain,
+    pub alpha: Plain,
+    pub buffer_bytes: u64,
+    pub eta_bytes: u64,
+    pub predicted_ns: Fixed<1>,
+    pub measured_ns: Fixed<1>,
+    pub rel_error: Fixed<5>,
+}
 
 /// Cell size, bytes: 256 B cells keep one cell per 1 GHz cycle up to 672 Gb/s (the
 /// worst case, 64 B packets, is 1 cell per 84 wire bytes), so `R` up to 6.7 fits.
@@ -104,6 +121,8 @@ impl Point {
             private_bytes: 0,
             link_delay_ns: 0,
             eta_bytes: Some(self.eta_bytes),
+            // The theorems take eta as a number of cells: `eta_bytes` (whole cells) as is.
+            headroom: HeadroomMode::PaperBytes,
             delta_bytes: 0,
             delta_port_bytes: 0,
             lossy_pool_bytes: CELL_BYTES as u64,
@@ -290,22 +309,21 @@ impl Outcome {
         (self.measured_ns - self.prediction.ns) / self.prediction.ns
     }
 
-    /// One CSV row (see [`CSV_HEADER`]).
-    pub fn csv_row(&self) -> String {
+    /// Its line of `theorem.csv`.
+    pub fn csv_row(&self) -> CsvRow {
         let p = &self.point;
-        format!(
-            "{},{},{},{},{},{},{},{:.1},{:.1},{:.5}",
-            p.policy.name(),
-            p.n,
-            p.m,
-            p.r,
-            p.alpha(),
-            p.buffer_bytes,
-            self.prediction.eta_cells * CELL_BYTES,
-            self.prediction.ns,
-            self.measured_ns,
-            self.rel_error()
-        )
+        CsvRow {
+            policy: p.policy.name(),
+            N: p.n,
+            M: p.m,
+            R: Plain(p.r),
+            alpha: Plain(p.alpha()),
+            buffer_bytes: p.buffer_bytes,
+            eta_bytes: self.prediction.eta_cells as u64 * CELL_BYTES as u64,
+            predicted_ns: Fixed(self.prediction.ns),
+            measured_ns: Fixed(self.measured_ns),
+            rel_error: Fixed(self.rel_error()),
+        }
     }
 }
 
@@ -469,13 +487,10 @@ pub fn measure_all(
 
 /// Write `theorem.csv` into `out`.
 pub fn write_csv(out: &Path, outcomes: &[Outcome]) -> Result<(), ReproError> {
-    let path = out.join("theorem.csv");
-    let mut text = format!("{CSV_HEADER}\n");
-    for o in outcomes {
-        text.push_str(&o.csv_row());
-        text.push('\n');
-    }
-    super::write_file(&path, &text)
+    super::write_csv(
+        &out.join("theorem.csv"),
+        outcomes.iter().map(Outcome::csv_row),
+    )
 }
 
 /// Write `theorem.png`: measured against predicted time, one series per policy, and the

@@ -45,12 +45,14 @@ pub const CP_LINES: &str = "sf_bytes = 20000\nsr_bytes = 10000";
 pub const RP_LINES: &str = "gi = 0.5\ngd = 0.0001220703125";
 
 /// The scenario header (`name`, `[switch]` with `[switch.ecm]`, `[ecm_rp]`, `[run]`) of a
-/// switch with `ports` ports, with [`CP_LINES`] and [`RP_LINES`].
+/// switch with `ports` ports, with [`CP_LINES`] and [`RP_LINES`]. Every lossless packet is
+/// [`PACKET_BYTES`] long, and the headroom is sized in cells for that size.
 pub fn header(name: &str, ports: usize, cycles: u64) -> String {
     format!(
         "name = \"{name}\"\n[switch]\nprofile = \"small\"\nports = {ports}\n\
          port_speed_gbps = {PORT_GBPS}\ncore_clock_mhz = {CLOCK_MHZ}\n\
-         link_delay_ns = {LINK_DELAY_NS}\nsram_write_cells_per_cycle = {ports}\n\
+         link_delay_ns = {LINK_DELAY_NS}\nheadroom_min_packet_bytes = {PACKET_BYTES}\n\
+         sram_write_cells_per_cycle = {ports}\n\
          sram_read_cells_per_cycle = {ports}\n[switch.ecm]\npriorities = [{PRIO}]\n{CP_LINES}\n\
          [ecm_rp]\n{RP_LINES}\n[run]\ncycles = {cycles}\nseed = 1\nexpect_lossless = true\n"
     )

@@ -19,6 +19,7 @@
 use super::ecm::{self, PRIO};
 use super::plot::{xy_chart, Series};
 use super::{write_file, wrote, Progress, ReproError};
+use crate::csv_file::Fixed;
 use crate::Sim;
 use std::fmt::Write;
 use std::path::Path;
@@ -234,15 +235,21 @@ pub fn measure(setup: &Setup, out: &Path, progress: &mut dyn Progress) -> Result
 }
 
 fn write_outputs(f: &Fig1, out: &Path) -> Result<(), ReproError> {
-    let mut csv = format!("{CSV_HEADER}\n");
-    for r in &f.rows {
-        let _ = writeln!(
-            csv,
-            "{:.2},{},{},{}",
-            r.time_us, r.queue_bytes, r.rate_bps[0], r.rate_bps[1]
-        );
+    /// One line of `fig1.csv` ([`CSV_HEADER`]).
+    #[derive(Default, serde::Serialize)]
+    struct Line {
+        time_us: Fixed<2>,
+        queue_bytes: u64,
+        rate0_bps: u64,
+        rate1_bps: u64,
     }
-    write_file(&out.join("fig1.csv"), &csv)?;
+    let lines = f.rows.iter().map(|r| Line {
+        time_us: Fixed(r.time_us),
+        queue_bytes: r.queue_bytes,
+        rate0_bps: r.rate_bps[0],
+        rate1_bps: r.rate_bps[1],
+    });
+    super::write_csv(&out.join("fig1.csv"), lines)?;
     let s = &f.summary;
     let json = serde_json::json!({
         "qeq_bytes": s.qeq_bytes,

@@ -21,7 +21,7 @@
 
 use super::ecm::{self, RpLine, PRIO};
 use super::plot::{xy_chart, Series};
-use super::{write_file, wrote, Progress, ReproError};
+use super::{wrote, Progress, ReproError};
 use crate::reaction_point::TMAX_CAP_US;
 use crate::Sim;
 use std::fmt::Write;
@@ -143,11 +143,15 @@ pub fn measure(
     let every = ecm::us_to_cycles(&sim, setup.sample_us).max(1);
     let end = sim.plan().cycles;
     progress.set_len(end / every);
-    let mut csv = String::from("time_us,queue_bytes");
-    for k in 0..setup.sources {
-        let _ = write!(csv, ",rate{k}_bps");
-    }
-    csv.push('\n');
+    // One rate column per source, so the row is a record, not a struct: header and rows
+    // still come from one place.
+    let csv_path = out.join("severe.csv");
+    let io = |e: csv::Error| ReproError::io(&csv_path, std::io::Error::other(e.to_string()));
+    let mut csv = csv::Writer::from_path(&csv_path).map_err(io)?;
+    let header = ["time_us".to_string(), "queue_bytes".to_string()]
+        .into_iter()
+        .chain((0..setup.sources).map(|k| format!("rate{k}_bps")));
+    csv.write_record(header).map_err(io)?;
     let qeq_bytes = sim.plan().derived.ecm.qeq as u64 * 64;
     let qsc_bytes = sim.plan().derived.ecm.qsc as u64 * 64;
     let (mut drops, mut max_q, mut above, mut samples) = (0u64, 0u64, 0usize, 0usize);
@@ -158,11 +162,12 @@ pub fn measure(
         if sim.now().is_multiple_of(every) {
             let q = ecm::cp_queue_bytes(&sim, cp);
             let t = ecm::cycles_to_us(&sim, sim.now());
-            let _ = write!(csv, "{t:.2},{q}");
-            for (k, &f) in flowids.iter().enumerate() {
-                let _ = write!(csv, ",{}", ecm::flow_rate(sim.partner(k).rp(), f, PRIO));
-            }
-            csv.push('\n');
+            let rates = flowids
+                .iter()
+                .enumerate()
+                .map(|(k, &f)| ecm::flow_rate(sim.partner(k).rp(), f, PRIO).to_string());
+            let record = [format!("{t:.2}"), q.to_string()].into_iter().chain(rates);
+            csv.write_record(record).map_err(io)?;
             queue_pts.push((t / 1000.0, q as f64 / 1024.0));
             max_q = max_q.max(q);
             above += usize::from(q > qsc_bytes);
@@ -171,7 +176,7 @@ pub fn measure(
         }
     }
     let s = ecm::check(sim.run(|_| {})?, "ecm-severe")?;
-    write_file(&out.join("severe.csv"), &csv)?;
+    csv.flush().map_err(|e| ReproError::io(&csv_path, e))?;
     let lines = ecm::read_rp_trace(&trace_path)?;
     let clock = sim.plan().derived.clock_hz as f64;
     let p = sim.plan().ecm_rp;

@@ -26,7 +26,8 @@
 
 use super::ecm::{self, PRIO};
 use super::plot::{xy_chart, Series};
-use super::{write_file, wrote, Progress, ReproError};
+use super::{wrote, Progress, ReproError};
+use crate::csv_file::Fixed;
 use crate::Sim;
 use std::fmt::Write;
 use std::path::Path;
@@ -217,20 +218,25 @@ pub fn measure(
         drops,
         rp_events: ecm::event_totals(&s),
     };
-    let mut csv = format!("{CSV_HEADER}\n");
-    for w in &rows {
-        let _ = writeln!(
-            csv,
-            "{:.2},{},{},{},{},{}",
-            w.t_us,
-            w.cpid.map_or(String::new(), |c| c.to_string()),
-            r.label(w.cpid),
-            w.rate,
-            w.qa,
-            w.qb
-        );
+    /// One line of `two-cps.csv` ([`CSV_HEADER`]).
+    #[derive(Default, serde::Serialize)]
+    struct Line {
+        time_us: Fixed<2>,
+        cpid: Option<u16>,
+        cp: String,
+        rate_bps: u64,
+        queue_a_bytes: u64,
+        queue_b_bytes: u64,
     }
-    write_file(&out.join("two-cps.csv"), &csv)?;
+    let lines = rows.iter().map(|w| Line {
+        time_us: Fixed(w.t_us),
+        cpid: w.cpid,
+        cp: r.label(w.cpid),
+        rate_bps: w.rate,
+        queue_a_bytes: w.qa,
+        queue_b_bytes: w.qb,
+    });
+    super::write_csv(&out.join("two-cps.csv"), lines)?;
     charts(&r, &rows, out)?;
     Ok(r)
 }

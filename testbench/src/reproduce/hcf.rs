@@ -152,7 +152,11 @@ impl Bottleneck {
                 let _ = writeln!(s, "period_cycles = {t}");
             }
         }
-        let _ = write!(s, "[run]\ncycles = {cycles}\nseed = {seed}\n");
+        let _ = write!(
+            s,
+            "[run]\ncycles = {cycles}\nseed = {}\n",
+            crate::int_keys::seed::toml_value(seed)
+        );
         s
     }
 

@@ -9,7 +9,8 @@
 use super::hcf::{Discipline, HcfKnobs};
 use super::hcf_starvation::{measure, Run, Setup};
 use super::plot::{xy_chart, Series};
-use super::{write_file, Progress, ReproError};
+use super::{Progress, ReproError};
+use crate::csv_file::{Fixed, Plain};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -111,24 +112,34 @@ pub fn sweep(
         progress,
     )?;
     let runs: Vec<(Sweep, Run)> = jobs.iter().map(|j| j.0).zip(runs).collect();
-    let mut csv = format!("{CSV_HEADER}\n");
-    for (sweep, r) in &runs {
-        let (k, c0) = knobs(&r.disc).map_or((String::new(), String::new()), |k| {
-            (k.bins.to_string(), k.c0.to_string())
-        });
-        let _ = writeln!(
-            csv,
-            "{},{},{k},{c0},{},{},{:.2},{:.1},{:.4}",
-            r.disc.name(),
-            sweep.name(),
-            r.setup.flows,
-            r.setup.window_s,
-            r.starved_pct,
-            r.variance,
-            r.link_utilization
-        );
+    /// One line of `bins.csv` ([`CSV_HEADER`]); `bins` and `c0` are empty for FIFO.
+    #[derive(Default, serde::Serialize)]
+    struct Line {
+        policy: &'static str,
+        sweep: &'static str,
+        bins: Option<u32>,
+        c0: Option<u32>,
+        flows: usize,
+        window_s: Plain,
+        starved_pct: Fixed<2>,
+        throughput_variance: Fixed<1>,
+        link_utilization: Fixed<4>,
     }
-    write_file(&out.join("bins.csv"), &csv)?;
+    let lines = runs.iter().map(|(sweep, r)| {
+        let k = knobs(&r.disc);
+        Line {
+            policy: r.disc.name(),
+            sweep: sweep.name(),
+            bins: k.map(|k| k.bins),
+            c0: k.map(|k| k.c0),
+            flows: r.setup.flows,
+            window_s: Plain(r.setup.window_s),
+            starved_pct: Fixed(r.starved_pct),
+            throughput_variance: Fixed(r.variance),
+            link_utilization: Fixed(r.link_utilization),
+        }
+    });
+    super::write_csv(&out.join("bins.csv"), lines)?;
     let fifo = runs.iter().find(|(s, _)| *s == Sweep::Fifo).map(|(_, r)| r);
     type Pick = fn(&Run) -> f64;
     let metrics: [(&str, &str, Pick); 2] = [

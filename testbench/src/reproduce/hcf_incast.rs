@@ -20,7 +20,8 @@
 
 use super::hcf::{build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
 use super::plot::{xy_chart, Series};
-use super::{write_file, Progress, ReproError};
+use super::{Progress, ReproError};
+use crate::csv_file::Fixed;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -257,38 +258,56 @@ pub fn sweep(
         progress,
     )?;
     points.sort_by_key(|p| (p.disc.name(), p.servers, p.trial));
-    let mut csv = format!("{CSV_HEADER}\n");
-    let mut jcsv = format!("{CSV_HEADER},trials\n");
-    for d in DISCIPLINES {
-        for &n in &setup.servers {
-            if let Some(p) = together(&points, d.name(), n) {
-                let _ = writeln!(
-                    csv,
-                    "{},{n},{},{:.2},{:.3},{}",
-                    d.name(),
-                    p.block_bytes,
-                    p.goodput_mbps,
-                    p.max_fct_ms,
-                    p.timeouts
-                );
-            }
-            if let Some(m) = jitter_mean(&points, d.name(), n) {
-                let _ = writeln!(
-                    jcsv,
-                    "{},{n},{},{:.2},{:.3},{:.2},{}",
-                    d.name(),
-                    setup.flow_bytes(n) * n as u64,
-                    m.goodput_mbps,
-                    m.max_fct_ms,
-                    m.timeouts,
-                    m.trials
-                );
-            }
-        }
+    /// One line of `incast.csv` ([`CSV_HEADER`]).
+    #[derive(Default, serde::Serialize)]
+    struct Line {
+        policy: &'static str,
+        servers: usize,
+        block_bytes: u64,
+        goodput_mbps: Fixed<2>,
+        max_fct_ms: Fixed<3>,
+        timeouts: u64,
     }
-    write_file(&out.join("incast.csv"), &csv)?;
+    /// One line of `incast_jitter.csv`: means over the trials.
+    #[derive(Default, serde::Serialize)]
+    struct JitterLine {
+        policy: &'static str,
+        servers: usize,
+        block_bytes: u64,
+        goodput_mbps: Fixed<2>,
+        max_fct_ms: Fixed<3>,
+        timeouts: Fixed<2>,
+        trials: usize,
+    }
+    let grid = || {
+        DISCIPLINES
+            .iter()
+            .flat_map(|d| setup.servers.iter().map(move |&n| (d.name(), n)))
+    };
+    let lines = grid().filter_map(|(d, n)| {
+        together(&points, d, n).map(|p| Line {
+            policy: d,
+            servers: n,
+            block_bytes: p.block_bytes,
+            goodput_mbps: Fixed(p.goodput_mbps),
+            max_fct_ms: Fixed(p.max_fct_ms),
+            timeouts: p.timeouts,
+        })
+    });
+    super::write_csv(&out.join("incast.csv"), lines)?;
     if setup.jitter_trials > 0 {
-        write_file(&out.join("incast_jitter.csv"), &jcsv)?;
+        let lines = grid().filter_map(|(d, n)| {
+            jitter_mean(&points, d, n).map(|m| JitterLine {
+                policy: d,
+                servers: n,
+                block_bytes: setup.flow_bytes(n) * n as u64,
+                goodput_mbps: Fixed(m.goodput_mbps),
+                max_fct_ms: Fixed(m.max_fct_ms),
+                timeouts: Fixed(m.timeouts),
+                trials: m.trials,
+            })
+        });
+        super::write_csv(&out.join("incast_jitter.csv"), lines)?;
     }
     type Metric = fn(&Point) -> f64;
     type MeanMetric = fn(&JitterMean) -> f64;

@@ -24,7 +24,8 @@
 
 use super::hcf::{build, check, variance, Bottleneck, Discipline, HcfKnobs, QueueWatch};
 use super::plot::{xy_chart, Series};
-use super::{write_file, wrote, Progress, ReproError};
+use super::{wrote, Progress, ReproError};
+use crate::csv_file::{Fixed, Plain};
 use hw_model::DropReason;
 use std::fmt::Write;
 use std::path::Path;
@@ -283,17 +284,38 @@ pub fn measure(setup: &Setup, disc: Discipline) -> Result<Run, ReproError> {
 /// The baseline HCF of V-B: K = 20, c0 = 1, dynamic period.
 pub const BASELINE: HcfKnobs = HcfKnobs::dynamic(20, 1);
 
+/// One line of `starvation.csv` ([`CSV_HEADER`]).
+#[derive(Debug, Default, serde::Serialize)]
+pub struct CsvRow {
+    pub policy: &'static str,
+    pub flows: usize,
+    pub window_s: Plain,
+    pub starved_pct: Fixed<2>,
+    pub throughput_variance: Fixed<1>,
+    pub link_utilization: Fixed<4>,
+}
+
+/// One line of `starvation_flows.csv` ([`FLOWS_CSV_HEADER`]).
+#[derive(Debug, Default, serde::Serialize)]
+pub struct FlowCsvRow {
+    pub policy: &'static str,
+    pub flow: usize,
+    pub packets: u64,
+    pub goodput_bytes: u64,
+    pub timeouts: u64,
+    pub longest_gap_s: Fixed<3>,
+}
+
 /// The `starvation.csv` row of a run.
-pub fn csv_row(r: &Run) -> String {
-    format!(
-        "{},{},{},{:.2},{:.1},{:.4}",
-        r.disc.name(),
-        r.setup.flows,
-        r.setup.window_s,
-        r.starved_pct,
-        r.variance,
-        r.link_utilization
-    )
+pub fn csv_row(r: &Run) -> CsvRow {
+    CsvRow {
+        policy: r.disc.name(),
+        flows: r.setup.flows,
+        window_s: Plain(r.setup.window_s),
+        starved_pct: Fixed(r.starved_pct),
+        throughput_variance: Fixed(r.variance),
+        link_utilization: Fixed(r.link_utilization),
+    }
 }
 
 /// FIFO and baseline HCF on `setup`, in parallel: writes `starvation.csv`,
@@ -305,24 +327,18 @@ pub fn compare(
 ) -> Result<Vec<Run>, ReproError> {
     let jobs = [Discipline::Fifo, Discipline::Hcf(BASELINE)];
     let runs = super::run_parallel(&jobs, |d| d.label(), |d| measure(setup, *d), progress)?;
-    let mut csv = format!("{CSV_HEADER}\n");
-    let mut flows_csv = format!("{FLOWS_CSV_HEADER}\n");
-    for r in &runs {
-        let _ = writeln!(csv, "{}", csv_row(r));
-        for (i, f) in r.flows.iter().enumerate() {
-            let _ = writeln!(
-                flows_csv,
-                "{},{i},{},{},{},{:.3}",
-                r.disc.name(),
-                f.packets,
-                f.goodput_bytes,
-                f.timeouts,
-                f.longest_gap_s
-            );
-        }
-    }
-    write_file(&out.join("starvation.csv"), &csv)?;
-    write_file(&out.join("starvation_flows.csv"), &flows_csv)?;
+    super::write_csv(&out.join("starvation.csv"), runs.iter().map(csv_row))?;
+    let flows = runs.iter().flat_map(|r| {
+        r.flows.iter().enumerate().map(|(i, f)| FlowCsvRow {
+            policy: r.disc.name(),
+            flow: i,
+            packets: f.packets,
+            goodput_bytes: f.goodput_bytes,
+            timeouts: f.timeouts,
+            longest_gap_s: Fixed(f.longest_gap_s),
+        })
+    });
+    super::write_csv(&out.join("starvation_flows.csv"), flows)?;
     histogram_png(&out.join("starvation.png"), &runs)?;
     Ok(runs)
 }

@@ -38,7 +38,9 @@
 //!   0.125") as the base of Eq. 3, and its lossy egress DT with `alpha_e = 1`.
 
 use super::plot::{xy_chart, Series};
-use super::{run_parallel, write_file, Progress, ReproError};
+use super::{run_parallel, Progress, ReproError};
+use crate::csv_file::{Fixed, Plain};
+use crate::scenario::MIN_PACKET_BYTES;
 use crate::source::{draw_linear, linear_cdf_mean, unit};
 use crate::{Overrides, Scenario, Sim};
 use rand_chacha::rand_core::SeedableRng;
@@ -227,23 +229,23 @@ impl Setup {
     }
 
     /// The `name`, `[switch]` and `[run]` part of a scenario under `policy`, run for
-    /// `cycles`.
+    /// `cycles`. The lossless messages end in packets as short as 64 B, and the headroom is
+    /// sized in cells for them.
     fn header(&self, policy: Policy, cycles: u64) -> String {
         let p = self.ports;
         format!(
             "name = \"l2bm-hybrid\"\n[switch]\nprofile = \"small\"\nports = {p}\nport_speed_gbps = {}\n\
              core_clock_mhz = {}\nbuffer_bytes = {}\nlossy_pool_bytes = {}\n\
              sram_write_cells_per_cycle = {p}\nsram_read_cells_per_cycle = {p}\n\
-             lossless_priorities = [{LOSSLESS_PRIO}]\nlink_delay_ns = {}\nheadroom_packet_bytes = {}\n{}\
+             lossless_priorities = [{LOSSLESS_PRIO}]\nlink_delay_ns = {}\nheadroom_min_packet_bytes = {MIN_PACKET_BYTES}\n{}\
              [run]\ncycles = {cycles}\nseed = {}\nexpect_lossless = true\n",
             self.port_gbps,
             self.clock_mhz,
             self.buffer_bytes,
             self.lossy_pool_bytes,
             self.link_delay_ns,
-            self.packet_bytes,
             policy.switch_keys(),
-            self.seed,
+            crate::int_keys::seed::toml_value(self.seed),
         )
     }
 
@@ -399,6 +401,7 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         &Scenario::parse(&text, "l2bm-hybrid")?,
         Overrides::default(),
     )?;
+    sim.keep_messages();
     let end = setup.cycles(setup.arrivals_ms);
     let cap = end + setup.cycles(setup.max_drain_ms);
     let d = sim.plan().derived.clone();
@@ -415,7 +418,7 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         sim.step()?;
         if now >= end
             && now.is_multiple_of(check_every)
-            && sim.messages().iter().all(|m| m.complete())
+            && sim.message_counts().complete == sim.message_counts().arrived
             && sim.tcp_stats().iter().all(|t| t.fct_cycles.is_some())
         {
             break;
@@ -434,8 +437,9 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
     // after the other (one FIFO per class), so a message's ideal start waits for the
     // ideal end of the same server's earlier messages; no other server, no pause.
     let mut nic_free = vec![0.0f64; setup.ports];
-    let mut lossless = Vec::with_capacity(sim.messages().len());
-    for m in sim.messages() {
+    let messages = sim.messages();
+    let mut lossless = Vec::with_capacity(messages.len());
+    for m in &messages {
         let src = sim.plan().flows[m.flow as usize].src as usize;
         let arrival = m.arrival_cycle as f64;
         nic_free[src] = nic_free[src].max(arrival) + wire_cycles(setup, &sim, m.bytes);
@@ -463,7 +467,7 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         })
         .collect();
     let summary = sim.summary(0.0);
-    let lossless_flows = sim.messages().len();
+    let lossless_flows = messages.len();
     Ok(Run {
         policy,
         tcp_load,
@@ -483,17 +487,27 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
     })
 }
 
+/// One line of `l2bm.csv` ([`CSV_HEADER`]).
+#[derive(Debug, Default, serde::Serialize)]
+pub struct CsvRow {
+    pub policy: &'static str,
+    pub tcp_load: Plain,
+    pub pause_frames: u64,
+    pub p99_occupancy_bytes: u64,
+    pub p99_fct_slowdown_lossless: Fixed<3>,
+    pub p99_fct_slowdown_lossy: Fixed<3>,
+}
+
 /// The `l2bm.csv` row of a run.
-pub fn csv_row(r: &Run) -> String {
-    format!(
-        "{},{},{},{},{:.3},{:.3}",
-        r.policy.name(),
-        r.tcp_load,
-        r.pause_frames,
-        r.p99_occupancy_bytes,
-        r.p99_slowdown_lossless,
-        r.p99_slowdown_lossy
-    )
+pub fn csv_row(r: &Run) -> CsvRow {
+    CsvRow {
+        policy: r.policy.name(),
+        tcp_load: Plain(r.tcp_load),
+        pause_frames: r.pause_frames,
+        p99_occupancy_bytes: r.p99_occupancy_bytes,
+        p99_fct_slowdown_lossless: Fixed(r.p99_slowdown_lossless),
+        p99_fct_slowdown_lossy: Fixed(r.p99_slowdown_lossy),
+    }
 }
 
 /// Every policy at every TCP load of `setup`, in parallel: writes `l2bm.csv` and the
@@ -522,11 +536,7 @@ pub fn sweep(
             .cmp(&pos(b.policy))
             .then(a.tcp_load.total_cmp(&b.tcp_load))
     });
-    let mut csv = format!("{CSV_HEADER}\n");
-    for r in &runs {
-        let _ = writeln!(csv, "{}", csv_row(r));
-    }
-    write_file(&out.join("l2bm.csv"), &csv)?;
+    super::write_csv(&out.join("l2bm.csv"), runs.iter().map(csv_row))?;
     plots(out, &runs)?;
     Ok(runs)
 }

@@ -70,16 +70,38 @@ impl ReproError {
     }
 }
 
-/// Write a whole file (a CSV or a report) into the output directory.
+/// Write `rows` as the CSV file `path` ([`crate::csv_file`]: the header is the row's
+/// field names).
+pub fn write_csv<R: serde::Serialize + Default>(
+    path: &Path,
+    rows: impl IntoIterator<Item = R>,
+) -> Result<(), ReproError> {
+    crate::csv_file::write(path, rows).map_err(|e| ReproError::io(path, e))
+}
+
+/// Write a whole file (a report or JSON) into the output directory.
 pub fn write_file(path: &Path, contents: &str) -> Result<(), ReproError> {
     std::fs::write(path, contents).map_err(|e| ReproError::io(path, e))
 }
 
 /// The `name`, `[switch]` and `[run]` part of a reproduction's scenario on the `tomahawk`
-/// profile (seed 1, a lossless drop fails the run); flows follow from [`flow_toml`].
+/// profile (seed 1, a lossless drop fails the run); flows follow from [`flow_toml`]. The
+/// headroom is the paper's, Eq. 1's bytes rounded up to cells (`headroom = "paper-bytes"`):
+/// these reproductions compare with the paper's byte-accounted numbers, and their packets
+/// are whole cells, for which the paper's headroom is enough (the plan checks it).
 pub fn tomahawk_header(name: &str, cycles: u64) -> String {
     format!(
-        "name = \"{name}\"\n[switch]\nprofile = \"tomahawk\"\n[run]\ncycles = {cycles}\nseed = 1\nexpect_lossless = true\n"
+        "name = \"{name}\"\n[switch]\nprofile = \"tomahawk\"\nheadroom = \"paper-bytes\"\n[run]\ncycles = {cycles}\nseed = 1\nexpect_lossless = true\n"
+    )
+}
+
+/// The report line that says which headroom [`tomahawk_header`] selects, with `eta` as the
+/// plan derived it.
+pub fn paper_headroom_line(plan: &crate::Plan) -> String {
+    let s = plan.derived.eta_sizing[0];
+    format!(
+        "headroom = \"paper-bytes\": the paper's eta, Eq. 1's {} B rounded up to {} cells (the packets are whole cells)\n",
+        s.wire_bytes, s.cells
     )
 }
 

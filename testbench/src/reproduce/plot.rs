@@ -1,10 +1,9 @@
 //! Line and point charts as PNG.
 //!
 //! `plotters` is built without its default `ttf` feature (which needs fontconfig and
-//! freetype headers at build time, absent on a clean CI machine); text is drawn with
-//! `ab_glyph` from a TrueType/OpenType font loaded at run time. Without a usable font the
-//! chart is still written, only without any text, and a note goes to stderr, so that a
-//! reproduction never fails because of fonts.
+//! freetype headers at build time); text is drawn with `ab_glyph` from DejaVu Sans, which
+//! is compiled into the binary (`testbench/fonts/`, licence beside it). No system font is
+//! looked up, so a chart is byte-identical on every machine.
 
 use super::ReproError;
 use plotters::prelude::*;
@@ -20,25 +19,10 @@ pub struct Series {
     pub line: bool,
 }
 
-/// Environment variable naming the font file for chart text. When set, it is the only
-/// file tried (so setting it to a missing path forces text-less charts).
-pub const FONT_ENV: &str = "MMU_SIM_FONT";
+/// DejaVu Sans 2.37, the only font charts use.
+const FONT: &[u8] = include_bytes!("../../fonts/DejaVuSans.ttf");
 
-/// Fonts tried when [`FONT_ENV`] is unset: common Debian/Ubuntu, Fedora and macOS places.
-const FONT_CANDIDATES: &[&str] = &[
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/TTF/DejaVuSans.ttf",
-    "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
-    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-    "/usr/share/fonts/truetype/noto/NotoSans-Regular.ttf",
-    "/usr/share/fonts/truetype/noto/NotoSansMono-Regular.ttf",
-    "/usr/share/fonts/truetype/freefont/FreeSans.ttf",
-    "/usr/share/fonts/opentype/urw-base35/NimbusSans-Regular.otf",
-    "/Library/Fonts/Arial.ttf",
-    "/System/Library/Fonts/Supplemental/Arial.ttf",
-];
-
-/// The family name the chart text asks for; the loaded font is registered under it.
+/// The family name the chart text asks for; the bundled font is registered under it.
 const FAMILY: &str = "sans-serif";
 
 /// Series colours, distinguishable in print and for the common colour-vision deficiencies.
@@ -52,30 +36,15 @@ const COLOURS: &[RGBColor] = &[
     RGBColor(0, 0, 0),
 ];
 
-/// Loads and registers a font once per process; `true` if chart text can be drawn.
-fn font_available() -> bool {
-    static LOADED: OnceLock<bool> = OnceLock::new();
-    *LOADED.get_or_init(|| {
-        let candidates: Vec<String> = match std::env::var(FONT_ENV) {
-            Ok(path) => vec![path],
-            Err(_) => FONT_CANDIDATES.iter().map(|p| p.to_string()).collect(),
-        };
-        for path in &candidates {
-            let Ok(bytes) = std::fs::read(path) else {
-                continue;
-            };
-            // plotters keeps the font for the whole process: leaking the one file is intended.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            if plotters::style::register_font(FAMILY, FontStyle::Normal, bytes).is_ok() {
-                return true;
-            }
-        }
-        eprintln!(
-            "note: no usable font found (tried {}; set {FONT_ENV}=FILE.ttf): charts are written without text",
-            candidates.join(", ")
-        );
-        false
-    })
+/// Registers the bundled font with plotters once per process.
+fn register_font() -> Result<(), String> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
+                .map_err(|_| "the bundled font DejaVu Sans is not a valid font".to_string())
+        })
+        .clone()
 }
 
 /// An axis range covering `values` with a small margin; a degenerate or empty set gets a
@@ -107,61 +76,48 @@ pub fn xy_chart(
     y_label: &str,
     series: &[Series],
 ) -> Result<(), ReproError> {
-    let text = font_available();
-    draw(path, title, x_label, y_label, series, text).map_err(|e| ReproError::Plot {
+    let plot_err = |message: String| ReproError::Plot {
         path: path.to_path_buf(),
-        message: e.to_string(),
-    })
+        message,
+    };
+    register_font().map_err(plot_err)?;
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    draw(root, title, x_label, y_label, series).map_err(|e| plot_err(e.to_string()))
 }
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
-fn draw(
-    path: &Path,
+/// Width and height of every chart, pixels.
+const SIZE: (u32, u32) = (1024, 640);
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     x_label: &str,
     y_label: &str,
     series: &[Series],
-    text: bool,
-) -> DrawResult {
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
     let x_range = axis_range(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
     let y_range = axis_range(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
 
-    let root = BitMapBackend::new(path, (1024, 640)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut builder = ChartBuilder::on(&root);
-    builder.margin(20);
-    if text {
-        builder
-            .caption(title, (FAMILY, 24))
-            .x_label_area_size(50)
-            .y_label_area_size(90);
-    }
+    builder
+        .margin(20)
+        .caption(title, (FAMILY, 24))
+        .x_label_area_size(50)
+        .y_label_area_size(90);
     let mut chart = builder.build_cartesian_2d(x_range, y_range)?;
-
-    if text {
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
-            .y_desc(y_label)
-            .label_style((FAMILY, 16))
-            .axis_desc_style((FAMILY, 18))
-            .draw()?;
-    } else {
-        // Tick labels need a font: draw only the grid and the frame.
-        chart
-            .configure_mesh()
-            .disable_x_axis()
-            .disable_y_axis()
-            .draw()?;
-        chart.plotting_area().draw(&Rectangle::new(
-            [
-                (chart.x_range().start, chart.y_range().start),
-                (chart.x_range().end, chart.y_range().end),
-            ],
-            BLACK.stroke_width(1),
-        ))?;
-    }
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style((FAMILY, 16))
+        .axis_desc_style((FAMILY, 18))
+        .draw()?;
 
     for (i, s) in series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
@@ -188,7 +144,7 @@ fn draw(
         });
     }
 
-    if text && !series.is_empty() {
+    if !series.is_empty() {
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
@@ -204,6 +160,56 @@ fn draw(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn chart(path: &Path) -> Vec<u8> {
+        let s = Series {
+            name: "a series".into(),
+            points: vec![(0.0, 1.0), (1.0, 3.0), (2.0, 2.0)],
+            line: true,
+        };
+        xy_chart(path, "Title text", "x axis", "y axis", &[s]).unwrap();
+        std::fs::read(path).unwrap()
+    }
+
+    /// The same chart twice gives the same bytes: no system font, nothing machine-bound.
+    #[test]
+    fn charts_are_byte_identical() {
+        let dir = std::env::temp_dir().join(format!("mmu-sim-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (chart(&dir.join("a.png")), chart(&dir.join("b.png")));
+        assert!(a.starts_with(b"\x89PNG"));
+        assert_eq!(a, b);
+    }
+
+    /// The title is drawn: the band it sits in at the top holds dark pixels on the white
+    /// background (drawn into memory, the same code path as the PNG).
+    #[test]
+    fn charts_have_text() {
+        register_font().unwrap();
+        let (w, h) = SIZE;
+        let mut rgb = vec![0u8; (w * h * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+            draw(root, "Title text", "x", "y", &[]).unwrap();
+        }
+        let dark = |y0: u32, y1: u32| {
+            (y0..y1)
+                .flat_map(|y| (0..w).map(move |x| ((y * w + x) * 3) as usize))
+                .filter(|&i| rgb[i..i + 3].iter().all(|&c| c < 128))
+                .count()
+        };
+        assert!(
+            dark(20, 48) > 100,
+            "{} dark pixels in the title band",
+            dark(20, 48)
+        );
+        let mut blank = vec![0u8; (w * h * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut blank, SIZE).into_drawing_area();
+            draw(root, "", "x", "y", &[]).unwrap();
+        }
+        assert_ne!(rgb, blank, "the title changes the picture");
+    }
 
     #[test]
     fn axis_range_pads_and_anchors_at_zero() {

@@ -717,8 +717,10 @@ fn rp_case() -> impl Strategy<Value = RpCase> {
 const CPIDS: [u16; 3] = [0x23b, 0x41c, 0x0a3];
 
 fn rp_switch(speed_gbps: f64) -> hw_model::Derived {
+    // One lossless class: the headroom of fast ports still fits the small buffer.
     SwitchConfig {
         port_speed_gbps: speed_gbps,
+        lossless_priorities: vec![3],
         ..SwitchConfig::small()
     }
     .build()

@@ -1,7 +1,10 @@
-//! Link partner timing: exact long-run rate, beat timing, propagation, PFC reaction.
+//! Link partner timing: exact long-run rate, beat timing, propagation, PFC reaction; and
+//! stepping a partner only at its events changes nothing.
 
-use hw_model::{Beat, Derived, PacketHdr, PfcFrame, SwitchConfig};
+use hw_model::{Beat, Derived, EcmFrame, EcmKind, FiveTuple, PacketHdr, PfcFrame, SwitchConfig};
+use proptest::prelude::*;
 use testbench::link_partner::LinkPartner;
+use testbench::reaction_point::{EcmRpParams, LimiterReg};
 use testbench::scenario::{Arbitration, Link};
 
 fn small() -> Derived {
@@ -230,5 +233,182 @@ fn strict_arbitration_prefers_the_highest_class_and_pause_skips_it() {
     assert_eq!(
         inj[0].1.hdr.prio, 1,
         "a paused class does not block the others"
+    );
+}
+
+/// Stimulus of one partner, cycle by cycle: what a source queues before its step, and what
+/// the switch sends toward it after its step.
+#[derive(Debug, Clone)]
+enum Input {
+    /// `count` packets of `len` bytes of flow `flow` (its priority is `flow % 8`).
+    Packets {
+        flow: u8,
+        len: u16,
+        count: u8,
+    },
+    Pfc(PfcFrame),
+    /// An ECM frame about `flow`: ECM(0,0) without feedback, else `(qoff, qdelta)`.
+    Ecm {
+        flow: u8,
+        fb: Option<(i32, i32)>,
+    },
+}
+
+fn flow_hdr(flow: u8, seq: u32, len: u16) -> PacketHdr {
+    PacketHdr {
+        flow: flow as u32,
+        seq,
+        src: 0,
+        dst: 1,
+        prio: flow % 8,
+        len,
+        tuple: FiveTuple::for_flow(flow as u32, 0, 1, FiveTuple::UDP),
+        cm_tag: None,
+    }
+}
+
+/// What a partner did: beats injected and delivered with their cycles, then its counters,
+/// pause time and reaction-point state at the end.
+#[derive(Debug, PartialEq)]
+struct Trace {
+    injected: Timed,
+    delivered: Timed,
+    end: String,
+}
+
+/// Drive a fresh partner with `inputs` (`(cycle, input)`, sorted) until cycle `end`,
+/// stepping it every cycle (`every_cycle`) or only in the cycles its events and inputs ask
+/// for, each moved `late` cycles later (0 but in the companion test).
+fn drive(inputs: &[(u64, Input)], end: u64, every_cycle: bool, late: u64) -> Trace {
+    let d = small();
+    // A short `Td` (5 us), so that self-increases happen within the run.
+    let rp = EcmRpParams {
+        td_us: 5,
+        ..EcmRpParams::default()
+    };
+    let mut p = LinkPartner::with_rp(0, link(7, 3), &d, &rp, 5);
+    let (mut injected, mut delivered) = (Vec::new(), Vec::new());
+    let mut seq = [0u32; 256];
+    let mut wake = u64::MAX;
+    let mut next = 0;
+    for now in 0..end {
+        let todo = inputs[next..].partition_point(|(c, _)| *c == now);
+        let due = &inputs[next..next + todo];
+        next += todo;
+        for (_, input) in due {
+            if let Input::Packets { flow, len, count } = *input {
+                for _ in 0..count {
+                    p.enqueue(flow_hdr(flow, seq[flow as usize], len));
+                    seq[flow as usize] += 1;
+                }
+                wake = wake.min(now);
+            }
+        }
+        if every_cycle || wake <= now {
+            if let Some(b) = p.step(now, &d, |b| injected.push((now, *b))) {
+                delivered.push((now, b));
+            }
+            wake = p.next_event(now).saturating_add(late);
+        }
+        for (_, input) in due {
+            let at = match *input {
+                Input::Packets { .. } => continue,
+                Input::Pfc(f) => p.pfc_sent(now, f),
+                Input::Ecm { flow, fb } => {
+                    let (qoff, qdelta) = fb.unwrap_or((0, 0));
+                    let f = EcmFrame {
+                        port: 0,
+                        cpid: 1,
+                        kind: if fb.is_some() {
+                            EcmKind::Regular
+                        } else {
+                            EcmKind::Zero
+                        },
+                        qoff,
+                        qdelta,
+                        q: false,
+                        timestamp: 0,
+                        unit: 0,
+                        sampled: flow_hdr(flow, 0, 64),
+                    };
+                    p.ecm_sent(now, f)
+                }
+            };
+            wake = wake.min(at.saturating_add(late));
+        }
+    }
+    let rp = p.rp();
+    let limiters: Vec<_> = (0..rp.limiters().len())
+        .map(|i| LimiterReg::ALL.map(|r| rp.limiter_reg(i, r)))
+        .collect();
+    let end = format!(
+        "{:?} {:?} {:?} {} {:?} {limiters:?}",
+        p.stats(),
+        p.paused_cycles(end),
+        p.paused_mask(end),
+        p.queued_runs(),
+        rp.stats()
+    );
+    Trace {
+        injected,
+        delivered,
+        end,
+    }
+}
+
+fn input() -> impl Strategy<Value = Input> {
+    prop_oneof![
+        4 => (0u8..6, 64u16..=1500, 1u8..=20)
+            .prop_map(|(flow, len, count)| Input::Packets { flow, len, count }),
+        2 => (0usize..8, prop_oneof![Just(0u16), 1u16..2000], any::<bool>())
+            .prop_map(|(class, quanta, port_level)| Input::Pfc(PfcFrame {
+                port_level,
+                ..frame(class, quanta)
+            })),
+        2 => (0u8..6, proptest::option::of((-3000i32..3000, -3000i32..3000)))
+            .prop_map(|(flow, fb)| Input::Ecm { flow, fb }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A partner stepped only in the cycles `next_event` and its inputs name does exactly
+    /// what one stepped every cycle does: the same beats in the same cycles, the same
+    /// counters, pauses and reaction-point registers.
+    #[test]
+    fn stepping_at_events_only_is_stepping_every_cycle(
+        first in (0u64..10_000, 0u8..6, 64u16..=1500),
+        mut inputs in proptest::collection::vec((0u64..30_000, input()), 0..40),
+    ) {
+        let (at, flow, len) = first;
+        inputs.push((at, Input::Packets { flow, len, count: 50 }));
+        inputs.sort_by_key(|(c, _)| *c);
+        let end = 60_000;
+        let every = drive(&inputs, end, true, 0);
+        let events = drive(&inputs, end, false, 0);
+        prop_assert!(!every.injected.is_empty());
+        prop_assert_eq!(every, events);
+    }
+}
+
+/// The comparison above bites: waking a partner one cycle after its events moves its beats.
+#[test]
+fn stepping_after_the_events_is_caught() {
+    let inputs = [(
+        0,
+        Input::Packets {
+            flow: 3,
+            len: 1500,
+            count: 4,
+        },
+    )];
+    assert_eq!(
+        drive(&inputs, 5_000, true, 0),
+        drive(&inputs, 5_000, false, 0)
+    );
+    assert_ne!(
+        drive(&inputs, 5_000, true, 0),
+        drive(&inputs, 5_000, false, 1)
     );
 }

@@ -38,9 +38,17 @@ fn headroom_matches_the_papers_examples() {
         "5.33"
     );
     assert_eq!(format!("{:.1}", sih.pct_of_buffer), "44.4");
-    // Tomahawk: eta = 56840 B (274 cells of 208 B); SIH 56840 * 32 * 7 = 12.1 MiB; DSH 32 * eta.
+    // Tomahawk: eta = 56840 B (274 cells of 208 B as the paper rounds, 307 sized for MTU
+    // packets: floor(56840 * 8 / 1520) + 8); SIH 56840 * 32 * 7 = 12.1 MiB; DSH 32 * eta.
     let eta = row(&rows, "tomahawk", "eta");
-    assert_eq!((eta.bytes, eta.model_cells), (56_840, 274));
+    assert_eq!(
+        (eta.bytes, eta.model_cells, eta.cells_mode_cells),
+        (56_840, 274, 307)
+    );
+    assert_eq!(
+        row(&rows, "tomahawk", "SIH headroom").cells_mode_cells,
+        307 * 32 * 7
+    );
     let sih = row(&rows, "tomahawk", "SIH headroom");
     assert_eq!(sih.bytes, 56_840 * 32 * 7);
     assert_eq!(sih.model_cells, 274 * 32 * 7);

@@ -241,24 +241,196 @@ fn unknown_builtin_name_errors() {
     assert!(e.message.contains("fanin-burst"), "{e}");
 }
 
-/// A link longer than the delay the headroom was sized for (Eq. 1) would lose lossless
-/// cells for a reason the configuration hides: refused unless eta is sized by hand.
+/// The first headroom finding of `text` with `expect_lossless` (the plan's error), and the
+/// warnings of the same scenario without it (the plan goes ahead).
+fn headroom_check(text: &str) -> (Option<ScenarioError>, Vec<String>) {
+    let strict = text.replace("cycles = 1000", "cycles = 1000\nexpect_lossless = true");
+    let refused = Scenario::parse(&strict, "t")
+        .unwrap()
+        .plan(&Overrides::default())
+        .err();
+    let plan = Scenario::parse(text, "t")
+        .unwrap()
+        .plan(&Overrides::default())
+        .unwrap_or_else(|e| panic!("without expect_lossless the plan must go ahead: {e}"));
+    let warnings: Vec<String> = plan
+        .headroom_warnings
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    if let Some(e) = &refused {
+        assert!(e.message.ends_with("(run.expect_lossless = true)"), "{e}");
+        assert_eq!(
+            warnings.first().map(|w| w.split(": ").next().unwrap_or("")),
+            Some(e.field.as_str()),
+            "the warning and the error name the same field"
+        );
+    } else {
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+    (refused, warnings)
+}
+
+fn refused_field(text: &str) -> String {
+    headroom_check(text)
+        .0
+        .unwrap_or_else(|| panic!("should be refused with expect_lossless:\n{text}"))
+        .field
+}
+
+/// A link longer than the delay the headroom was sized for (Eq. 1), or an explicit
+/// `eta_bytes` below its link's Eq. 1, would lose lossless cells: refused with
+/// `expect_lossless` (exit 2) and warned about otherwise, naming the field and what fits.
 #[test]
-fn links_longer_than_the_headroom_allows_are_refused() {
-    let long = format!("{BASE}\n[[links]]\nport = 0\npropagation_ns = 5000\n");
-    let e = error_of(&long);
+fn links_longer_than_the_headroom_allows_are_refused_or_warned() {
+    // One lossless class: a larger eta still fits the small buffer.
+    let base = BASE.replace(
+        "profile = \"small\"",
+        "profile = \"small\"\nlossless_priorities = [3]",
+    );
+    let long = format!("{base}\n[[links]]\nport = 0\npropagation_ns = 5000\n");
+    let (e, warnings) = headroom_check(&long);
+    let e = e.expect("refused");
     assert_eq!(e.field, "links[0].propagation_ns", "{e}");
-    assert!(e.to_string().contains("switch.link_delay_ns = 200"), "{e}");
-    let slow = format!("{BASE}\n[[links]]\nport = 0\nprocessing_ns = 100000\n");
-    assert_eq!(error_of(&slow).field, "links[0].processing_ns");
+    assert!(
+        e.message.contains("Eq. 1 of switch.link_delay_ns = 200 ns"),
+        "{e}"
+    );
+    assert!(e.message.contains("allowed: 0..=200"), "{e}");
+    assert_eq!(warnings.len(), 1);
+    let slow = format!("{base}\n[[links]]\nport = 0\nprocessing_ns = 100000\n");
+    assert_eq!(refused_field(&slow), "links[0].processing_ns");
+    // An explicit eta: the link must fit it. 20000 B hold 2 (12.5 D + 1500) + 3840 up to
+    // D = 526 ns.
     let by_hand = long.replace(
         "profile = \"small\"",
         "profile = \"small\"\neta_bytes = 20000",
     );
-    Scenario::parse(&by_hand, "t")
-        .unwrap()
-        .plan(&Overrides::default())
-        .expect("an explicit eta allows any link");
+    let e = headroom_check(&by_hand).0.expect("refused");
+    assert!(e.message.contains("allowed: 0..=526"), "{e}");
+    let fits = by_hand.replace("propagation_ns = 5000", "propagation_ns = 526");
+    assert_eq!(headroom_check(&fits).0, None);
+    let short = base.replace(
+        "profile = \"small\"",
+        "profile = \"small\"\neta_bytes = 5000",
+    );
+    let e = headroom_check(&short).0.expect("refused");
+    assert_eq!(e.field, "switch.eta_bytes");
+    assert!(e.message.contains("allowed: at least 11837"), "{e}");
+    // A faster link than the explicit eta was written for.
+    let fast = base.replace(
+        "profile = \"small\"",
+        "profile = \"small\"\neta_bytes = 11840\nport_speed_gbps = 200",
+    );
+    assert_eq!(
+        headroom_check(&fast.replace("eta_bytes = 11840\n", "")).0,
+        None
+    );
+    assert_eq!(refused_field(&fast), "switch.eta_bytes");
+    // A link into a port without lossless traffic cannot lose a lossless cell.
+    let idle = format!("{base}\n[[links]]\nport = 5\npropagation_ns = 5000\n");
+    assert_eq!(headroom_check(&idle).0, None);
+}
+
+/// Lossless packets denser in cells than the headroom was sized for (smaller packets,
+/// short last packets of messages or TCP flows, larger cells under paper-bytes): refused
+/// with `expect_lossless`, warned about otherwise, naming the key that makes the packet
+/// and the value of `headroom_min_packet_bytes` that would cover it.
+#[test]
+fn lossless_packets_outside_the_headroom_range_are_refused_or_warned() {
+    let small = BASE.replace("size_bytes = 1500", "size_bytes = 64");
+    let e = headroom_check(&small).0.expect("refused");
+    assert_eq!(e.field, "flows[0].size_bytes");
+    assert!(
+        e.message
+            .contains("switch.headroom_min_packet_bytes = 64 (eta 148 cells)"),
+        "{e}"
+    );
+    let fixed = small.replace(
+        "profile = \"small\"",
+        "profile = \"small\"\nheadroom_min_packet_bytes = 64",
+    );
+    assert_eq!(headroom_check(&fixed).0, None);
+    let cdf = BASE.replace("size_bytes = 1500", "size_cdf = [[64, 0.5], [1500, 1.0]]");
+    assert_eq!(refused_field(&cdf), "flows[0].size_cdf");
+    let poisson = BASE.replace(
+        "pattern = \"constant\"",
+        "pattern = \"poisson\"\nrate_gbps = 10\nmessage_cdf = [[1000, 0.5], [1600, 1.0]]",
+    );
+    assert_eq!(refused_field(&poisson), "flows[0].message_cdf");
+    let tcp = BASE.replace(
+        "pattern = \"constant\"",
+        "pattern = { tcp = { flow_bytes = 1564 } }",
+    );
+    assert_eq!(refused_field(&tcp), "flows[0].pattern.tcp.flow_bytes");
+    // A last packet of 100 B (1 cell per 120 wire bytes) is not denser than 209 B ones,
+    // and whole multiples of the packet size leave no short packet.
+    assert_eq!(headroom_check(&tcp.replace("1564", "1600")).0, None);
+    assert_eq!(headroom_check(&tcp.replace("1564", "3000")).0, None);
+    // Lossy traffic has no headroom to outgrow.
+    assert_eq!(
+        headroom_check(&small.replace("prio = 3", "prio = 7")).0,
+        None
+    );
+    // Smaller is not always denser: on tomahawk (sized for 1500 B packets, 8 cells per
+    // 1520 wire bytes) 1400 B packets take 7 cells per 1420.
+    let tomahawk = BASE.replace("profile = \"small\"", "profile = \"tomahawk\"");
+    let under = tomahawk.replace("size_bytes = 1500", "size_bytes = 1400");
+    assert_eq!(headroom_check(&under).0, None);
+    let (e, w) = headroom_check(&tomahawk.replace("size_bytes = 1500", "size_bytes = 1457"));
+    assert_eq!(
+        e.expect("1457 B: 8 cells per 1477").field,
+        "flows[0].size_bytes"
+    );
+    assert_eq!(w.len(), 1);
+}
+
+/// `headroom = "paper-bytes"` holds only packets that take no more buffer than wire bytes:
+/// whole-cell packets pass, 1500 B in 208 B cells (1664 B for 1520) and the same packets in
+/// larger cells do not.
+#[test]
+fn paper_bytes_headroom_refuses_packets_larger_in_cells_than_on_the_wire() {
+    let paper = BASE.replace(
+        "profile = \"small\"",
+        "profile = \"small\"\nheadroom = \"paper-bytes\"",
+    );
+    let e = headroom_check(&paper).0.expect("1500 B take 1664 B");
+    assert_eq!(e.field, "flows[0].size_bytes");
+    assert!(
+        e.message
+            .contains("1664 B of buffer for 1520 B on the wire"),
+        "{e}"
+    );
+    assert_eq!(
+        headroom_check(&paper.replace("size_bytes = 1500", "size_bytes = 1456")).0,
+        None
+    );
+    let big_cells = paper
+        .replace("size_bytes = 1500", "size_bytes = 1456")
+        .replace("headroom = ", "cell_bytes = 256\nheadroom = ");
+    assert_eq!(refused_field(&big_cells), "flows[0].size_bytes");
+    assert_eq!(
+        headroom_check(&big_cells.replace("headroom = \"paper-bytes\"", "")).0,
+        None,
+        "cells mode sizes eta for the larger cells"
+    );
+}
+
+/// Flows with the same too-dense packet share one warning, named after the first of them.
+#[test]
+fn alike_headroom_warnings_are_grouped() {
+    let mut text = BASE.replace("size_bytes = 1500", "size_bytes = 64");
+    for src in 1..4 {
+        text += &format!(
+            "\n[[flows]]\nsrc = {src}\ndst = 5\nprio = 3\nsize_bytes = 64\npattern = \"constant\"\n"
+        );
+    }
+    let (_, warnings) = headroom_check(&text);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].ends_with("the same for flows 1-3"),
+        "{warnings:?}"
+    );
 }
 
 /// `connection_of = N`: the flow's packets carry flow N's 5-tuple; a bad N is named.

@@ -10,6 +10,7 @@
 //! `Sim::now()` before the step) and the writer stamps that sample `c * ticks_per_cycle`;
 //! the closing timestamp is one cycle after the last dumped cycle.
 
+use crate::common::wave_changes;
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -86,7 +87,8 @@ fn run_recording(
     mut record: impl FnMut(u64, &Sim) -> bool,
 ) -> BTreeMap<u64, Vec<u64>> {
     let f = std::fs::File::create(path).unwrap();
-    sim.attach_vcd(f, path, filter, window).unwrap();
+    sim.attach_waves(f, path, wave::Format::Vcd, filter, window)
+        .unwrap();
     let mut seen = BTreeMap::new();
     let cycles = sim.plan().cycles;
     let signals = sim.wave_signals();
@@ -113,7 +115,7 @@ fn mask(width: u32) -> u64 {
     }
 }
 
-/// `small-smoke` with `alpha = 1/128` and its second flow at 100G instead of 60G (so the
+/// `small-smoke` with `alpha = 1/32` and its second flow at 100G instead of 60G (so the
 /// 150G into port 4 reaches the DT threshold within the run and QOFF, headroom and PFC
 /// come into play; the built-in as it is does not pause in its first 20000 cycles), for
 /// 6000 cycles with every signal dumped. The model's value of every signal is
@@ -131,11 +133,11 @@ fn wellen_reads_back_the_models_values_at_every_sampled_cycle() {
         .toml()
         .replace(
             "profile = \"small\"",
-            "profile = \"small\"\nalpha_log2 = -7",
+            "profile = \"small\"\nalpha_log2 = -5",
         )
         .replace("rate_gbps = 60", "rate_gbps = 100");
     let scenario = testbench::Scenario::parse(&text, "small-smoke-low-alpha").unwrap();
-    assert_eq!(scenario.switch.alpha_log2, -7);
+    assert_eq!(scenario.switch.alpha_log2, -5);
     let ov = Overrides {
         cycles: Some(cycles),
         ..Overrides::default()
@@ -353,10 +355,15 @@ fn limiters_instantiated_and_reclaimed_in_one_cycle_read_back_from_the_vcd() {
         + "[[flows]]\nsrc = 0\ndst = 6\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\nrate_gbps = 40\n"
         + "[[flows]]\nsrc = 5\ndst = 6\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\nrate_gbps = 70\n"
         + "[[flows]]\nsrc = 5\ndst = 7\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\nrate_gbps = 40\n";
-    let text = text.replace(
-        "size_bytes = 1500",
-        "size_cdf = [[64, 0.5], [200, 0.8], [1500, 1.0]]",
-    );
+    let text = text
+        .replace(
+            "size_bytes = 1500",
+            "size_cdf = [[64, 0.5], [200, 0.8], [1500, 1.0]]",
+        )
+        .replace(
+            "lossless_priorities = [3]",
+            "lossless_priorities = [3]\nheadroom_min_packet_bytes = 64",
+        );
     let scenario = testbench::Scenario::parse(&text, "ecm-ri-c").unwrap();
     let ov = Overrides {
         cycles: Some(3_000),
@@ -477,5 +484,51 @@ fn cli_window_and_signal_filter_dump_only_the_selection() {
             }
         }
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `mmu-sim run ecm-fanin --wave x.fst` and `--wave x.vcd` (model and reaction-point
+/// signals, 20 000 cycles): `wellen` reads the same signals, widths and value changes from
+/// both; the FST is byte-identical when run again, and much smaller.
+#[test]
+fn fst_of_a_run_holds_the_same_changes_as_its_vcd() {
+    let dir = tmp_dir("fst");
+    let run = |name: &str| {
+        let p = dir.join(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_mmu-sim"))
+            .args([
+                "run",
+                "ecm-fanin",
+                "--cycles",
+                "20000",
+                "--wave",
+                p.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        p
+    };
+    let (vcd, fst, fst2) = (run("a.vcd"), run("a.fst"), run("b.fst"));
+    let from_vcd = wave_changes(&vcd);
+    let from_fst = wave_changes(&fst);
+    assert!(from_vcd.len() > 800, "{} signals", from_vcd.len());
+    assert!(from_vcd
+        .keys()
+        .any(|k| k.starts_with("top.nic.p01.rp.f00.")));
+    let changes: usize = from_vcd.values().map(|(_, c)| c.len()).sum();
+    assert!(changes > 10_000, "{changes} changes: a weak test");
+    assert!(from_fst == from_vcd, "FST and VCD differ");
+    let bytes = std::fs::read(&fst).unwrap();
+    assert!(
+        bytes == std::fs::read(&fst2).unwrap(),
+        "FST not deterministic"
+    );
+    let vcd_len = std::fs::metadata(&vcd).unwrap().len();
+    assert!(
+        (bytes.len() as u64) * 5 < vcd_len,
+        "FST {} B, VCD {vcd_len} B",
+        bytes.len()
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use wave::{write_gtkw, GtkwGroup, SignalFilter, SignalSpec};
+use wave::{write_gtkw, GtkwGroup, GtkwTrace, GtkwView, SignalFilter, SignalSpec};
 
 fn tmp(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wave-gtkw-tests");
@@ -34,7 +34,7 @@ fn same_dir_uses_relative_dumpfile_and_names_have_widths() {
         ),
         GtkwGroup::new("All filtered", ["top.mmu.y.gone"]),
     ];
-    write_gtkw(&gtkw, &vcd, &groups, &in_vcd).unwrap();
+    write_gtkw(&gtkw, &vcd, &groups, &in_vcd, &GtkwView::new(0, 1000)).unwrap();
     let text = std::fs::read_to_string(&gtkw).unwrap();
 
     assert!(text.contains("[dumpfile] \"same.vcd\"\n"), "{text}");
@@ -85,7 +85,7 @@ fn same_dir_uses_relative_dumpfile_and_names_have_widths() {
 fn other_dir_uses_absolute_dumpfile() {
     let gtkw = tmp("other.gtkw");
     let vcd = tmp("sub").join("other.vcd");
-    write_gtkw(&gtkw, &vcd, &[], &signals()).unwrap();
+    write_gtkw(&gtkw, &vcd, &[], &signals(), &GtkwView::new(0, 10)).unwrap();
     let text = std::fs::read_to_string(&gtkw).unwrap();
     let abs = std::path::absolute(&vcd).unwrap();
     assert!(
@@ -97,6 +97,68 @@ fn other_dir_uses_absolute_dumpfile() {
 #[test]
 fn unwritable_path_is_an_error() {
     let gtkw = tmp("no-such-dir").join("deeper").join("x.gtkw");
-    let e = write_gtkw(&gtkw, Path::new("x.vcd"), &[], &signals()).unwrap_err();
+    let e = write_gtkw(
+        &gtkw,
+        Path::new("x.vcd"),
+        &[],
+        &signals(),
+        &GtkwView::new(0, 10),
+    )
+    .unwrap_err();
     assert!(matches!(e, wave::WaveError::Io(_)), "{e:?}");
+}
+
+#[test]
+fn aliases_analog_traces_size_and_zoom() {
+    let gtkw = tmp("alias.gtkw");
+    let groups = [GtkwGroup::new(
+        "x",
+        [
+            GtkwTrace::new("top.mmu.x.valid").named("p03 valid"),
+            GtkwTrace::new("top.mmu.x.cells")
+                .named("p03 {cells}\n")
+                .analog(),
+            GtkwTrace::new("top.mmu.y.wide"),
+        ],
+    )];
+    let view = GtkwView {
+        size: (1600, 1000),
+        times: (2000, 2000 + 1020 * 4),
+    };
+    write_gtkw(&gtkw, &tmp("alias.fst"), &groups, &signals(), &view).unwrap();
+    let text = std::fs::read_to_string(&gtkw).unwrap();
+    assert!(text.contains("[dumpfile] \"alias.fst\"\n"), "{text}");
+    // The name pane fits the longest name (the bare path `top.mmu.y.wide[63:0]`) and a
+    // value; the zoom fits the interval into what is left.
+    let signals_width: u32 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("[signals_width] "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((280..400).contains(&signals_width), "{signals_width}");
+    let zoom = format!("*{:.6} -1", view.zoom(signals_width));
+    for line in ["[timestart] 2000", "[size] 1600 1000", &zoom] {
+        assert!(text.lines().any(|l| l == line), "{line}: {text}");
+    }
+    let lines: Vec<&str> = text.lines().skip_while(|l| !l.starts_with('@')).collect();
+    assert_eq!(
+        lines,
+        [
+            "@800200",
+            "-x",
+            "@28",
+            "+{p03 valid} top.mmu.x.valid",
+            "@8024",
+            "+{p03  cells  } top.mmu.x.cells[19:0]",
+            "@20000",
+            "-",
+            "-",
+            "-",
+            "@24",
+            "top.mmu.y.wide[63:0]",
+            "@1000200",
+            "-x",
+        ]
+    );
 }

@@ -2,6 +2,7 @@
 
 mod common;
 
+mod fst;
 mod gtkw;
 mod lint_bites;
 mod writer;

@@ -1,7 +1,6 @@
 //! End-to-end tests of `VcdWriter`: lint, read back with wellen, change-only
 //! output, window, filter, determinism and errors.
 
-
 use std::collections::{HashMap, HashSet};
 
 use crate::common::{body, mask, write_vcd, ReadBack};

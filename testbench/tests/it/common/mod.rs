@@ -2,8 +2,7 @@
 //! part of them.
 #![allow(dead_code)]
 
-use hw_model::Derived;
-use hw_model::SwitchConfig;
+use hw_model::{Derived, HeadroomMode, SwitchConfig};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use testbench::scenario::{FlowSpec, PatternKind, PfcScriptSpec, RunSpec, TcpSpec};
@@ -24,45 +23,57 @@ pub fn soak_mode() -> bool {
     std::env::var_os("SOAK_CYCLES").is_some()
 }
 
-/// Cells of Eq. 1's bytes on `port` when all of them are packets of `len` bytes, with one
-/// extra packet for the partial packets at the ends of the window: the fragmentation worst
-/// case for that size. Written out here on its own (not read from the model) so that the
-/// test checks the model's `eta_cells` against it.
-pub fn eq1_cells_for(cfg: &SwitchConfig, port: usize, len: u32) -> u64 {
-    let bytes = cfg.eta_eq1_bytes(port);
+/// Cells of a back-to-back stream of `len`-byte packets whose first bytes lie within Eq. 1's
+/// bytes on `port`, the last of them an MTU packet: one mixture the headroom must hold
+/// (`hw_model::config::eta_cells_for` bounds them all). Written out here on its own, not
+/// read from the model, so that the tests check the model's `eta_cells` against it.
+pub fn eq1_stream_cells(cfg: &SwitchConfig, port: usize, len: u32) -> u64 {
+    let cells = |l: u32| (l + cfg.packet_overhead_bytes).div_ceil(cfg.cell_bytes) as u64;
     let wire = (len + cfg.wire_overhead_bytes) as u64;
-    let per_packet = (len + cfg.packet_overhead_bytes).div_ceil(cfg.cell_bytes) as u64;
-    (bytes.div_ceil(wire) + 1) * per_packet
+    cfg.eta_eq1_bytes(port) / wire * cells(len) + cells(cfg.mtu_bytes)
 }
 
-/// Choose `headroom_packet_bytes` so that every lossless ingress queue has at least Eq. 1
-/// of headroom *in cells* for every packet size the stimulus can send to it.
-///
-/// Eq. 1 is in bytes, the buffer in cells: a stream of packets one byte longer than a cell
-/// needs almost twice Eq. 1's bytes in cells. `headroom_packet_bytes = Some(L)` makes the
-/// model size `eta` for a stream of `L`-byte packets. The size to give is the one whose
-/// stream needs the most cells, which is not always the smallest size (with 208 B cells,
-/// 200 B packets take one cell per 220 wire bytes, 209 B packets two per 229), so every
-/// lossless size of the stimulus is tried and the one needing the most cells on every port
-/// is taken. If no single size is the worst on every port (ports differ in speed, so in
-/// Eq. 1 bytes), the case is rejected rather than run with too little headroom.
-pub fn honest_headroom(cfg: &SwitchConfig, sizes: &BTreeSet<u32>) -> Option<u32> {
-    if sizes.is_empty() {
-        return Some(cfg.mtu_bytes);
+/// Size the headroom in cells for the lossless packet sizes of a stimulus: every size from
+/// the smallest of them to the MTU (`headroom_min_packet_bytes`), as a user would.
+pub fn size_headroom_for(cfg: &mut SwitchConfig, sizes: &BTreeSet<u32>) {
+    cfg.headroom = HeadroomMode::Cells;
+    cfg.eta_bytes = None;
+    cfg.headroom_min_packet_bytes = Some(sizes.first().copied().unwrap_or(cfg.mtu_bytes));
+}
+
+/// A drawn packet size, resolved against a size range `lo..=mtu` and the cell size.
+#[derive(Debug, Clone, Copy)]
+pub enum SizeSel {
+    /// The range's smallest size.
+    Min,
+    Mtu,
+    /// One byte past `k` cells, the worst rounding (`k * cell - overhead + 1`).
+    CellEdge(u32),
+    /// `permille` of the way from `lo` to the MTU.
+    Uniform(u32),
+}
+
+impl SizeSel {
+    /// The size in `lo..=mtu` (a cell edge outside it is clamped to it).
+    pub fn resolve(self, lo: u32, mtu: u32, cell: u32, overhead: u32) -> u32 {
+        let v = match self {
+            Self::Min => lo,
+            Self::Mtu => mtu,
+            Self::CellEdge(k) => (k * cell + 1).saturating_sub(overhead),
+            Self::Uniform(pm) => lo + (mtu - lo) * pm / 1000,
+        };
+        v.clamp(lo, mtu)
     }
-    let need: Vec<u64> = (0..cfg.ports)
-        .map(|p| {
-            sizes
-                .iter()
-                .map(|&l| eq1_cells_for(cfg, p, l))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    sizes
-        .iter()
-        .copied()
-        .find(|&l| (0..cfg.ports).all(|p| eq1_cells_for(cfg, p, l) >= need[p]))
+}
+
+/// Draws of [`SizeSel`], cell edges of 1..=`max_edge` cells.
+pub fn size_sel(max_edge: u32) -> impl Strategy<Value = SizeSel> {
+    prop_oneof![
+        2 => Just(SizeSel::Min),
+        2 => Just(SizeSel::Mtu),
+        2 => (1u32..=max_edge).prop_map(SizeSel::CellEdge),
+        3 => (0u32..=1000).prop_map(SizeSel::Uniform),
+    ]
 }
 
 /// A drawn arrival pattern; `pct` is percent of the source's line rate (100 = line rate).
@@ -270,4 +281,37 @@ pub fn pause_then_resume(
         quanta,
         port_level: false,
     })
+}
+
+/// Every variable of a waveform file (VCD or FST) read with `wellen`: its width and its
+/// value changes as (time, bit string), in time order.
+pub fn wave_changes(
+    path: &std::path::Path,
+) -> std::collections::BTreeMap<String, (u32, Vec<(u64, String)>)> {
+    let mut wave = wellen::simple::read(path).expect("wellen reads the dump");
+    let h = wave.hierarchy();
+    let vars: Vec<_> = h
+        .all_vars()
+        .map(|v| {
+            (
+                h[v].full_name(h),
+                h[v].length(h).unwrap_or(0),
+                h[v].signal_ref(),
+            )
+        })
+        .collect();
+    let refs: Vec<_> = vars.iter().map(|v| v.2).collect();
+    wave.load_signals(&refs);
+    let times = wave.time_table().to_vec();
+    vars.into_iter()
+        .map(|(name, width, r)| {
+            let changes = wave
+                .get_signal(r)
+                .unwrap()
+                .iter_changes()
+                .map(|(i, v)| (times[i as usize], v.to_bit_string().unwrap()))
+                .collect();
+            (name, (width, changes))
+        })
+        .collect()
 }

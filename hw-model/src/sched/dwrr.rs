@@ -6,9 +6,14 @@
 //! a paused queue keeps it and is skipped. The decision is combinational over at most eight
 //! queues and as many rounds as a packet larger than the quantum needs.
 
+use rtl::Visit;
+
 #[derive(Debug, Clone)]
 pub struct Dwrr {
     quantum: u32,
+    /// Bound of the pointer walk: each full pass adds a quantum to every eligible queue,
+    /// so a head of at most 65535 bytes is served within `ceil(65535 / quantum)` passes.
+    max_steps: u32,
     control: u8,
     ptr: u8,
     turn_open: bool,
@@ -19,6 +24,7 @@ impl Dwrr {
     pub fn new(quantum_bytes: u32, control_queue: u8) -> Self {
         Self {
             quantum: quantum_bytes,
+            max_steps: 8 * (u16::MAX as u32 / quantum_bytes + 2),
             control: control_queue,
             ptr: 0,
             turn_open: false,
@@ -46,10 +52,7 @@ impl Dwrr {
         if rr == 0 {
             return None;
         }
-        // Each full pass adds a quantum to every eligible queue, so a head of L bytes is
-        // served within ceil(L / quantum) passes.
-        let max_steps = 8 * (u16::MAX as u32 / self.quantum + 2);
-        for _ in 0..max_steps {
+        for _ in 0..self.max_steps {
             let q = self.ptr as usize;
             if rr & (1 << q) != 0 {
                 if !self.turn_open {
@@ -73,6 +76,11 @@ impl Dwrr {
     /// A queue that went empty after a dequeue forfeits its deficit.
     pub fn queue_emptied(&mut self, q: usize) {
         self.deficit[q] = 0;
+    }
+
+    /// `egress.pNN.qQ.deficit`, 17 bits.
+    pub fn probe_queue<V: Visit>(&self, q: usize, v: &mut V) {
+        v.wire("deficit", 17, self.deficit[q] as u64);
     }
 }
 

@@ -1,14 +1,18 @@
-//! Ingress-side PFC: a QON/QOFF state machine per lossless ingress queue (DSH Fig. 3) and
-//! the per-port frame generator that turns state changes into PAUSE / RESUME frames.
+//! Ingress-side PFC generation: a QON/QOFF state machine per lossless ingress queue (DSH
+//! Fig. 3), DSH's PON/POFF per ingress port (Fig. 8), and the per-port frame generator that
+//! turns state changes into PAUSE / RESUME frames.
 //!
-//! SIH thresholds (DSH II-C, footnote 1: compared with the queue's *shared* occupancy):
-//! `X_off = T` and `X_on = T - delta`, the latter from one saturating subtractor since `T`
-//! is global. QON -> QOFF when a packet of the queue is put into headroom (case 3);
-//! QOFF -> QON when the queue holds no headroom cells and its shared occupancy is below
-//! `X_on` (checked every cycle for OFF queues only, because a paused queue receives
-//! nothing that would trigger it), and never in the cycle the queue turned OFF.
+//! The thresholds belong to the buffer policy (`policy/`): SIH compares the queue's
+//! *shared* occupancy (DSH II-C, footnote 1) with `X_off = T` and `X_on = T - delta`; DSH
+//! with `X_qoff`/`X_qon` and `X_poff`/`X_pon`; L2BM with `T_i - delta`. This block holds
+//! the state. In the flow-control phase it applies the requests admission made in the same
+//! cycle (a queue charged to headroom, a DSH port charged to insurance or above `X_poff`,
+//! a lossless drop), then lets the policy turn ON the OFF queues it may resume, never one
+//! that was charged in this cycle (its new cells are not in the registered counters the
+//! check reads), then raises the refresh frames that are due.
 //!
-//! The headroom condition matters when a packet goes to headroom because the shared
+//! QOFF -> QON needs the queue's headroom empty as well as its shared occupancy below
+//! `X_on`. The headroom condition matters when a packet goes to headroom because the shared
 //! *segment* is full (other ports took the last cells in the same cycle) while the queue
 //! itself is below `X_on`: resuming at once would cancel the PAUSE before it is sent and
 //! let headroom fill with the upstream never stopped. Headroom drains first
@@ -16,42 +20,59 @@
 //! `X_on` and the condition changes nothing.
 //!
 //! A frame waits for the packet in flight on the port (delay 1 of Eq. 1): the egress
-//! transmitter takes it at its next packet boundary. While any class of a port is OFF the
-//! PAUSE is re-sent every half pause time, so an upstream pause timer never runs out.
+//! transmitter takes it at its next packet boundary, in the same cycle if the port is idle
+//! (the chain "pending PFC frame -> transmitter" of the phase table). While any class of a
+//! port is OFF, or the port is POFF, the PAUSE is re-sent every half pause time `R`, so an
+//! upstream pause timer never runs out: the first refresh comes `R - 1` cycles after the
+//! cycle the port's first queue turned OFF, then every `R` cycles, each an absolute
+//! deadline (nothing counts down while nothing is due).
 
-use crate::config::{Derived, CNT_BITS, PFC_QUANTUM_BITS};
+use crate::accounting::Accounting;
+use crate::config::{Derived, PFC_QUANTUM_BITS};
+use crate::policy::BufferPolicy;
+use crate::ports::{each_port, FlowRequests};
+use crate::probes::Dirty;
 use crate::wires::PfcFrame;
-use rtl::SatSub;
+use rtl::{Block, BlockError, Clocked, Visit};
 
 #[derive(Debug, Clone)]
 pub struct PfcFsm {
-    /// Subtractor: `X_on = T - delta`.
-    pub sub_xon: SatSub,
-    delta: u32,
     /// Bit `pg` of `off[port]`: the ingress queue is in QOFF.
     off: Vec<u8>,
-    /// Queues that turned OFF this cycle (not eligible for QON until the next).
-    just_off: Vec<u8>,
-    /// Ports with a bit set in `just_off`.
-    just_off_ports: u64,
     /// Ports with at least one OFF queue.
     off_ports: u64,
     /// DSH port-level state: bit `p` set = port `p` in POFF (Fig. 8).
     poff: u64,
-    /// Ports that turned POFF this cycle (not eligible for PON until the next).
-    just_poff: u64,
+    /// During the flow-control phase: queues and ports charged in this cycle, which may
+    /// not resume in it.
+    charged: Vec<u8>,
+    charged_ports: u64,
+    charged_poff: u64,
     /// Port-level frames still to be sent.
     pending_port_pause: u64,
     pending_port_resume: u64,
     /// Classes whose change is still to be sent, per port.
     pending_pause: Vec<u8>,
     pending_resume: Vec<u8>,
-    /// Ports with a pending frame or a due refresh.
+    /// Ports with a pending frame.
     pending_ports: u64,
-    /// Cycles until the next refresh PAUSE, per port (meaningful while some class is OFF).
-    refresh_in: Vec<u64>,
+    /// Per port, the cycle of the next refresh PAUSE (meaningful while some class is OFF
+    /// or the port is POFF), the refresh period `R`, and the earliest deadline of all.
+    refresh_at: Vec<u64>,
     refresh_cycles: Vec<u64>,
+    next_refresh: u64,
     quanta: u16,
+}
+
+/// What PFC generation reads in the flow-control phase.
+pub struct FsmIn<'a, P> {
+    /// Admission's requests of this cycle; taken (cleared) here.
+    pub requests: &'a mut FlowRequests,
+    pub policy: &'a mut P,
+    /// Registered counters.
+    pub acct: &'a Accounting,
+    /// Registered `T` of the lossless pool.
+    pub t: u32,
 }
 
 impl PfcFsm {
@@ -64,21 +85,20 @@ impl PfcFsm {
             })
             .collect();
         Self {
-            sub_xon: SatSub::new(CNT_BITS),
-            delta: d.delta_cells,
             off: vec![0; d.ports],
-            just_off: vec![0; d.ports],
-            just_off_ports: 0,
             off_ports: 0,
             poff: 0,
-            just_poff: 0,
+            charged: vec![0; d.ports],
+            charged_ports: 0,
+            charged_poff: 0,
             pending_port_pause: 0,
             pending_port_resume: 0,
             pending_pause: vec![0; d.ports],
             pending_resume: vec![0; d.ports],
             pending_ports: 0,
-            refresh_in: vec![0; d.ports],
+            refresh_at: vec![u64::MAX; d.ports],
             refresh_cycles,
+            next_refresh: u64::MAX,
             quanta,
         }
     }
@@ -93,10 +113,10 @@ impl PfcFsm {
         self.off_ports
     }
 
-    /// OFF queues of `port` that may be checked for QON this cycle.
+    /// OFF queues of `port` that may be checked for QON now.
     #[inline]
     pub fn resumable(&self, port: usize) -> u8 {
-        self.off[port] & !self.just_off[port]
+        self.off[port] & !self.charged[port]
     }
 
     /// DSH: ports in POFF.
@@ -105,22 +125,27 @@ impl PfcFsm {
         self.poff
     }
 
-    /// DSH: POFF ports that may be checked for PON this cycle.
+    /// DSH: POFF ports that may be checked for PON now.
     #[inline]
     pub fn resumable_ports(&self) -> u64 {
-        self.poff & !self.just_poff
+        self.poff & !self.charged_poff
+    }
+
+    /// The refresh deadline of a port entering the set of ports with OFF queues or in
+    /// POFF in cycle `now`.
+    fn start_refresh(&mut self, port: usize, now: u64) {
+        let at = now + self.refresh_cycles[port] - 1;
+        self.refresh_at[port] = at;
+        self.next_refresh = self.next_refresh.min(at);
     }
 
     /// DSH: port occupancy above `X_poff` (or insurance in use); PON -> POFF with a
     /// port-level PAUSE.
-    pub fn to_poff(&mut self, port: usize) {
+    pub fn to_poff(&mut self, port: usize, now: u64) {
         let bit = 1u64 << port;
-        // Not resumable in a cycle that charged it, even if it was POFF already: the
-        // insurance charged now is not in the registered counters the PON check reads.
-        self.just_poff |= bit;
         if self.poff & bit == 0 {
             if (self.off_ports | self.poff) & bit == 0 {
-                self.refresh_in[port] = self.refresh_cycles[port];
+                self.start_refresh(port, now);
             }
             self.poff |= bit;
             self.pending_port_pause |= bit;
@@ -140,36 +165,15 @@ impl PfcFsm {
         }
     }
 
-    /// End of cycle: queues that turned OFF in it become eligible for QON.
-    pub fn end_cycle(&mut self) {
-        self.just_poff = 0;
-        let mut ports = std::mem::take(&mut self.just_off_ports);
-        while ports != 0 {
-            let p = ports.trailing_zeros() as usize;
-            ports &= ports - 1;
-            self.just_off[p] = 0;
-        }
-    }
-
-    /// `X_on` for this cycle from the registered `T`.
+    /// Case 3 of DSH II-C (or its DSH and L2BM forms): an ON queue turns OFF.
     #[inline]
-    pub fn eval_xon(&mut self, t: u32) -> u32 {
-        self.sub_xon.eval(t as u64, self.delta as u64) as u32
-    }
-
-    /// Case 3 of DSH II-C: a packet went to headroom; an ON queue turns OFF.
-    #[inline]
-    pub fn to_off(&mut self, port: usize, pg: usize) {
-        // Not resumable in a cycle that charged it headroom, even if it was OFF already:
-        // the cells charged now are not in the registered counters the QON check reads.
-        self.just_off[port] |= 1 << pg;
-        self.just_off_ports |= 1 << port;
+    pub fn to_off(&mut self, port: usize, pg: usize, now: u64) {
         if self.off[port] & (1 << pg) == 0 {
             self.off[port] |= 1 << pg;
             self.pending_pause[port] |= 1 << pg;
             self.pending_resume[port] &= !(1 << pg);
             if self.off_ports & (1 << port) == 0 {
-                self.refresh_in[port] = self.refresh_cycles[port];
+                self.start_refresh(port, now);
             }
             self.off_ports |= 1 << port;
             self.pending_ports |= 1 << port;
@@ -190,20 +194,28 @@ impl PfcFsm {
         }
     }
 
-    /// Count down the refresh timers of ports with OFF queues or in POFF.
-    pub fn tick_refresh(&mut self) {
-        let mut ports = self.off_ports | self.poff;
-        while ports != 0 {
-            let p = ports.trailing_zeros() as usize;
-            ports &= ports - 1;
-            self.refresh_in[p] -= 1;
-            if self.refresh_in[p] == 0 {
+    /// Raise the refresh PAUSE of every port with OFF queues or in POFF whose deadline is
+    /// `now`.
+    pub fn refresh(&mut self, now: u64) {
+        if now < self.next_refresh {
+            return;
+        }
+        let mut next = u64::MAX;
+        for p in each_port(self.off_ports | self.poff) {
+            if self.refresh_at[p] == now {
                 self.pending_pause[p] |= self.off[p];
                 self.pending_port_pause |= self.poff & (1 << p);
                 self.pending_ports |= 1 << p;
-                self.refresh_in[p] = self.refresh_cycles[p];
+                self.refresh_at[p] = now + self.refresh_cycles[p];
             }
+            next = next.min(self.refresh_at[p]);
         }
+        self.next_refresh = next;
+    }
+
+    /// The first cycle at or after `now` with a refresh due (`u64::MAX`: none).
+    pub fn next_refresh(&self) -> u64 {
+        self.next_refresh
     }
 
     #[inline]
@@ -250,6 +262,52 @@ impl PfcFsm {
         }
         f
     }
+
+    /// `ingress.pNN.qoff`.
+    pub fn probe_port<V: Visit>(&self, port: usize, v: &mut V) {
+        v.wire("qoff", 8, self.off[port] as u64);
+    }
+}
+
+impl<'a, P: BufferPolicy> Block<FsmIn<'a, P>, &'a mut Dirty> for PfcFsm {
+    /// The flow-control phase: admission's requests (per port, QOFF before POFF), the
+    /// policy's QON/PON checks on the queues and ports not charged now, the refreshes due.
+    fn eval(
+        &mut self,
+        now: u64,
+        input: FsmIn<'a, P>,
+        dirty: &'a mut Dirty,
+    ) -> Result<(), BlockError> {
+        let req = input.requests;
+        for p in each_port(req.ports()) {
+            let off = req.off_of(p);
+            for pg in each_port(off as u64) {
+                self.to_off(p, pg, now);
+            }
+            if req.poff_ports() & (1 << p) != 0 {
+                self.to_poff(p, now);
+            }
+            self.charged[p] = off;
+        }
+        self.charged_ports = req.ports();
+        self.charged_poff = req.poff_ports();
+        input.policy.resume(self, input.acct, input.t, dirty);
+        self.refresh(now);
+        for p in each_port(std::mem::take(&mut self.charged_ports)) {
+            self.charged[p] = 0;
+        }
+        self.charged_poff = 0;
+        req.clear();
+        Ok(())
+    }
+}
+
+impl Clocked for PfcFsm {
+    /// The state changes during the flow-control phase and the transmitters read it in the
+    /// same cycle; the edge has nothing left to latch.
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -261,8 +319,8 @@ mod tests {
     fn off_then_on_produce_pause_then_resume() {
         let d = SwitchConfig::small().build().unwrap();
         let mut f = PfcFsm::new(&d);
-        f.to_off(3, 2);
-        f.to_off(3, 2);
+        f.to_off(3, 2, 0);
+        f.to_off(3, 2, 0);
         assert!(f.has_pending(3));
         let pause = f.take_frame(3);
         assert_eq!(pause.paused(), 1 << 2);
@@ -280,11 +338,11 @@ mod tests {
     fn off_queue_is_refreshed_before_upstream_timer_expires() {
         let d = SwitchConfig::small().build().unwrap();
         let mut f = PfcFsm::new(&d);
-        f.to_off(0, 1);
+        f.to_off(0, 1, 0);
         f.take_frame(0);
         let mut refreshes = 0;
-        for _ in 0..(f.refresh_cycles[0] * 2) {
-            f.tick_refresh();
+        for now in 0..(f.refresh_cycles[0] * 2) {
+            f.refresh(now);
             if f.has_pending(0) {
                 assert_eq!(f.take_frame(0).paused(), 0b10);
                 refreshes += 1;
@@ -297,8 +355,8 @@ mod tests {
     fn port_level_frames_go_first_and_do_not_mix_with_queue_frames() {
         let d = SwitchConfig::small().build().unwrap();
         let mut f = PfcFsm::new(&d);
-        f.to_off(1, 3);
-        f.to_poff(1);
+        f.to_off(1, 3, 0);
+        f.to_poff(1, 0);
         let first = f.take_frame(1);
         assert!(first.port_level && first.paused() == 0xFF);
         assert!(f.has_pending(1), "the queue-level PAUSE is still to go");
@@ -308,27 +366,5 @@ mod tests {
         let resume = f.take_frame(1);
         assert!(resume.port_level && resume.resumed() == 0xFF);
         assert_eq!(f.off(1), 1 << 3, "a port RESUME leaves the queue OFF");
-    }
-
-    proptest::proptest! {
-        /// The SIH resume threshold `X_on = max(0, T - delta)` for every `T` a 21-bit
-        /// register holds, including zero and the largest count.
-        #[test]
-        fn xon_equals_t_minus_delta(t in proptest::prop_oneof![proptest::strategy::Just(0u32), proptest::strategy::Just((1u32 << 21) - 1), 0u32..(1 << 21)]) {
-            let d = SwitchConfig::small().build().unwrap();
-            let mut f = PfcFsm::new(&d);
-            let xon = f.eval_xon(t);
-            proptest::prop_assert_eq!(xon as i64, (t as i64 - d.delta_cells as i64).max(0));
-            proptest::prop_assert_eq!(f.sub_xon.borrow(), t < d.delta_cells);
-        }
-    }
-
-    #[test]
-    fn xon_saturates_at_zero() {
-        let d = SwitchConfig::small().build().unwrap();
-        let mut f = PfcFsm::new(&d);
-        assert_eq!(f.eval_xon(d.delta_cells + 5), 5);
-        assert_eq!(f.eval_xon(1), 0);
-        assert!(f.sub_xon.borrow());
     }
 }

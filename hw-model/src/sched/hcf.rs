@@ -16,7 +16,8 @@
 //!   flow that joined the new HP.
 //!
 //! Which physical list is HP (the role bit, swapped at each period start, III-D) is the
-//! dequeue mux select and lives with the lists (`PacketQueues::hp_list`).
+//! dequeue mux select: [`Hcf`] holds it for every HCF queue and the packet queues take it
+//! as an input (`PacketQueues::dequeue`).
 //!
 //! Arrival (Algorithm 1, `arrive`): the packet's bins are `s` hashes of its 5-tuple (`s =
 //! 1`: HCF; `s > 1`: the Bloom-counter variant of IV-A). If any bin has credit and HP has
@@ -35,12 +36,18 @@
 //!
 //! Several packets may arrive at one HCF queue in a cycle (from different ingress ports):
 //! they are decided in port order, each seeing the credits and lengths the previous ones
-//! left, a chain like the shared-buffer grant sum. A period that ends in the cycle takes
-//! effect after them: its reset overrides their credit updates.
+//! left, a chain like the shared-buffer grant sum (classification is part of admission's
+//! chain). A period that ends in the cycle takes effect after them: its reset overrides
+//! their credit updates. Fixed-period boundaries are this block's own work, in the
+//! flow-control phase; the departures and the period starts they trigger come from the
+//! transmitters, and a new HP select is what the dequeue mux serves from then on (the chain
+//! "HCF period start -> dequeue mux" of the phase table).
 
-use crate::config::{HcfParams, HcfUnit, HCF_MAX_HASHES};
+use crate::config::{Derived, HcfParams, HcfUnit, HCF_MAX_HASHES, QUEUES};
+use crate::probes::Dirty;
 use crate::wires::FiveTuple;
 use bitvec::prelude::*;
+use rtl::{Block, BlockError, Clocked, Name, Visit};
 
 /// The decision of [`HcfQueue::arrive`] (also the `last_verdict` register).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,33 +255,177 @@ impl HcfQueue {
         }
     }
 
-    /// Probed registers: (name, width). `hp_sel` comes from the lists, the rest from here.
-    pub fn wires(&self) -> Vec<(String, u32)> {
-        let mut w = vec![
-            ("hp_len".to_string(), 21),
-            ("lp_len".to_string(), 21),
-            ("period_start".to_string(), 32),
-            ("periods".to_string(), 32),
-            ("last_bin".to_string(), 6),
-            ("last_verdict".to_string(), 2),
-        ];
-        for k in 0..self.p.bins {
-            w.push((format!("credit.b{k:02}"), self.p.credit_bits));
+    /// Probed registers; `hp` is the physical list now HP.
+    pub fn probe<V: Visit>(&self, hp: u8, v: &mut V) {
+        v.wire("hp_len", 21, self.len[hp as usize] as u64);
+        v.wire("lp_len", 21, self.len[(hp ^ 1) as usize] as u64);
+        v.wire("period_start", 32, self.stamp as u64);
+        v.wire("periods", 32, self.periods as u64);
+        v.wire("last_bin", 6, self.last_bin as u64);
+        v.wire("last_verdict", 2, self.last_verdict as u64);
+        v.scope("credit", |v| {
+            for k in 0..self.p.bins {
+                v.wire(
+                    Name::indexed("b", k, 2),
+                    self.p.credit_bits,
+                    self.credit(k) as u64,
+                );
+            }
+        });
+    }
+}
+
+/// Where an admitted packet goes in its egress queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// A FIFO queue: its one list.
+    Fifo,
+    /// An HCF queue: physical list 0 or 1.
+    List(u8),
+    /// An HCF queue with neither list able to take it (`hcf_full`).
+    Drop,
+}
+
+/// The HCF control blocks of the switch, and the HP select of every HCF queue.
+#[derive(Debug, Clone)]
+pub struct Hcf {
+    /// Sorted by (port, queue).
+    pub queues: Vec<HcfQueue>,
+    /// Per egress queue `port * 8 + q`, the index of its block (`u16::MAX`: a FIFO queue).
+    slot: Vec<u16>,
+    /// Per egress port, bit `q`: physical list 1 is the HP list of queue `q`.
+    hp_sel: Vec<u8>,
+    /// Earliest fixed-period boundary of any queue (`u64::MAX`: none).
+    next_boundary: u64,
+}
+
+impl Hcf {
+    pub fn new(d: &Derived) -> Self {
+        let mut slot = vec![u16::MAX; d.ports * QUEUES];
+        for (i, h) in d.hcf.iter().enumerate() {
+            slot[h.port as usize * QUEUES + h.queue as usize] = i as u16;
         }
-        w
+        Self {
+            queues: d.hcf.iter().map(|&h| HcfQueue::new(h)).collect(),
+            slot,
+            hp_sel: vec![0; d.ports],
+            next_boundary: d
+                .hcf
+                .iter()
+                .filter_map(|h| h.period_cycles)
+                .min()
+                .unwrap_or(u64::MAX),
+        }
     }
 
-    /// Value of wire `i` of [`wires`](Self::wires); `hp` is the physical list now HP.
-    pub fn wire_value(&self, i: usize, hp: u8) -> u64 {
-        match i {
-            0 => self.len[hp as usize] as u64,
-            1 => self.len[(hp ^ 1) as usize] as u64,
-            2 => self.stamp as u64,
-            3 => self.periods as u64,
-            4 => self.last_bin as u64,
-            5 => self.last_verdict as u64,
-            k => self.credit((k - 6) as u32) as u64,
+    /// The egress queues (`port * 8 + q`) that are HCF, in order.
+    pub fn queue_ids(&self) -> Vec<usize> {
+        self.queues
+            .iter()
+            .map(|h| h.p.port as usize * QUEUES + h.p.queue as usize)
+            .collect()
+    }
+
+    /// The HCF block of queue `q` of `port`.
+    pub fn queue(&self, port: usize, q: usize) -> Option<&HcfQueue> {
+        let slot = *self.slot.get(port * QUEUES + q)?;
+        (slot != u16::MAX).then(|| &self.queues[slot as usize])
+    }
+
+    /// The dequeue mux selects of `port`: bit `q` set when list 1 is queue `q`'s HP list.
+    #[inline]
+    pub fn hp_sel(&self, port: usize) -> u8 {
+        self.hp_sel[port]
+    }
+
+    /// The physical list that is HP in queue `q` of `port`.
+    #[inline]
+    pub fn hp_list(&self, port: usize, q: usize) -> u8 {
+        (self.hp_sel[port] >> q) & 1
+    }
+
+    /// Admission: the list an admitted packet of `ncells` joins in queue `q` of `port`.
+    #[inline]
+    pub fn arrive(&mut self, port: usize, q: usize, tuple: &FiveTuple, ncells: u16) -> Arrival {
+        let slot = self.slot[port * QUEUES + q];
+        if slot == u16::MAX {
+            return Arrival::Fifo;
         }
+        let hp = self.hp_list(port, q);
+        match self.queues[slot as usize].arrive(tuple, ncells, hp) {
+            Some(list) => Arrival::List(list),
+            None => Arrival::Drop,
+        }
+    }
+
+    /// A packet of `ncells` leaves physical list `list` of queue `q` of `port` in cycle
+    /// `now`; a new period swaps the select.
+    #[inline]
+    pub fn depart(
+        &mut self,
+        port: usize,
+        q: usize,
+        list: u8,
+        ncells: u16,
+        now: u64,
+    ) -> Result<(), String> {
+        let slot = self.slot[port * QUEUES + q];
+        if slot == u16::MAX {
+            return Ok(());
+        }
+        let hp = self.hp_list(port, q);
+        let h = &mut self.queues[slot as usize];
+        if h.depart(list, ncells, hp, now)? && h.swap {
+            self.hp_sel[port] ^= 1 << q;
+        }
+        Ok(())
+    }
+
+    /// The first cycle at or after the last evaluation with a fixed-period boundary.
+    pub fn next_boundary(&self) -> u64 {
+        self.next_boundary
+    }
+
+    /// `egress.pNN.qQ.hcf.*` of an HCF queue.
+    pub fn probe_queue<V: Visit>(&self, port: usize, q: usize, v: &mut V) {
+        if let Some(h) = self.queue(port, q) {
+            let hp = self.hp_list(port, q);
+            v.scope("hcf", |v| {
+                v.wire("hp_sel", 1, hp as u64);
+                h.probe(hp, v);
+            });
+        }
+    }
+}
+
+impl<'a> Block<(), &'a mut Dirty> for Hcf {
+    /// The fixed-period boundaries of this cycle (IV-C), after its arrivals.
+    fn eval(&mut self, now: u64, _: (), dirty: &'a mut Dirty) -> Result<(), BlockError> {
+        if now < self.next_boundary {
+            return Ok(());
+        }
+        let mut next = u64::MAX;
+        for h in &mut self.queues {
+            if h.next_boundary == now {
+                let (p, q) = (h.p.port as usize, h.p.queue as usize);
+                let hp = (self.hp_sel[p] >> q) & 1;
+                if h.boundary(now, hp) && h.swap {
+                    self.hp_sel[p] ^= 1 << q;
+                }
+                dirty.egress(p);
+            }
+            next = next.min(h.next_boundary);
+        }
+        self.next_boundary = next;
+        Ok(())
+    }
+}
+
+impl Clocked for Hcf {
+    /// Arrivals, departures and boundaries change the registers during the cycle, in the
+    /// order of the phase table; the edge has nothing left to latch.
+    fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        Ok(())
     }
 }
 

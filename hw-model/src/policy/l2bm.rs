@@ -52,9 +52,18 @@
 //!   must not drop, so RoCE deployments give lossless egress queues an unlimited (static
 //!   maximum) threshold and let ingress PFC do the limiting.
 
+use super::sih::off_on_headroom;
+use super::BufferPolicy;
+use crate::accounting::Accounting;
+use crate::admission::{self, Plan, Pools, QueueView, Request};
 use crate::config::{Derived, CNT_BITS, QUEUES};
 use crate::dt_threshold::DtThreshold;
-use rtl::{Probed, RecipDivider, SatSub};
+use crate::mmu::Fault;
+use crate::pfc::fsm::PfcFsm;
+use crate::ports::{each_port, FlowRequests};
+use crate::probes::Dirty;
+use crate::wires::DropReason;
+use rtl::{BlockError, Clocked, Probed, RecipDivider, SatSub, Visit};
 
 /// Width of a time stamp (`t_prev`, a descriptor's `due`): cycles.
 pub const TIME_BITS: u32 = 48;
@@ -134,9 +143,6 @@ pub struct EstUnit {
 }
 
 impl EstUnit {
-    pub const WIRES: [(&'static str, u32); 3] =
-        [("q_out", CNT_BITS), ("k", K_BITS), ("est", EST_BITS)];
-
     #[inline]
     pub fn eval(&mut self, q_out: u32, k: u32) -> u64 {
         debug_assert!(q_out as u64 <= mask(CNT_BITS), "q_out {q_out}");
@@ -145,9 +151,13 @@ impl EstUnit {
         self.est = ((q_out as u64 * k as u64) >> K_FRAC).min(mask(EST_BITS));
         self.est
     }
+}
 
-    pub fn wire_value(&self, i: usize) -> u64 {
-        [self.q_out as u64, self.k as u64, self.est][i]
+impl Probed for EstUnit {
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("q_out", CNT_BITS, self.q_out as u64);
+        v.wire("k", K_BITS, self.k as u64);
+        v.wire("est", EST_BITS, self.est);
     }
 }
 
@@ -173,8 +183,10 @@ pub struct ThrUnit {
 }
 
 impl ThrUnit {
+    /// A unit whose input registers are zero out of reset, its outputs showing what
+    /// those inputs give (an empty queue's saturated weight) from the first sample on.
     pub fn new(xon: bool, delta: u32) -> Self {
-        Self {
+        let mut u = Self {
             pg: 0,
             tau: 0,
             c: 0,
@@ -184,7 +196,9 @@ impl ThrUnit {
             t: 0,
             sub_xon: xon.then(|| SatSub::new(CNT_BITS)),
             delta,
-        }
+        };
+        u.eval(0, 0, 0, 0);
+        u
     }
 
     /// Evaluate for queue `pg` with the registered `tau`, `C` and pool threshold; returns
@@ -207,47 +221,19 @@ impl ThrUnit {
     pub fn xon(&self) -> u32 {
         self.sub_xon.as_ref().map_or(0, |s| s.y() as u32)
     }
+}
 
-    /// Wire names (relative to the unit) and widths.
-    pub fn wires(&self) -> Vec<(String, u32)> {
-        let mut w = vec![
-            ("pg".to_string(), 3),
-            ("tau".to_string(), TAU_BITS),
-            ("c".to_string(), C_BITS),
-        ];
-        w.extend(
-            self.div
-                .wires()
-                .iter()
-                .map(|x| (format!("div.{}", x.name), x.width)),
-        );
-        w.push(("w".to_string(), W_BITS));
-        w.push(("t_base".to_string(), CNT_BITS));
-        w.push(("t".to_string(), CNT_BITS));
+impl Probed for ThrUnit {
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("pg", 3, self.pg as u64);
+        v.wire("tau", TAU_BITS, self.tau);
+        v.wire("c", C_BITS, self.c);
+        v.unit("div", &self.div);
+        v.wire("w", W_BITS, self.w);
+        v.wire("t_base", CNT_BITS, self.t_base as u64);
+        v.wire("t", CNT_BITS, self.t as u64);
         if let Some(s) = &self.sub_xon {
-            w.extend(
-                s.wires()
-                    .iter()
-                    .map(|x| (format!("sub_xon.{}", x.name), x.width)),
-            );
-        }
-        w
-    }
-
-    pub fn wire_value(&self, i: usize) -> u64 {
-        let nd = self.div.wires().len();
-        match i {
-            0 => self.pg as u64,
-            1 => self.tau,
-            2 => self.c,
-            i if i < 3 + nd => self.div.wire_value(i - 3),
-            i if i == 3 + nd => self.w,
-            i if i == 4 + nd => self.t_base as u64,
-            i if i == 5 + nd => self.t as u64,
-            i => self
-                .sub_xon
-                .as_ref()
-                .map_or(0, |s| s.wire_value(i - 6 - nd)),
+            v.unit("sub_xon", s);
         }
     }
 }
@@ -284,6 +270,8 @@ pub struct L2bm {
     eg_touched: Vec<u16>,
     pend: Vec<Pending>,
     touched: Vec<u16>,
+    /// `eta` per ingress port, cells (headroom per lossless queue, as under SIH).
+    eta: Vec<u32>,
 }
 
 impl L2bm {
@@ -302,12 +290,13 @@ impl L2bm {
             eg_touched: Vec::with_capacity(d.ports),
             pend: vec![Pending::default(); n],
             touched: Vec::with_capacity(2 * d.ports),
+            eta: d.eta_cells.clone(),
         }
     }
 
-    /// Start of a cycle: the same-cycle grant bypass starts empty.
+    /// The same-cycle grant bypass starts empty (admission of a new cycle).
     #[inline]
-    pub fn begin_cycle(&mut self) {
+    pub fn clear_grants(&mut self) {
         for &qi in &self.eg_touched {
             self.eg_granted[qi as usize] = 0;
         }
@@ -364,9 +353,9 @@ impl L2bm {
         self.push(qi, -(due as i64 - now as i64), -1);
     }
 
-    /// The edge: apply the cycle's events of each touched queue, recompute its `tau` and
+    /// At the edge: apply the cycle's events of each touched queue, recompute its `tau` and
     /// update `C` by the difference.
-    pub fn commit(&mut self, now: u64) -> Result<(), String> {
+    pub fn apply_events(&mut self, now: u64) -> Result<(), String> {
         for i in 0..self.touched.len() {
             let qi = self.touched[i] as usize;
             let e = std::mem::take(&mut self.pend[qi]);
@@ -433,6 +422,140 @@ impl L2bm {
     }
 }
 
+impl L2bm {
+    /// The QON unit of port `p` checks one of the OFF queues `off` per cycle, round robin
+    /// from its scan pointer: `T_i` (Eq. 3) from the registered `tau`, `C` and `T`, then
+    /// `X_on = T_i - delta`; the queue turns ON with no headroom cells and its shared
+    /// occupancy below `X_on`.
+    fn resume_port(&mut self, p: usize, off: u8, fsm: &mut PfcFsm, acct: &Accounting, t: u32) {
+        let rr = self.qon_rr[p] as u32;
+        let wrapped = (off as u16 | (off as u16) << 8) >> rr;
+        let pg = (wrapped.trailing_zeros() + rr) as usize % QUEUES;
+        self.qon_rr[p] = ((pg + 1) % QUEUES) as u8;
+        let [_, shared, headroom] = acct.group(p, pg);
+        let tau = self.rec[p * QUEUES + pg].tau;
+        self.qon[p].eval(pg as u8, tau, self.c, t);
+        if headroom == 0 && shared < self.qon[p].xon() {
+            fsm.to_on(p, pg);
+        }
+    }
+}
+
+impl BufferPolicy for L2bm {
+    const RECORDS_DEQUEUES: bool = true;
+
+    fn thresholds(&mut self, _: u32, acct: &Accounting, _: &mut Dirty) {
+        self.dt_egress.eval(acct.lossy_total.get());
+    }
+
+    fn start_admission(&mut self) {
+        self.clear_grants();
+    }
+
+    /// `T_i = (C / tau_i) * T` (Eq. 3).
+    fn queue_threshold(&mut self, r: &Request, t: u32) -> u32 {
+        let tau = self.rec[r.qi].tau;
+        self.adm[r.port].eval(r.pg as u8, tau, self.c, t)
+    }
+
+    fn decide(
+        &mut self,
+        r: &Request,
+        v: QueueView,
+        pools: &Pools,
+        acct: &Accounting,
+        _: &PfcFsm,
+    ) -> Result<Plan, DropReason> {
+        if r.lossless {
+            admission::lossless(r.n, v, pools.lossless, self.eta[r.port])
+        } else {
+            let eg = acct.egress[r.eq].get() + self.granted(r.eq);
+            admission::l2bm_lossy(r.n, v, pools.lossy, eg, self.dt_egress.t())
+        }
+    }
+
+    fn flow_control(
+        &self,
+        r: &Request,
+        outcome: Option<&Plan>,
+        _: u32,
+        _: &Accounting,
+        req: &mut FlowRequests,
+    ) {
+        off_on_headroom(r, outcome, req);
+    }
+
+    fn admitted(&mut self, r: &Request, acct: &Accounting, now: u64) -> u64 {
+        let eg = acct.egress[r.eq].get();
+        self.enqueue(r.port, r.qi, r.dst, r.eq, eg, r.n, now)
+    }
+
+    fn resume(&mut self, fsm: &mut PfcFsm, acct: &Accounting, t: u32, dirty: &mut Dirty) {
+        for p in each_port(fsm.off_ports()) {
+            let off = fsm.resumable(p);
+            if off != 0 {
+                self.resume_port(p, off, fsm, acct, t);
+                dirty.ingress(p);
+            }
+        }
+    }
+
+    fn dequeued(&mut self, qi: usize, due: u64, now: u64) {
+        self.dequeue(qi, due, now);
+    }
+
+    fn commit(&mut self, cycle: u64) -> Result<(), BlockError> {
+        self.dt_egress.commit(cycle)?;
+        self.apply_events(cycle).map_err(BlockError)
+    }
+
+    fn probe_pool_units<V: Visit>(&self, v: &mut V) {
+        v.scope("l2bm", |v| {
+            v.wire("c", C_BITS, self.c);
+            v.unit("dt_egress", &self.dt_egress);
+        });
+    }
+
+    fn probe_port<V: Visit>(&self, p: usize, _: &PfcFsm, _: &Accounting, v: &mut V) {
+        v.scope("l2bm", |v| {
+            v.unit("est", &self.est[p]);
+            v.unit("adm", &self.adm[p]);
+            v.unit("qon", &self.qon[p]);
+            v.wire("qon_rr", 3, self.qon_rr[p] as u64);
+        });
+    }
+
+    fn probe_group<V: Visit>(&self, p: usize, pg: usize, v: &mut V) {
+        let rec = &self.rec[p * QUEUES + pg];
+        v.scope("l2bm", |v| {
+            v.wire("t_total", TOTAL_BITS, rec.t_total as u64);
+            v.wire("n", CNT_BITS, rec.n as u64);
+            v.wire("t_prev", TIME_BITS, rec.t_prev);
+            v.wire("tau", TAU_BITS, rec.tau);
+        });
+    }
+
+    fn busy(&self, fsm: &PfcFsm) -> bool {
+        fsm.off_ports() != 0
+    }
+
+    fn settled(&self, _: u32, acct: &Accounting) -> bool {
+        self.dt_egress.settled(acct.lossy_total.get())
+    }
+
+    fn check_registers(&self, packets: impl Iterator<Item = (usize, u64)>) -> Result<(), String> {
+        self.check(packets)
+    }
+
+    fn inject(&mut self, f: Fault) {
+        match f {
+            Fault::L2bmSkewCount => self.rec[0].n += 1,
+            Fault::L2bmSkewTotal => self.rec[0].t_total += 1,
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,31 +582,31 @@ mod tests {
         // first one's cells (the bypass).
         let d2 = l.enqueue(1, 8 + 3, 5, 5 * 8 + 3, 0, 8, 10);
         assert_eq!(d2, 10 + 266);
-        l.commit(10).unwrap();
+        l.apply_events(10).unwrap();
         assert_eq!(l.rec[3].t_total, 133);
         assert_eq!(l.rec[3].n, 1);
         assert_eq!(l.c, 133 + 266);
         // Next cycle: the bypass is clear; 4 cells already in the egress queue.
-        l.begin_cycle();
+        l.clear_grants();
         let d3 = l.enqueue(0, 3, 6, 6 * 8 + 3, 4, 1, 50);
         assert_eq!(d3, 50 + ((5 * l.k[6] as u64) >> 16));
-        l.commit(50).unwrap();
+        l.apply_events(50).unwrap();
         // Aged by 1 packet * 40 cycles, plus 83.
         assert_eq!(l.rec[3].t_total, 133 - 40 + 83);
         assert_eq!(l.rec[3].n, 2);
         assert_eq!(l.rec[3].tau, 88);
         // The first packet leaves late, at 200 (overdue by 57): its remainder is -57.
         l.dequeue(3, d1, 200);
-        l.commit(200).unwrap();
+        l.apply_events(200).unwrap();
         // The packet left is overdue too (due 133): t_total is negative, tau is 0.
         assert_eq!(l.rec[3].t_total, d3 as i64 - 200);
         assert_eq!(l.rec[3].n, 1);
         assert_eq!(l.rec[3].tau, 0);
         // Port 1's packet leaves overdue: its queue is empty and exactly 0 again. Queue 3
         // has no event, so its registers hold (not aged between events).
-        l.begin_cycle();
+        l.clear_grants();
         l.dequeue(8 + 3, d2, 300);
-        l.commit(300).unwrap();
+        l.apply_events(300).unwrap();
         assert_eq!(
             l.rec[8 + 3],
             Recorder {
@@ -495,7 +618,7 @@ mod tests {
         l.check([(3, d3)].into_iter()).unwrap();
         assert_eq!(l.c, 0);
         l.dequeue(3, d3, 400);
-        l.commit(400).unwrap();
+        l.apply_events(400).unwrap();
         assert_eq!(
             l.rec[3],
             Recorder {
@@ -511,7 +634,7 @@ mod tests {
     fn dequeue_of_a_packet_never_enqueued_is_an_error() {
         let mut l = block();
         l.dequeue(0, 5, 5);
-        assert!(l.commit(5).unwrap_err().contains("N would become -1"));
+        assert!(l.apply_events(5).unwrap_err().contains("N would become -1"));
     }
 
     proptest! {
@@ -539,7 +662,7 @@ mod tests {
             }
             prop_assert!(t >= t_base, "w >= 1: never below DT");
             prop_assert_eq!(u.xon(), t.saturating_sub(15));
-            prop_assert_eq!(u.wire_value(u.wires().len() - 1) as u32, u.xon());
+            prop_assert_eq!(rtl::probes_of(&u).last().unwrap().2 as u32, u.xon());
         }
 
         /// `tau = t_total / N` by the divider, within `eps * tau + 1`.

@@ -1,0 +1,218 @@
+//! `make bench`'s table: the built-ins run through the testbench library, as `mmu-sim run`
+//! runs them, timed in CPU time of the running thread (`RunMeta::cpu_seconds`), without
+//! waves and with every signal dumped to a VCD; then the model's cycle loop alone under
+//! criterion's load ([`mmu_bench::Load`]). Run it pinned to one core (`make bench` does:
+//! `taskset -c 1`); each figure is the median of `--runs` runs, with their range.
+
+use clap::Parser;
+use hw_model::{Mmu, Policy, SwitchConfig};
+use mmu_bench::{run, Load, CYCLES};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use testbench::sim::thread_cpu_seconds;
+use testbench::{builtin, Overrides, Sim};
+use wave::{Format, SignalFilter, Window};
+
+#[derive(Parser)]
+#[command(about = "Time the built-ins and the cycle loop (CPU time of this thread)")]
+struct Args {
+    /// Runs of each case; the table shows the median and the range.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    runs: u32,
+    /// Leave out the runs with a VCD.
+    #[arg(long)]
+    no_waves: bool,
+    /// Directory of the VCD files (each deleted after its run).
+    #[arg(long, default_value_os_t = std::env::temp_dir())]
+    wave_dir: PathBuf,
+    /// Only the cases whose name contains one of these words (all by default).
+    cases: Vec<String>,
+}
+
+/// One row: a built-in with its overrides.
+struct Case {
+    name: &'static str,
+    scenario: &'static str,
+    policy: Option<Policy>,
+    cycles: Option<u64>,
+}
+
+const CASES: [Case; 7] = [
+    Case {
+        name: "occamy-shaped",
+        scenario: "occamy-shaped",
+        policy: None,
+        cycles: None,
+    },
+    Case {
+        name: "fanin-burst",
+        scenario: "fanin-burst",
+        policy: None,
+        cycles: None,
+    },
+    Case {
+        name: "fanin-burst 2M",
+        scenario: "fanin-burst",
+        policy: None,
+        cycles: Some(2_000_000),
+    },
+    Case {
+        name: "fanin-burst dsh",
+        scenario: "fanin-burst",
+        policy: Some(Policy::Dsh),
+        cycles: None,
+    },
+    Case {
+        name: "fanin-burst l2bm",
+        scenario: "fanin-burst",
+        policy: Some(Policy::L2bm),
+        cycles: None,
+    },
+    Case {
+        name: "hcf-tcp",
+        scenario: "hcf-tcp",
+        policy: None,
+        cycles: None,
+    },
+    Case {
+        name: "ecm-fanin",
+        scenario: "ecm-fanin",
+        policy: None,
+        cycles: None,
+    },
+];
+
+/// What one run gave.
+struct Sample {
+    cycles: u64,
+    cells: u64,
+    cpu: f64,
+    /// Bytes of the VCD, if one was written.
+    vcd: Option<u64>,
+}
+
+fn run_case(c: &Case, vcd: Option<&Path>) -> Result<Sample, String> {
+    let scenario = builtin::load(c.scenario).map_err(|e| e.to_string())?;
+    let ov = Overrides {
+        policy: c.policy,
+        cycles: c.cycles,
+        ..Overrides::default()
+    };
+    let mut sim = Sim::new(&scenario, ov).map_err(|e| e.to_string())?;
+    if let Some(path) = vcd {
+        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        sim.attach_waves(file, path, Format::Vcd, &SignalFilter::all(), Window::all())
+            .map_err(|e| e.to_string())?;
+    }
+    let s = sim.run(|_| {}).map_err(|e| e.to_string())?;
+    if !s.ok() {
+        return Err(format!("{}: the run failed its checks\n{s}", c.name));
+    }
+    let bytes = vcd.map(|p| {
+        let n = std::fs::metadata(p).map_or(0, |m| m.len());
+        let _ = std::fs::remove_file(p);
+        let _ = std::fs::remove_file(testbench::waves::gtkw_path(p));
+        n
+    });
+    Ok(Sample {
+        cycles: s.cycles,
+        cells: s.cells_injected,
+        cpu: s.run.cpu_seconds,
+        vcd: bytes,
+    })
+}
+
+/// The cycle loop of the criterion benchmark, warmed up as there.
+fn cycle_loop() -> Sample {
+    let d = SwitchConfig::tomahawk()
+        .build()
+        .expect("tomahawk profile is valid");
+    let mut mmu = Mmu::new(d);
+    let mut load = Load::new(&mmu);
+    run(&mut mmu, &mut load);
+    let t0 = thread_cpu_seconds();
+    run(&mut mmu, &mut load);
+    Sample {
+        cycles: CYCLES,
+        cells: 0,
+        cpu: thread_cpu_seconds() - t0,
+        vcd: None,
+    }
+}
+
+/// Median and range of `f` over the samples, formatted as `median (min-max)`.
+fn spread(samples: &[Sample], f: impl Fn(&Sample) -> f64, digits: usize) -> String {
+    let mut v: Vec<f64> = samples.iter().map(f).collect();
+    v.sort_by(f64::total_cmp);
+    let (lo, mid, hi) = (v[0], v[v.len() / 2], v[v.len() - 1]);
+    if v.len() == 1 {
+        format!("{mid:.digits$}")
+    } else {
+        format!("{mid:.digits$} ({lo:.digits$}-{hi:.digits$})")
+    }
+}
+
+fn mega_per_s(n: u64, s: &Sample) -> f64 {
+    if s.cpu > 0.0 {
+        n as f64 / s.cpu / 1e6
+    } else {
+        0.0
+    }
+}
+
+fn row(name: &str, plain: &[Sample], waves: &[Sample]) -> String {
+    let first = &plain[0];
+    let cells = if first.cells > 0 {
+        spread(plain, |s| mega_per_s(s.cells, s), 2)
+    } else {
+        "-".to_string()
+    };
+    let (wave_cps, wave_mb) = match waves.first().and_then(|s| s.vcd) {
+        Some(bytes) => (
+            spread(waves, |s| mega_per_s(s.cycles, s), 2),
+            format!("{:.1}", bytes as f64 / 1e6),
+        ),
+        None => ("-".to_string(), "-".to_string()),
+    };
+    format!(
+        "| {name} | {} | {} | {} | {cells} | {wave_cps} | {wave_mb} |",
+        first.cycles,
+        spread(plain, |s| s.cpu, 3),
+        spread(plain, |s| mega_per_s(s.cycles, s), 2),
+    )
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    let wanted =
+        |name: &str| a.cases.is_empty() || a.cases.iter().any(|w| name.contains(w.as_str()));
+    println!("| case | cycles | CPU s | M cycles/s | M cells/s | M cycles/s, VCD | VCD MB |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for c in CASES.iter().filter(|c| wanted(c.name)) {
+        let vcd = a
+            .wave_dir
+            .join(format!("mmu-bench-{}.vcd", std::process::id()));
+        let mut plain = Vec::new();
+        let mut waves = Vec::new();
+        for _ in 0..a.runs {
+            let measured = run_case(c, None).and_then(|p| {
+                plain.push(p);
+                if a.no_waves {
+                    return Ok(());
+                }
+                waves.push(run_case(c, Some(&vcd))?);
+                Ok(())
+            });
+            if let Err(e) = measured {
+                eprintln!("bench: {}: {e}", c.name);
+                return ExitCode::FAILURE;
+            }
+        }
+        println!("{}", row(c.name, &plain, &waves));
+    }
+    if wanted("cycle loop") {
+        let samples: Vec<Sample> = (0..a.runs).map(|_| cycle_loop()).collect();
+        println!("{}", row("cycle loop (criterion's load)", &samples, &[]));
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,5 @@
+//! Priority flow control: generation of PAUSE / RESUME frames from the ingress queues'
+//! state (`fsm.rs`), and reception of the frames the downstream devices send (`rx.rs`).
+
+pub mod fsm;
+pub mod rx;

@@ -1,0 +1,98 @@
+//! The bundles that pass between blocks inside a cycle, each written by one phase and read
+//! by a later one (docs/architecture.md, "Signals between blocks"). Port sets are `u64`
+//! words (`MAX_PORTS` = 64), walked with find-first-set.
+
+/// Flow-control requests of admission (phase 2) to PFC generation (phase 3): the queues and
+/// ports a packet of this cycle charged to headroom or insurance, or pushed above `X_qoff`
+/// or `X_poff`, or that dropped a lossless packet.
+#[derive(Debug, Clone)]
+pub struct FlowRequests {
+    /// Bit `pg` of `off[p]`: ingress queue `(p, pg)` turns (or stays) QOFF.
+    off: Vec<u8>,
+    /// Ports with a bit in `off`.
+    off_ports: u64,
+    /// Ports that turn (or stay) POFF.
+    poff: u64,
+}
+
+impl FlowRequests {
+    pub fn new(ports: usize) -> Self {
+        Self {
+            off: vec![0; ports],
+            off_ports: 0,
+            poff: 0,
+        }
+    }
+
+    #[inline]
+    pub fn off(&mut self, port: usize, pg: usize) {
+        self.off[port] |= 1 << pg;
+        self.off_ports |= 1 << port;
+    }
+
+    #[inline]
+    pub fn poff(&mut self, port: usize) {
+        self.poff |= 1 << port;
+    }
+
+    /// Ports with a request of either kind.
+    #[inline]
+    pub fn ports(&self) -> u64 {
+        self.off_ports | self.poff
+    }
+
+    /// The queues of `port` that must turn QOFF.
+    #[inline]
+    pub fn off_of(&self, port: usize) -> u8 {
+        self.off[port]
+    }
+
+    #[inline]
+    pub fn poff_ports(&self) -> u64 {
+        self.poff
+    }
+
+    /// Forget the requests (PFC generation has taken them).
+    #[inline]
+    pub fn clear(&mut self) {
+        let mut ports = std::mem::take(&mut self.off_ports);
+        while ports != 0 {
+            let p = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            self.off[p] = 0;
+        }
+        self.poff = 0;
+    }
+}
+
+/// Iterate the set bits of a port set in ascending order.
+#[inline]
+pub fn each_port(mut ports: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (ports != 0).then(|| {
+            let p = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            p
+        })
+    })
+}
+
+#[inline]
+fn mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// Rotate an `n`-bit port set right by `r`, so bit `i` of the result is port
+/// `(i + r) % n`: the round-robin order starting at port `r`.
+#[inline]
+pub fn rotate_ports(bits: u64, r: usize, n: usize) -> u64 {
+    if r == 0 {
+        bits & mask(n)
+    } else {
+        ((bits >> r) | (bits << (n - r))) & mask(n)
+    }
+}
