@@ -21,7 +21,7 @@ use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
-use crate::ports::rotate_ports;
+use crate::ports::{each_port, rotate_ports};
 use crate::probes::Dirty;
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
@@ -96,6 +96,10 @@ pub struct Egress {
     pub sched: Vec<Dwrr>,
     read_cells: u32,
     read_rr: usize,
+    /// Ports with a finite `wake`, and the earliest of their wakes: the phase looks at no
+    /// port before that cycle unless kicked.
+    timed: u64,
+    wake_min: u64,
     latency: u64,
     cell_bits: u64,
     overhead_bits: u64,
@@ -139,10 +143,25 @@ impl Egress {
                 .collect(),
             read_cells: d.cfg.sram_read_cells_per_cycle,
             read_rr: 0,
+            timed: 0,
+            wake_min: u64::MAX,
             latency: d.cfg.sram_read_latency as u64,
             cell_bits: d.cfg.cell_bytes as u64 * 8,
             overhead_bits: d.cfg.packet_overhead_bytes as u64 * 8,
         }
+    }
+
+    /// The first cycle in which a port must be evaluated without a kick (`u64::MAX`: none).
+    #[inline]
+    pub fn next_wake(&self) -> u64 {
+        self.wake_min
+    }
+
+    /// Jump over `cycles` cycles in which no port was evaluated: only the round-robin
+    /// pointer moves (one port a cycle).
+    pub fn skip(&mut self, cycles: u64) {
+        let n = self.ports.len();
+        self.read_rr = ((self.read_rr as u64 + cycles) % n as u64) as usize;
     }
 
     /// `egress.pNN.{tx_state, tx_queue}`.
@@ -368,9 +387,11 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         let mut budget = self.read_cells;
         let mut active =
             input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();
-        for (p, e) in self.ports.iter().enumerate() {
-            if e.wake <= now {
-                active |= 1 << p;
+        if now >= self.wake_min {
+            for p in each_port(self.timed) {
+                if self.ports[p].wake <= now {
+                    active |= 1 << p;
+                }
             }
         }
         let mut rest = rotate_ports(active, self.read_rr, n);
@@ -380,6 +401,19 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             let p = (i + self.read_rr) % n;
             out.dirty.egress(p);
             self.visit(now, p, &mut budget, &mut input, &mut out)?;
+        }
+        if active != 0 {
+            for p in each_port(active) {
+                if self.ports[p].wake == u64::MAX {
+                    self.timed &= !(1 << p);
+                } else {
+                    self.timed |= 1 << p;
+                }
+            }
+            self.wake_min = each_port(self.timed)
+                .map(|p| self.ports[p].wake)
+                .min()
+                .unwrap_or(u64::MAX);
         }
         self.read_rr = (self.read_rr + 1) % n;
         Ok(())
