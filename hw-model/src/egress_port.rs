@@ -96,8 +96,9 @@ pub struct Egress {
     pub sched: Vec<Dwrr>,
     read_cells: u32,
     read_rr: usize,
-    /// Ports with a finite `wake`, and the earliest of their wakes: the phase looks at no
-    /// port before that cycle unless kicked.
+    /// Ports with a finite `wake`, and a lower bound of their wakes (exact after a cycle
+    /// in which a port was due): the phase looks at no port before that cycle unless
+    /// kicked.
     timed: u64,
     wake_min: u64,
     latency: u64,
@@ -151,7 +152,7 @@ impl Egress {
         }
     }
 
-    /// The first cycle in which a port must be evaluated without a kick (`u64::MAX`: none).
+    /// No port must be evaluated without a kick before this cycle (`u64::MAX`: none).
     #[inline]
     pub fn next_wake(&self) -> u64 {
         self.wake_min
@@ -387,10 +388,17 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         let mut budget = self.read_cells;
         let mut active =
             input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();
+        // The earliest wake of the ports not visited now (a lower bound when no port was
+        // due: a kicked port's old wake may be the one it keeps).
+        let mut later = self.wake_min;
         if now >= self.wake_min {
+            later = u64::MAX;
             for p in each_port(self.timed) {
-                if self.ports[p].wake <= now {
+                let wake = self.ports[p].wake;
+                if wake <= now {
                     active |= 1 << p;
+                } else {
+                    later = later.min(wake);
                 }
             }
         }
@@ -402,19 +410,16 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             out.dirty.egress(p);
             self.visit(now, p, &mut budget, &mut input, &mut out)?;
         }
-        if active != 0 {
-            for p in each_port(active) {
-                if self.ports[p].wake == u64::MAX {
-                    self.timed &= !(1 << p);
-                } else {
-                    self.timed |= 1 << p;
-                }
+        for p in each_port(active) {
+            let wake = self.ports[p].wake;
+            if wake == u64::MAX {
+                self.timed &= !(1 << p);
+            } else {
+                self.timed |= 1 << p;
+                later = later.min(wake);
             }
-            self.wake_min = each_port(self.timed)
-                .map(|p| self.ports[p].wake)
-                .min()
-                .unwrap_or(u64::MAX);
         }
+        self.wake_min = later;
         self.read_rr = (self.read_rr + 1) % n;
         Ok(())
     }

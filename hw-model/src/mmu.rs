@@ -405,7 +405,7 @@ impl Core {
         let now = self.cycle;
         let (occ, occ_lossy) = self.occupancy();
         if self.settling
-            || policy.busy(&self.fsm)
+            || policy.busy(&self.fsm, self.dt.t())
             || !self.dt.settled(occ)
             || !self.dt_lossy.settled(occ_lossy)
             || !policy.settled(self.dt.t(), &self.acct)
