@@ -373,10 +373,15 @@ impl Core {
     ) -> Result<(), BlockError> {
         self.dirty.reset();
         for (_, blocks) in PHASES {
-            let mut order = [Unit::Dt; 4];
-            let order = &mut order[..blocks.len()];
-            order.copy_from_slice(blocks);
-            self.shuffle(order);
+            let mut shuffled = [Unit::Dt; 4];
+            let order = if self.order.is_some() {
+                let order = &mut shuffled[..blocks.len()];
+                order.copy_from_slice(blocks);
+                self.shuffle(order);
+                order
+            } else {
+                blocks
+            };
             for &unit in order.iter() {
                 self.eval(unit, policy, inp, out)?;
             }
