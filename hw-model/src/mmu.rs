@@ -97,17 +97,37 @@ pub enum Unit {
     WriteStage,
 }
 
-/// The phase table: the phases of a cycle in their order, each with its blocks.
-pub const PHASES: [(&str, &[Unit]); 5] = [
-    (
-        "thresholds",
-        &[Unit::Dt, Unit::DtLossy, Unit::PolicyUnits, Unit::PfcRx],
-    ),
-    ("admission", &[Unit::Admission]),
-    ("flow control", &[Unit::PfcGen, Unit::HcfPeriods, Unit::Ecm]),
-    ("egress", &[Unit::Transmitters]),
-    ("write", &[Unit::WriteStage]),
-];
+/// Declares the phase table [`PHASES`] and, from the same list, `Core::eval_in_order`:
+/// every block called directly in the table's order, which is what `Core::step` runs
+/// unless the order is shuffled (no dispatch on [`Unit`] per block and cycle).
+macro_rules! phase_table {
+    ($($phase:literal: [$($unit:ident),+];)+) => {
+        /// The phase table: the phases of a cycle in their order, each with its blocks.
+        pub const PHASES: [(&str, &[Unit]); [$($phase),+].len()] =
+            [$(($phase, &[$(Unit::$unit),+])),+];
+
+        impl Core {
+            /// The blocks of [`PHASES`] in the table's order.
+            fn eval_in_order<P: BufferPolicy>(
+                &mut self,
+                policy: &mut P,
+                inp: &Inputs,
+                out: &mut Outputs,
+            ) -> Result<(), BlockError> {
+                $($(self.eval(Unit::$unit, policy, inp, out)?;)+)+
+                Ok(())
+            }
+        }
+    };
+}
+
+phase_table! {
+    "thresholds": [Dt, DtLossy, PolicyUnits, PfcRx];
+    "admission": [Admission];
+    "flow control": [PfcGen, HcfPeriods, Ecm];
+    "egress": [Transmitters];
+    "write": [WriteStage];
+}
 
 /// A block with state at the clock edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,22 +147,38 @@ enum Edge {
     Transmitters,
 }
 
-/// Every block's edge, in any order.
-const EDGE: [Edge; 13] = [
-    Edge::Counters,
-    Edge::FreeList,
-    Edge::Queues,
-    Edge::Dt,
-    Edge::DtLossy,
-    Edge::Policy,
-    Edge::PfcRx,
-    Edge::PfcGen,
-    Edge::Hcf,
-    Edge::Ecm,
-    Edge::Admission,
-    Edge::Ingress,
-    Edge::Transmitters,
-];
+/// Declares [`EDGE`], every block's edge, and `Core::commit_in_order`: each called
+/// directly, in the list's order.
+macro_rules! edge_list {
+    ($($edge:ident),+) => {
+        /// Every block's edge, in any order.
+        const EDGE: [Edge; [$(Edge::$edge),+].len()] = [$(Edge::$edge),+];
+
+        impl Core {
+            /// The edges of [`EDGE`] in the list's order.
+            fn commit_in_order<P: BufferPolicy>(&mut self, policy: &mut P) -> Result<(), BlockError> {
+                $(self.commit(Edge::$edge, policy)?;)+
+                Ok(())
+            }
+        }
+    };
+}
+
+edge_list!(
+    Counters,
+    FreeList,
+    Queues,
+    Dt,
+    DtLossy,
+    Policy,
+    PfcRx,
+    PfcGen,
+    Hcf,
+    Ecm,
+    Admission,
+    Ingress,
+    Transmitters
+);
 
 /// The blocks of the switch (everything but the buffer policy) and their wires.
 pub struct Core {
@@ -238,6 +274,7 @@ impl Core {
     }
 
     /// Evaluate one block of the phase table in the current cycle.
+    #[inline(always)]
     fn eval<P: BufferPolicy>(
         &mut self,
         unit: Unit,
@@ -341,6 +378,7 @@ impl Core {
     }
 
     /// The edge of one block.
+    #[inline(always)]
     fn commit<P: BufferPolicy>(&mut self, edge: Edge, policy: &mut P) -> Result<(), BlockError> {
         let now = self.cycle;
         match edge {
@@ -364,6 +402,11 @@ impl Core {
         }
     }
 
+    /// What the edge will move: whether counter updates wait, and the two `T`s before it.
+    fn before_edge(&self) -> (bool, (u32, u32)) {
+        (self.acct.has_updates(), (self.dt.t(), self.dt_lossy.t()))
+    }
+
     /// One core clock cycle: the phases of [`PHASES`], then the edge.
     fn step<P: BufferPolicy>(
         &mut self,
@@ -372,26 +415,28 @@ impl Core {
         out: &mut Outputs,
     ) -> Result<(), BlockError> {
         self.dirty.reset();
-        for (_, blocks) in PHASES {
-            let mut shuffled = [Unit::Dt; 4];
-            let order = if self.order.is_some() {
-                let order = &mut shuffled[..blocks.len()];
+        let moved;
+        let t;
+        if self.order.is_none() {
+            self.eval_in_order(policy, inp, out)?;
+            (moved, t) = self.before_edge();
+            self.commit_in_order(policy)?;
+        } else {
+            for (_, blocks) in PHASES {
+                let mut order = [Unit::Dt; 4];
+                let order = &mut order[..blocks.len()];
                 order.copy_from_slice(blocks);
                 self.shuffle(order);
-                order
-            } else {
-                blocks
-            };
-            for &unit in order.iter() {
-                self.eval(unit, policy, inp, out)?;
+                for &unit in order.iter() {
+                    self.eval(unit, policy, inp, out)?;
+                }
             }
-        }
-        let moved = self.acct.has_updates();
-        let t = (self.dt.t(), self.dt_lossy.t());
-        let mut edge = EDGE;
-        self.shuffle(&mut edge);
-        for e in edge {
-            self.commit(e, policy)?;
+            (moved, t) = self.before_edge();
+            let mut edge = EDGE;
+            self.shuffle(&mut edge);
+            for e in edge {
+                self.commit(e, policy)?;
+            }
         }
         self.settling = moved
             || t != (self.dt.t(), self.dt_lossy.t())
