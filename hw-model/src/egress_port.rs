@@ -21,7 +21,7 @@ use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
-use crate::ports::{each_port, rotate_ports};
+use crate::ports::{each_port, rotate_ports, unrotate};
 use crate::probes::Dirty;
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
@@ -406,7 +406,7 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let p = (i + self.read_rr) % n;
+            let p = unrotate(i, self.read_rr, n);
             out.dirty.egress(p);
             self.visit(now, p, &mut budget, &mut input, &mut out)?;
         }

@@ -20,7 +20,7 @@ use crate::admission::Plan;
 use crate::config::Derived;
 use crate::free_list::FreeList;
 use crate::packet_queue::{Desc, PacketQueues, NULL};
-use crate::ports::rotate_ports;
+use crate::ports::{rotate_ports, unrotate};
 use crate::stats::Stats;
 use crate::wires::{Beat, CellFate, DropReason, Segment};
 use rtl::{Block, BlockError, Clocked, Visit};
@@ -267,7 +267,7 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
             }
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let p = (i + self.write_rr) % n;
+            let p = unrotate(i, self.write_rr, n);
             budget -= 1;
             let Some(ptr) = input.free.pop() else {
                 return Err(BlockError(
