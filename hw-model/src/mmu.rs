@@ -324,17 +324,21 @@ impl Core {
                     dirty: &mut self.dirty,
                 },
             ),
-            Unit::PfcGen => Block::eval(
-                &mut self.fsm,
-                now,
-                FsmIn {
-                    requests: &mut self.requests,
-                    policy,
-                    acct: &self.acct,
-                    t: self.dt.t(),
-                },
-                &mut self.dirty,
-            ),
+            Unit::PfcGen => {
+                let recheck = self.settling || policy.busy(&self.fsm, self.dt.t());
+                Block::eval(
+                    &mut self.fsm,
+                    now,
+                    FsmIn {
+                        requests: &mut self.requests,
+                        recheck,
+                        policy,
+                        acct: &self.acct,
+                        t: self.dt.t(),
+                    },
+                    &mut self.dirty,
+                )
+            }
             Unit::HcfPeriods => Block::eval(&mut self.hcf, now, (), &mut self.dirty),
             Unit::Ecm => Block::eval(
                 &mut self.ecm,
