@@ -21,7 +21,7 @@ use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
-use crate::ports::{each_port, rotate_ports, unrotate};
+use crate::ports::{advance_rr, each_port, rotate_ports, unrotate};
 use crate::probes::Dirty;
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
@@ -161,8 +161,7 @@ impl Egress {
     /// Jump over `cycles` cycles in which no port was evaluated: only the round-robin
     /// pointer moves (one port a cycle).
     pub fn skip(&mut self, cycles: u64) {
-        let n = self.ports.len();
-        self.read_rr = ((self.read_rr as u64 + cycles) % n as u64) as usize;
+        self.read_rr = advance_rr(self.read_rr, cycles, self.ports.len());
     }
 
     /// `egress.pNN.{tx_state, tx_queue}`.

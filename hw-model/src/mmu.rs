@@ -129,28 +129,16 @@ phase_table! {
     "write": [WriteStage];
 }
 
-/// A block with state at the clock edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Edge {
-    Counters,
-    FreeList,
-    Queues,
-    Dt,
-    DtLossy,
-    Policy,
-    PfcRx,
-    PfcGen,
-    Hcf,
-    Ecm,
-    Admission,
-    Ingress,
-    Transmitters,
-}
-
-/// Declares [`EDGE`], every block's edge, and `Core::commit_in_order`: each called
-/// directly, in the list's order.
+/// Declares [`Edge`], [`EDGE`] (every block's edge) and `Core::commit_in_order`: each
+/// edge called directly, in the list's order.
 macro_rules! edge_list {
     ($($edge:ident),+) => {
+        /// A block with state at the clock edge.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum Edge {
+            $($edge),+
+        }
+
         /// Every block's edge, in any order.
         const EDGE: [Edge; [$(Edge::$edge),+].len()] = [$(Edge::$edge),+];
 

@@ -86,6 +86,12 @@ fn mask(n: usize) -> u64 {
     }
 }
 
+/// A round-robin pointer over `n` ports after `cycles` more cycles (one port a cycle).
+#[inline]
+pub fn advance_rr(rr: usize, cycles: u64, n: usize) -> usize {
+    ((rr as u64 + cycles) % n as u64) as usize
+}
+
 /// Port `(i + r) % n` for `i, r < n`: bit `i` of a set rotated by [`rotate_ports`].
 #[inline]
 pub fn unrotate(i: usize, r: usize, n: usize) -> usize {

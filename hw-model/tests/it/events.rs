@@ -15,8 +15,8 @@
 //! `Fault::NextEventIgnoresResumes` (received pauses that run out left out) make the
 //! jumping model pass work, and the test reports it.
 
-use crate::phase_order::{case, differ, fan_in, order_config, signals_differ, Case, Driver, Rx};
-use hw_model::{Fault, Inputs, Mmu, Outputs, PfcFrame, PfcRxMode};
+use crate::phase_order::{case, differ, fan_in, order_config, signals_differ, Case, Rx, Stimulus};
+use hw_model::{Fault, Mmu, Outputs, PfcFrame, PfcRxMode};
 use proptest::prelude::*;
 
 /// What a cycle the jumping model passed over must look like in the stepping one.
@@ -49,31 +49,21 @@ fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<u64, String> {
         b.inject_fault(f);
     }
     let ports = a.config().ports;
-    let mut drv = Driver::new(&a, &case.bursts);
+    let mut stim = Stimulus::new(case, &a);
     let (mut oa, mut ob) = (Outputs::with_ports(ports), Outputs::with_ports(ports));
-    let mut ingress = vec![None; ports];
     let mut jumped = 0;
     for c in 0..cycles {
-        drv.present(c, &mut ingress);
-        let rx: Vec<(u8, PfcFrame)> = case
-            .rx
-            .iter()
-            .filter(|r| r.at as u64 == c)
-            .map(|r| (r.port, r.frame))
-            .collect();
-        let inp = Inputs {
-            ingress: &ingress,
-            pfc_rx: &rx,
-        };
+        stim.advance(c);
+        let inp = stim.inputs();
         a.step(&inp, &mut oa).map_err(|e| e.to_string())?;
         let mut stepped = false;
         if b.cycle() == c {
-            if ingress.iter().all(Option::is_none) && rx.is_empty() {
+            if stim.idle() {
                 let next_rx = case.rx.iter().map(|r| r.at as u64).filter(|&t| t > c);
                 let to = next_rx
                     .min()
                     .unwrap_or(u64::MAX)
-                    .min(drv.next_beat(c + 1))
+                    .min(stim.drv.next_beat(c + 1))
                     .min(b.next_event())
                     .min(cycles);
                 b.skip_to(to).map_err(|e| e.to_string())?;
@@ -92,7 +82,7 @@ fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<u64, String> {
         if let Some(what) = what {
             return Err(format!("cycle {c}: {what}"));
         }
-        drv.obey(&oa.pfc_tx);
+        stim.drv.obey(&oa.pfc_tx);
     }
     Ok(jumped)
 }
@@ -106,17 +96,22 @@ proptest! {
     }
 }
 
-#[test]
-fn ignoring_the_egress_wakes_is_caught() {
-    let case = fan_in();
-    let jumped = run(&case, 8000, &[]).expect("the control: no fault, no difference");
+/// The control run of `case` jumps over more than `min_jumped` cycles with no difference;
+/// with `fault` the difference is found.
+fn fault_is_caught(case: &Case, cycles: u64, min_jumped: u64, fault: Fault) {
+    let jumped = run(case, cycles, &[]).expect("the control: no fault, no difference");
     assert!(
-        jumped > 1000,
+        jumped > min_jumped,
         "the control must jump over idle cycles: {jumped}"
     );
-    // Caught at the wake jumped over, or where the late port first differs.
-    let e = run(&case, 8000, &[Fault::NextEventIgnoresWakeups]).expect_err("must be caught");
+    // Caught at the cycle jumped over, or where the late block first differs.
+    let e = run(case, cycles, &[fault]).expect_err("the fault must be caught");
     assert!(e.starts_with("cycle "), "{e}");
+}
+
+#[test]
+fn ignoring_the_egress_wakes_is_caught() {
+    fault_is_caught(&fan_in(), 8000, 1000, Fault::NextEventIgnoresWakeups);
 }
 
 #[test]
@@ -138,11 +133,5 @@ fn ignoring_the_pause_expiries_is_caught() {
         port: 0,
         frame,
     }];
-    let jumped = run(&case, 40_000, &[]).expect("the control: no fault, no difference");
-    assert!(
-        jumped > 10_000,
-        "the control must jump over idle cycles: {jumped}"
-    );
-    let e = run(&case, 40_000, &[Fault::NextEventIgnoresResumes]).expect_err("must be caught");
-    assert!(e.starts_with("cycle "), "{e}");
+    fault_is_caught(&case, 40_000, 10_000, Fault::NextEventIgnoresResumes);
 }
