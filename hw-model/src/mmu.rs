@@ -71,6 +71,9 @@ pub enum Fault {
     /// [`Mmu::next_event`] leaves out the received pauses that run out (the resumes of
     /// paused classes): a jump can pass the edge that frees a class.
     NextEventIgnoresResumes,
+    /// The global signal block is not marked dirty when only the free cell count moved: a
+    /// waveform sampling the dirty blocks loses those changes.
+    DirtyIgnoresFreeCount,
 }
 
 /// A block of the phase table.
@@ -195,11 +198,18 @@ pub struct Core {
     /// [`Fault::NextEventIgnoresWakeups`], [`Fault::NextEventIgnoresResumes`].
     pub(crate) ignore_wakeups: bool,
     pub(crate) ignore_resumes: bool,
+    /// [`Fault::DirtyIgnoresFreeCount`].
+    pub(crate) ignore_free_count: bool,
     /// The last edge left work for the next cycle whatever the inputs: a beat (its
     /// `beat_valid` falls), cells in an ingress FIFO, counters or a `T` that moved (the
     /// thresholds and QON checks read them), a pause mask that changed, a packet enqueued
     /// (the transmitters look at the last edge's enqueues).
     settling: bool,
+    /// The global signal block may change in the next cycle: the last edge moved the
+    /// counters (the DT subtractors and L2BM's egress DT read them) or a `T` (the
+    /// policy's threshold units read it). In a cycle, the block changes only then, or
+    /// when the edge moves the counters, a `T` or the free cell count.
+    pub(crate) global_next: bool,
     /// [`Mmu::shuffle_phases`]: the source of the evaluation order, if shuffled.
     order: Option<Lfsr32>,
 }
@@ -242,7 +252,9 @@ impl Core {
             read_next_t: false,
             ignore_wakeups: false,
             ignore_resumes: false,
+            ignore_free_count: false,
             settling: true,
+            global_next: true,
             order: None,
             d,
         }
@@ -406,7 +418,8 @@ impl Core {
         inp: &Inputs,
         out: &mut Outputs,
     ) -> Result<(), BlockError> {
-        self.dirty.reset();
+        self.dirty.clear();
+        let free = self.free.count();
         let moved;
         let t;
         if self.order.is_none() {
@@ -430,8 +443,14 @@ impl Core {
                 self.commit(e, policy)?;
             }
         }
+        let t_moved = t != (self.dt.t(), self.dt_lossy.t());
+        let free_moved = self.free.count() != free && !self.ignore_free_count;
+        if self.global_next || moved || t_moved || free_moved {
+            self.dirty.global();
+        }
+        self.global_next = moved || t_moved;
         self.settling = moved
-            || t != (self.dt.t(), self.dt_lossy.t())
+            || t_moved
             || self.ingress.beats() | self.ingress.fifo_ports() != 0
             || self.rx.changed() | self.queues.enqueued_last_cycle() != 0;
         self.cycle += 1;

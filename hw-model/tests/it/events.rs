@@ -11,9 +11,13 @@
 //! the second's (values change only where they change, so a waveform sampled at the
 //! stepped cycles is the same).
 //!
+//! The stepping model's dirty blocks are checked in every cycle as well: every signal that
+//! changed is in a block marked dirty (a waveform writer compares only those).
+//!
 //! Companions: `Fault::NextEventIgnoresWakeups` (the egress ports' wakes left out) and
 //! `Fault::NextEventIgnoresResumes` (received pauses that run out left out) make the
-//! jumping model pass work, and the test reports it.
+//! jumping model pass work, `Fault::DirtyIgnoresFreeCount` leaves a change out of the
+//! dirty blocks, and the test reports each.
 
 use crate::phase_order::{case, differ, fan_in, order_config, signals_differ, Case, Rx, Stimulus};
 use hw_model::{Fault, Mmu, Outputs, PfcFrame, PfcRxMode};
@@ -40,22 +44,45 @@ fn jumped_differ(a: &Mmu, b: &Mmu, oa: &Outputs) -> Option<String> {
     signals_differ(a, b).map(|s| format!("signal changed in a cycle jumped over: {s}"))
 }
 
-/// Run `cycles` of the case on a model that steps every cycle and one that jumps (with
-/// `faults`); the cycles jumped over, or the first cycle they disagree and how.
+/// A signal of `a` that changed since `prev` (updated here) in a block the model did not
+/// mark dirty: a waveform sampling only the dirty blocks would lose that change.
+fn undirtied_change(a: &Mmu, prev: &mut [u64]) -> Option<String> {
+    let dirty = a.dirty_blocks();
+    for (i, old) in prev.iter_mut().enumerate() {
+        let v = a.signal_value(i);
+        let b = a.signal_block(i);
+        if v != *old && dirty[b / 64] & (1 << (b % 64)) == 0 {
+            return Some(format!(
+                "{} changed {old} -> {v} but block {b} is not dirty",
+                a.signals()[i].path
+            ));
+        }
+        *old = v;
+    }
+    None
+}
+
+/// Run `cycles` of the case on a model that steps every cycle and one that jumps, both
+/// with `faults`; the cycles jumped over, or the first cycle they disagree and how.
 fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<u64, String> {
     let d = case.cfg.build().unwrap();
     let (mut a, mut b) = (Mmu::new(d.clone()), Mmu::new(d));
     for &f in faults {
+        a.inject_fault(f);
         b.inject_fault(f);
     }
     let ports = a.config().ports;
     let mut stim = Stimulus::new(case, &a);
     let (mut oa, mut ob) = (Outputs::with_ports(ports), Outputs::with_ports(ports));
     let mut jumped = 0;
+    let mut prev: Vec<u64> = (0..a.signals().len()).map(|i| a.signal_value(i)).collect();
     for c in 0..cycles {
         stim.advance(c);
         let inp = stim.inputs();
         a.step(&inp, &mut oa).map_err(|e| e.to_string())?;
+        if let Some(what) = undirtied_change(&a, &mut prev) {
+            return Err(format!("cycle {c}: {what}"));
+        }
         let mut stepped = false;
         if b.cycle() == c {
             if stim.idle() {
@@ -134,4 +161,9 @@ fn ignoring_the_pause_expiries_is_caught() {
         frame,
     }];
     fault_is_caught(&case, 40_000, 10_000, Fault::NextEventIgnoresResumes);
+}
+
+#[test]
+fn a_change_outside_the_dirty_blocks_is_caught() {
+    fault_is_caught(&fan_in(), 8000, 1000, Fault::DirtyIgnoresFreeCount);
 }
