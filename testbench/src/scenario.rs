@@ -10,9 +10,9 @@ use crate::int_keys;
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
 use crate::scenario_file::{check_flow_count, Layout, ARRAYS};
 use hw_model::config::{eta_cells_for, EQ1_PFC_BYTES, PFC_FRAME_WIRE_BYTES};
-use hw_model::config::{EcmConfig, HcfConfig};
+use hw_model::config::{EcmConfig, EcnConfig, HcfConfig};
 use hw_model::{
-    ConfigError, Derived, FiveTuple, HeadroomMode, PacketCost, PfcFrame, Policy, SwitchConfig,
+    ConfigError, Derived, Ecn, FiveTuple, HeadroomMode, PacketCost, PfcFrame, Policy, SwitchConfig,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -196,6 +196,10 @@ pub struct FlowSpec {
     /// port): its packets carry flow N's 5-tuple, so an ECM reaction point gives both one
     /// FlowID. Default: the flow's own 5-tuple.
     pub connection_of: Option<usize>,
+    /// The flow's packets are ECN-capable (ECT(0), RFC 3168), so a marking queue
+    /// (`[switch.ecn]`) may set CE. Default off (left out of the scenario hash while off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
 
 /// `[[pfc_script]]`: a PFC frame the downstream device of `port` sends into the switch.
@@ -438,9 +442,20 @@ pub struct Flow {
     /// The IP 5-tuple every packet carries; `None`: the flow's own,
     /// `FiveTuple::for_flow(id, src, dst, proto)`. `connection_of = N` sets it to flow N's.
     pub tuple: Option<FiveTuple>,
+    /// Packets leave ECN-capable (`FlowSpec::ecn`).
+    pub ecn: bool,
 }
 
 impl Flow {
+    /// The ECN field of the flow's packets as they leave the source.
+    pub fn ecn_field(&self) -> Ecn {
+        if self.ecn {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
+    }
+
     /// The 5-tuple of the flow's packets: [`Flow::tuple`] or its own for protocol `proto`.
     pub fn five_tuple(&self, proto: u8) -> FiveTuple {
         self.tuple
@@ -873,7 +888,7 @@ fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
 }
 
 /// The path of the unknown field `key` that serde reported for `[switch]`: in the first
-/// nested table that does not accept it (`ecm.KEY`, `hcf[1].KEY`), else in `[switch]`
+/// nested table that does not accept it (`ecm.KEY`, `ecn.KEY`, `hcf[1].KEY`), else in `[switch]`
 /// itself. Serde names an unknown field without the table it is in.
 fn unknown_key_path(table: &toml::Table, key: &str) -> String {
     let rejects = |v: &toml::Value, check: fn(toml::Value) -> Result<(), toml::de::Error>| {
@@ -881,9 +896,14 @@ fn unknown_key_path(table: &toml::Table, key: &str) -> String {
             && check(v.clone())
                 .is_err_and(|e| e.message().contains(&format!("unknown field `{key}`")))
     };
-    if let Some(v) = table.get("ecm") {
-        if rejects(v, |v| v.try_into::<EcmConfig>().map(|_| ())) {
-            return format!("ecm.{key}");
+    type Check = fn(toml::Value) -> Result<(), toml::de::Error>;
+    let tables: [(&str, Check); 2] = [
+        ("ecm", |v| v.try_into::<EcmConfig>().map(|_| ())),
+        ("ecn", |v| v.try_into::<EcnConfig>().map(|_| ())),
+    ];
+    for (name, check) in tables {
+        if table.get(name).is_some_and(|v| rejects(v, check)) {
+            return format!("{name}.{key}");
         }
     }
     if let Some(toml::Value::Array(entries)) = table.get("hcf") {
@@ -1431,6 +1451,7 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
         start_cycle: s.start_cycle,
         stop_cycle,
         tuple: None,
+        ecn: s.ecn,
     })
 }
 

@@ -53,7 +53,7 @@
 //! cycle costs one heap peek plus the departures it has, however many flows there are.
 
 use crate::scenario::{Flow, Pattern, SizeDist};
-use hw_model::{Departure, FiveTuple, PacketHdr};
+use hw_model::{Departure, Ecn, FiveTuple, PacketHdr};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
@@ -237,6 +237,8 @@ struct TcpFlow {
     dst: u8,
     prio: u8,
     tuple: FiveTuple,
+    /// The ECN field of its packets.
+    ecn: Ecn,
     mss: u32,
     /// Bytes of a finite flow (its last packet carries the remainder).
     flow_bytes: Option<u64>,
@@ -282,6 +284,7 @@ impl TcpFlow {
             len: self.len_of(seq) as u16,
             tuple: self.tuple,
             cm_tag: None,
+            ecn: self.ecn,
         });
         self.in_network.push_back((self.next_tx, seq));
         self.next_tx = self.next_tx.wrapping_add(1);
@@ -330,6 +333,7 @@ impl TcpFlows {
                 dst: f.dst,
                 prio: f.prio,
                 tuple: f.five_tuple(FiveTuple::TCP),
+                ecn: f.ecn_field(),
                 mss: *mss,
                 flow_bytes: p.flow_bytes,
                 start_cycle: f.start_cycle,

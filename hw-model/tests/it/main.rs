@@ -1,5 +1,6 @@
 //! Every integration test of the model, in one binary (one link per crate).
 
 mod datapath;
+mod ecn;
 mod phase_order;
 mod reference_model;

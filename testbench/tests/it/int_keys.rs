@@ -60,6 +60,12 @@ qscale_log2 = 0
 switch_id = 1
 lfsr_seed = 1
 
+[switch.ecn]
+priorities = [1]
+kmin = 5120
+kmax = 204800
+lfsr_seed = 1
+
 [ecm_rp]
 fine_limiters = 16
 flowid_bits = 12
