@@ -143,6 +143,24 @@ pub struct TcpSpec {
     /// Karn's rule (RFC 6298 section 3 and the note after (5.7)): keep the backed-off RTO
     /// until a packet sent once, first after the last timeout, is acknowledged; default off.
     pub karn: Option<bool>,
+    /// Congestion control: `reno` (default) or `dctcp` (`crate::tcp::Dctcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<Cc>,
+    /// DCTCP's gain `g = 2^-dctcp_shift_g` (0..=16; default 4, g = 1/16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_shift_g: Option<u32>,
+}
+
+/// The congestion control of a `tcp` flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cc {
+    /// Reno with NewReno's partial ACKs (`crate::tcp::Reno`); ECN echoes are ignored.
+    #[default]
+    Reno,
+    /// DCTCP (Alizadeh et al. 2010): ECT(0) packets, the receiver echoes CE, the sender
+    /// cuts `cwnd` by `alpha / 2` once per window.
+    Dctcp,
 }
 
 /// Validated parameters of a `tcp` flow.
@@ -156,6 +174,8 @@ pub struct TcpParams {
     /// Only the ACK of a packet sent once, first after the last timeout, ends the RTO
     /// back-off (`crate::tcp` module doc).
     pub karn: bool,
+    /// DCTCP's `log2(1 / g)`; `None`: Reno.
+    pub dctcp_shift_g: Option<u32>,
 }
 
 impl TcpParams {
@@ -167,6 +187,8 @@ impl TcpParams {
     pub const MAX_RTO_FACTOR: u64 = 64;
     /// Default initial window, packets (RFC 6928).
     pub const INIT_CWND: u32 = 10;
+    /// Default DCTCP gain, `g = 1/16` (DCTCP section 3.1 and 3.4).
+    pub const DCTCP_SHIFT_G: u32 = 4;
 }
 
 /// `[[flows]]`: one stream of packets from an ingress to an egress port.
@@ -1534,6 +1556,21 @@ fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, Scenar
         .flow_bytes
         .map(|b| check("flow_bytes", b, 1, 1 << 40))
         .transpose()?;
+    let dctcp_shift_g = match (t.cc.unwrap_or_default(), t.dctcp_shift_g) {
+        (Cc::Dctcp, g) => Some(check(
+            "dctcp_shift_g",
+            g.unwrap_or(TcpParams::DCTCP_SHIFT_G) as u64,
+            0,
+            16,
+        )? as u32),
+        (Cc::Reno, None) => None,
+        (Cc::Reno, Some(_)) => {
+            return Err(ScenarioError::new(
+                k("dctcp_shift_g"),
+                "not used by cc = \"reno\"; allowed only with cc = \"dctcp\"",
+            ))
+        }
+    };
     Ok(TcpParams {
         base_rtt_us,
         min_rto_us,
@@ -1541,6 +1578,7 @@ fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, Scenar
         init_cwnd,
         flow_bytes,
         karn: t.karn.unwrap_or(false),
+        dctcp_shift_g,
     })
 }
 

@@ -623,11 +623,17 @@ impl fmt::Display for Summary {
             let fct = t
                 .fct_cycles
                 .map_or("running".to_string(), |c| format!("FCT {c} cycles"));
+            let dctcp = t.dctcp.as_ref().map_or(String::new(), |d| {
+                format!(
+                    ", dctcp alpha {:.4}, {} ECE acks, {} cuts",
+                    d.alpha, d.ece_acks, d.cuts
+                )
+            });
             row(
                 f,
                 &format!("tcp flow {}", t.flow),
                 &format!(
-                    "{} B delivered, {} retransmits ({} fast), {} timeouts, {fct}",
+                    "{} B delivered, {} retransmits ({} fast), {} timeouts, {fct}{dctcp}",
                     t.bytes_delivered, t.retransmits, t.fast_retransmits, t.timeouts
                 ),
             )?;
