@@ -14,6 +14,7 @@ use crate::admission::{Admission, AdmissionIn, AdmissionOut};
 use crate::config::{Derived, QUEUES};
 use crate::dt_threshold::DtThreshold;
 use crate::ecm_cp::{Ecm, EcmCp, EcmIn};
+use crate::ecn_marker::{EcnIn, EcnMarker, EcnQueue};
 use crate::egress_port::{Egress, EgressIn, EgressOut, Tx};
 use crate::free_list::FreeList;
 use crate::ingress::{Ingress, WriteIn};
@@ -54,6 +55,11 @@ pub enum Fault {
     HcfSkewLength,
     /// ECM: add one page to the first congestion point's queue length.
     EcmSkewQlen,
+    /// ECN: add one unit to the first marking queue's length register.
+    EcnSkewQlen,
+    /// ECN: the marker's `span` register written as if `Pmax` were 1 (the RED line's
+    /// `Pmax` factor lost), so marking between `Kmin` and `Kmax` is `1 / Pmax` too likely.
+    EcnNoPmax,
     /// L2BM: add one packet to the `N` register of ingress queue (0, 0).
     L2bmSkewCount,
     /// L2BM: add one cycle to the `t_total` register of ingress queue (0, 0).
@@ -91,6 +97,8 @@ pub enum Unit {
     HcfPeriods,
     /// ECM congestion points: the cycle's arrivals.
     Ecm,
+    /// ECN markers: the cycle's arrivals (after ECM sampled the headers).
+    Ecn,
     /// Egress transmitters, round robin from `read_rr`.
     Transmitters,
     /// Ingress write stage, round robin from `write_rr`.
@@ -105,7 +113,7 @@ pub const PHASES: [(&str, &[Unit]); 5] = [
     ),
     ("admission", &[Unit::Admission]),
     ("flow control", &[Unit::PfcGen, Unit::HcfPeriods, Unit::Ecm]),
-    ("egress", &[Unit::Transmitters]),
+    ("egress", &[Unit::Transmitters, Unit::Ecn]),
     ("write", &[Unit::WriteStage]),
 ];
 
@@ -122,13 +130,14 @@ enum Edge {
     PfcGen,
     Hcf,
     Ecm,
+    Ecn,
     Admission,
     Ingress,
     Transmitters,
 }
 
 /// Every block's edge, in any order.
-const EDGE: [Edge; 13] = [
+const EDGE: [Edge; 14] = [
     Edge::Counters,
     Edge::FreeList,
     Edge::Queues,
@@ -139,6 +148,7 @@ const EDGE: [Edge; 13] = [
     Edge::PfcGen,
     Edge::Hcf,
     Edge::Ecm,
+    Edge::Ecn,
     Edge::Admission,
     Edge::Ingress,
     Edge::Transmitters,
@@ -158,12 +168,13 @@ pub struct Core {
     pub(crate) fsm: PfcFsm,
     pub(crate) hcf: Hcf,
     pub(crate) ecm: Ecm,
+    pub(crate) ecn: EcnMarker,
     pub(crate) egress: Egress,
     pub(crate) queues: PacketQueues,
     pub(crate) free: FreeList,
     /// Admission -> PFC generation: this cycle's QOFF/POFF requests.
     requests: FlowRequests,
-    /// Admission -> ECM: the ports that admitted a packet in this cycle.
+    /// Admission -> ECM and ECN: the ports that admitted a packet in this cycle.
     admitted: u64,
     pub(crate) dirty: Dirty,
     /// [`Fault::XonFromNextT`].
@@ -210,6 +221,7 @@ impl Core {
             ),
             hcf,
             ecm: Ecm::new(&d),
+            ecn: EcnMarker::new(&d),
             egress: Egress::new(&d),
             free: FreeList::new(d.total_cells),
             requests: FlowRequests::new(ports),
@@ -317,6 +329,7 @@ impl Core {
                     queues: &mut self.queues,
                     hcf: &mut self.hcf,
                     ecm: &mut self.ecm,
+                    ecn: &mut self.ecn,
                     policy,
                     free: &mut self.free,
                     acct: &mut self.acct,
@@ -327,6 +340,15 @@ impl Core {
                     stats: &mut self.stats,
                     dirty: &mut self.dirty,
                 },
+            ),
+            Unit::Ecn => Block::eval(
+                &mut self.ecn,
+                now,
+                EcnIn {
+                    admitted: self.admitted,
+                    ingress: &mut self.ingress,
+                },
+                (),
             ),
             Unit::WriteStage => Block::eval(
                 &mut self.ingress,
@@ -358,6 +380,7 @@ impl Core {
             Edge::PfcGen => self.fsm.commit(now),
             Edge::Hcf => self.hcf.commit(now),
             Edge::Ecm => self.ecm.commit(now),
+            Edge::Ecn => self.ecn.commit(now),
             Edge::Admission => self.admission.commit(now),
             Edge::Ingress => self.ingress.commit(now),
             Edge::Transmitters => self.egress.commit(now),
@@ -515,6 +538,11 @@ impl Mmu {
     /// Every ECM congestion point, sorted by (port, queue).
     pub fn ecm_cps(&self) -> &[EcmCp] {
         &self.core.ecm.cps
+    }
+
+    /// Every ECN marking queue, sorted by (port, queue).
+    pub fn ecn_queues(&self) -> &[EcnQueue] {
+        &self.core.ecn.queues
     }
 
     /// Every HCF block, sorted by (port, queue).

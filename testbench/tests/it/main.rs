@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod dsh_theorem;
 mod ecm;
+mod ecn;
 mod end_to_end;
 mod gtkw_views;
 mod hcf;
