@@ -11,6 +11,7 @@
 //! (one file per shard, or `local.jsonl`), and with `--emit slurm` `DIR/sweep.sbatch`.
 
 pub mod spec;
+pub mod stats;
 
 pub use spec::{Run, Spec};
 
