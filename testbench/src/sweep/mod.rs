@@ -13,7 +13,7 @@
 pub mod spec;
 pub mod stats;
 
-pub use spec::{Run, Spec};
+pub use spec::{Job, Measure, Run, Source, Spec, Values};
 
 use crate::{RunError, ScenarioError, Sim};
 use serde::{Deserialize, Serialize};
@@ -113,7 +113,7 @@ impl Manifest {
         Self {
             sweep: spec.name.clone(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
-            base: spec.base.clone(),
+            base: spec.source_name().to_string(),
             keys: spec.keys(),
             collect: spec.collect.clone(),
             runs: runs
@@ -289,10 +289,28 @@ fn row_fits(row: &Row, run: &ManifestRun, collect: &[String]) -> bool {
 pub fn execute(run: &Run, collect: &[String], shard: Shard) -> Row {
     let t0 = std::time::Instant::now();
     let cpu0 = crate::sim::thread_cpu_seconds();
-    let result = Sim::new(&run.scenario, crate::Overrides::default())
+    let nulls = || collect.iter().map(|f| (f.clone(), Json::Null)).collect();
+    let scenario = match &run.job {
+        Job::Scenario(s) => s,
+        Job::Measure(m) => {
+            let values: Values = run.params.iter().cloned().collect();
+            let (status, error, fields) = match (m.run)(&values) {
+                Ok(mut got) => (
+                    Status::Ok,
+                    String::new(),
+                    collect
+                        .iter()
+                        .map(|f| (f.clone(), got.remove(f).unwrap_or(Json::Null)))
+                        .collect(),
+                ),
+                Err(e) => (Status::Error, e, nulls()),
+            };
+            return row(run, shard, status, error, fields, t0, cpu0);
+        }
+    };
+    let result = Sim::new(scenario, crate::Overrides::default())
         .map_err(|e| e.to_string())
         .and_then(|mut sim| sim.run(|_| {}).map_err(|e: RunError| e.to_string()));
-    let nulls = || collect.iter().map(|f| (f.clone(), Json::Null)).collect();
     let (status, error, fields) = match result {
         Ok(summary) => {
             let json = serde_json::to_value(&summary).expect("a summary serializes");
@@ -313,6 +331,19 @@ pub fn execute(run: &Run, collect: &[String], shard: Shard) -> Row {
         }
         Err(e) => (Status::Error, e, nulls()),
     };
+    row(run, shard, status, error, fields, t0, cpu0)
+}
+
+/// A run's row, its metadata measured from `t0` and `cpu0`.
+fn row(
+    run: &Run,
+    shard: Shard,
+    status: Status,
+    error: String,
+    fields: BTreeMap<String, Json>,
+    t0: std::time::Instant,
+    cpu0: f64,
+) -> Row {
     Row {
         id: run.id.clone(),
         index: run.index,

@@ -12,6 +12,10 @@
 //! "flows[1].size_bytes" = [512, 1024]
 //! ```
 //!
+//! A sweep whose runs are not plain scenario runs (a reproduction's run that watches the
+//! simulation as it goes) names a [`Measure`] instead of a base: `measure = "dsh-fig11"`;
+//! its parameters are the measure's own, and `collect` names the measure's fields.
+//!
 //! The axes, outermost first: the `[parameters]` keys in sorted order, the `[[zip]]`
 //! groups in file order, then the seeds (`run.seed`). Every run's scenario is the base with
 //! the run's values set as `mmu-sim run --set KEY=VALUE` would set them, then checked as a
@@ -24,7 +28,56 @@ use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
 /// The keys a spec may have.
-pub const SPEC_KEYS: [&str; 6] = ["name", "base", "seeds", "collect", "parameters", "zip"];
+pub const SPEC_KEYS: [&str; 7] = [
+    "name",
+    "base",
+    "measure",
+    "seeds",
+    "collect",
+    "parameters",
+    "zip",
+];
+
+/// Parameter values of a run by key, and the fields a run yields.
+pub type Values = std::collections::BTreeMap<String, Json>;
+
+/// A run that is not a plain scenario run: a function of its parameters (e.g. one point
+/// of a reproduction, which watches the simulation as it goes).
+pub struct Measure {
+    pub name: &'static str,
+    /// The parameters it takes (every one must be given).
+    pub params: &'static [&'static str],
+    /// The fields it yields.
+    pub fields: &'static [&'static str],
+    /// Check the values of one run before anything runs.
+    pub check: fn(&Values) -> Result<(), ScenarioError>,
+    /// One run: its fields, or why it failed.
+    pub run: fn(&Values) -> Result<Values, String>,
+}
+
+impl std::fmt::Debug for Measure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Measure({})", self.name)
+    }
+}
+
+/// What the runs of a spec are.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A scenario (a built-in name or a file) and its TOML text.
+    Base {
+        name: String,
+        text: String,
+    },
+    Measure(&'static Measure),
+}
+
+/// What one run does.
+#[derive(Debug, Clone)]
+pub enum Job {
+    Scenario(Box<Scenario>),
+    Measure(&'static Measure),
+}
 
 /// Top-level fields of the run summary ([`crate::Summary`]) a spec may collect, or
 /// descend into with a dotted path (`drops_by_reason.headroom_full`, `egress[0].cells`).
@@ -81,10 +134,7 @@ pub const MAX_RUNS: usize = 1_000_000;
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub name: String,
-    /// The base scenario: a built-in name or a file.
-    pub base: String,
-    /// The base's TOML text.
-    base_text: String,
+    pub source: Source,
     /// Outermost first; the seeds, if any, are the last axis.
     pub axes: Vec<Axis>,
     /// Summary fields, dotted paths (see [`SUMMARY_FIELDS`]).
@@ -106,7 +156,7 @@ pub struct Run {
     pub id: String,
     /// `(key, value)` in axis order.
     pub params: Vec<(String, Json)>,
-    pub scenario: Scenario,
+    pub job: Job,
 }
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
@@ -114,6 +164,14 @@ fn err(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
 }
 
 impl Spec {
+    /// A built-in spec ([`crate::reproduce::builtin_spec`]) by name, else a spec file.
+    pub fn load(arg: &str) -> Result<Self, ScenarioError> {
+        if let Some((name, text)) = crate::reproduce::builtin_spec(arg) {
+            return Self::parse(&text, name, Path::new("."));
+        }
+        Self::read(Path::new(arg))
+    }
+
     /// Read a spec file; a relative `base` path is taken from the spec's directory.
     pub fn read(path: &Path) -> Result<Self, ScenarioError> {
         let text = std::fs::read_to_string(path)
@@ -144,25 +202,35 @@ impl Spec {
                 ))
             }
         };
-        let base = match top.remove("base") {
-            Some(toml::Value::String(s)) => s,
-            Some(v) => {
+        let source = match (top.remove("base"), top.remove("measure")) {
+            (Some(toml::Value::String(name)), None) => {
+                let text = base_text(&name, dir)?;
+                Source::Base { name, text }
+            }
+            (None, Some(toml::Value::String(name))) => Source::Measure(measure(&name)?),
+            (Some(v), None) | (None, Some(v)) => {
                 return Err(err(
                     "base",
                     format!("expected a string, found {}", v.type_str()),
                 ))
             }
-            None => {
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    "measure",
+                    "given with base; allowed: one of base and measure",
+                ))
+            }
+            (None, None) => {
                 return Err(err(
                     "base",
                     format!(
-                        "missing; allowed: a built-in ({}) or a scenario file",
-                        builtin::names().join(", ")
+                        "missing; allowed: a built-in ({}) or a scenario file, or a measure ({})",
+                        builtin::names().join(", "),
+                        measure_names()
                     ),
                 ))
             }
         };
-        let base_text = base_text(&base, dir)?;
         let mut axes = Vec::new();
         if let Some(v) = top.remove("parameters") {
             let toml::Value::Table(t) = v else {
@@ -206,11 +274,17 @@ impl Spec {
             });
         }
         check_keys(&axes)?;
-        let collect = collect(top.remove("collect"))?;
+        let allowed: &[&str] = match &source {
+            Source::Base { .. } => SUMMARY_FIELDS,
+            Source::Measure(m) => {
+                check_measure_keys(m, &axes)?;
+                m.fields
+            }
+        };
+        let collect = collect(top.remove("collect"), allowed)?;
         let spec = Self {
             name,
-            base,
-            base_text,
+            source,
             axes,
             collect,
         };
@@ -256,17 +330,44 @@ impl Spec {
             .collect()
     }
 
-    /// Resolve run `index`: the base with its values set, checked as a scenario file.
+    /// The base scenario or the measure, by name.
+    pub fn source_name(&self) -> &str {
+        match &self.source {
+            Source::Base { name, .. } => name,
+            Source::Measure(m) => m.name,
+        }
+    }
+
+    /// Resolve run `index`: the base with its values set, checked as a scenario file; or
+    /// the measure's values, checked by the measure.
     pub fn run(&self, index: usize) -> Result<Run, ScenarioError> {
         let params = self.params(index);
-        let mut table = scenario::parse_table(&self.base_text)?;
+        let (base, text) = match &self.source {
+            Source::Base { name, text } => (name, text),
+            Source::Measure(m) => {
+                let json: Vec<(String, Json)> = params
+                    .iter()
+                    .map(|(k, v)| (k.clone(), toml_to_json(v.clone())))
+                    .collect();
+                let values: Values = json.iter().cloned().collect();
+                (m.check)(&values)
+                    .map_err(|e| err(format!("run {index} ({})", show(&params)), e.to_string()))?;
+                return Ok(Run {
+                    index,
+                    id: measure_id(m, &values),
+                    params: json,
+                    job: Job::Measure(m),
+                });
+            }
+        };
+        let mut table = scenario::parse_table(text)?;
         for (k, v) in &params {
             scenario::set_key(&mut table, &format!("{k}={v}"))?;
         }
-        let base_name = Path::new(&self.base)
+        let base_name = Path::new(base)
             .file_stem()
             .and_then(|s| s.to_str())
-            .unwrap_or(&self.base);
+            .unwrap_or(base);
         let scenario = Scenario::from_table(table, base_name)
             .and_then(|s| s.plan(&Overrides::default()).map(|_| s))
             .map_err(|e| err(format!("run {index} ({})", show(&params)), e.to_string()))?;
@@ -279,7 +380,7 @@ impl Spec {
             index,
             id,
             params,
-            scenario,
+            job: Job::Scenario(Box::new(scenario)),
         })
     }
 
@@ -312,17 +413,69 @@ impl Spec {
 /// scenario's hash ([`Scenario::hash`]). The mmu-sim binary itself is not hashed, so a
 /// rebuild of the same version (another machine, another compiler) resumes the same runs.
 pub fn run_id(scenario: &Scenario) -> String {
-    use sha2::{Digest, Sha256};
-    let mut sha = Sha256::new();
-    sha.update(format!(
+    hex_id(&format!(
         "mmu-sim {}\n{}\n",
         env!("CARGO_PKG_VERSION"),
         scenario.hash(&Overrides::default())
-    ));
-    sha.finalize()[..8]
+    ))
+}
+
+/// The first 16 hex digits of SHA-256 of `text`.
+fn hex_id(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())[..8]
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// A measured run's id: as [`run_id`], over the measure's name and the run's values.
+fn measure_id(m: &Measure, values: &Values) -> String {
+    hex_id(&format!(
+        "mmu-sim {}\nmeasure {}\n{}\n",
+        env!("CARGO_PKG_VERSION"),
+        m.name,
+        serde_json::to_string(values).expect("values serialize")
+    ))
+}
+
+fn measure(name: &str) -> Result<&'static Measure, ScenarioError> {
+    crate::reproduce::MEASURES
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| {
+            err(
+                "measure",
+                format!("{name:?} is not a measure; allowed: {}", measure_names()),
+            )
+        })
+}
+
+fn measure_names() -> String {
+    let names: Vec<&str> = crate::reproduce::MEASURES.iter().map(|m| m.name).collect();
+    names.join(", ")
+}
+
+/// The axes of a measured sweep set exactly the measure's parameters.
+fn check_measure_keys(m: &Measure, axes: &[Axis]) -> Result<(), ScenarioError> {
+    let keys: Vec<&String> = axes.iter().flat_map(|a| &a.keys).collect();
+    if let Some(k) = keys.iter().find(|k| !m.params.contains(&k.as_str())) {
+        return Err(err(
+            format!("parameters.{k}"),
+            format!(
+                "not a parameter of measure {}; allowed: {}",
+                m.name,
+                m.params.join(", ")
+            ),
+        ));
+    }
+    if let Some(p) = m.params.iter().find(|p| !keys.iter().any(|k| k == p)) {
+        return Err(err(
+            format!("parameters.{p}"),
+            format!("missing; measure {} takes {}", m.name, m.params.join(", ")),
+        ));
+    }
+    Ok(())
 }
 
 /// The text of a built-in or of a scenario file (relative to `dir`).
@@ -474,8 +627,8 @@ fn check_keys(axes: &[Axis]) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-fn collect(v: Option<toml::Value>) -> Result<Vec<String>, ScenarioError> {
-    let allowed = || format!("allowed: {}", SUMMARY_FIELDS.join(", "));
+fn collect(v: Option<toml::Value>, fields: &[&str]) -> Result<Vec<String>, ScenarioError> {
+    let allowed = || format!("allowed: {}", fields.join(", "));
     let Some(v) = v else {
         return Err(err("collect", format!("missing; {}", allowed())));
     };
@@ -497,10 +650,10 @@ fn collect(v: Option<toml::Value>) -> Result<Vec<String>, ScenarioError> {
             ));
         };
         let head = path.split(['.', '[']).next().unwrap_or_default();
-        if !SUMMARY_FIELDS.contains(&head) {
+        if !fields.contains(&head) {
             return Err(err(
                 "collect",
-                format!("{path:?} is not a summary field; {}", allowed()),
+                format!("{path:?} is not a field of the runs; {}", allowed()),
             ));
         }
         if out.contains(&path) {

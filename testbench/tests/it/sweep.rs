@@ -82,9 +82,11 @@ switch.alpha_log2 = { from = -3, to = -1, step = 2 }
         "a zip group steps together"
     );
     assert_eq!(show(23), "-1 \"dsh\" 512 1024 3");
-    let r = s.run(23).unwrap();
-    assert_eq!(r.scenario.run.seed, 3);
-    assert_eq!(r.scenario.flows[1].size_bytes, Some(1024));
+    let sweep::Job::Scenario(r) = s.run(23).unwrap().job else {
+        panic!("a scenario run")
+    };
+    assert_eq!(r.run.seed, 3);
+    assert_eq!(r.flows[1].size_bytes, Some(1024));
 }
 
 #[test]
@@ -93,8 +95,13 @@ fn bad_specs_name_the_field_and_what_is_allowed() {
         ("collect = [\"x\"]", "base: missing; allowed: a built-in"),
         ("base = \"nope\"\ncollect = [\"seed\"]", "base: \"nope\" is neither a built-in nor a file"),
         ("base = \"small-smoke\"", "collect: missing; allowed: schema_version"),
-        ("base = \"small-smoke\"\ncollect = [\"speed\"]", "collect: \"speed\" is not a summary field; allowed:"),
-        ("base = \"small-smoke\"\ncollect = [\"seed\"]\nbogus = 1", "bogus: unknown key; allowed: name, base"),
+        ("base = \"small-smoke\"\ncollect = [\"speed\"]", "collect: \"speed\" is not a field of the runs; allowed: schema_version"),
+        ("base = \"small-smoke\"\ncollect = [\"seed\"]\nbogus = 1", "bogus: unknown key; allowed: name, base, measure"),
+        ("base = \"small-smoke\"\nmeasure = \"dsh-fig11\"\ncollect = [\"seed\"]", "measure: given with base; allowed: one of base and measure"),
+        ("measure = \"nope\"\ncollect = [\"seed\"]", "measure: \"nope\" is not a measure; allowed: dsh-fig11"),
+        ("measure = \"dsh-fig11\"\ncollect = [\"pause_frames\"]\n[parameters]\npolicy = [\"sih\"]", "parameters.burst_pct: missing; measure dsh-fig11 takes burst_pct, policy"),
+        ("measure = \"dsh-fig11\"\ncollect = [\"pause_frames\"]\n[parameters]\npolicy = [\"sih\"]\nburst_pct = [5]\nalpha = [1]", "parameters.alpha: not a parameter of measure dsh-fig11; allowed: burst_pct, policy"),
+        ("measure = \"dsh-fig11\"\ncollect = [\"cells_injected\"]\n[parameters]\npolicy = [\"sih\"]\nburst_pct = [5]", "collect: \"cells_injected\" is not a field of the runs; allowed: burst_bytes"),
         ("base = \"small-smoke\"\ncollect = [\"seed\"]\n[parameters]\n\"switch.policy\" = []", "parameters.switch.policy: an empty list; allowed: at least one value"),
         ("base = \"small-smoke\"\ncollect = [\"seed\"]\n[parameters]\n\"run.cycles\" = { from = 5, to = 1 }", "parameters.run.cycles: from 5 to 1 step 1; allowed: from <= to, step >= 1"),
         ("base = \"small-smoke\"\ncollect = [\"seed\"]\n[[zip]]\na = [1, 2]\nb = [1]", "zip[0].b: 1 values, but a has 2; allowed: the same length"),
@@ -150,7 +157,7 @@ fn the_cli_refuses_a_bad_spec_with_exit_2() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(
-            err.contains("collect: \"speed\" is not a summary field"),
+            err.contains("collect: \"speed\" is not a field of the runs"),
             "{err}"
         );
     }
@@ -286,7 +293,14 @@ fn a_row_round_trips_and_any_change_breaks_its_check() {
     let run = s.run(0).unwrap();
     let row = sweep::execute(&run, &s.collect, Shard::ALL);
     let line = row.line();
-    assert_eq!(Row::parse(line.trim_end()).unwrap(), row);
+    let back = Row::parse(line.trim_end()).unwrap();
+    // serde_json reads a float back to within an ulp: the timings are metadata only.
+    assert!((back.meta.cpu_seconds - row.meta.cpu_seconds).abs() < 1e-12);
+    let back = Row {
+        meta: row.meta.clone(),
+        ..back
+    };
+    assert_eq!(back, row, "the rest comes back exactly");
     for (i, _) in line.trim_end().char_indices().step_by(7) {
         let mut bad = line.trim_end().to_string();
         bad.remove(i);
@@ -323,4 +337,46 @@ fn slurm_script_runs_one_shard_per_array_task() {
     );
     let manifest = sweep::Manifest::read(&out).unwrap();
     assert_eq!(manifest.runs.len(), 6);
+}
+
+#[test]
+fn a_measured_spec_checks_its_values_and_builtin_specs_load_by_name() {
+    let s = spec("measure = \"dsh-fig11\"\ncollect = [\"pause_frames\"]\n[parameters]\npolicy = [\"sih\"]\nburst_pct = [0]").unwrap();
+    let e = s.runs().unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "run 0 (burst_pct=0, policy=\"sih\"): burst_pct: expected an integer; allowed: 1..=100"
+        ),
+        "{e}"
+    );
+    let b = Spec::load("dsh-fig11").unwrap();
+    assert_eq!(b.len(), 24, "12 bursts x SIH and DSH");
+    assert_eq!(b.keys(), ["burst_pct", "policy"]);
+    assert_eq!(b.collect.len(), 6);
+}
+
+#[test]
+fn the_collectable_fields_are_the_summarys_keys_but_run() {
+    let scenario = testbench::builtin::load("small-smoke").unwrap();
+    let mut sim = testbench::Sim::new(
+        &scenario,
+        testbench::Overrides {
+            cycles: Some(100),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let json = serde_json::to_value(sim.run(|_| {}).unwrap()).unwrap();
+    let keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "run")
+        .collect();
+    let mut fields = sweep::spec::SUMMARY_FIELDS.to_vec();
+    fields.sort_unstable();
+    let mut keys = keys;
+    keys.sort_unstable();
+    assert_eq!(fields, keys);
 }

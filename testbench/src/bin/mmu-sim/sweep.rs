@@ -11,7 +11,7 @@ use testbench::sweep::{self, Shard, Spec, SweepError};
 pub enum SweepCmd {
     /// Expand a spec into DIR/manifest.json; with --emit slurm, also DIR/sweep.sbatch (a job array).
     Plan {
-        /// Sweep spec (TOML).
+        /// Sweep spec (TOML), or a built-in spec (a reproduction's name, e.g. dsh-fig11).
         spec: PathBuf,
         /// Output directory (created if missing).
         #[arg(long)]
@@ -25,7 +25,7 @@ pub enum SweepCmd {
     },
     /// Run the sweep (or one shard of it) on this machine, skipping runs already in DIR.
     Run {
-        /// Sweep spec (TOML).
+        /// Sweep spec (TOML), or a built-in spec (a reproduction's name, e.g. dsh-fig11).
         spec: PathBuf,
         /// Output directory (created if missing); rows go to DIR/rows/.
         #[arg(long)]
@@ -78,7 +78,8 @@ pub fn sweep(cmd: SweepCmd) -> Result<(), Failure> {
 }
 
 fn read_spec(path: &Path) -> Result<Spec, Failure> {
-    Spec::read(path).map_err(|e| Failure::Input(format!("{}: {e}", path.display())))
+    Spec::load(&path.to_string_lossy())
+        .map_err(|e| Failure::Input(format!("{}: {e}", path.display())))
 }
 
 fn plan(spec_path: &Path, out: &Path, emit: Option<Emit>, per_task: usize) -> Result<(), Failure> {
@@ -98,14 +99,14 @@ fn plan(spec_path: &Path, out: &Path, emit: Option<Emit>, per_task: usize) -> Re
         let exe = std::env::current_exe()
             .map_err(|e| Failure::Input(format!("the mmu-sim executable: {e}")))?;
         let tasks = runs.len().div_ceil(per_task).max(1);
-        let script = sweep::slurm_script(
-            &exe,
-            &abs(spec_path)?,
-            &abs(out)?,
-            &spec.name,
-            runs.len(),
-            tasks,
-        );
+        // A built-in spec is named, not a path.
+        let spec_arg = if spec_path.exists() {
+            abs(spec_path)?
+        } else {
+            spec_path.to_path_buf()
+        };
+        let script =
+            sweep::slurm_script(&exe, &spec_arg, &abs(out)?, &spec.name, runs.len(), tasks);
         let path = out.join("sweep.sbatch");
         std::fs::write(&path, script)
             .map_err(|e| Failure::Input(format!("{}: {e}", path.display())))?;
