@@ -17,13 +17,14 @@ run:
 	$(SIM) run --vcd $(WAVES)/default.vcd --summary-json $(WAVES)/default-summary.json
 
 ## test: every unit, integration, property and doc test (the criterion bench is built by
-## `make bench` and checked by `make lint`), then the Slurm sweep step (`sweep-slurm`)
-## through .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing
+## `make bench` and checked by `make lint`), then the Slurm sweep step of `sweep-slurm` with
+## the mmu-sim the tests built (target/debug, test profile: no release build), through
+## .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing
 test:
 	$(CARGO) test --workspace --exclude mmu-bench
 	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
 		--how "as root: apt-get install -y slurmctld slurmd slurm-client munge parallel (.ci/run does), then make sweep-slurm" \
-		-- $(MAKE) --no-print-directory sweep-slurm
+		-- .ci/sweep-slurm target/debug/mmu-sim sweeps/ci.toml
 
 ## sweep-slurm: sweeps/ci.toml three ways, locally (--jobs 2), as 4 GNU parallel shards and as
 ## a job array on a one-node Slurm cluster started by .ci/slurm-up; the three merged tables
