@@ -22,6 +22,7 @@ mod regression;
 mod reproduce;
 mod scenario;
 mod scoreboard;
+mod sweep;
 mod tcp;
 mod tours;
 mod vcd_readback;
