@@ -196,7 +196,7 @@ impl<P: BufferPolicy> Follower<P> {
         }
         self.run_until(u64::MAX);
         let end = self.done.unwrap_or(0);
-        self.pfc_settle(end + 1 + self.opts.pfc_tolerance, end);
+        self.pfc_settle(end + 1);
         if !self.last_was_counters && !self.packets.is_empty() {
             let mut keys: Vec<_> = self.packets.keys().copied().collect();
             keys.sort_unstable();
@@ -306,6 +306,7 @@ impl<P: BufferPolicy> Follower<P> {
                 self.counters(*line, k);
             }
         }
+        self.pfc_settle(c);
         for (line, ev) in &batch {
             match ev {
                 Event::Pfc(p) if p.dir == Dir::Received => self.received(p),
@@ -313,7 +314,6 @@ impl<P: BufferPolicy> Follower<P> {
                 _ => {}
             }
         }
-        self.pfc_settle(c, c);
         self.admission(c, &batch);
         let before: Vec<u8> = (0..self.d.ports).map(|p| self.fsm.off(p)).collect();
         let poff = self.fsm.poff();
@@ -373,6 +373,7 @@ impl<P: BufferPolicy> Follower<P> {
 
     /// The DUT's sent PFC: its level of the queue changes at `p.cycle`.
     fn sent(&mut self, line: usize, p: &Pfc) {
+        self.pfc_overdue(p.port as usize, pfc_index(p), p.cycle);
         let pair = &mut self.pfc[p.port as usize][pfc_index(p)];
         if pair.dut == p.pause {
             let what = if p.pause { "PAUSE" } else { "RESUME" };
@@ -423,6 +424,7 @@ impl<P: BufferPolicy> Follower<P> {
     }
 
     fn model_change(&mut self, port: usize, idx: usize, level: bool, at: u64, why: String) {
+        self.pfc_overdue(port, idx, at);
         let pair = &mut self.pfc[port][idx];
         pair.model = level;
         pair.since = at;
@@ -431,55 +433,60 @@ impl<P: BufferPolicy> Follower<P> {
         pair.reported = false;
     }
 
-    /// Sent PFC levels that have differed for more than the tolerance by cycle `now`
-    /// (reported as of cycle `at`).
-    fn pfc_settle(&mut self, now: u64, at: u64) {
-        let tol = self.opts.pfc_tolerance;
+    /// Sent PFC levels that have differed for more than the tolerance by cycle `now`.
+    fn pfc_settle(&mut self, now: u64) {
         for port in 0..self.d.ports {
             for idx in 0..9 {
-                let p = &self.pfc[port][idx];
-                if p.model == p.dut || p.reported || p.since + tol >= now {
-                    continue;
-                }
-                let what = if idx == 8 { "port-level " } else { "" };
-                let level = if p.model_last { p.model } else { p.dut };
-                let frame = if level { "PAUSE" } else { "RESUME" };
-                let (check, expected) = if p.model_last {
-                    (
-                        "PFC missing",
-                        format!(
-                            "the model sent a {what}{frame} at cycle {} ({}); the DUT did not within {tol} cycles",
-                            p.since, p.why
-                        ),
-                    )
-                } else {
-                    (
-                        "PFC spurious",
-                        format!(
-                            "the DUT sent a {what}{frame} at cycle {} that the model did not send within {tol} cycles (model level: {})",
-                            p.since,
-                            if p.model { "paused" } else { "resumed" }
-                        ),
-                    )
-                };
-                let class = if idx == 8 {
-                    "port".to_string()
-                } else {
-                    format!("class {idx}")
-                };
-                let since = p.since;
-                self.pfc[port][idx].reported = true;
-                self.report(
-                    since.min(at),
-                    0,
-                    check,
-                    format!("sent PFC of ingress port {port} {class}"),
-                    expected,
-                    None,
-                    Some(port as u8),
-                );
+                self.pfc_overdue(port, idx, now);
             }
         }
+    }
+
+    /// Report queue `idx` of `port` if the model's and the DUT's levels differ since more
+    /// than the tolerance before `now` (a change in `now` would come too late).
+    fn pfc_overdue(&mut self, port: usize, idx: usize, now: u64) {
+        let tol = self.opts.pfc_tolerance;
+        let p = &self.pfc[port][idx];
+        if p.model == p.dut || p.reported || p.since + tol >= now {
+            return;
+        }
+        let what = if idx == 8 { "port-level " } else { "" };
+        let level = if p.model_last { p.model } else { p.dut };
+        let frame = if level { "PAUSE" } else { "RESUME" };
+        let (check, expected) = if p.model_last {
+            (
+                "PFC missing",
+                format!(
+                    "the model sent a {what}{frame} at cycle {} ({}); the DUT did not within {tol} cycles",
+                    p.since, p.why
+                ),
+            )
+        } else {
+            (
+                "PFC spurious",
+                format!(
+                    "the DUT sent a {what}{frame} at cycle {} that the model did not send within {tol} cycles (model level: {})",
+                    p.since,
+                    if p.model { "paused" } else { "resumed" }
+                ),
+            )
+        };
+        let class = if idx == 8 {
+            "port".to_string()
+        } else {
+            format!("class {idx}")
+        };
+        let since = p.since;
+        self.pfc[port][idx].reported = true;
+        self.report(
+            since,
+            0,
+            check,
+            format!("sent PFC of ingress port {port} {class}"),
+            expected,
+            None,
+            Some(port as u8),
+        );
     }
 
     /// The starts of packet of cycle `c` in port order, each with its decision.

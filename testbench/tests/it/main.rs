@@ -4,6 +4,7 @@
 mod common;
 
 mod cli;
+mod cosim;
 mod dsh_theorem;
 mod ecm;
 mod end_to_end;
