@@ -17,7 +17,7 @@
 //! not with the cycles.
 
 use crate::events::{Admit, Arrive, Counters, Depart, Dir, Event, Pfc};
-use crate::{Divergence, LineRate, Options};
+use crate::{Divergence, LineRate, Options, Replay};
 use hw_model::accounting::{Accounting, Update};
 use hw_model::admission::{Admission, Plan, Request};
 use hw_model::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
@@ -172,63 +172,9 @@ impl<P: BufferPolicy> Follower<P> {
         }
     }
 
-    /// One event of the stream (in order).
-    pub fn feed(&mut self, line: usize, ev: Event) {
-        if matches!(ev, Event::Meta(_)) {
-            return;
-        }
-        let c = ev.cycle();
-        if c != self.batch_cycle && !self.batch.is_empty() {
-            self.close_batch();
-        }
-        self.run_until(c);
-        self.batch_cycle = c;
-        self.last_was_counters = matches!(ev, Event::Counters(_));
-        self.batch.push((line, ev));
-    }
 
-    /// The end of the stream: the cells still being read, the PFC levels still apart, and
-    /// the packets no event accounts for.
-    pub fn finish(&mut self) {
-        if !self.batch.is_empty() {
-            self.closing = true;
-            self.close_batch();
-        }
-        self.run_until(u64::MAX);
-        let end = self.done.unwrap_or(0);
-        self.pfc_settle(end + 1);
-        if !self.last_was_counters && !self.packets.is_empty() {
-            let mut keys: Vec<_> = self.packets.keys().copied().collect();
-            keys.sort_unstable();
-            let first: Vec<String> = keys
-                .iter()
-                .take(4)
-                .map(|(f, s)| format!("flow {f} seq {s}"))
-                .collect();
-            self.report(
-                end,
-                0,
-                "cells left in the buffer",
-                "end of the stream".into(),
-                format!(
-                    "{} admitted packets ({} cells) never departed, e.g. {}",
-                    self.packets.len(),
-                    self.acct.total.get(),
-                    first.join(", ")
-                ),
-                None,
-                None,
-            );
-        }
-    }
 
-    pub fn take(&mut self) -> Vec<Divergence> {
-        std::mem::take(&mut self.out)
-    }
 
-    pub fn count(&self) -> usize {
-        self.out.len()
-    }
 
     /// The cycles before `end` that still have work without events: implied cell reads,
     /// and the few idle cycles in which `T`, `X_on` and QON follow the last changes.
@@ -972,5 +918,65 @@ fn describe(d: &Result<Plan, String>) -> String {
             p.seg0, p.seg1, p.headroom
         ),
         Err(r) => format!("drop {r}"),
+    }
+}
+
+impl<P: BufferPolicy> Replay for Follower<P> {
+    /// One event of the stream (in order).
+    fn feed(&mut self, line: usize, ev: Event) {
+        if matches!(ev, Event::Meta(_)) {
+            return;
+        }
+        let c = ev.cycle();
+        if c != self.batch_cycle && !self.batch.is_empty() {
+            self.close_batch();
+        }
+        self.run_until(c);
+        self.batch_cycle = c;
+        self.last_was_counters = matches!(ev, Event::Counters(_));
+        self.batch.push((line, ev));
+    }
+
+    /// The end of the stream: the cells still being read, the PFC levels still apart, and
+    /// the packets no event accounts for.
+    fn finish(&mut self) {
+        if !self.batch.is_empty() {
+            self.closing = true;
+            self.close_batch();
+        }
+        self.run_until(u64::MAX);
+        let end = self.done.unwrap_or(0);
+        self.pfc_settle(end + 1);
+        if !self.last_was_counters && !self.packets.is_empty() {
+            let mut keys: Vec<_> = self.packets.keys().copied().collect();
+            keys.sort_unstable();
+            let first: Vec<String> = keys
+                .iter()
+                .take(4)
+                .map(|(f, s)| format!("flow {f} seq {s}"))
+                .collect();
+            self.report(
+                end,
+                0,
+                "cells left in the buffer",
+                "end of the stream".into(),
+                format!(
+                    "{} admitted packets ({} cells) never departed, e.g. {}",
+                    self.packets.len(),
+                    self.acct.total.get(),
+                    first.join(", ")
+                ),
+                None,
+                None,
+            );
+        }
+    }
+
+    fn take(&mut self) -> Vec<Divergence> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn count(&self) -> usize {
+        self.out.len()
     }
 }

@@ -17,7 +17,7 @@ pub mod record;
 
 use events::{Event, InputError, Reader};
 use follow::Follower;
-use hw_model::policy::{BufferPolicy, Policies};
+use hw_model::policy::Policies;
 use hw_model::{Derived, DropReason};
 use lockstep::Lockstep;
 use std::fmt;
@@ -92,42 +92,16 @@ impl fmt::Display for Divergence {
     }
 }
 
-/// What both modes do with events.
-trait Replay {
+/// What both modes do with the events of a stream, in order.
+pub trait Replay {
+    /// The next event, from line `line`.
     fn feed(&mut self, line: usize, ev: Event);
+    /// The end of the stream: its last checks.
     fn finish(&mut self);
+    /// The divergences found since the last call.
     fn take(&mut self) -> Vec<Divergence>;
+    /// Divergences waiting to be taken.
     fn count(&self) -> usize;
-}
-
-impl<P: BufferPolicy> Replay for Follower<P> {
-    fn feed(&mut self, line: usize, ev: Event) {
-        Follower::feed(self, line, ev)
-    }
-    fn finish(&mut self) {
-        Follower::finish(self)
-    }
-    fn take(&mut self) -> Vec<Divergence> {
-        Follower::take(self)
-    }
-    fn count(&self) -> usize {
-        Follower::count(self)
-    }
-}
-
-impl Replay for Lockstep {
-    fn feed(&mut self, line: usize, ev: Event) {
-        Lockstep::feed(self, line, ev)
-    }
-    fn finish(&mut self) {
-        Lockstep::finish(self)
-    }
-    fn take(&mut self) -> Vec<Divergence> {
-        Lockstep::take(self)
-    }
-    fn count(&self) -> usize {
-        Lockstep::count(self)
-    }
 }
 
 /// An incremental checker: feed events in stream order, read divergences as they come.

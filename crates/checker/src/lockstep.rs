@@ -9,7 +9,7 @@
 
 use crate::events::{Arrive, Dir, Event, Pfc};
 use crate::record::Recorder;
-use crate::Divergence;
+use crate::{Divergence, Replay};
 use hw_model::{Beat, Derived, FiveTuple, Inputs, Mmu, Outputs, PacketHdr, PfcFrame};
 
 /// How the DUT's stream is written, learnt from its first events: the model's events are
@@ -54,46 +54,9 @@ impl Lockstep {
         }
     }
 
-    pub fn feed(&mut self, line: usize, ev: Event) {
-        if matches!(ev, Event::Meta(_) | Event::Counters(_)) || self.stopped {
-            return;
-        }
-        self.learn(&ev);
-        if ev.cycle() != self.batch_cycle && !self.batch.is_empty() {
-            let batch = std::mem::take(&mut self.batch);
-            self.run_to(self.batch_cycle, batch);
-        }
-        self.batch_cycle = ev.cycle();
-        self.batch.push((line, ev));
-    }
 
-    pub fn finish(&mut self) {
-        let batch = std::mem::take(&mut self.batch);
-        if self.stopped || batch.is_empty() {
-            return;
-        }
-        let only_sent = batch
-            .iter()
-            .all(|(_, e)| matches!(e, Event::Pfc(p) if p.dir == Dir::Sent));
-        if only_sent && self.mmu.cycle() == self.batch_cycle {
-            // The stream ends with the PFC changes of its last cycle, stamped one later.
-            let mut model = Vec::new();
-            self.rec
-                .finish(self.batch_cycle, &self.mmu, |e| model.push(e.clone()));
-            model.retain(|e| !matches!(e, Event::Counters(_)));
-            self.compare(self.batch_cycle, &batch, model);
-        } else {
-            self.run_to(self.batch_cycle, batch);
-        }
-    }
 
-    pub fn take(&mut self) -> Vec<Divergence> {
-        std::mem::take(&mut self.out)
-    }
 
-    pub fn count(&self) -> usize {
-        self.out.len()
-    }
 
     fn learn(&mut self, ev: &Event) {
         let s = &mut self.shape;
@@ -299,5 +262,48 @@ impl Lockstep {
     fn stop(&mut self, cycle: u64, why: String) {
         self.stopped = true;
         self.diverge(cycle, 0, "the model's step".into(), why);
+    }
+}
+
+impl Replay for Lockstep {
+    fn feed(&mut self, line: usize, ev: Event) {
+        if matches!(ev, Event::Meta(_) | Event::Counters(_)) || self.stopped {
+            return;
+        }
+        self.learn(&ev);
+        if ev.cycle() != self.batch_cycle && !self.batch.is_empty() {
+            let batch = std::mem::take(&mut self.batch);
+            self.run_to(self.batch_cycle, batch);
+        }
+        self.batch_cycle = ev.cycle();
+        self.batch.push((line, ev));
+    }
+
+    fn finish(&mut self) {
+        let batch = std::mem::take(&mut self.batch);
+        if self.stopped || batch.is_empty() {
+            return;
+        }
+        let only_sent = batch
+            .iter()
+            .all(|(_, e)| matches!(e, Event::Pfc(p) if p.dir == Dir::Sent));
+        if only_sent && self.mmu.cycle() == self.batch_cycle {
+            // The stream ends with the PFC changes of its last cycle, stamped one later.
+            let mut model = Vec::new();
+            self.rec
+                .finish(self.batch_cycle, &self.mmu, |e| model.push(e.clone()));
+            model.retain(|e| !matches!(e, Event::Counters(_)));
+            self.compare(self.batch_cycle, &batch, model);
+        } else {
+            self.run_to(self.batch_cycle, batch);
+        }
+    }
+
+    fn take(&mut self) -> Vec<Divergence> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn count(&self) -> usize {
+        self.out.len()
     }
 }
