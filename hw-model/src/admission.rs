@@ -293,7 +293,10 @@ impl Admission {
         let (t, shared_in_use) = if r.lossless {
             (dt.t(), acct.shared_total.get() + self.shared_granted)
         } else {
-            (dt_lossy.t(), acct.lossy_shared_total.get() + self.lossy_granted)
+            (
+                dt_lossy.t(),
+                acct.lossy_shared_total.get() + self.lossy_granted,
+            )
         };
         QueueView {
             private,

@@ -37,8 +37,7 @@ impl EventTrace {
     /// The events of cycle `now`, just stepped.
     pub fn step(&mut self, now: u64, inp: &Inputs, out: &Outputs, mmu: &Mmu) -> io::Result<()> {
         let (w, err) = (&mut self.out, &mut self.err);
-        self.rec
-            .step(now, inp, out, mmu, |e| Self::emit(w, err, e));
+        self.rec.step(now, inp, out, mmu, |e| Self::emit(w, err, e));
         self.err.take().map_or(Ok(()), Err)
     }
 

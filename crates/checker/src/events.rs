@@ -367,7 +367,10 @@ mod tests {
     #[test]
     fn refuses_what_it_should() {
         let bad = [
-            (r#"{"cycle":1,"event":"arrive","port":0}"#, "missing field `prio`"),
+            (
+                r#"{"cycle":1,"event":"arrive","port":0}"#,
+                "missing field `prio`",
+            ),
             (
                 r#"{"cycle":1,"event":"drop","port":0,"flow":1,"seq":2,"reason":"x","extra":1}"#,
                 "unknown field `extra`",
@@ -391,7 +394,9 @@ mod tests {
             assert!(e.contains(want), "{line}: {e}");
         }
         let e = read_all(r#"{"cycle":0,"event":"counters","t":1,"total":0}"#).unwrap_err();
-        assert!(e.to_string().contains("line 1: event: the first line must be meta"));
+        assert!(e
+            .to_string()
+            .contains("line 1: event: the first line must be meta"));
         let e = read_all(&META.replace("/2", "/1")).unwrap_err();
         assert!(e.to_string().contains("meta.schema"), "{e}");
         let two = format!(

@@ -172,10 +172,6 @@ impl<P: BufferPolicy> Follower<P> {
         }
     }
 
-
-
-
-
     /// The cycles before `end` that still have work without events: implied cell reads,
     /// and the few idle cycles in which `T`, `X_on` and QON follow the last changes.
     fn run_until(&mut self, end: u64) {
@@ -674,16 +670,33 @@ impl<P: BufferPolicy> Follower<P> {
         let flow_seq = self.last_seq.get(&dep.flow).copied();
         let Some(pkt) = self.packets.get(&key).copied() else {
             let (check, expected) = if self.dropped.contains(&key) {
-                ("departure of a dropped packet", "the packet was dropped at its arrival".into())
+                (
+                    "departure of a dropped packet",
+                    "the packet was dropped at its arrival".into(),
+                )
             } else if flow_seq.is_some_and(|s| dep.seq <= s) {
                 (
                     "duplicated departure",
-                    format!("the flow's packets up to seq {} have departed", flow_seq.unwrap_or(0)),
+                    format!(
+                        "the flow's packets up to seq {} have departed",
+                        flow_seq.unwrap_or(0)
+                    ),
                 )
             } else {
-                ("departure of a packet that never arrived", "no admitted packet with that flow and seq".into())
+                (
+                    "departure of a packet that never arrived",
+                    "no admitted packet with that flow and seq".into(),
+                )
             };
-            self.report(c, line, check, here, expected, Some(dep.flow), Some(dep.port));
+            self.report(
+                c,
+                line,
+                check,
+                here,
+                expected,
+                Some(dep.flow),
+                Some(dep.port),
+            );
             return;
         };
         if let Some(s) = flow_seq.filter(|&s| dep.seq < s) {
@@ -773,9 +786,9 @@ impl<P: BufferPolicy> Follower<P> {
                         r.key.0, r.key.1
                     ));
                 }
-                e.last_read.filter(|&l| l >= c).map(|l| {
-                    format!("one cell per cycle: a cell was already read in cycle {l}")
-                })
+                e.last_read
+                    .filter(|&l| l >= c)
+                    .map(|l| format!("one cell per cycle: a cell was already read in cycle {l}"))
             }
             LineRate::Scenario => {
                 let (s, bytes) = e.last_start?;

@@ -54,10 +54,6 @@ impl Lockstep {
         }
     }
 
-
-
-
-
     fn learn(&mut self, ev: &Event) {
         let s = &mut self.shape;
         match ev {
@@ -145,12 +141,16 @@ impl Lockstep {
         }
         for (p, beat) in self.ingress.iter().enumerate() {
             if let Some(b) = beat.filter(|b| !self.shape.cells.unwrap_or(true) && !b.eop()) {
-                self.implied[p] = Some(Beat { idx: b.idx + 1, ..b });
+                self.implied[p] = Some(Beat {
+                    idx: b.idx + 1,
+                    ..b
+                });
             }
         }
         let mut model = Vec::new();
-        self.rec
-            .step(now, &inputs, &self.out_buf, &self.mmu, |e| model.push(e.clone()));
+        self.rec.step(now, &inputs, &self.out_buf, &self.mmu, |e| {
+            model.push(e.clone())
+        });
         self.compare(now, batch, model);
     }
 
@@ -180,9 +180,11 @@ impl Lockstep {
 
     fn frame(&self, p: &Pfc, frames: &mut Vec<(u8, PfcFrame)>) {
         let port_level = p.port_level == Some(true);
-        let quanta = p
-            .quanta
-            .unwrap_or(if p.pause { self.d.cfg.pfc_pause_quanta } else { 0 });
+        let quanta = p.quanta.unwrap_or(if p.pause {
+            self.d.cfg.pfc_pause_quanta
+        } else {
+            0
+        });
         let i = match frames
             .iter()
             .position(|(q, f)| *q == p.port && f.port_level == port_level)
@@ -211,10 +213,7 @@ impl Lockstep {
 
     /// The DUT's events of cycle `c` against the model's.
     fn compare(&mut self, c: u64, batch: &[(usize, Event)], model: Vec<Event>) {
-        let mut model: Vec<Event> = model
-            .into_iter()
-            .filter_map(|e| self.shaped(e))
-            .collect();
+        let mut model: Vec<Event> = model.into_iter().filter_map(|e| self.shaped(e)).collect();
         model.sort_by_key(|e| (e.rank(), e.to_line()));
         let mut dut: Vec<&(usize, Event)> = batch.iter().collect();
         dut.sort_by_key(|(_, e)| (e.rank(), e.to_line()));

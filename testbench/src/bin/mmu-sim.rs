@@ -504,7 +504,11 @@ fn check(a: CheckArgs) -> Result<(), Failure> {
         0 => Ok(()),
         _ => Err(Failure::Violation(format!(
             "{n} divergence(s) from the model{}",
-            if a.keep_going { "" } else { " (the first; --keep-going lists all)" }
+            if a.keep_going {
+                ""
+            } else {
+                " (the first; --keep-going lists all)"
+            }
         ))),
     }
 }

@@ -196,8 +196,9 @@ fn phantom_dropped_and_duplicated_departures_are_caught() {
     evs.push(Event::Depart(Depart { cycle: at, ..last }));
     caught(&mut evs, "duplicated departure");
 
-    let Some(Event::Drop(Drop { flow, seq, port, .. })) =
-        base.iter().find(|e| matches!(e, Event::Drop(_))).cloned()
+    let Some(Event::Drop(Drop {
+        flow, seq, port, ..
+    })) = base.iter().find(|e| matches!(e, Event::Drop(_))).cloned()
     else {
         panic!("the clean stream has drops")
     };
@@ -398,7 +399,11 @@ fn cells_no_event_accounts_for_are_caught() {
         }
     }
     let divs = caught(&mut evs, "leaked cells");
-    assert!(divs[0].expected.contains("4 unaccounted for"), "{}", divs[0]);
+    assert!(
+        divs[0].expected.contains("4 unaccounted for"),
+        "{}",
+        divs[0]
+    );
 }
 
 #[test]
@@ -415,7 +420,11 @@ fn a_decision_without_its_arrival_or_the_reverse_is_caught() {
     let Event::Admit(a) = base[i] else {
         unreachable!()
     };
-    evs.push(Event::Admit(Admit { port: 3, seq: 900, ..a }));
+    evs.push(Event::Admit(Admit {
+        port: 3,
+        seq: 900,
+        ..a
+    }));
     caught(&mut evs, "decision without arrival");
 }
 
@@ -437,7 +446,14 @@ fn lockstep_catches_any_event_that_differs() {
     assert_eq!(divs[0].check, "lockstep");
     assert_eq!(divs[0].expected, removed.to_line());
     // The RTL does not follow the model's timing: lockstep diverges at a departure.
-    let divs = run(&dut(), &mut rtl("clean"), Options { mode: Mode::Lockstep, ..RTL });
+    let divs = run(
+        &dut(),
+        &mut rtl("clean"),
+        Options {
+            mode: Mode::Lockstep,
+            ..RTL
+        },
+    );
     assert!(divs[0].event.contains("depart"), "{}", divs[0]);
 }
 
@@ -447,10 +463,22 @@ fn malformed_streams_are_refused_with_line_and_field() {
     let clean = std::fs::read_to_string(fixture("clean")).unwrap();
     let mut lines: Vec<&str> = clean.lines().collect();
     let bad = [
-        (r#"{"cycle":5,"event":"arrive","port":9,"prio":3,"flow":1,"seq":0,"bytes":64,"dst":0,"ncells":1}"#, "arrive.port: 9; allowed: 0..4"),
-        (r#"{"cycle":5,"event":"arrive","port":0,"prio":3,"flow":1,"seq":0,"bytes":200,"dst":0,"ncells":1}"#, "arrive.ncells: 1; 200 bytes are 4 cells"),
-        (r#"{"cycle":5,"event":"drop","port":0,"flow":1,"seq":0,"reason":"full"}"#, "drop.reason: \"full\""),
-        (r#"{"cycle":5,"event":"admit","port":0,"flow":1}"#, "missing field `seq`"),
+        (
+            r#"{"cycle":5,"event":"arrive","port":9,"prio":3,"flow":1,"seq":0,"bytes":64,"dst":0,"ncells":1}"#,
+            "arrive.port: 9; allowed: 0..4",
+        ),
+        (
+            r#"{"cycle":5,"event":"arrive","port":0,"prio":3,"flow":1,"seq":0,"bytes":200,"dst":0,"ncells":1}"#,
+            "arrive.ncells: 1; 200 bytes are 4 cells",
+        ),
+        (
+            r#"{"cycle":5,"event":"drop","port":0,"flow":1,"seq":0,"reason":"full"}"#,
+            "drop.reason: \"full\"",
+        ),
+        (
+            r#"{"cycle":5,"event":"admit","port":0,"flow":1}"#,
+            "missing field `seq`",
+        ),
     ];
     for (line, want) in bad {
         lines.insert(3, line);
@@ -483,7 +511,10 @@ fn the_check_command_exits_0_1_2() {
     let o = call(args("bug1"));
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.starts_with("divergence at cycle 479: admission"), "{out}");
+    assert!(
+        out.starts_with("divergence at cycle 479: admission"),
+        "{out}"
+    );
     let bad = tmp("bad.jsonl");
     std::fs::write(&bad, "{\"cycle\":0}\n").unwrap();
     let mut a = args("clean");
