@@ -10,9 +10,9 @@
 //! named in the docs and in the module of the block that drives it.
 
 use crate::accounting::Accounting;
-use crate::admission::{Admission, AdmissionIn, AdmissionOut};
+use crate::admission::{Admission, AdmissionIn, AdmissionOut, Plan};
 use crate::config::{Derived, QUEUES};
-use crate::dt_threshold::DtThreshold;
+use crate::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
 use crate::ecm_cp::{Ecm, EcmCp, EcmIn};
 use crate::ecn_marker::{EcnIn, EcnMarker, EcnQueue};
 use crate::egress_port::{Egress, EgressIn, EgressOut, Tx};
@@ -26,7 +26,7 @@ use crate::ports::{each_port, FlowRequests};
 use crate::probes::{Dirty, SignalDesc, Signals};
 use crate::sched::hcf::{Hcf, HcfQueue};
 use crate::stats::Stats;
-use crate::wires::{Inputs, Outputs};
+use crate::wires::{DropReason, Inputs, Outputs};
 use rtl::{Block, BlockError, Clocked, Lfsr32};
 use thiserror::Error;
 
@@ -194,20 +194,14 @@ pub struct Core {
 impl Core {
     fn new(d: Derived) -> Self {
         let ports = d.ports;
-        // With a hybrid ingress pool both thresholds see the free space of both segments.
-        let (segment, lossy_segment) = if d.cfg.hybrid_ingress_pool {
-            let both = d.shared_cells + d.lossy_shared_cells;
-            (both, both)
-        } else {
-            (d.shared_cells, d.lossy_shared_cells)
-        };
+        let (dt, dt_lossy) = pool_units(&d);
         let hcf = Hcf::new(&d);
         Self {
             stats: Stats::new(ports),
             cycle: 0,
             acct: Accounting::new(ports),
-            dt: DtThreshold::new(segment, d.cfg.alpha_log2),
-            dt_lossy: DtThreshold::new(lossy_segment, d.cfg.lossy_alpha_log2),
+            dt,
+            dt_lossy,
             rx: PfcRx::new(&d),
             admission: Admission::new(&d),
             ingress: Ingress::new(&d),
@@ -238,15 +232,7 @@ impl Core {
 
     /// The registered occupancies the two DT thresholds read.
     fn occupancy(&self) -> (u32, u32) {
-        let (shared, lossy_shared) = (
-            self.acct.shared_total.get(),
-            self.acct.lossy_shared_total.get(),
-        );
-        if self.d.cfg.hybrid_ingress_pool {
-            (shared + lossy_shared, shared + lossy_shared)
-        } else {
-            (shared, lossy_shared)
-        }
+        pool_occupancy(&self.d, &self.acct)
     }
 
     /// Evaluate one block of the phase table in the current cycle.
@@ -522,6 +508,17 @@ impl Mmu {
     /// Bit `pg`: ingress queue `(port, pg)` is in QOFF.
     pub fn qoff(&self, port: usize) -> u8 {
         self.core.fsm.off(port)
+    }
+
+    /// DSH: bit `p` set = ingress port `p` is in POFF.
+    pub fn poff(&self) -> u64 {
+        self.core.fsm.poff()
+    }
+
+    /// The decision for the last packet that started on ingress port `port` (its plan, or
+    /// why it was dropped); `None` before the first.
+    pub fn started(&self, port: usize) -> Option<Result<Plan, DropReason>> {
+        self.core.ingress.ports[port].started
     }
 
     /// Egress counter of `(port, queue)`, cells.

@@ -4,6 +4,7 @@
 mod common;
 
 mod cli;
+mod cosim;
 mod dsh_theorem;
 mod ecm;
 mod ecn;
