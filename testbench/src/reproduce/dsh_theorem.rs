@@ -125,28 +125,23 @@ pub const MEASURE: Measure = Measure {
 
 /// The spec of `points`: one zipped group, so the runs are the points in their order.
 pub fn spec_text(points: &[Point]) -> String {
-    let list = |f: &dyn Fn(&Point) -> String| {
-        let v: Vec<String> = points.iter().map(f).collect();
-        v.join(", ")
-    };
     let fields: Vec<String> = FIELDS.iter().map(|f| format!("{f:?}")).collect();
     let mut s = format!(
         "name = \"dsh-theorem\"\nmeasure = \"dsh-theorem\"\ncollect = [{}]\n[[zip]]\n",
         fields.join(", ")
     );
-    let columns: [(&str, &dyn Fn(&Point) -> String); 8] = [
-        ("policy", &|p| format!("{:?}", p.policy.name())),
-        ("n", &|p| p.n.to_string()),
-        ("m", &|p| p.m.to_string()),
-        ("r", &|p| format!("{:?}", p.r)),
-        ("alpha_log2", &|p| p.alpha_log2.to_string()),
-        ("buffer_bytes", &|p| p.buffer_bytes.to_string()),
-        ("eta_bytes", &|p| p.eta_bytes.to_string()),
-        ("lossless_queues", &|p| p.lossless_queues.to_string()),
-    ];
-    for (key, f) in columns {
-        s += &format!("{key} = [{}]\n", list(f));
-    }
+    let column = |key: &str, f: fn(&Point) -> String| {
+        let v: Vec<String> = points.iter().map(f).collect();
+        format!("{key} = [{}]\n", v.join(", "))
+    };
+    s += &column("policy", |p| format!("{:?}", p.policy.name()));
+    s += &column("n", |p| p.n.to_string());
+    s += &column("m", |p| p.m.to_string());
+    s += &column("r", |p| format!("{:?}", p.r));
+    s += &column("alpha_log2", |p| p.alpha_log2.to_string());
+    s += &column("buffer_bytes", |p| p.buffer_bytes.to_string());
+    s += &column("eta_bytes", |p| p.eta_bytes.to_string());
+    s += &column("lossless_queues", |p| p.lossless_queues.to_string());
     s
 }
 
@@ -170,7 +165,7 @@ pub struct Point {
 }
 
 impl Point {
-    /// The point of a run's values ([`KEYS`]).
+    /// The point of a run's values (the parameters of [`MEASURE`]).
     pub fn from_values(v: &Values) -> Result<Self, ScenarioError> {
         let int = |k: &str, max: u64| {
             v.get(k)
