@@ -8,7 +8,7 @@ SOAK_CYCLES ?= 200000
 # The core `make bench` pins its table to.
 BENCH_CPU ?= 1
 
-.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm cosim cosim-bugs docs lint fmt clean
+.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm cosim cosim-bugs cosim-check docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -72,10 +72,18 @@ waves-ecm:
 	gtkwave $(WAVES)/ecm-view.gtkw
 
 ## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
-## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl.
+## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl,
+## then the model's checker on them (`mmu-sim check`, docs/cosim.md).
 ## BUG=1 (DT compare off by one) or BUG=2 (free-list pointers lost) builds a broken DUT.
 cosim:
+	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(MAKE) -C cosim run BUG=$(BUG)
+
+## cosim-check: `make cosim` passes, and `make cosim BUG=1` and `BUG=2` fail with the
+## divergence the model's checker must name first ("admission", "leaked cells")
+cosim-check:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(MAKE) -C cosim check
 
 ## cosim-bugs: each deliberate bug of the RTL is caught, by the check meant to catch it, and
 ## the event schema refuses malformed events

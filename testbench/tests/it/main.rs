@@ -4,8 +4,10 @@
 mod common;
 
 mod cli;
+mod cosim;
 mod dsh_theorem;
 mod ecm;
+mod ecn;
 mod end_to_end;
 mod gtkw_views;
 mod hcf;
