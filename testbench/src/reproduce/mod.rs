@@ -205,13 +205,14 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
 ];
 
 /// The measures of the reproductions that are sweeps.
-pub static MEASURES: &[Measure] = &[dsh_fig11::MEASURE];
+pub static MEASURES: &[Measure] = &[dsh_fig11::MEASURE, dsh_theorem::MEASURE];
 
 /// A built-in sweep spec by name: the runs of a reproduction that is a sweep, as its name
 /// and spec text.
 pub fn builtin_spec(name: &str) -> Option<(&'static str, String)> {
     match name {
         "dsh-fig11" => Some(("dsh-fig11", dsh_fig11::spec_text(dsh_fig11::BURST_PCTS))),
+        "dsh-theorem" => Some(("dsh-theorem", dsh_theorem::spec_text(&dsh_theorem::grid()))),
         _ => None,
     }
 }

@@ -79,7 +79,8 @@ pub enum Job {
     Measure(&'static Measure),
 }
 
-/// Top-level fields of the run summary ([`crate::Summary`]) a spec may collect, or
+/// Top-level fields of the run summary ([`crate::Summary`]; `ecn` only when ECN is on) a
+/// spec may collect, or
 /// descend into with a dotted path (`drops_by_reason.headroom_full`, `egress[0].cells`).
 /// The summary's `run` part (wall and CPU time) is left out: it differs from run to run,
 /// so a merged table would not be reproducible; rows keep it as metadata.
@@ -118,6 +119,7 @@ pub const SUMMARY_FIELDS: &[&str] = &[
     "hcf",
     "ecm_frames",
     "ecm_rp",
+    "ecn",
     "tcp",
     "ingress_priority_groups",
     "egress_queues",
