@@ -25,6 +25,9 @@ test:
 	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
 		--how "as root: apt-get install -y slurmctld slurmd slurm-client munge parallel (.ci/run does), then make sweep-slurm" \
 		-- .ci/sweep-slurm target/debug/mmu-sim sweeps/ci.toml
+	.ci/optional cosim --needs "iverilog cosim/.venv/bin/cocotb-config" \
+		--how "apt-get install -y iverilog; python3 -m venv cosim/.venv && cosim/.venv/bin/pip install -r cosim/tb/requirements.txt (.ci/run does), then make cosim-check" \
+		-- $(MAKE) --no-print-directory -C cosim unit check SIM=../target/debug/mmu-sim
 
 ## sweep-slurm: sweeps/ci.toml three ways, locally (--jobs 2), as 4 GNU parallel shards and as
 ## a job array on a one-node Slurm cluster started by .ci/slurm-up; the three merged tables
