@@ -68,7 +68,7 @@ pub static BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "ecn-dctcp",
-        description: "small switch, ECN step marking (K = 30 000 B on enqueue) on lossy priority 1: three long-lived DCTCP flows into port 7 hold its queue near K at line rate, beside a Reno flow into port 6 on an unmarked priority",
+        description: "small switch, ECN step marking (K = 30 000 B on enqueue) on lossy priority 1: three long-lived DCTCP flows into port 7, marked above K, cut their windows by alpha/2 without a drop, beside a Reno flow into port 6 on an unmarked priority",
         toml: ecn_dctcp,
     },
     Builtin {
