@@ -471,6 +471,17 @@ rate_gbps = 5
     s
 }
 
+/// Flows of 1500 B packets from ports 0, 1 and 2 into port 7 on priority `prio`, with
+/// `pattern` (a TOML value).
+fn three_into_port_7(s: &mut String, prio: u8, pattern: &str) {
+    for src in 0..3 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = {prio}\nsize_bytes = 1500\npattern = {pattern}\n"
+        );
+    }
+}
+
 /// ECN and DCTCP (docs/ecn.md): egress queue 1 of every port marks CE above K = 30 000 B
 /// (DCTCP's step, `kmin = kmax`); three DCTCP senders into port 7 cut their windows by
 /// `alpha / 2` and keep the queue near K without a drop. Flow 3, Reno into port 6 on
@@ -495,12 +506,7 @@ seed = 1
 expect_lossless = true
 "#,
     );
-    for src in 0..3 {
-        let _ = write!(
-            s,
-            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = 1\nsize_bytes = 1500\npattern = {{ tcp = {{ cc = \"dctcp\", base_rtt_us = 10 }} }}\n"
-        );
-    }
+    three_into_port_7(&mut s, 1, r#"{ tcp = { cc = "dctcp", base_rtt_us = 10 } }"#);
     s.push_str(
         r#"
 # A Reno flow on an unmarked priority into port 6.
@@ -542,12 +548,7 @@ seed = 1
 expect_lossless = true
 "#,
     );
-    for src in 0..3 {
-        let _ = write!(
-            s,
-            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\n"
-        );
-    }
+    three_into_port_7(&mut s, 3, r#""constant""#);
     s.push_str(
         r#"
 # The innocent flow: half line rate into port 6.

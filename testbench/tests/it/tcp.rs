@@ -104,14 +104,16 @@ fn incast_loses_packets_recovers_and_completes() {
     assert_eq!(json["tcp"].as_array().map(|a| a.len()), Some(senders));
 }
 
+/// The error of a one-flow scenario whose `tcp` pattern has the keys `tcp`.
+fn bad(tcp: &str) -> testbench::ScenarioError {
+    let text = format!("[run]\ncycles = 10\n{}", tcp_flow(0, 1, tcp));
+    Scenario::parse(&text, "t")
+        .and_then(|s| s.plan(&Overrides::default()).map(|_| ()))
+        .expect_err("should be rejected")
+}
+
 #[test]
 fn tcp_parameters_are_checked() {
-    let bad = |tcp: &str| {
-        let text = format!("[run]\ncycles = 10\n{}", tcp_flow(0, 1, tcp));
-        Scenario::parse(&text, "t")
-            .and_then(|s| s.plan(&Overrides::default()).map(|_| ()))
-            .expect_err("should be rejected")
-    };
     assert_eq!(
         bad("base_rtt_us = 0").field,
         "flows[0].pattern.tcp.base_rtt_us"
@@ -332,12 +334,6 @@ fn companion_the_models_tcp_is_not_ns2s() {
 
 #[test]
 fn ns2_keys_are_checked() {
-    let bad = |tcp: &str| {
-        let text = format!("[run]\ncycles = 10\n{}", tcp_flow(0, 1, tcp));
-        Scenario::parse(&text, "t")
-            .and_then(|s| s.plan(&Overrides::default()).map(|_| ()))
-            .expect_err("should be rejected")
-    };
     let e = bad("window_ = 10");
     assert_eq!(e.field, "flows[0].pattern.tcp.window_", "{e}");
     assert!(e.message.contains("flavor = \"ns2\""), "{e}");
