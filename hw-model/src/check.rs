@@ -343,6 +343,8 @@ impl Core {
                 }
             }
             Fault::XonFromNextT => self.read_next_t = true,
+            Fault::NextEventIgnoresWakeups => self.ignore_wakeups = true,
+            Fault::NextEventIgnoresResumes => self.ignore_resumes = true,
         }
     }
 }

@@ -39,6 +39,9 @@ pub struct IngressPort {
     /// Decision for the packet now arriving: `Some(Ok(plan))` admitted, `Some(Err(why))`
     /// dropped, `None` between packets.
     pub arriving: Option<Result<Plan, DropReason>>,
+    /// Decision for the last packet that started, kept after its last cell (the event
+    /// trace reads it).
+    pub started: Option<Result<Plan, DropReason>>,
     pub fifo: VecDeque<FifoCell>,
     /// Packets charged and not yet enqueued, oldest first (the checker recounts them).
     pub pending: VecDeque<Desc>,
@@ -53,6 +56,7 @@ impl IngressPort {
     fn new(fifo_depth: usize) -> Self {
         Self {
             arriving: None,
+            started: None,
             fifo: VecDeque::with_capacity(fifo_depth),
             // Every packet in the FIFO may be a one-cell packet, plus one being written.
             pending: VecDeque::with_capacity(fifo_depth + 2),
@@ -121,6 +125,19 @@ impl Ingress {
         self.fifo_ports
     }
 
+    /// Ports with a beat in the last cycle evaluated.
+    #[inline]
+    pub fn beats(&self) -> u64 {
+        self.beats
+    }
+
+    /// Jump over `cycles` cycles without beats or cells waiting: only the write stage's
+    /// round-robin pointer moves (one port a cycle).
+    pub fn skip(&mut self, cycles: u64) {
+        let n = self.ports.len();
+        self.write_rr = ((self.write_rr as u64 + cycles) % n as u64) as usize;
+    }
+
     /// The ingress bus protocol: a beat the MMU cannot have been sent by a MAC is refused
     /// with an error naming the port and the field, not left to corrupt the buffer.
     pub fn check_beat(&self, p: usize, b: &Beat, d: &Derived) -> Result<(), String> {
@@ -163,7 +180,7 @@ impl Ingress {
         fate: Result<(Plan, Desc), DropReason>,
     ) -> Result<(), String> {
         let port = &mut self.ports[p];
-        port.arriving = Some(match fate {
+        port.started = Some(match fate {
             Ok((plan, desc)) => {
                 if port.pending.len() == self.fifo_depth + 2 {
                     return Err(format!(
@@ -175,6 +192,7 @@ impl Ingress {
             }
             Err(r) => Err(r),
         });
+        port.arriving = port.started;
         Ok(())
     }
 

@@ -10,23 +10,23 @@
 //! named in the docs and in the module of the block that drives it.
 
 use crate::accounting::Accounting;
-use crate::admission::{Admission, AdmissionIn, AdmissionOut};
+use crate::admission::{Admission, AdmissionIn, AdmissionOut, Plan};
 use crate::config::{Derived, QUEUES};
-use crate::dt_threshold::DtThreshold;
+use crate::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
 use crate::ecm_cp::{Ecm, EcmCp, EcmIn};
 use crate::ecn_marker::{EcnIn, EcnMarker, EcnQueue};
-use crate::egress_port::{Egress, EgressIn, EgressOut};
+use crate::egress_port::{Egress, EgressIn, EgressOut, Tx};
 use crate::free_list::FreeList;
 use crate::ingress::{Ingress, WriteIn};
 use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::{FsmIn, PfcFsm};
 use crate::pfc::rx::PfcRx;
 use crate::policy::{with_policy, with_policy_ref, BufferPolicy, L2bm, Policies};
-use crate::ports::FlowRequests;
+use crate::ports::{each_port, FlowRequests};
 use crate::probes::{Dirty, SignalDesc, Signals};
 use crate::sched::hcf::{Hcf, HcfQueue};
 use crate::stats::Stats;
-use crate::wires::{Inputs, Outputs};
+use crate::wires::{DropReason, Inputs, Outputs};
 use rtl::{Block, BlockError, Clocked, Lfsr32};
 use thiserror::Error;
 
@@ -71,6 +71,12 @@ pub enum Fault {
     /// block is computing in the same phase) instead of its output: a block reading the
     /// next state of another block of its phase, which the phase-order test must catch.
     XonFromNextT,
+    /// [`Mmu::next_event`] leaves out the egress ports' wakes (cell read points, ends of
+    /// frames, SRAM data due): a jump can pass a cycle in which a transmitter has work.
+    NextEventIgnoresWakeups,
+    /// [`Mmu::next_event`] leaves out the received pauses that run out (the resumes of
+    /// paused classes): a jump can pass the edge that frees a class.
+    NextEventIgnoresResumes,
 }
 
 /// A block of the phase table.
@@ -173,6 +179,14 @@ pub struct Core {
     pub(crate) dirty: Dirty,
     /// [`Fault::XonFromNextT`].
     pub(crate) read_next_t: bool,
+    /// [`Fault::NextEventIgnoresWakeups`], [`Fault::NextEventIgnoresResumes`].
+    pub(crate) ignore_wakeups: bool,
+    pub(crate) ignore_resumes: bool,
+    /// The last edge left work for the next cycle whatever the inputs: a beat (its
+    /// `beat_valid` falls), cells in an ingress FIFO, counters or a `T` that moved (the
+    /// thresholds and QON checks read them), a pause mask that changed, a packet enqueued
+    /// (the transmitters look at the last edge's enqueues).
+    settling: bool,
     /// [`Mmu::shuffle_phases`]: the source of the evaluation order, if shuffled.
     order: Option<Lfsr32>,
 }
@@ -180,20 +194,14 @@ pub struct Core {
 impl Core {
     fn new(d: Derived) -> Self {
         let ports = d.ports;
-        // With a hybrid ingress pool both thresholds see the free space of both segments.
-        let (segment, lossy_segment) = if d.cfg.hybrid_ingress_pool {
-            let both = d.shared_cells + d.lossy_shared_cells;
-            (both, both)
-        } else {
-            (d.shared_cells, d.lossy_shared_cells)
-        };
+        let (dt, dt_lossy) = pool_units(&d);
         let hcf = Hcf::new(&d);
         Self {
             stats: Stats::new(ports),
             cycle: 0,
             acct: Accounting::new(ports),
-            dt: DtThreshold::new(segment, d.cfg.alpha_log2),
-            dt_lossy: DtThreshold::new(lossy_segment, d.cfg.lossy_alpha_log2),
+            dt,
+            dt_lossy,
             rx: PfcRx::new(&d),
             admission: Admission::new(&d),
             ingress: Ingress::new(&d),
@@ -214,6 +222,9 @@ impl Core {
             admitted: 0,
             dirty: Dirty::new(ports),
             read_next_t: false,
+            ignore_wakeups: false,
+            ignore_resumes: false,
+            settling: true,
             order: None,
             d,
         }
@@ -221,15 +232,7 @@ impl Core {
 
     /// The registered occupancies the two DT thresholds read.
     fn occupancy(&self) -> (u32, u32) {
-        let (shared, lossy_shared) = (
-            self.acct.shared_total.get(),
-            self.acct.lossy_shared_total.get(),
-        );
-        if self.d.cfg.hybrid_ingress_pool {
-            (shared + lossy_shared, shared + lossy_shared)
-        } else {
-            (shared, lossy_shared)
-        }
+        pool_occupancy(&self.d, &self.acct)
     }
 
     /// Evaluate one block of the phase table in the current cycle.
@@ -387,13 +390,64 @@ impl Core {
                 self.eval(unit, policy, inp, out)?;
             }
         }
+        let moved = self.acct.has_updates();
+        let t = (self.dt.t(), self.dt_lossy.t());
         let mut edge = EDGE;
         self.shuffle(&mut edge);
         for e in edge {
             self.commit(e, policy)?;
         }
+        self.settling = moved
+            || t != (self.dt.t(), self.dt_lossy.t())
+            || self.ingress.beats() | self.ingress.fifo_ports() != 0
+            || self.rx.changed() | self.queues.enqueued_last_cycle() != 0;
         self.cycle += 1;
         Ok(())
+    }
+
+    /// The first cycle `>= self.cycle` in which a step with idle inputs changes state: now
+    /// if the last edge left work (`settling`), the policy scans (L2BM's QON
+    /// unit) or a threshold unit is not settled; else the earliest timer: an egress port's
+    /// wake, a port with a PFC frame to send (at its wake if a packet is on the wire), a
+    /// received pause running out, a refresh PAUSE, an HCF period boundary.
+    fn next_event<P: BufferPolicy>(&self, policy: &P) -> u64 {
+        let now = self.cycle;
+        let (occ, occ_lossy) = self.occupancy();
+        if self.settling
+            || policy.busy(&self.fsm, self.dt.t())
+            || !self.dt.settled(occ)
+            || !self.dt_lossy.settled(occ_lossy)
+            || !policy.settled(self.dt.t(), &self.acct)
+        {
+            return now;
+        }
+        let mut next = self.fsm.next_refresh().min(self.hcf.next_boundary());
+        if !self.ignore_wakeups {
+            next = next.min(self.egress.next_wake());
+        }
+        if !self.ignore_resumes {
+            next = next.min(self.rx.next_expiry());
+        }
+        for p in each_port(self.fsm.pending_ports()) {
+            let port = &self.egress.ports[p];
+            next = next.min(match port.tx {
+                Tx::Idle => now,
+                _ => port.wake,
+            });
+        }
+        next.max(now)
+    }
+
+    /// Jump to cycle `to` over idle cycles (at most [`Core::next_event`]): only the
+    /// round-robin pointers move, and no signal changes.
+    fn skip_to(&mut self, to: u64) {
+        let cycles = to - self.cycle;
+        if cycles > 0 {
+            self.egress.skip(cycles);
+            self.ingress.skip(cycles);
+            self.dirty.clear();
+            self.cycle = to;
+        }
     }
 
     /// Permute `items` if the phase order is shuffled (Fisher-Yates from the LFSR).
@@ -456,6 +510,17 @@ impl Mmu {
         self.core.fsm.off(port)
     }
 
+    /// DSH: bit `p` set = ingress port `p` is in POFF.
+    pub fn poff(&self) -> u64 {
+        self.core.fsm.poff()
+    }
+
+    /// The decision for the last packet that started on ingress port `port` (its plan, or
+    /// why it was dropped); `None` before the first.
+    pub fn started(&self, port: usize) -> Option<Result<Plan, DropReason>> {
+        self.core.ingress.ports[port].started
+    }
+
     /// Egress counter of `(port, queue)`, cells.
     pub fn egress_cells(&self, port: usize, q: usize) -> u32 {
         self.core.acct.egress[port * QUEUES + q].get()
@@ -511,17 +576,16 @@ impl Mmu {
     /// The first cycle `>= self.cycle()` in which [`Mmu::step`] could change any state or
     /// produce any output if every input stayed idle (no beat, no received PFC frame);
     /// `u64::MAX` if nothing would ever happen without input. A driver may jump to it with
-    /// [`Mmu::skip_to`] instead of stepping the idle cycles in between.
-    ///
-    /// This model evaluates every block every cycle, so the bound is the current cycle: the
-    /// driver steps every cycle. An event-driven core tightens it without changing callers.
+    /// [`Mmu::skip_to`] instead of stepping the idle cycles in between
+    /// (docs/architecture.md, "Events").
     pub fn next_event(&self) -> u64 {
-        self.core.cycle
+        with_policy_ref!(&self.policy, p => self.core.next_event(p))
     }
 
     /// Jump over idle cycles to `cycle`: the model ends in the state that stepping every
-    /// cycle from `self.cycle()` to `cycle - 1` with idle inputs would give. `cycle` must
-    /// not be past [`Mmu::next_event`] (an `InvariantError` otherwise).
+    /// cycle from `self.cycle()` to `cycle - 1` with idle inputs would give, and no signal
+    /// changes (a waveform sampled only at stepped cycles is the same). `cycle` must not
+    /// be past [`Mmu::next_event`] (an `InvariantError` otherwise).
     pub fn skip_to(&mut self, cycle: u64) -> Result<(), InvariantError> {
         let next = self.next_event();
         if cycle < self.core.cycle || cycle > next {
@@ -530,6 +594,7 @@ impl Mmu {
                 self.core.cycle
             )));
         }
+        self.core.skip_to(cycle);
         Ok(())
     }
 

@@ -2,5 +2,6 @@
 
 mod datapath;
 mod ecn;
+mod events;
 mod phase_order;
 mod reference_model;

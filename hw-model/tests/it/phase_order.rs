@@ -22,29 +22,29 @@ use std::collections::VecDeque;
 
 /// Back-to-back packets on one ingress port, from a cycle on.
 #[derive(Debug, Clone, Copy)]
-struct Burst {
-    port: u8,
-    prio: u8,
-    dst: u8,
-    len: u16,
-    count: u8,
-    start: u32,
+pub(crate) struct Burst {
+    pub port: u8,
+    pub prio: u8,
+    pub dst: u8,
+    pub len: u16,
+    pub count: u8,
+    pub start: u32,
 }
 
 /// A PFC frame received on egress `port` in cycle `at`.
 #[derive(Debug, Clone, Copy)]
-struct Rx {
-    at: u32,
-    port: u8,
-    frame: PfcFrame,
+pub(crate) struct Rx {
+    pub at: u32,
+    pub port: u8,
+    pub frame: PfcFrame,
 }
 
 #[derive(Debug, Clone)]
-struct Case {
-    cfg: SwitchConfig,
-    bursts: Vec<Burst>,
-    rx: Vec<Rx>,
-    seed: u32,
+pub(crate) struct Case {
+    pub cfg: SwitchConfig,
+    pub bursts: Vec<Burst>,
+    pub rx: Vec<Rx>,
+    pub seed: u32,
 }
 
 fn config() -> impl Strategy<Value = SwitchConfig> {
@@ -149,7 +149,7 @@ fn config() -> impl Strategy<Value = SwitchConfig> {
         )
 }
 
-fn case() -> impl Strategy<Value = Case> {
+pub(crate) fn case() -> impl Strategy<Value = Case> {
     config().prop_flat_map(|cfg| {
         let ports = cfg.ports as u8;
         let burst = (
@@ -200,14 +200,14 @@ fn case() -> impl Strategy<Value = Case> {
 
 /// Presents the bursts at one cell per port per cell time; upstream devices obey the PFC
 /// frames the switch sends, at packet boundaries.
-struct Driver {
+pub(crate) struct Driver {
     queues: Vec<VecDeque<(u32, Beat)>>,
     gap: u64,
     paused: Vec<u8>,
 }
 
 impl Driver {
-    fn new(mmu: &Mmu, bursts: &[Burst]) -> Self {
+    pub fn new(mmu: &Mmu, bursts: &[Burst]) -> Self {
         let d = mmu.config();
         let mut queues = vec![VecDeque::new(); d.ports];
         for (flow, b) in bursts.iter().enumerate() {
@@ -249,7 +249,7 @@ impl Driver {
         }
     }
 
-    fn present(&mut self, c: u64, ingress: &mut [Option<Beat>]) {
+    pub fn present(&mut self, c: u64, ingress: &mut [Option<Beat>]) {
         for (p, slot) in ingress.iter_mut().enumerate() {
             *slot = None;
             if !c.is_multiple_of(self.gap) {
@@ -265,7 +265,22 @@ impl Driver {
         }
     }
 
-    fn obey(&mut self, frames: &[(u8, PfcFrame)]) {
+    /// The first cycle `>= c` in which [`present`](Self::present) delivers a beat if no
+    /// PFC frame arrives before (`u64::MAX`: none).
+    pub fn next_beat(&self, c: u64) -> u64 {
+        self.queues
+            .iter()
+            .zip(&self.paused)
+            .filter_map(|(q, paused)| {
+                let &(start, b) = q.front()?;
+                let held = b.sop() && paused & (1 << b.hdr.prio) != 0;
+                (!held).then(|| c.max(start as u64).next_multiple_of(self.gap))
+            })
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    pub fn obey(&mut self, frames: &[(u8, PfcFrame)]) {
         for &(p, f) in frames {
             let p = p as usize;
             self.paused[p] = if f.port_level {
@@ -282,7 +297,7 @@ impl Driver {
 }
 
 /// The first difference between two models after a cycle, if any.
-fn differ(a: &Mmu, b: &Mmu, oa: &Outputs, ob: &Outputs) -> Option<String> {
+pub(crate) fn differ(a: &Mmu, b: &Mmu, oa: &Outputs, ob: &Outputs) -> Option<String> {
     if oa.cell_events != ob.cell_events {
         return Some(format!(
             "cell events {:?} / {:?}",
@@ -311,6 +326,11 @@ fn differ(a: &Mmu, b: &Mmu, oa: &Outputs, ob: &Outputs) -> Option<String> {
             b.dirty_blocks()
         ));
     }
+    signals_differ(a, b)
+}
+
+/// The first probed signal whose value differs between two models, if any.
+pub(crate) fn signals_differ(a: &Mmu, b: &Mmu) -> Option<String> {
     (0..a.signals().len()).find_map(|i| {
         let (va, vb) = (a.signal_value(i), b.signal_value(i));
         (va != vb).then(|| format!("{} = {va} / {vb}", a.signals()[i].path))
@@ -357,7 +377,7 @@ fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<(), String> {
 }
 
 /// 24 cases unless `PROPTEST_CASES` says otherwise (`make soak`).
-fn order_config() -> ProptestConfig {
+pub(crate) fn order_config() -> ProptestConfig {
     let mut c = ProptestConfig::default();
     if std::env::var_os("PROPTEST_CASES").is_none() {
         c.cases = 24;
@@ -375,7 +395,7 @@ proptest! {
 }
 
 /// SIH on the small profile, 3:1 into one port: the shared occupancy and so `T` move.
-fn fan_in() -> Case {
+pub(crate) fn fan_in() -> Case {
     let mut cfg = SwitchConfig::small();
     cfg.ports = 4;
     cfg.sram_write_cells_per_cycle = 4;

@@ -4,6 +4,7 @@
 mod common;
 
 mod cli;
+mod cosim;
 mod dsh_theorem;
 mod ecm;
 mod ecn;
@@ -22,6 +23,7 @@ mod regression;
 mod reproduce;
 mod scenario;
 mod scoreboard;
+mod sweep;
 mod tcp;
 mod tours;
 mod vcd_readback;
