@@ -10,7 +10,7 @@
 use crate::events::{Arrive, Dir, Event, Pfc};
 use crate::record::Recorder;
 use crate::{Divergence, Replay};
-use hw_model::{Beat, Derived, FiveTuple, Inputs, Mmu, Outputs, PacketHdr, PfcFrame};
+use hw_model::{Beat, Derived, Ecn, FiveTuple, Inputs, Mmu, Outputs, PacketHdr, PfcFrame};
 
 /// How the DUT's stream is written, learnt from its first events: the model's events are
 /// shown the same way (cells listed or implied, tuples and pause quanta or not).
@@ -172,6 +172,8 @@ impl Lockstep {
                 len: a.bytes as u16,
                 tuple: t,
                 cm_tag: None,
+                // The event stream has no ECN field: replayed arrivals are not ECN-capable.
+                ecn: Ecn::NotEct,
             },
             idx: a.cell.unwrap_or(0),
             ncells: a.ncells,
