@@ -8,7 +8,7 @@ SOAK_CYCLES ?= 200000
 # The core `make bench` pins its table to.
 BENCH_CPU ?= 1
 
-.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm cosim cosim-bugs cosim-check docs lint fmt clean
+.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn cosim cosim-bugs cosim-check docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -73,6 +73,13 @@ waves-ecm:
 	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(SIM) run ecm-fanin --vcd $(WAVES)/ecm.vcd
 	gtkwave $(WAVES)/ecm-view.gtkw
+
+## waves-ecn: the ecn-dctcp scenario, opened on the committed ECN view (port 7's marker
+## under three DCTCP senders)
+waves-ecn:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(SIM) run ecn-dctcp --vcd $(WAVES)/ecn.vcd
+	gtkwave $(WAVES)/ecn-view.gtkw
 
 ## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
 ## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl,

@@ -172,7 +172,7 @@ impl Lockstep {
                 len: a.bytes as u16,
                 tuple: t,
                 cm_tag: None,
-                // The stream carries no ECN field: the checker does not check marking.
+                // The event stream has no ECN field: replayed arrivals are not ECN-capable.
                 ecn: Ecn::NotEct,
             },
             idx: a.cell.unwrap_or(0),
