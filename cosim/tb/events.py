@@ -1,41 +1,47 @@
 """The DUT event stream: JSON Lines, one event per line, the only format the testbench writes.
 
-Every event has `cycle` (DUT clock cycles from the first cycle the DUT is ready, 0-based)
-and `event` (its kind). The kinds and their other fields:
+The schema is shared with the model (docs/cosim.md; `crates/checker/src/events.rs` reads
+and writes the same lines). Every event has `cycle` (DUT clock cycles from the first cycle
+the DUT is ready, 0-based) and `event` (its kind). The kinds and their other fields
+(optional ones in brackets; the model writes them, this testbench does not):
 
 - `meta` (first line, cycle 0): `schema`, `seed`, `bug` (the BUG define or null),
-  `config` (the scenario file), `params` (the DUT parameters).
+  `config` (the scenario file), `params` (the DUT parameters), [`tool`].
 - `arrive`: a start-of-packet beat on ingress port `port`: `prio`, `flow`, `seq`, `bytes`,
-  `dst`, `ncells`. Its other cells follow on the same port, one per cycle.
+  `dst`, `ncells`, [`cell`, `tuple`]. Without `cell` its other cells follow on the same
+  port, one per cycle; a stream that gives `cell` has one `arrive` per cell.
 - `admit`: the decision for the packet that arrived in the same cycle on `port` (`flow`,
   `seq` repeat its identity): `segments` = cells charged to `private`, `shared` and
   `headroom`, in that order of the packet's cells (the model's `admission::Plan`).
 - `drop`: the packet is dropped whole: `reason` is `headroom_full` or `lossy_threshold`
-  (the model's `DropReason` names).
-- `depart`: the START of a packet's transmission on egress port `port` from queue `queue`:
-  `flow`, `seq`, `src`, `ncells`. `cycle` is when its first cell is on the output; cell k
-  is on the output at `cycle + k`. A cell on the output in cycle c was read and freed at
-  the end of cycle c - 1, so it is already released for the decisions of cycle c.
-- `pfc`: `port`, `class`, `pause` (true = XOFF, false = XON), `dir`:
-  `sent` = the DUT's XOFF output for ingress queue (port, class) changed (the change was
-  decided in cycle - 1); `received` = the testbench changed the pause input of egress
-  queue (port, class), which acts on the DUT's scheduling from cycle + 1.
+  (the model's `DropReason` names; the model also has `hcf_full`, `egress_threshold`).
+- `depart`: a packet's first cell is READ from the buffer on egress port `port`, from
+  queue `queue`: `flow`, `seq`, `src`, `ncells`, [`cell`]. The read frees the cell: the
+  decisions of `cycle + 1` see it gone. In this DUT the cell is on the output at
+  `cycle + 1`, and cell k is read at `cycle + k`; a stream that gives `cell` has one
+  `depart` per cell read.
+- `pfc`: `port`, `class`, `pause` (true = XOFF, false = XON), `dir`, [`quanta`,
+  `port_level`]: `sent` = the DUT's XOFF output for ingress queue (port, class) changed
+  (the change was decided in cycle - 1); `received` = the testbench changed the pause
+  input of egress queue (port, class), which acts on the DUT's scheduling from cycle + 1.
 - `counters`: the DUT's registers at the start of the cycle, i.e. the values that cycle's
-  admission decisions read: `t`, `t_lossy`, `x_on`, `shared`, `lossy_shared`, `total`
-  (cells charged and not released), `free` (free-list count), and per [port][prio]
-  `private`, `shared_q`, `headroom`; `drops` per reason, `packets` and `cells` per port.
+  admission decisions read: `t`, `total` (cells charged and not released), and [`t_lossy`,
+  `x_on`, `shared`, `lossy_shared`, `free` (free-list count), per [port][prio] `private`,
+  `shared_q`, `headroom`; `drops` per reason, `packets` and `cells` per port].
 
 Within a cycle the events are ordered by kind as in `KINDS`, then by port (and class).
 """
 
 import json
 
-SCHEMA = "mmu-cosim-events/1"
+SCHEMA = "mmu-cosim-events/2"
 
 # Order of the kinds within one cycle.
 KINDS = ("meta", "pfc_received", "arrive", "admit", "drop", "depart", "pfc_sent", "counters")
 
+# The reasons this DUT reports (its 1-bit `rep_reason`), then the model's others.
 REASONS = ("headroom_full", "lossy_threshold")
+MODEL_REASONS = REASONS + ("hcf_full", "egress_threshold")
 SEGMENTS = ("private", "shared", "headroom")
 DIRS = ("sent", "received")
 
@@ -52,11 +58,21 @@ FIELDS = {
     "depart": {"port": _INT, "queue": _INT, "flow": _INT, "seq": _INT, "src": _INT,
                "ncells": _INT},
     "pfc": {"port": _INT, "class": _INT, "pause": _BOOL, "dir": _STR},
-    "counters": {"t": _INT, "t_lossy": _INT, "x_on": _INT, "shared": _INT,
-                 "lossy_shared": _INT, "total": _INT, "free": _INT, "private": _LIST,
-                 "shared_q": _LIST, "headroom": _LIST, "drops": _OBJ},
+    "counters": {"t": _INT, "total": _INT},
 }
 
+# Optional fields of each kind, with their types.
+OPTIONAL = {
+    "meta": {"tool": _STR},
+    "arrive": {"cell": _INT, "tuple": _OBJ},
+    "depart": {"cell": _INT},
+    "pfc": {"quanta": _INT, "port_level": _BOOL},
+    "counters": {"t_lossy": _INT, "x_on": _INT, "shared": _INT, "lossy_shared": _INT,
+                 "free": _INT, "private": _LIST, "shared_q": _LIST, "headroom": _LIST,
+                 "drops": _OBJ},
+}
+
+TUPLE = ("src_ip", "dst_ip", "src_port", "dst_port", "proto")
 
 class EventError(ValueError):
     """An event that does not follow the schema; the message names the field."""
@@ -81,21 +97,32 @@ def validate(ev):
     if cycle < 0:
         raise EventError(f"{kind}.cycle: {cycle} is negative")
     want = FIELDS[kind]
-    extra = set(ev) - set(want) - {"cycle", "event"}
+    optional = OPTIONAL.get(kind, {})
+    extra = set(ev) - set(want) - set(optional) - {"cycle", "event"}
     if extra:
         raise EventError(f"{kind}: unknown fields {sorted(extra)}")
     for name, typ in want.items():
         if name not in ev:
             raise EventError(f"{kind}.{name}: missing")
         _check_type(kind, name, ev[name], typ)
+    for name, typ in optional.items():
+        if name in ev:
+            _check_type(kind, name, ev[name], typ)
+    if "cell" in ev and not 0 <= ev["cell"] < ev["ncells"]:
+        raise EventError(f"{kind}.cell: {ev['cell']}; allowed: 0..{ev['ncells']}")
+    if kind == "arrive" and "tuple" in ev:
+        if sorted(ev["tuple"]) != sorted(TUPLE):
+            raise EventError(f"arrive.tuple: keys {sorted(ev['tuple'])}; allowed: {TUPLE}")
+        for name in TUPLE:
+            _check_type(kind, f"tuple.{name}", ev["tuple"][name], _INT)
     if kind == "admit":
         segs = ev["segments"]
         if sorted(segs) != sorted(SEGMENTS):
             raise EventError(f"admit.segments: keys {sorted(segs)}; allowed: {SEGMENTS}")
         for name in SEGMENTS:
             _check_type(kind, f"segments.{name}", segs[name], _INT)
-    if kind == "drop" and ev["reason"] not in REASONS:
-        raise EventError(f"drop.reason: {ev['reason']!r}; allowed: {REASONS}")
+    if kind == "drop" and ev["reason"] not in MODEL_REASONS:
+        raise EventError(f"drop.reason: {ev['reason']!r}; allowed: {MODEL_REASONS}")
     if kind == "pfc" and ev["dir"] not in DIRS:
         raise EventError(f"pfc.dir: {ev['dir']!r}; allowed: {DIRS}")
 

@@ -46,6 +46,20 @@ class Schema(unittest.TestCase):
         self.refused({**GOOD[2], "cycle": -1}, "arrive.cycle")
         self.refused({**GOOD[2], "event": "leave"}, "unknown kind")
 
+    def test_optional_fields_are_accepted_and_typed(self):
+        tup = {"src_ip": 1, "dst_ip": 2, "src_port": 3, "dst_port": 4, "proto": 17}
+        events.validate({**GOOD[2], "cell": 0, "tuple": tup})
+        events.validate({**GOOD[5], "cell": 3})
+        events.validate({**GOOD[1], "quanta": 65535, "port_level": True})
+        events.validate({**GOOD[0], "tool": "mmu-sim 0.1.0"})
+        events.validate({"cycle": 9, "event": "counters", "t": 96, "total": 0})
+        self.refused({**GOOD[5], "cell": 4}, "depart.cell")
+        self.refused({**GOOD[2], "cell": "0"}, "arrive.cell")
+        self.refused({**GOOD[2], "tuple": {**tup, "x": 1}}, "arrive.tuple")
+        self.refused({**GOOD[1], "quanta": True}, "pfc.quanta")
+        self.refused({**GOOD[4], "reason": "hcf"}, "drop.reason")
+        events.validate({**GOOD[4], "reason": "hcf_full"})
+
     def test_enumerations_are_checked(self):
         self.refused({**GOOD[4], "reason": "full"}, "drop.reason")
         self.refused({**GOOD[1], "dir": "up"}, "pfc.dir")

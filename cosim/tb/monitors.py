@@ -86,7 +86,8 @@ class DecisionMonitor:
 
 
 class EgressMonitor:
-    """The egress vectors: one OutBeat per valid beat; a `depart` event per start."""
+    """The egress vectors: one OutBeat per valid beat; a `depart` event per start, stamped
+    with the cycle its first cell was read (one before it is on the output)."""
 
     def __init__(self, dut, w, log):
         self.vec = Vectors(dut, {"out_valid": 1, "out_sop": 1, "out_eop": 1,
@@ -103,7 +104,10 @@ class EgressMonitor:
                         f["out_ncells"], f["out_data"])
             out.append(b)
             if b.sop:
-                self.log.add(events.depart(cycle, p, b.queue, b.flow, b.seq, b.src, b.ncells))
+                # Stamped at the read: the cell on the output in `cycle` was read in the
+                # cycle before (events.py, `depart`).
+                self.log.add(events.depart(cycle - 1, p, b.queue, b.flow, b.seq, b.src,
+                                           b.ncells))
         return out
 
 

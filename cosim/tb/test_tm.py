@@ -21,7 +21,7 @@ from monitors import DecisionMonitor, EgressMonitor, IngressMonitor, PfcMonitor,
 from partner import REACTION, IngressBus, LinkPartner, PauseDriver
 from traffic import Generator, default_mix
 
-SNAPSHOT_EVERY = 1000
+SNAPSHOT_EVERY = 100
 # Cycles to wait for the buffer to drain after the traffic stops, per cycle of traffic.
 DRAIN_FACTOR = 4
 RESET_CYCLES = 4

@@ -80,6 +80,21 @@ pub struct Request {
     pub lossless: bool,
 }
 
+impl Request {
+    /// The packet of `n` cells from ingress port `port`, priority `pg`, to egress port `dst`.
+    pub fn new(port: usize, pg: usize, dst: usize, n: u32, lossless: bool) -> Self {
+        Self {
+            port,
+            pg,
+            qi: port * QUEUES + pg,
+            dst,
+            eq: dst * QUEUES + pg,
+            n,
+            lossless,
+        }
+    }
+}
+
 /// Inputs of one decision: the ingress queue's registered counters and the pool state.
 #[derive(Debug, Clone, Copy)]
 pub struct QueueView {
@@ -252,6 +267,68 @@ impl Admission {
         }
     }
 
+    /// The running shared-grant sums restart (the first port of a cycle).
+    pub fn start_cycle(&mut self) {
+        self.shared_granted = 0;
+        self.lossy_granted = 0;
+    }
+
+    /// The pools' static parameters.
+    pub fn pools(&self) -> &Pools {
+        &self.pools
+    }
+
+    /// The inputs of the decision for `r`: its ingress queue's registered counters, the
+    /// registered `T` of its pool (or the policy's queue threshold `T_i`, L2BM Eq. 3) and
+    /// the pool's shared occupancy plus the grants made earlier in this cycle.
+    pub fn view<P: BufferPolicy>(
+        &self,
+        r: &Request,
+        acct: &Accounting,
+        dt: &DtThreshold,
+        dt_lossy: &DtThreshold,
+        policy: &mut P,
+    ) -> QueueView {
+        let [private, shared, headroom] = acct.group(r.port, r.pg);
+        let (t, shared_in_use) = if r.lossless {
+            (dt.t(), acct.shared_total.get() + self.shared_granted)
+        } else {
+            (
+                dt_lossy.t(),
+                acct.lossy_shared_total.get() + self.lossy_granted,
+            )
+        };
+        QueueView {
+            private,
+            shared,
+            headroom,
+            t: policy.queue_threshold(r, t),
+            shared_in_use,
+        }
+    }
+
+    /// Charge the cells of an admitted packet to its segments (they land at the edge) and
+    /// add its shared cells to the running sum of its pool.
+    pub fn charge(&mut self, r: &Request, plan: &Plan, acct: &mut Accounting) {
+        let segs = segments(r.lossless);
+        for (seg, cnt) in segs.into_iter().zip([plan.seg0, plan.seg1, plan.headroom]) {
+            if cnt > 0 {
+                acct.push(Update::Charge {
+                    port: r.port as u8,
+                    pg: r.pg as u8,
+                    seg,
+                    dport: r.dst as u8,
+                    n: cnt as u32,
+                });
+            }
+        }
+        if r.lossless {
+            self.shared_granted += plan.seg1 as u32;
+        } else {
+            self.lossy_granted += plan.seg1 as u32;
+        }
+    }
+
     /// One beat of port `p`.
     fn beat<P: BufferPolicy>(
         &mut self,
@@ -285,32 +362,10 @@ impl Admission {
     ) -> Result<(Plan, Desc), DropReason> {
         let pg = b.hdr.prio as usize;
         let dst = b.hdr.dst as usize;
-        let r = Request {
-            port: p,
-            pg,
-            qi: p * QUEUES + pg,
-            dst,
-            eq: dst * QUEUES + pg,
-            n: b.ncells as u32,
-            lossless,
-        };
+        let r = Request::new(p, pg, dst, b.ncells as u32, lossless);
         let acct = &mut *input.acct;
-        let [private, shared, headroom] = acct.group(p, pg);
-        let (t, shared_in_use) = if lossless {
-            (input.dt.t(), acct.shared_total.get() + self.shared_granted)
-        } else {
-            (
-                input.dt_lossy.t(),
-                acct.lossy_shared_total.get() + self.lossy_granted,
-            )
-        };
-        let v = QueueView {
-            private,
-            shared,
-            headroom,
-            t: input.policy.queue_threshold(&r, t),
-            shared_in_use,
-        };
+        let shared = acct.group(p, pg)[1];
+        let v = self.view(&r, acct, input.dt, input.dt_lossy, input.policy);
         let decision = input
             .policy
             .decide(&r, v, &self.pools, acct, input.fsm)
@@ -340,26 +395,12 @@ impl Admission {
                 return Err(reason);
             }
         };
-        let segs = segments(lossless);
-        for (seg, cnt) in segs.into_iter().zip([plan.seg0, plan.seg1, plan.headroom]) {
-            if cnt > 0 {
-                out.dirty.egress(dst);
-                acct.push(Update::Charge {
-                    port: p as u8,
-                    pg: pg as u8,
-                    seg,
-                    dport: b.hdr.dst,
-                    n: cnt as u32,
-                });
-            }
-        }
+        out.dirty.egress(dst);
+        self.charge(&r, &plan, acct);
         if lossless {
-            self.shared_granted += plan.seg1 as u32;
             input
                 .policy
                 .flow_control(&r, Some(&plan), shared, acct, out.requests);
-        } else {
-            self.lossy_granted += plan.seg1 as u32;
         }
         let due = input.policy.admitted(&r, acct, now);
         *out.admitted |= 1 << p;
@@ -382,8 +423,7 @@ impl<'a, P: BufferPolicy> Block<AdmissionIn<'a, P>, AdmissionOut<'a>> for Admiss
         mut input: AdmissionIn<'a, P>,
         mut out: AdmissionOut<'a>,
     ) -> Result<(), BlockError> {
-        self.shared_granted = 0;
-        self.lossy_granted = 0;
+        self.start_cycle();
         *out.admitted = 0;
         input.policy.start_admission();
         // The ports with a beat first (a branch-free pass over the bus), then their beats.

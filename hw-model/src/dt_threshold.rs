@@ -6,8 +6,34 @@
 //! cycle `c` is computed in cycle `c - 1` from the counters as they stood at its start,
 //! i.e. from the occupancy committed at the end of cycle `c - 2`.
 
-use crate::config::CNT_BITS;
+use crate::accounting::Accounting;
+use crate::config::{Derived, CNT_BITS};
 use rtl::{Block, BlockError, Clocked, Probed, Reg, SatSub, Shifter, Visit};
+
+/// The two DT units of a switch, lossless and lossy. With a hybrid ingress pool both see
+/// the free space of both segments.
+pub fn pool_units(d: &Derived) -> (DtThreshold, DtThreshold) {
+    let (segment, lossy_segment) = if d.cfg.hybrid_ingress_pool {
+        let both = d.shared_cells + d.lossy_shared_cells;
+        (both, both)
+    } else {
+        (d.shared_cells, d.lossy_shared_cells)
+    };
+    (
+        DtThreshold::new(segment, d.cfg.alpha_log2),
+        DtThreshold::new(lossy_segment, d.cfg.lossy_alpha_log2),
+    )
+}
+
+/// The registered occupancies the two units of [`pool_units`] read.
+pub fn pool_occupancy(d: &Derived, acct: &Accounting) -> (u32, u32) {
+    let (shared, lossy_shared) = (acct.shared_total.get(), acct.lossy_shared_total.get());
+    if d.cfg.hybrid_ingress_pool {
+        (shared + lossy_shared, shared + lossy_shared)
+    } else {
+        (shared, lossy_shared)
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct DtThreshold {

@@ -10,12 +10,14 @@
 //! `read_rr` (one port further each cycle); `sram_read_cells_per_cycle` read grants are
 //! counted down over the visits (a chain of the phase table). A visit takes a pending PFC
 //! frame first, then asks the port's scheduler (`sched/`) for a queue, dequeues its head
-//! packet (through HCF's select, and telling HCF and the queue's ECM congestion point),
+//! packet (through HCF's select, and telling HCF, the queue's ECM congestion point and its
+//! ECN marker, which may mark it CE),
 //! and reads cells as the wire reaches them.
 
 use crate::accounting::{Accounting, Update};
 use crate::config::{Derived, PFC_FRAME_WIRE_BYTES, QUEUES};
 use crate::ecm_cp::Ecm;
+use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
 use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc::fsm::PfcFsm;
@@ -118,6 +120,8 @@ pub struct EgressIn<'a, P> {
     pub hcf: &'a mut Hcf,
     /// ECM: departures.
     pub ecm: &'a mut Ecm,
+    /// ECN: departures, and marking on dequeue.
+    pub ecn: &'a mut EcnMarker,
     pub policy: &'a mut P,
     /// Push port (lands at the edge).
     pub free: &'a mut FreeList,
@@ -306,7 +310,7 @@ impl Egress {
             else {
                 return Ok(false);
             };
-            let desc = queues.dequeue(p, q, hp, now);
+            let mut desc = queues.dequeue(p, q, hp, now);
             input
                 .hcf
                 .depart(p, q, desc.sub, desc.ncells, now)
@@ -315,6 +319,7 @@ impl Egress {
                 .ecm
                 .depart(p, q, desc.hdr.len)
                 .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
+            input.ecn.depart(p, q, &mut desc);
             if queues.nonempty[p] & (1 << q) == 0 {
                 self.sched[p].queue_emptied(q);
             }

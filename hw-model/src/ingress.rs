@@ -39,6 +39,9 @@ pub struct IngressPort {
     /// Decision for the packet now arriving: `Some(Ok(plan))` admitted, `Some(Err(why))`
     /// dropped, `None` between packets.
     pub arriving: Option<Result<Plan, DropReason>>,
+    /// Decision for the last packet that started, kept after its last cell (the event
+    /// trace reads it).
+    pub started: Option<Result<Plan, DropReason>>,
     pub fifo: VecDeque<FifoCell>,
     /// Packets charged and not yet enqueued, oldest first (the checker recounts them).
     pub pending: VecDeque<Desc>,
@@ -53,6 +56,7 @@ impl IngressPort {
     fn new(fifo_depth: usize) -> Self {
         Self {
             arriving: None,
+            started: None,
             fifo: VecDeque::with_capacity(fifo_depth),
             // Every packet in the FIFO may be a one-cell packet, plus one being written.
             pending: VecDeque::with_capacity(fifo_depth + 2),
@@ -175,7 +179,7 @@ impl Ingress {
         fate: Result<(Plan, Desc), DropReason>,
     ) -> Result<(), String> {
         let port = &mut self.ports[p];
-        port.arriving = Some(match fate {
+        port.started = Some(match fate {
             Ok((plan, desc)) => {
                 if port.pending.len() == self.fifo_depth + 2 {
                     return Err(format!(
@@ -187,6 +191,7 @@ impl Ingress {
             }
             Err(r) => Err(r),
         });
+        port.arriving = port.started;
         Ok(())
     }
 

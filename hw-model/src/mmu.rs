@@ -10,10 +10,11 @@
 //! named in the docs and in the module of the block that drives it.
 
 use crate::accounting::Accounting;
-use crate::admission::{Admission, AdmissionIn, AdmissionOut};
+use crate::admission::{Admission, AdmissionIn, AdmissionOut, Plan};
 use crate::config::{Derived, QUEUES};
-use crate::dt_threshold::DtThreshold;
+use crate::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
 use crate::ecm_cp::{Ecm, EcmCp, EcmIn};
+use crate::ecn_marker::{EcnIn, EcnMarker, EcnQueue};
 use crate::egress_port::{Egress, EgressIn, EgressOut, Tx};
 use crate::free_list::FreeList;
 use crate::ingress::{Ingress, WriteIn};
@@ -25,7 +26,7 @@ use crate::ports::{each_port, FlowRequests};
 use crate::probes::{Dirty, SignalDesc, Signals};
 use crate::sched::hcf::{Hcf, HcfQueue};
 use crate::stats::Stats;
-use crate::wires::{Inputs, Outputs};
+use crate::wires::{DropReason, Inputs, Outputs};
 use rtl::{Block, BlockError, Clocked, Lfsr32};
 use thiserror::Error;
 
@@ -54,6 +55,11 @@ pub enum Fault {
     HcfSkewLength,
     /// ECM: add one page to the first congestion point's queue length.
     EcmSkewQlen,
+    /// ECN: add one unit to the first marking queue's length register.
+    EcnSkewQlen,
+    /// ECN: the marker's `span` register written as if `Pmax` were 1 (the RED line's
+    /// `Pmax` factor lost), so marking between `Kmin` and `Kmax` is `1 / Pmax` too likely.
+    EcnNoPmax,
     /// L2BM: add one packet to the `N` register of ingress queue (0, 0).
     L2bmSkewCount,
     /// L2BM: add one cycle to the `t_total` register of ingress queue (0, 0).
@@ -94,6 +100,8 @@ pub enum Unit {
     HcfPeriods,
     /// ECM congestion points: the cycle's arrivals.
     Ecm,
+    /// ECN markers: the cycle's arrivals (after ECM sampled the headers).
+    Ecn,
     /// Egress transmitters, round robin from `read_rr`.
     Transmitters,
     /// Ingress write stage, round robin from `write_rr`.
@@ -128,7 +136,7 @@ phase_table! {
     "thresholds": [Dt, DtLossy, PolicyUnits, PfcRx];
     "admission": [Admission];
     "flow control": [PfcGen, HcfPeriods, Ecm];
-    "egress": [Transmitters];
+    "egress": [Transmitters, Ecn];
     "write": [WriteStage];
 }
 
@@ -166,6 +174,7 @@ edge_list!(
     PfcGen,
     Hcf,
     Ecm,
+    Ecn,
     Admission,
     Ingress,
     Transmitters
@@ -185,12 +194,13 @@ pub struct Core {
     pub(crate) fsm: PfcFsm,
     pub(crate) hcf: Hcf,
     pub(crate) ecm: Ecm,
+    pub(crate) ecn: EcnMarker,
     pub(crate) egress: Egress,
     pub(crate) queues: PacketQueues,
     pub(crate) free: FreeList,
     /// Admission -> PFC generation: this cycle's QOFF/POFF requests.
     requests: FlowRequests,
-    /// Admission -> ECM: the ports that admitted a packet in this cycle.
+    /// Admission -> ECM and ECN: the ports that admitted a packet in this cycle.
     admitted: u64,
     pub(crate) dirty: Dirty,
     /// [`Fault::XonFromNextT`].
@@ -217,20 +227,14 @@ pub struct Core {
 impl Core {
     fn new(d: Derived) -> Self {
         let ports = d.ports;
-        // With a hybrid ingress pool both thresholds see the free space of both segments.
-        let (segment, lossy_segment) = if d.cfg.hybrid_ingress_pool {
-            let both = d.shared_cells + d.lossy_shared_cells;
-            (both, both)
-        } else {
-            (d.shared_cells, d.lossy_shared_cells)
-        };
+        let (dt, dt_lossy) = pool_units(&d);
         let hcf = Hcf::new(&d);
         Self {
             stats: Stats::new(ports),
             cycle: 0,
             acct: Accounting::new(ports),
-            dt: DtThreshold::new(segment, d.cfg.alpha_log2),
-            dt_lossy: DtThreshold::new(lossy_segment, d.cfg.lossy_alpha_log2),
+            dt,
+            dt_lossy,
             rx: PfcRx::new(&d),
             admission: Admission::new(&d),
             ingress: Ingress::new(&d),
@@ -244,6 +248,7 @@ impl Core {
             ),
             hcf,
             ecm: Ecm::new(&d),
+            ecn: EcnMarker::new(&d),
             egress: Egress::new(&d),
             free: FreeList::new(d.total_cells),
             requests: FlowRequests::new(ports),
@@ -262,15 +267,7 @@ impl Core {
 
     /// The registered occupancies the two DT thresholds read.
     fn occupancy(&self) -> (u32, u32) {
-        let (shared, lossy_shared) = (
-            self.acct.shared_total.get(),
-            self.acct.lossy_shared_total.get(),
-        );
-        if self.d.cfg.hybrid_ingress_pool {
-            (shared + lossy_shared, shared + lossy_shared)
-        } else {
-            (shared, lossy_shared)
-        }
+        pool_occupancy(&self.d, &self.acct)
     }
 
     /// Evaluate one block of the phase table in the current cycle.
@@ -358,6 +355,7 @@ impl Core {
                     queues: &mut self.queues,
                     hcf: &mut self.hcf,
                     ecm: &mut self.ecm,
+                    ecn: &mut self.ecn,
                     policy,
                     free: &mut self.free,
                     acct: &mut self.acct,
@@ -368,6 +366,15 @@ impl Core {
                     stats: &mut self.stats,
                     dirty: &mut self.dirty,
                 },
+            ),
+            Unit::Ecn => Block::eval(
+                &mut self.ecn,
+                now,
+                EcnIn {
+                    admitted: self.admitted,
+                    ingress: &mut self.ingress,
+                },
+                (),
             ),
             Unit::WriteStage => Block::eval(
                 &mut self.ingress,
@@ -400,6 +407,7 @@ impl Core {
             Edge::PfcGen => self.fsm.commit(now),
             Edge::Hcf => self.hcf.commit(now),
             Edge::Ecm => self.ecm.commit(now),
+            Edge::Ecn => self.ecn.commit(now),
             Edge::Admission => self.admission.commit(now),
             Edge::Ingress => self.ingress.commit(now),
             Edge::Transmitters => self.egress.commit(now),
@@ -562,6 +570,17 @@ impl Mmu {
         self.core.fsm.off(port)
     }
 
+    /// DSH: bit `p` set = ingress port `p` is in POFF.
+    pub fn poff(&self) -> u64 {
+        self.core.fsm.poff()
+    }
+
+    /// The decision for the last packet that started on ingress port `port` (its plan, or
+    /// why it was dropped); `None` before the first.
+    pub fn started(&self, port: usize) -> Option<Result<Plan, DropReason>> {
+        self.core.ingress.ports[port].started
+    }
+
     /// Egress counter of `(port, queue)`, cells.
     pub fn egress_cells(&self, port: usize, q: usize) -> u32 {
         self.core.acct.egress[port * QUEUES + q].get()
@@ -576,6 +595,11 @@ impl Mmu {
     /// Every ECM congestion point, sorted by (port, queue).
     pub fn ecm_cps(&self) -> &[EcmCp] {
         &self.core.ecm.cps
+    }
+
+    /// Every ECN marking queue, sorted by (port, queue).
+    pub fn ecn_queues(&self) -> &[EcnQueue] {
+        &self.core.ecn.queues
     }
 
     /// Every HCF block, sorted by (port, queue).

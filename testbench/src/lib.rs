@@ -14,6 +14,7 @@
 
 pub mod builtin;
 pub mod csv_file;
+pub mod events;
 pub mod int_keys;
 pub mod link_partner;
 pub mod monitor;
@@ -28,6 +29,7 @@ pub mod sim;
 pub mod sink;
 pub mod source;
 pub mod summary;
+pub mod sweep;
 pub mod tcp;
 pub mod trace;
 pub mod waves;

@@ -20,6 +20,7 @@
 //! a packet run of more than one packet (a burst, a message, a flow's backlog in its NIC):
 //! one small box when it starts (`crate::packet_run`).
 
+use crate::events::EventTrace;
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
 use crate::ns3::Ns3Out;
@@ -29,8 +30,8 @@ use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::{MessageCounts, MessageStats, Sources};
 use crate::summary::{
-    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta, SaiCounters,
-    Summary, SCHEMA_VERSION,
+    EcmRpSummary, EcnSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta,
+    SaiCounters, Summary, SCHEMA_VERSION,
 };
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
@@ -142,6 +143,8 @@ fn per_second(n: u64, seconds: f64) -> f64 {
 pub const ECM_TRACE: &str = "ECM trace";
 /// The name of the rate-limiter event trace in [`RunError::Output`].
 pub const RP_TRACE: &str = "RP trace";
+/// The name of the `--trace-events` stream in [`RunError::Output`].
+pub const EVENT_TRACE: &str = "event trace";
 /// The name of the `--ns3-out` files in [`RunError::Output`].
 pub const NS3_OUTPUT: &str = "ns-3 output";
 
@@ -221,6 +224,8 @@ pub struct Sim {
     waves: Option<Waves>,
     /// `--ns3-out`: HPCC-format files written at the end of the run.
     ns3: Option<Ns3Out>,
+    /// `--trace-events`: the co-simulation event stream.
+    events: Option<EventTrace>,
     pfc_pause_frames: u64,
     pfc_port_pause_frames: u64,
     pfc_port_resume_frames: u64,
@@ -268,6 +273,7 @@ impl Sim {
             script,
             waves: None,
             ns3: None,
+            events: None,
             pfc_pause_frames: 0,
             pfc_port_pause_frames: 0,
             pfc_port_resume_frames: 0,
@@ -283,6 +289,13 @@ impl Sim {
     /// Write a cell trace CSV into `file` during the run.
     pub fn attach_trace(&mut self, file: File) -> io::Result<()> {
         self.obs.trace = Some(CellTrace::new(file)?);
+        Ok(())
+    }
+
+    /// Write the co-simulation event stream (docs/cosim.md) into `file` during the run.
+    pub fn attach_events(&mut self, file: File) -> io::Result<()> {
+        let name = &self.plan.name;
+        self.events = Some(EventTrace::new(file, &self.mmu, name, self.plan.seed)?);
         Ok(())
     }
 
@@ -487,6 +500,10 @@ impl Sim {
             pfc_rx: &self.pfc_rx,
         };
         self.mmu.step(&inputs, &mut self.out)?;
+        if let Some(t) = &mut self.events {
+            t.step(now, &inputs, &self.out, &self.mmu)
+                .map_err(|e| RunError::Output(EVENT_TRACE, e))?;
+        }
         while self.delivered != 0 {
             let p = self.delivered.trailing_zeros() as usize;
             self.delivered &= self.delivered - 1;
@@ -612,6 +629,10 @@ impl Sim {
         }
         if let Some(t) = self.obs.rp_trace.take() {
             t.finish().map_err(|e| RunError::Output(RP_TRACE, e))?;
+        }
+        if let Some(t) = self.events.take() {
+            t.finish(self.now, &self.mmu)
+                .map_err(|e| RunError::Output(EVENT_TRACE, e))?;
         }
         if let Some(w) = self.waves.take() {
             w.finish(&self.mmu)?;
@@ -759,6 +780,17 @@ impl Sim {
                     .collect()
             },
             ecm_rp: self.rp_summaries(),
+            ecn: self
+                .mmu
+                .ecn_queues()
+                .iter()
+                .map(|m| EcnSummary {
+                    port: m.port,
+                    queue: m.queue,
+                    ect_packets: m.seen,
+                    marked: m.marked,
+                })
+                .collect(),
             tcp: self.tcp.stats(),
             ingress_priority_groups: sai.pgs,
             egress_queues: sai.queues,

@@ -42,6 +42,24 @@
 //!   slightly stricter: it times one packet at a time (the first one sent after a timeout
 //!   or a fast retransmit) and only that packet's ACK ends its back-off.
 //!
+//! DCTCP (`cc = "dctcp"`, [`Dctcp`]; Alizadeh et al., SIGCOMM 2010, section 3.1): the
+//! packets leave ECT(0); the receiver sets ECE on the ACK of a packet that arrived with CE
+//! (every packet is ACKed at once here, so the per-packet echo is exact and DCTCP's
+//! delayed-ACK state machine is not needed); the sender keeps `alpha`, the running
+//! estimate of the fraction of marked packets, updated once per window of data as
+//! `alpha = (1 - g) alpha + g F` (Eq. 1, `F` the fraction of this window's ACKs with ECE,
+//! `g = 2^-dctcp_shift_g`), and on an ECE, at most once per window and not during loss
+//! recovery, cuts `cwnd = cwnd (1 - alpha / 2)` (Eq. 2; `ssthresh` follows, at least 2 as
+//! in Linux's `dctcp_ssthresh`). The window is the data outstanding when it started: it
+//! ends when the cumulative ACK passes `high` as it stood then (Linux's `next_seq`).
+//! `alpha` starts at 1, Linux's default (`dctcp_alpha_on_init`); the paper does not say.
+//! Losses and timeouts are handled as Reno does.
+//!
+//! ns-2 (`flavor = "ns2"`, [`Ns2Timer`], docs/config.md): ns-2.35's retransmission timer
+//! (`rtxcur_init_` before the first sample, tick-counted samples, `minrto_`, `t_backoff_`
+//! up to `maxrto_`), its `window_` cap and its start-up (a SYN with `cwnd = 1`, then
+//! `windowInit_`), with the defaults of its `ns-default.tcl`.
+//!
 //! Sequence numbers: `PacketHdr.seq` counts *transmissions* of the flow, so a retransmission
 //! gets a new, larger `seq` and the scoreboard's per-flow order check stays as strict for TCP
 //! flows as for the others (a packet overtaking an earlier one through the switch is still
@@ -53,7 +71,7 @@
 //! cycle costs one heap peek plus the departures it has, however many flows there are.
 
 use crate::scenario::{Flow, Pattern, SizeDist};
-use hw_model::{Departure, FiveTuple, PacketHdr};
+use hw_model::{Departure, Ecn, FiveTuple, PacketHdr};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
@@ -89,6 +107,180 @@ pub struct Reno {
     pub retransmits: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// DCTCP's state; `None`: ECE is ignored.
+    pub dctcp: Option<Dctcp>,
+    /// ns-2's timer, window cap and start-up (`flavor = "ns2"`); `None`: the model's.
+    pub ns2: Option<Ns2Timer>,
+    /// The time of the event being processed, cycles (ns-2's timer reads it).
+    pub now: u64,
+}
+
+/// ns-2.35's one-way TCP sender timer and start-up (`flavor = "ns2"`); the names are
+/// ns-2's (`tcl/lib/ns-default.tcl`, `tcp/tcp.cc`). Times are in ns in a scenario's plan
+/// and in core cycles in a sender ([`Ns2Params::in_cycles`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ns2Params {
+    /// `window_`: the receiver's window, a cap on `cwnd`, packets.
+    pub window: u32,
+    /// `windowInit_`: `cwnd` once the SYN is acknowledged (or from the start without SYN).
+    pub window_init: u32,
+    /// `syn_` (with `delay_growth_`): packet 0 is a SYN, sent with `cwnd = 1`.
+    pub syn: bool,
+    /// `tcpTick_`, `rtxcur_init_`, `minrto_`, `maxrto_`, cycles.
+    pub tick: u64,
+    pub rtxcur_init: u64,
+    pub minrto: u64,
+    pub maxrto: u64,
+}
+
+impl Ns2Params {
+    /// ns-2.35's defaults (`ns-default.tcl`: `window_ 20`, `windowInit_ 2`, `syn_ true`,
+    /// `tcpTick_ 0.01`, `rtxcur_init_ 3.0`, `minrto_ 0.2`, `maxrto_ 60`), times in ns.
+    pub const DEFAULT: Self = Self {
+        window: 20,
+        window_init: 2,
+        syn: true,
+        tick: 10_000_000,
+        rtxcur_init: 3_000_000_000,
+        minrto: 200_000_000,
+        maxrto: 60_000_000_000,
+    };
+
+    /// The same with its times (ns) in cycles of `clock_hz`, rounded up.
+    pub fn in_cycles(self, clock_hz: u64) -> Self {
+        let c = |ns: u64| crate::scenario::ns_to_cycles(ns, clock_hz);
+        Self {
+            tick: c(self.tick).max(1),
+            rtxcur_init: c(self.rtxcur_init),
+            minrto: c(self.minrto),
+            maxrto: c(self.maxrto),
+            ..self
+        }
+    }
+}
+
+/// The retransmission timer of ns-2.35's `TcpAgent`: `rtt_init`, `rtt_update`,
+/// `rtt_timeout` and `rtt_backoff` with `rfc2988_ = true`, `T_SRTT_BITS = 3`,
+/// `T_RTTVAR_BITS = 2`, `rttvar_exp_ = 2`, `srtt_init_ = 0`, `rttvar_init_ = 12`.
+/// One packet is timed at a time (`rtt_active_`, `rtt_seq_`, `rtt_ts_`): the first new
+/// packet sent while none is timed. Its ACK takes the RTT sample and sets `t_backoff_`
+/// back to 1; a timeout or a fast retransmit stops the timing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ns2Timer {
+    pub p: Ns2Params,
+    /// `t_srtt_` (ticks << 3) and `t_rttvar_` (ticks << 2).
+    srtt: i64,
+    rttvar: i64,
+    /// `t_rtxcur_`, cycles.
+    rtxcur: u64,
+    /// `t_backoff_`.
+    pub backoff: u64,
+    /// The timed packet and when it left, if one is timed.
+    timed: Option<(u64, u64)>,
+}
+
+impl Ns2Timer {
+    /// `rtt_init`.
+    pub fn new(p: Ns2Params) -> Self {
+        Self {
+            p,
+            srtt: 0,
+            // `rttvar_init_` is never read: the first sample finds `t_srtt_ = 0` and sets
+            // both (and a back-off past 8 adds `t_srtt_ >> 3 = 0` to it).
+            rttvar: 0,
+            rtxcur: p.rtxcur_init,
+            backoff: 1,
+            timed: None,
+        }
+    }
+
+    /// `rtt_timeout` (rfc2988_): `t_rtxcur_ * t_backoff_` (or `minrto_ * t_backoff_` while
+    /// `t_rtxcur_ < minrto_`), at most `maxrto_`, at least two ticks.
+    pub fn timeout(&self) -> u64 {
+        let base = self.rtxcur.max(self.p.minrto);
+        (base * self.backoff)
+            .min(self.p.maxrto)
+            .max(2 * self.p.tick)
+    }
+
+    /// `rtt_backoff`: double `t_backoff_` while below 64 or while the timeout is below
+    /// `maxrto_`; past 8, move `srtt` into `rttvar`.
+    fn back_off(&mut self) {
+        if self.backoff < 64 || self.timeout() < self.p.maxrto {
+            self.backoff <<= 1;
+        }
+        if self.backoff > 8 {
+            self.rttvar += self.srtt >> 3;
+            self.srtt = 0;
+        }
+    }
+
+    /// `rtt_update(tao)` for a sample of `tao` cycles (without ns-2's random `boot_time_`
+    /// phase of the tick clock).
+    fn update(&mut self, tao: u64) {
+        let rtt = ((tao / self.p.tick) as i64).max(1);
+        if self.srtt != 0 {
+            let mut delta = rtt - (self.srtt >> 3);
+            self.srtt = (self.srtt + delta).max(1);
+            delta = delta.abs() - (self.rttvar >> 2);
+            self.rttvar = (self.rttvar + delta).max(1);
+        } else {
+            self.srtt = rtt << 3;
+            self.rttvar = rtt << 1;
+        }
+        // (((t_rttvar_ << (rttvar_exp_ + (T_SRTT_BITS - T_RTTVAR_BITS))) + t_srtt_) >> T_SRTT_BITS) * tcp_tick_
+        self.rtxcur = (((self.rttvar << 3) + self.srtt) >> 3) as u64 * self.p.tick;
+    }
+}
+
+/// DCTCP's sender state (module doc; DCTCP section 3.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dctcp {
+    /// The estimate of the fraction of marked packets (Eq. 1).
+    pub alpha: f64,
+    /// `g = 2^-shift_g`.
+    shift_g: u32,
+    /// ACKs, and ACKs with ECE, in the current window.
+    acks: u64,
+    marked: u64,
+    /// The window ends when the cumulative ACK reaches it.
+    window_end: u64,
+    /// No second cut before the cumulative ACK reaches it.
+    cwr_end: u64,
+    /// ACKs with ECE, and window cuts, so far.
+    pub ece_acks: u64,
+    pub cuts: u64,
+}
+
+impl Dctcp {
+    pub fn new(shift_g: u32) -> Self {
+        Self {
+            alpha: 1.0,
+            shift_g,
+            acks: 0,
+            marked: 0,
+            window_end: 0,
+            cwr_end: 0,
+            ece_acks: 0,
+            cuts: 0,
+        }
+    }
+
+    /// Count an ACK; at the end of a window, `alpha = (1 - g) alpha + g F` (Eq. 1) and the
+    /// next window runs to `high`.
+    fn on_ack(&mut self, ack: u64, ece: bool, high: u64) {
+        self.acks += 1;
+        self.marked += ece as u64;
+        self.ece_acks += ece as u64;
+        if ack >= self.window_end {
+            let f = self.marked as f64 / self.acks as f64;
+            let g = (-(self.shift_g as f64)).exp2();
+            self.alpha = (1.0 - g) * self.alpha + g * f;
+            self.acks = 0;
+            self.marked = 0;
+            self.window_end = high.max(ack + 1);
+        }
+    }
 }
 
 impl Reno {
@@ -114,12 +306,34 @@ impl Reno {
             retransmits: 0,
             fast_retransmits: 0,
             timeouts: 0,
+            dctcp: None,
+            ns2: None,
+            now: 0,
         }
+    }
+
+    /// The same sender with ns-2.35's timer, `window_` cap and start-up: with `syn_`,
+    /// packet 0 is the SYN (one more packet in a finite flow) and `cwnd` starts at 1;
+    /// the first ACK (of packet 0) sets `cwnd = windowInit_` (`delay_growth_`).
+    pub fn with_ns2(mut self, p: Ns2Params) -> Self {
+        self.cwnd = if p.syn { 1.0 } else { p.window_init as f64 };
+        if p.syn && self.total != u64::MAX {
+            self.total += 1;
+        }
+        self.ns2 = Some(Ns2Timer::new(p));
+        self
+    }
+
+    /// The same sender with DCTCP's reaction to ECE, gain `g = 2^-shift_g`.
+    pub fn with_dctcp(mut self, shift_g: u32) -> Self {
+        self.dctcp = Some(Dctcp::new(shift_g));
+        self
     }
 
     /// The next packet the window lets out now, if any.
     pub fn next_send(&mut self) -> Option<u64> {
-        let window = (self.cwnd.floor() as u64).max(1);
+        let cap = self.ns2.as_ref().map_or(u64::MAX, |n| n.p.window as u64);
+        let window = (self.cwnd.floor() as u64).clamp(1, cap);
         if self.snd_nxt >= self.total || self.snd_nxt - self.snd_una >= window {
             return None;
         }
@@ -127,15 +341,38 @@ impl Reno {
         self.snd_nxt += 1;
         if seq < self.high {
             self.retransmits += 1;
+        } else if let Some(n) = &mut self.ns2 {
+            // ns-2 `output`: time the first new packet sent while none is timed.
+            n.timed.get_or_insert((seq, self.now));
         }
         self.high = self.high.max(self.snd_nxt);
         Some(seq)
     }
 
-    /// Process a cumulative ACK (`ack` = next packet the receiver expects); returns a packet
-    /// to retransmit at once (fast retransmit, or the next hole on a partial ACK).
-    pub fn on_ack(&mut self, ack: u64) -> Option<u64> {
+    /// Process a cumulative ACK (`ack` = next packet the receiver expects) with the ECE flag
+    /// `ece`; returns a packet to retransmit at once (fast retransmit, or the next hole on
+    /// a partial ACK).
+    pub fn on_ack(&mut self, ack: u64, ece: bool) -> Option<u64> {
+        if let Some(d) = &mut self.dctcp {
+            d.on_ack(ack, ece, self.high);
+            // Eq. 2, once per window, not while a loss is being repaired.
+            if ece && !self.in_recovery && ack >= d.cwr_end {
+                self.ssthresh = (self.cwnd * (1.0 - d.alpha / 2.0)).max(2.0);
+                self.cwnd = self.ssthresh;
+                d.cwr_end = self.high.max(ack + 1);
+                d.cuts += 1;
+            }
+        }
         if ack > self.snd_una {
+            let first = self.snd_una == 0;
+            if let Some(n) = &mut self.ns2 {
+                // ns-2 `newack`: the timed packet's ACK is an RTT sample and ends the back-off.
+                if let Some((_, at)) = n.timed.filter(|&(seq, _)| ack > seq) {
+                    n.update(self.now - at);
+                    n.backoff = 1;
+                    n.timed = None;
+                }
+            }
             let acked = (ack - self.snd_una) as f64;
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
@@ -157,6 +394,10 @@ impl Reno {
             } else {
                 self.cwnd += acked / self.cwnd;
             }
+            if let Some(n) = self.ns2.as_ref().filter(|_| first && ack == 1) {
+                // `delay_growth_`: the ACK of packet 0 sets `cwnd_ = initial_window()`.
+                self.cwnd = n.p.window_init as f64;
+            }
         } else if ack == self.snd_una && self.high > ack {
             self.dupacks += 1;
             if self.dupacks == 3 && !self.in_recovery && ack >= self.recover {
@@ -167,6 +408,10 @@ impl Reno {
                 self.fast_retransmits += 1;
                 self.retransmits += 1;
                 self.karn_from = self.karn_from.max(ack + 1);
+                if let Some(n) = &mut self.ns2 {
+                    // `reset_rtx_timer(1, 0)`: `rtt_active_ = 0`.
+                    n.timed = None;
+                }
                 return Some(ack);
             }
         }
@@ -185,6 +430,10 @@ impl Reno {
         self.karn_from = self.high;
         self.timeouts += 1;
         self.rto = (self.rto * 2).min(self.max_rto);
+        if let Some(n) = &mut self.ns2 {
+            n.back_off();
+            n.timed = None;
+        }
     }
 
     /// Sent packets are waiting for an acknowledgement (the timer must run).
@@ -199,7 +448,7 @@ impl Reno {
 
     /// Current retransmission timeout, cycles.
     pub fn rto(&self) -> u64 {
-        self.rto
+        self.ns2.as_ref().map_or(self.rto, Ns2Timer::timeout)
     }
 }
 
@@ -219,13 +468,24 @@ pub struct TcpStats {
     pub fct_cycles: Option<u64>,
     /// Congestion window at the end, packets.
     pub cwnd: f64,
+    /// DCTCP flows: `alpha` at the end, ACKs with ECE and window cuts (absent for Reno).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dctcp: Option<DctcpStats>,
+}
+
+/// The DCTCP part of [`TcpStats`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DctcpStats {
+    pub alpha: f64,
+    pub ece_acks: u64,
+    pub cuts: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     Start,
-    /// A cumulative ACK reaches the sender.
-    Ack(u64),
+    /// A cumulative ACK reaches the sender, with the ECE flag.
+    Ack(u64, bool),
     /// A flow's RTO deadline as it stood when the event was queued (see `TcpFlow::timer`).
     Rto,
 }
@@ -237,6 +497,8 @@ struct TcpFlow {
     dst: u8,
     prio: u8,
     tuple: FiveTuple,
+    /// The ECN field of its packets.
+    ecn: Ecn,
     mss: u32,
     /// Bytes of a finite flow (its last packet carries the remainder).
     flow_bytes: Option<u64>,
@@ -262,13 +524,32 @@ struct TcpFlow {
 }
 
 impl TcpFlow {
+    /// ns-2's SYN: packet 0 carries no data.
+    fn syn(&self) -> bool {
+        self.reno.ns2.as_ref().is_some_and(|n| n.p.syn)
+    }
+
+    /// Wire length of packet `seq`: a SYN is a minimum frame.
     fn len_of(&self, seq: u64) -> u32 {
+        if self.syn() && seq == 0 {
+            return crate::scenario::MIN_PACKET_BYTES;
+        }
         match self.flow_bytes {
             Some(b) if seq + 1 == self.reno.total => {
-                let rest = b - seq * self.mss as u64;
+                let data_seq = seq - self.syn() as u64;
+                let rest = b - data_seq * self.mss as u64;
                 (rest as u32).max(crate::scenario::MIN_PACKET_BYTES)
             }
             _ => self.mss,
+        }
+    }
+
+    /// Data bytes packet `seq` delivers (none for a SYN).
+    fn data_of(&self, seq: u64) -> u64 {
+        if self.syn() && seq == 0 {
+            0
+        } else {
+            self.len_of(seq) as u64
         }
     }
 
@@ -282,6 +563,7 @@ impl TcpFlow {
             len: self.len_of(seq) as u16,
             tuple: self.tuple,
             cm_tag: None,
+            ecn: self.ecn,
         });
         self.in_network.push_back((self.next_tx, seq));
         self.next_tx = self.next_tx.wrapping_add(1);
@@ -330,17 +612,32 @@ impl TcpFlows {
                 dst: f.dst,
                 prio: f.prio,
                 tuple: f.five_tuple(FiveTuple::TCP),
+                ecn: if p.dctcp_shift_g.is_some() {
+                    Ecn::Ect0
+                } else {
+                    f.ecn_field()
+                },
                 mss: *mss,
                 flow_bytes: p.flow_bytes,
                 start_cycle: f.start_cycle,
                 rtt: us_to_cycles(p.base_rtt_us, clock_hz),
-                reno: Reno::new(
-                    p.init_cwnd,
-                    us_to_cycles(p.min_rto_us, clock_hz),
-                    us_to_cycles(p.max_rto_us, clock_hz),
-                    total,
-                    p.karn,
-                ),
+                reno: {
+                    let reno = Reno::new(
+                        p.init_cwnd,
+                        us_to_cycles(p.min_rto_us, clock_hz),
+                        us_to_cycles(p.max_rto_us, clock_hz),
+                        total,
+                        p.karn,
+                    );
+                    let reno = match p.ns2 {
+                        Some(n) => reno.with_ns2(n.in_cycles(clock_hz)),
+                        None => reno,
+                    };
+                    match p.dctcp_shift_g {
+                        Some(g) => reno.with_dctcp(g),
+                        None => reno,
+                    }
+                },
                 next_tx: 0,
                 in_network: VecDeque::new(),
                 rcv_nxt: 0,
@@ -374,12 +671,13 @@ impl TcpFlows {
             }
             self.events.pop();
             let f = &mut self.flows[i as usize];
+            f.reno.now = now;
             let mut restart = false;
             match ev {
                 Event::Start => {}
-                Event::Ack(ack) => {
+                Event::Ack(ack, ece) => {
                     let before = f.reno.snd_una;
-                    if let Some(seq) = f.reno.on_ack(ack) {
+                    if let Some(seq) = f.reno.on_ack(ack, ece) {
                         f.transmit(seq, &mut out);
                     }
                     restart = f.reno.snd_una > before;
@@ -447,17 +745,18 @@ impl TcpFlows {
                 continue;
             };
             if seq == f.rcv_nxt {
-                f.bytes_delivered += f.len_of(seq) as u64;
+                f.bytes_delivered += f.data_of(seq);
                 f.rcv_nxt += 1;
                 while f.out_of_order.remove(&f.rcv_nxt) {
-                    f.bytes_delivered += f.len_of(f.rcv_nxt) as u64;
+                    f.bytes_delivered += f.data_of(f.rcv_nxt);
                     f.rcv_nxt += 1;
                 }
             } else if seq > f.rcv_nxt {
                 f.out_of_order.insert(seq);
             }
             let (at, ack) = (now + f.rtt, f.rcv_nxt);
-            self.push(at, i, Event::Ack(ack));
+            let ece = dep.beat.hdr.ecn == Ecn::Ce;
+            self.push(at, i, Event::Ack(ack, ece));
         }
     }
 
@@ -474,6 +773,11 @@ impl TcpFlows {
                 timeouts: f.reno.timeouts,
                 fct_cycles: f.fct,
                 cwnd: f.reno.cwnd,
+                dctcp: f.reno.dctcp.as_ref().map(|d| DctcpStats {
+                    alpha: d.alpha,
+                    ece_acks: d.ece_acks,
+                    cuts: d.cuts,
+                }),
             })
             .collect()
     }
@@ -491,22 +795,26 @@ mod tests {
     fn slow_start_then_three_dup_acks_halve_the_window() {
         let mut r = Reno::new(2, 100, 1000, u64::MAX, false);
         assert_eq!(sent(&mut r), [0, 1]);
-        assert_eq!(r.on_ack(1), None);
-        assert_eq!(r.on_ack(2), None);
+        assert_eq!(r.on_ack(1, false), None);
+        assert_eq!(r.on_ack(2, false), None);
         assert_eq!(r.cwnd, 4.0, "slow start: +1 per acked packet");
         assert_eq!(sent(&mut r), [2, 3, 4, 5]);
         // Packet 2 is lost: 3, 4, 5 arrive and each acknowledges 2 again.
-        assert_eq!(r.on_ack(2), None);
-        assert_eq!(r.on_ack(2), None);
-        assert_eq!(r.on_ack(2), Some(2), "fast retransmit on the third dup ack");
+        assert_eq!(r.on_ack(2, false), None);
+        assert_eq!(r.on_ack(2, false), None);
+        assert_eq!(
+            r.on_ack(2, false),
+            Some(2),
+            "fast retransmit on the third dup ack"
+        );
         assert_eq!((r.cwnd, r.ssthresh), (2.0, 2.0));
         assert_eq!((r.fast_retransmits, r.retransmits), (1, 1));
-        assert_eq!(r.on_ack(2), None, "no second cut in the same window");
-        assert_eq!(r.on_ack(6), None, "full ack ends recovery");
+        assert_eq!(r.on_ack(2, false), None, "no second cut in the same window");
+        assert_eq!(r.on_ack(6, false), None, "full ack ends recovery");
         assert_eq!(r.cwnd, 2.0);
-        r.on_ack(6);
+        r.on_ack(6, false);
         assert_eq!(sent(&mut r), [6, 7]);
-        r.on_ack(8);
+        r.on_ack(8, false);
         assert_eq!(r.cwnd, 3.0, "congestion avoidance: +1 per window");
     }
 
@@ -516,9 +824,9 @@ mod tests {
         assert_eq!(sent(&mut r).len(), 6);
         // 0 and 2 lost.
         for _ in 0..3 {
-            r.on_ack(0);
+            r.on_ack(0, false);
         }
-        assert_eq!(r.on_ack(2), Some(2));
+        assert_eq!(r.on_ack(2, false), Some(2));
     }
 
     #[test]
@@ -533,8 +841,103 @@ mod tests {
         assert_eq!(r.rto(), 350, "doubling stops at max_rto");
         r.on_timeout();
         assert_eq!((r.rto(), r.timeouts), (350, 3));
-        r.on_ack(1);
+        r.on_ack(1, false);
         assert_eq!(r.rto(), 100, "a new ack resets the back-off");
+    }
+
+    #[test]
+    fn dctcp_updates_alpha_per_window_and_cuts_once_per_window() {
+        // g = 1/2, alpha starts at 1.
+        let mut r = Reno::new(4, 100, 1000, u64::MAX, false).with_dctcp(1);
+        assert_eq!(sent(&mut r), [0, 1, 2, 3]);
+        // The first ACK ends the (empty) start-up window: F = 1/1, alpha stays 1; its ECE
+        // cuts cwnd by alpha / 2 = 1/2 (slow start then adds the acked packet).
+        r.on_ack(1, true);
+        let d = r.dctcp.clone().unwrap();
+        assert_eq!((d.alpha, d.cuts), (1.0, 1));
+        assert_eq!((r.ssthresh, r.cwnd), (2.0, 2.5));
+        // The window now runs to packet 4 (everything sent): no second cut inside it.
+        r.on_ack(2, true);
+        r.on_ack(3, false);
+        assert_eq!(r.dctcp.as_ref().unwrap().cuts, 1, "once per window");
+        // ACK 4 ends the window of ACKs 2, 3, 4, one with ECE: F = 1/3, alpha = 1/2 + 1/6.
+        r.on_ack(4, false);
+        let a = r.dctcp.as_ref().unwrap().alpha;
+        assert!((a - (0.5 + 0.5 / 3.0)).abs() < 1e-12, "alpha {a}");
+        // The next window ran to packet 5 (nothing else was sent): ACK 5 ends it with
+        // F = 1 first, then its ECE cuts with the new alpha.
+        let cwnd = r.cwnd;
+        r.on_ack(5, true);
+        let d = r.dctcp.as_ref().unwrap();
+        assert!(
+            (d.alpha - (a + 1.0) / 2.0).abs() < 1e-12,
+            "alpha {}",
+            d.alpha
+        );
+        assert_eq!(d.cuts, 2, "a new window may cut again");
+        assert!((r.ssthresh - (cwnd * (1.0 - d.alpha / 2.0)).max(2.0)).abs() < 1e-12);
+    }
+
+    /// ns-2.35's defaults at 1 GHz: no RTT sample yet, so every timeout is
+    /// `rtxcur_init_ * t_backoff_` = 3, 6, 12, 24, 48 s, then `maxrto_` = 60 s for ever.
+    #[test]
+    fn ns2_timeouts_back_off_from_3_s_to_the_60_s_cap() {
+        let s = 1_000_000_000;
+        let mut r = Reno::new(10, 1, 1, u64::MAX, false).with_ns2(Ns2Params::DEFAULT.in_cycles(s));
+        let mut seen = vec![r.rto() / s];
+        for _ in 0..8 {
+            r.on_timeout();
+            seen.push(r.rto() / s);
+        }
+        assert_eq!(seen, [3, 6, 12, 24, 48, 60, 60, 60, 60]);
+        assert_eq!(
+            r.ns2.as_ref().unwrap().backoff,
+            64,
+            "t_backoff_ stops at 64 once the timeout is at maxrto_"
+        );
+    }
+
+    /// SYN with `cwnd = 1`; its ACK sets `cwnd = windowInit_`; the first timed packet's
+    /// ACK takes a sample (10 us is one 10 ms tick: `t_rtxcur_` = 3 ticks < `minrto_`, so
+    /// the timer is `minrto_` = 200 ms) and ends the back-off; `window_` caps the window.
+    #[test]
+    fn ns2_syn_initial_window_rtt_sample_and_window_cap() {
+        let s = 1_000_000_000;
+        let mut r = Reno::new(10, 1, 1, u64::MAX, false).with_ns2(Ns2Params::DEFAULT.in_cycles(s));
+        assert_eq!(sent(&mut r), [0], "the SYN alone");
+        r.on_timeout();
+        assert_eq!(r.rto(), 6 * s);
+        assert_eq!(sent(&mut r), [0], "SYN again");
+        r.now = 10_000;
+        r.on_ack(1, false);
+        assert_eq!(r.cwnd, 2.0, "windowInit_ after the SYN's ACK");
+        assert_eq!(
+            r.rto(),
+            6 * s,
+            "a retransmitted SYN is not timed: still backed off"
+        );
+        r.now = 20_000;
+        assert_eq!(sent(&mut r), [1, 2]);
+        r.now = 30_000;
+        r.on_ack(2, false);
+        assert_eq!(r.rto(), s / 5, "sample taken: minrto_, back-off ended");
+        // Without the SYN's timeout (slow start all along), every round sends what the
+        // window allows and then everything is acknowledged.
+        let mut r = Reno::new(10, 1, 1, u64::MAX, false).with_ns2(Ns2Params::DEFAULT.in_cycles(s));
+        assert_eq!(sent(&mut r), [0]);
+        r.on_ack(1, false);
+        let mut rounds = Vec::new();
+        for _ in 0..6 {
+            let v = sent(&mut r);
+            rounds.push(v.len());
+            r.on_ack(v[v.len() - 1] + 1, false);
+        }
+        assert_eq!(
+            rounds,
+            [2, 4, 8, 16, 20, 20],
+            "window_ caps slow start at 20"
+        );
+        assert!(r.cwnd > 20.0);
     }
 
     #[test]
@@ -542,7 +945,7 @@ mod tests {
         let mut r = Reno::new(10, 100, 1000, 3, false);
         assert_eq!(sent(&mut r), [0, 1, 2]);
         assert!(r.outstanding() && !r.done());
-        r.on_ack(3);
+        r.on_ack(3, false);
         assert!(r.done() && !r.outstanding());
     }
 }

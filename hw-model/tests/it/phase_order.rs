@@ -5,7 +5,7 @@
 //! Two models see the same stimulus, one in the table's order and one shuffled anew every
 //! cycle (`Mmu::shuffle_phases`). After every cycle their outputs (cell fates, departures,
 //! PFC and ECM frames), their statistics, every probed signal and the dirty blocks must be
-//! equal. The configurations are drawn over the three buffer policies, HCF and ECM queues,
+//! equal. The configurations are drawn over the three buffer policies, HCF, ECM and ECN queues,
 //! PFC reception modes and SRAM widths; the stimulus over bursts of mixed sizes and
 //! priorities and PFC frames received from downstream.
 //!
@@ -14,8 +14,8 @@
 //! DT block computes it) makes the two models disagree, and the test reports it.
 
 use hw_model::{
-    Beat, EcmConfig, Fault, HcfConfig, HcfUnit, Inputs, Mmu, Outputs, PacketHdr, PfcFrame,
-    PfcRxMode, Policy, SwitchConfig,
+    Beat, EcmConfig, Ecn, EcnConfig, EcnUnit, Fault, HcfConfig, HcfUnit, Inputs, MarkOn, Mmu,
+    Outputs, PacketHdr, PfcFrame, PfcRxMode, Policy, SwitchConfig,
 };
 use proptest::prelude::*;
 use std::collections::VecDeque;
@@ -64,6 +64,7 @@ fn config() -> impl Strategy<Value = SwitchConfig> {
                     .prop_map(Some)
             ],
             prop::option::of(0u8..4),
+            prop::option::of((0u8..4, any::<bool>(), any::<bool>())),
         ),
         (
             150_000u64..400_000,
@@ -77,7 +78,7 @@ fn config() -> impl Strategy<Value = SwitchConfig> {
         .prop_filter_map(
             "a valid switch",
             |(
-                (policy, ports, lossless, hcf, ecm),
+                (policy, ports, lossless, hcf, ecm, ecn),
                 (buffer, alpha, latency, on_off, hybrid, eta),
             )| {
                 let mut c = SwitchConfig::small();
@@ -122,6 +123,25 @@ fn config() -> impl Strategy<Value = SwitchConfig> {
                         sf_bytes: 3000,
                         sr_bytes: 2000,
                         ..EcmConfig::default()
+                    };
+                }
+                if let Some((prio, dequeue, cells)) = ecn {
+                    c.ecn = EcnConfig {
+                        priorities: vec![prio],
+                        unit: if cells {
+                            EcnUnit::Cells
+                        } else {
+                            EcnUnit::Bytes
+                        },
+                        kmin: if cells { 4 } else { 1000 },
+                        kmax: if cells { 40 } else { 8000 },
+                        pmax: 0.5,
+                        mark_on: if dequeue {
+                            MarkOn::Dequeue
+                        } else {
+                            MarkOn::Enqueue
+                        },
+                        ..EcnConfig::default()
                     };
                 }
                 c.build().ok().map(|_| c)
@@ -240,6 +260,12 @@ impl Driver {
                     prio: b.prio,
                     len: b.len,
                     tuple: hw_model::FiveTuple::for_flow(flow as u32, b.port, b.dst, 17),
+                    // Every other flow is ECN-capable.
+                    ecn: if flow % 2 == 0 {
+                        Ecn::Ect0
+                    } else {
+                        Ecn::NotEct
+                    },
                     ..Default::default()
                 };
                 for idx in 0..n {

@@ -18,6 +18,9 @@ use testbench::scenario_file;
 use testbench::{builtin, sim, waves, RunError, Sim};
 use wave::{Format, SignalFilter, WaveError, Window};
 
+#[path = "mmu-sim/sweep.rs"]
+mod sweep;
+
 #[derive(Parser)]
 #[command(
     name = "mmu-sim",
@@ -48,9 +51,15 @@ enum Cmd {
         #[command(flatten)]
         set: SetArgs,
     },
+    /// Check a DUT's event stream (docs/cosim.md) against the model configured by the
+    /// scenario (its flows are ignored: the stream is the stimulus).
+    Check(CheckArgs),
     /// Reproduce a figure or table of the DSH, HCF, ECM or L2BM paper into a directory (see --list).
     #[command(after_help = reproductions_help())]
     Reproduce(ReproduceArgs),
+    /// Parameter sweeps: plan, run (locally or one shard of a cluster job), merge (docs/sweep.md).
+    #[command(subcommand)]
+    Sweep(sweep::SweepCmd),
 }
 
 #[derive(clap::Args)]
@@ -73,6 +82,43 @@ fn reproductions_help() -> String {
         s.push_str(&format!("  {:<12} {}\n", r.name, r.description));
     }
     s
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Built-in scenario name or TOML path: the switch the DUT is.
+    scenario: String,
+    #[command(flatten)]
+    set: SetArgs,
+    /// The DUT's event stream (JSON Lines).
+    #[arg(long, value_name = "PATH")]
+    dut_events: PathBuf,
+    /// follow: the model follows the DUT and checks its decisions against the rules;
+    /// lockstep: the model steps with the DUT's inputs and every event must match.
+    #[arg(long, value_enum, default_value = "follow")]
+    mode: CheckMode,
+    /// List every divergence, not only the first.
+    #[arg(long)]
+    keep_going: bool,
+    /// How fast an egress port may send: one cell per cycle, or the scenario's port rate.
+    #[arg(long, value_enum, default_value = "scenario")]
+    line_rate: LineRateArg,
+    /// Cycles a sent PAUSE/RESUME may differ from the model's, and a departure may follow
+    /// a received PAUSE.
+    #[arg(long, default_value_t = 2)]
+    pfc_tolerance: u64,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CheckMode {
+    Follow,
+    Lockstep,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LineRateArg {
+    CellPerCycle,
+    Scenario,
 }
 
 /// `--set KEY=VALUE`, shared by run, validate and show.
@@ -125,6 +171,9 @@ struct RunArgs {
     /// Write one CSV line per cell event here.
     #[arg(long)]
     trace_cells: Option<PathBuf>,
+    /// Write the co-simulation event stream (JSON Lines, docs/cosim.md) here.
+    #[arg(long)]
+    trace_events: Option<PathBuf>,
     /// Write one CSV line per ECM frame the congestion points send here.
     #[arg(long)]
     trace_ecm: Option<PathBuf>,
@@ -167,7 +216,9 @@ fn main() -> ExitCode {
         }
         Cmd::Validate { file, set } => validate(&file, &set.set),
         Cmd::Reproduce(args) => reproduce_cmd(args),
+        Cmd::Check(args) => check(args),
         Cmd::Show { name, set } => show(&name, &set.set),
+        Cmd::Sweep(cmd) => sweep::sweep(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -283,6 +334,9 @@ fn run_failure(e: RunError, a: &RunArgs) -> Failure {
         RunError::Trace(_) => Some(("--trace-cells", &a.trace_cells)),
         RunError::Output(what, _) if *what == sim::ECM_TRACE => Some(("--trace-ecm", &a.trace_ecm)),
         RunError::Output(what, _) if *what == sim::RP_TRACE => Some(("--trace-rp", &a.trace_rp)),
+        RunError::Output(what, _) if *what == sim::EVENT_TRACE => {
+            Some(("--trace-events", &a.trace_events))
+        }
         RunError::Output(what, _) if *what == sim::NS3_OUTPUT => Some(("--ns3-out", &a.ns3_out)),
         RunError::Output(..) => None,
         RunError::Wave(_) if a.vcd.is_some() => Some(("--vcd", &a.vcd)),
@@ -342,6 +396,11 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         sim.attach_trace(f)
             .map_err(|e| Failure::Input(format!("--trace-cells {}: {e}", p.display())))?;
     }
+    if let Some(p) = &a.trace_events {
+        let f = create(p, "--trace-events")?;
+        sim.attach_events(f)
+            .map_err(|e| Failure::Input(format!("--trace-events {}: {e}", p.display())))?;
+    }
     if let Some(p) = &a.trace_ecm {
         let f = create(p, "--trace-ecm")?;
         sim.attach_ecm_trace(f)
@@ -400,6 +459,64 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             "{} invariant(s) violated",
             summary.violations.len()
         )))
+    }
+}
+
+/// `check`: exit 0 if the stream is consistent with the model, 1 at a divergence (each
+/// printed), 2 if the stream or the scenario cannot be used.
+fn check(a: CheckArgs) -> Result<(), Failure> {
+    let scenario = load(&a.scenario, &a.set.set)?;
+    let plan = scenario
+        .plan(&Overrides::default())
+        .map_err(|e| Failure::Input(format!("{}: {e}", a.scenario)))?;
+    let path = a.dut_events.display();
+    let file = File::open(&a.dut_events)
+        .map_err(|e| Failure::Input(format!("--dut-events {path}: {e}")))?;
+    let opts = checker::Options {
+        mode: match a.mode {
+            CheckMode::Follow => checker::Mode::Follow,
+            CheckMode::Lockstep => checker::Mode::Lockstep,
+        },
+        line_rate: match a.line_rate {
+            LineRateArg::CellPerCycle => checker::LineRate::CellPerCycle,
+            LineRateArg::Scenario => checker::LineRate::Scenario,
+        },
+        pfc_tolerance: a.pfc_tolerance,
+    };
+    let report = checker::check(
+        plan.derived,
+        std::io::BufReader::new(file),
+        opts,
+        a.keep_going,
+    )
+    .map_err(|e| Failure::Input(format!("--dut-events {path}: {e}")))?;
+    let mut text = String::new();
+    for d in &report.divergences {
+        text += &format!("divergence at {d}\n");
+    }
+    let mode = match a.mode {
+        CheckMode::Follow => "follow",
+        CheckMode::Lockstep => "lockstep",
+    };
+    let n = report.divergences.len();
+    text += &format!(
+        "{}: {} events to cycle {} checked against {} ({mode})\n",
+        if n == 0 { "consistent" } else { "DIVERGED" },
+        report.events,
+        report.last_cycle,
+        plan.name
+    );
+    to_stdout(format_args!("{text}"))?;
+    match n {
+        0 => Ok(()),
+        _ => Err(Failure::Violation(format!(
+            "{n} divergence(s) from the model{}",
+            if a.keep_going {
+                ""
+            } else {
+                " (the first; --keep-going lists all)"
+            }
+        ))),
     }
 }
 

@@ -24,12 +24,16 @@
 //!
 //! Time `t` in the theorems is in units of the drain time of one unit of buffer; here one
 //! cell: `(packet + wire overhead) * 8 / C / cells per packet`.
+//!
+//! The grid runs on the sweep engine: a spec over [`MEASURE`] whose one zipped group is
+//! the points ([`spec_text`]; the built-in spec `dsh-theorem`), rows in `OUT/sweep/`.
 
 use super::plot::{xy_chart, Series};
-use super::{Progress, ReproError};
+use super::{int_field, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
 use crate::scenario::{FlowSpec, LinkSpec, PatternKind, RunSpec};
-use crate::{Overrides, Scenario, Sim};
+use crate::sweep::{Measure, Spec, Values};
+use crate::{Overrides, Scenario, ScenarioError, Sim};
 use hw_model::{Derived, HeadroomMode, Policy, SwitchConfig};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -71,6 +75,76 @@ const PRIO: u8 = 0;
 /// the predicted pause (a run with no PAUSE by then is a failure, not a long wait).
 const SLACK_CYCLES: u64 = 5_000;
 
+/// The keys of a point: the parameters of [`MEASURE`].
+const KEYS: &[&str] = &[
+    "alpha_log2",
+    "buffer_bytes",
+    "eta_bytes",
+    "lossless_queues",
+    "m",
+    "n",
+    "policy",
+    "r",
+];
+
+/// What a run yields: cycles and a sum of cell counters, whole numbers, so the rows carry
+/// them exactly ([`Raw`]).
+const FIELDS: &[&str] = &[
+    "qoff_cycles",
+    "pause_cycles",
+    "congested_cells_sum",
+    "cycles",
+];
+
+/// One grid point as a sweep measure.
+pub const MEASURE: Measure = Measure {
+    name: "dsh-theorem",
+    params: KEYS,
+    fields: FIELDS,
+    check: |v| {
+        let p = Point::from_values(v)?;
+        p.switch().build()?;
+        Ok(())
+    },
+    run: |v| {
+        let p = Point::from_values(v).map_err(|e| e.to_string())?;
+        let raw = measure_raw(&p).map_err(|e| e.to_string())?;
+        let ints = [
+            raw.qoff_cycles,
+            raw.pause_cycles,
+            raw.congested_cells_sum,
+            raw.cycles,
+        ];
+        Ok(FIELDS
+            .iter()
+            .zip(ints)
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect())
+    },
+};
+
+/// The spec of `points`: one zipped group, so the runs are the points in their order.
+pub fn spec_text(points: &[Point]) -> String {
+    let fields: Vec<String> = FIELDS.iter().map(|f| format!("{f:?}")).collect();
+    let mut s = format!(
+        "name = \"dsh-theorem\"\nmeasure = \"dsh-theorem\"\ncollect = [{}]\n[[zip]]\n",
+        fields.join(", ")
+    );
+    let column = |key: &str, f: fn(&Point) -> String| {
+        let v: Vec<String> = points.iter().map(f).collect();
+        format!("{key} = [{}]\n", v.join(", "))
+    };
+    s += &column("policy", |p| format!("{:?}", p.policy.name()));
+    s += &column("n", |p| p.n.to_string());
+    s += &column("m", |p| p.m.to_string());
+    s += &column("r", |p| format!("{:?}", p.r));
+    s += &column("alpha_log2", |p| p.alpha_log2.to_string());
+    s += &column("buffer_bytes", |p| p.buffer_bytes.to_string());
+    s += &column("eta_bytes", |p| p.eta_bytes.to_string());
+    s += &column("lossless_queues", |p| p.lossless_queues.to_string());
+    s
+}
+
 /// One grid point.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
@@ -91,6 +165,47 @@ pub struct Point {
 }
 
 impl Point {
+    /// The point of a run's values (the parameters of [`MEASURE`]).
+    pub fn from_values(v: &Values) -> Result<Self, ScenarioError> {
+        let int = |k: &str, max: u64| {
+            v.get(k)
+                .and_then(serde_json::Value::as_u64)
+                .filter(|&x| x <= max)
+                .ok_or_else(|| {
+                    ScenarioError::new(k, format!("expected an integer; allowed: 0..={max}"))
+                })
+        };
+        let alpha_log2 = v
+            .get("alpha_log2")
+            .and_then(serde_json::Value::as_i64)
+            .filter(|a| (-16..=16).contains(a))
+            .ok_or_else(|| {
+                ScenarioError::new("alpha_log2", "expected an integer; allowed: -16..=16")
+            })?;
+        let r = v
+            .get("r")
+            .and_then(serde_json::Value::as_f64)
+            .filter(|r| *r > 1.0 && *r <= 64.0)
+            .ok_or_else(|| {
+                ScenarioError::new("r", "expected a number; allowed: above 1, at most 64")
+            })?;
+        let policy = v
+            .get("policy")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| ScenarioError::new("policy", "expected a string; allowed: sih, dsh"))
+            .and_then(|p| Ok(Policy::parse(p)?))?;
+        Ok(Self {
+            policy,
+            n: int("n", 64)? as u32,
+            m: int("m", 64)? as u32,
+            r,
+            alpha_log2: alpha_log2 as i32,
+            buffer_bytes: int("buffer_bytes", 1 << 40)?,
+            eta_bytes: int("eta_bytes", u32::MAX as u64)? as u32,
+            lossless_queues: int("lossless_queues", 8)? as u8,
+        })
+    }
+
     pub fn alpha(&self) -> f64 {
         2f64.powi(self.alpha_log2)
     }
@@ -151,6 +266,7 @@ impl Point {
                 start_cycle: if i < self.n as usize { 0 } else { burst_start },
                 stop_cycle: None,
                 connection_of: None,
+                ecn: false,
             })
             .collect();
         Scenario {
@@ -303,7 +419,33 @@ pub struct Outcome {
     pub cycles: u64,
 }
 
+/// What one run counted: the whole numbers an [`Outcome`] is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw {
+    /// `t = 0` to the cycle the first bursting queue turned QOFF.
+    pub qoff_cycles: u64,
+    /// `t = 0` to the cycle that PAUSE frame was transmitted.
+    pub pause_cycles: u64,
+    /// The shared occupancy of the congested queues at `t = 0`, cells, summed.
+    pub congested_cells_sum: u64,
+    pub cycles: u64,
+}
+
 impl Outcome {
+    /// The outcome of `p` from what its run counted.
+    pub fn new(p: &Point, raw: Raw) -> Result<Self, ReproError> {
+        let d = p.switch().build().map_err(ScenarioError::from)?;
+        let cycle_ns = 1e9 / d.clock_hz as f64;
+        Ok(Self {
+            point: *p,
+            prediction: predict(p, &d),
+            measured_ns: raw.qoff_cycles as f64 * cycle_ns,
+            transmitted_ns: raw.pause_cycles as f64 * cycle_ns,
+            congested_cells: raw.congested_cells_sum as f64 / p.n.max(1) as f64,
+            cycles: raw.cycles,
+        })
+    }
+
     /// `(measured - predicted) / predicted`.
     pub fn rel_error(&self) -> f64 {
         (self.measured_ns - self.prediction.ns) / self.prediction.ns
@@ -335,6 +477,11 @@ impl Outcome {
 /// theorems assume queue-level flow control only) or if no PAUSE came by twice the
 /// predicted time.
 pub fn measure(p: &Point) -> Result<Outcome, ReproError> {
+    Outcome::new(p, measure_raw(p)?)
+}
+
+/// [`measure`]'s run: what it counted.
+pub fn measure_raw(p: &Point) -> Result<Raw, ReproError> {
     let d = p.switch().build().map_err(crate::ScenarioError::from)?;
     let pred = predict(p, &d);
     let cell_ns = ns_per_cell(&d, p.queues());
@@ -350,7 +497,7 @@ pub fn measure(p: &Point) -> Result<Outcome, ReproError> {
     let mut ever_paused = 0u64;
     let mut t0 = None;
     let mut qoff_at = None;
-    let mut congested_cells = 0.0;
+    let mut congested_cells_sum = 0;
     while sim.now() < limit {
         sim.step()?;
         let now = sim.now() - 1;
@@ -375,11 +522,10 @@ pub fn measure(p: &Point) -> Result<Outcome, ReproError> {
                     )));
                 }
                 t0 = Some(now);
-                congested_cells = congested
+                congested_cells_sum = congested
                     .clone()
-                    .map(|c| mmu.ingress_counters(c, PRIO as usize)[1] as f64)
-                    .sum::<f64>()
-                    / p.n.max(1) as f64;
+                    .map(|c| mmu.ingress_counters(c, PRIO as usize)[1] as u64)
+                    .sum();
             }
             continue;
         };
@@ -400,12 +546,10 @@ pub fn measure(p: &Point) -> Result<Outcome, ReproError> {
             if s.pfc_port_pause_frames > 0 {
                 return fail("DSH port-level pause fired: outside the theorems' model".into());
             }
-            return Ok(Outcome {
-                point: *p,
-                prediction: pred,
-                measured_ns: (q - start) as f64 * cycle_ns,
-                transmitted_ns: (now - start) as f64 * cycle_ns,
-                congested_cells,
+            return Ok(Raw {
+                qoff_cycles: q - start,
+                pause_cycles: now - start,
+                congested_cells_sum,
                 cycles: sim.now(),
             });
         }
@@ -461,26 +605,26 @@ pub fn grid() -> Vec<Point> {
         .collect()
 }
 
-/// Measure `points`, reporting progress.
+/// Measure `points` on the sweep engine, the runs in `dir` (those with a row there are not
+/// run again).
 pub fn measure_all(
+    dir: &Path,
     points: &[Point],
     progress: &mut dyn Progress,
 ) -> Result<Vec<Outcome>, ReproError> {
-    progress.set_len(points.len() as u64);
-    points
-        .iter()
-        .map(|p| {
-            progress.message(&format!(
-                "{} N={} M={} R={} alpha={}",
-                p.policy.name(),
-                p.n,
-                p.m,
-                p.r,
-                p.alpha()
-            ));
-            let o = measure(p);
-            progress.inc(1);
-            o
+    let spec = Spec::parse(&spec_text(points), "dsh-theorem", Path::new("."))?;
+    let rows = super::sweep_rows(&spec, dir, progress)?;
+    rows.iter()
+        .map(|r| {
+            let p = Point::from_values(&r.params)?;
+            let f = |k| int_field(&r.fields, k);
+            let raw = Raw {
+                qoff_cycles: f("qoff_cycles")?,
+                pause_cycles: f("pause_cycles")?,
+                congested_cells_sum: f("congested_cells_sum")?,
+                cycles: f("cycles")?,
+            };
+            Outcome::new(&p, raw)
         })
         .collect()
 }
@@ -622,7 +766,7 @@ pub fn report(outcomes: &[Outcome]) -> String {
 /// `mmu-sim reproduce dsh-theorem`: the grid, `theorem.csv`, `theorem.png` and the report.
 pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
     std::fs::create_dir_all(out).map_err(|e| ReproError::io(out, e))?;
-    let outcomes = measure_all(&grid(), progress)?;
+    let outcomes = measure_all(&out.join("sweep"), &grid(), progress)?;
     write_csv(out, &outcomes)?;
     write_plot(out, &outcomes)?;
     Ok(report(&outcomes))

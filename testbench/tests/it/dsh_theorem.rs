@@ -32,7 +32,9 @@ fn first_pause_matches_the_theorems_on_small_points() {
         // Case 2, SIH (Eq. 21, t_2).
         point(Policy::Sih, 2, 2, 4.0, 0),
     ];
-    let outcomes = measure_all(&points, &mut NoProgress).unwrap();
+    let dir = std::env::temp_dir().join(format!("dsh-theorem-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let outcomes = measure_all(&dir.join("sweep"), &points, &mut NoProgress).unwrap();
     for o in &outcomes {
         let bound = granularity_bound(&o.point, &o.prediction);
         assert!(bound < 0.05, "{:?}: bound {bound}", o.point);
@@ -57,7 +59,6 @@ fn first_pause_matches_the_theorems_on_small_points() {
         (disputed.measured_ns - disputed.prediction.printed_ns) / disputed.prediction.printed_ns;
     assert!(printed_err.abs() > 0.2, "{disputed:?}");
 
-    let dir = std::env::temp_dir().join(format!("dsh-theorem-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dsh_theorem::write_csv(&dir, &outcomes).unwrap();
     let csv = std::fs::read_to_string(dir.join("theorem.csv")).unwrap();

@@ -4,8 +4,10 @@
 mod common;
 
 mod cli;
+mod cosim;
 mod dsh_theorem;
 mod ecm;
+mod ecn;
 mod end_to_end;
 mod gtkw_views;
 mod hcf;
@@ -21,6 +23,7 @@ mod regression;
 mod reproduce;
 mod scenario;
 mod scoreboard;
+mod sweep;
 mod tcp;
 mod tours;
 mod vcd_readback;

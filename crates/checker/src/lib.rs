@@ -1,0 +1,271 @@
+//! The golden-model checker: a DUT's event stream (docs/cosim.md) replayed against the
+//! hw-model MMU configured as the DUT.
+//!
+//! - [`Mode::Follow`] ([`follow`]): the DUT's arrivals, decisions and departures drive the
+//!   model's counters, thresholds and PFC state; each DUT decision, departure and PFC
+//!   change is checked against the rules.
+//! - [`Mode::Lockstep`] ([`lockstep`]): the model is stepped with the DUT's inputs and
+//!   every event is compared.
+//!
+//! [`Checker`] takes events one at a time (as a live testbench's monitors see them) and
+//! returns divergences at once; [`check`] reads a whole stream.
+
+pub mod events;
+pub mod follow;
+pub mod lockstep;
+pub mod record;
+
+use events::{Event, InputError, Reader};
+use follow::Follower;
+use hw_model::policy::Policies;
+use hw_model::{Derived, DropReason};
+use lockstep::Lockstep;
+use std::fmt;
+use std::io::BufRead;
+
+/// How the checker replays the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Follow,
+    Lockstep,
+}
+
+/// How fast an egress port may send (follow mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRate {
+    /// One cell per cycle per port: a packet starts after the last cell of the one before.
+    CellPerCycle,
+    /// The scenario's port rate: a packet starts no sooner than the wire time of the one
+    /// before (its bytes plus the wire overhead), less one cycle.
+    Scenario,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub mode: Mode,
+    pub line_rate: LineRate,
+    /// Cycles a sent PAUSE/RESUME may come before or after the model's, and a start of
+    /// packet may follow a received PAUSE (follow mode).
+    pub pfc_tolerance: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Follow,
+            line_rate: LineRate::Scenario,
+            pfc_tolerance: 2,
+        }
+    }
+}
+
+/// A DUT event the model disagrees with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    pub cycle: u64,
+    /// Line of the stream (0: none, e.g. a PAUSE the DUT never sent).
+    pub line: usize,
+    /// The check that failed, e.g. "admission", "flow order", "PFC missing".
+    pub check: &'static str,
+    /// The DUT's event (its line) or what the check looked at.
+    pub event: String,
+    /// What the model expected, and why (the counters and threshold involved).
+    pub expected: String,
+    /// The last events of the flow and of the port.
+    pub history: Vec<String>,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cycle {}: {}", self.cycle, self.check)?;
+        if self.line > 0 {
+            write!(f, " (line {})", self.line)?;
+        }
+        write!(f, "\n  DUT:   {}\n  model: {}", self.event, self.expected)?;
+        if !self.history.is_empty() {
+            write!(f, "\n  last events:")?;
+            for h in &self.history {
+                write!(f, "\n    {h}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What both modes do with the events of a stream, in order.
+pub trait Replay {
+    /// The next event, from line `line`.
+    fn feed(&mut self, line: usize, ev: Event);
+    /// The end of the stream: its last checks.
+    fn finish(&mut self);
+    /// The divergences found since the last call.
+    fn take(&mut self) -> Vec<Divergence>;
+    /// Divergences waiting to be taken.
+    fn count(&self) -> usize;
+}
+
+/// An incremental checker: feed events in stream order, read divergences as they come.
+pub struct Checker {
+    d: Derived,
+    inner: Box<dyn Replay>,
+    line: usize,
+    last_cycle: u64,
+}
+
+impl Checker {
+    /// A checker of the switch `d` (the scenario's `[switch]`).
+    pub fn new(d: Derived, opts: Options) -> Self {
+        let inner: Box<dyn Replay> = match opts.mode {
+            Mode::Lockstep => Box::new(Lockstep::new(d.clone())),
+            Mode::Follow => {
+                let (dt, _) = hw_model::dt_threshold::pool_units(&d);
+                match Policies::new(&d, dt.t()) {
+                    Policies::Sih(p) => Box::new(Follower::new(d.clone(), p, opts)),
+                    Policies::Dsh(p) => Box::new(Follower::new(d.clone(), p, opts)),
+                    Policies::L2bm(p) => Box::new(Follower::new(d.clone(), *p, opts)),
+                }
+            }
+        };
+        Self {
+            d,
+            inner,
+            line: 0,
+            last_cycle: 0,
+        }
+    }
+
+    /// The next event (line `line` of the stream); an event outside the switch's ranges
+    /// is refused with the field and its allowed range.
+    pub fn feed(&mut self, line: usize, ev: Event) -> Result<(), InputError> {
+        self.check_ranges(&ev)
+            .map_err(|m| InputError::at(line, m))?;
+        if ev.cycle() < self.last_cycle {
+            return Err(InputError::at(
+                line,
+                format!("cycle: {} after {}", ev.cycle(), self.last_cycle),
+            ));
+        }
+        self.last_cycle = ev.cycle();
+        self.line = line;
+        self.inner.feed(line, ev);
+        Ok(())
+    }
+
+    /// Parse and feed one line of the stream (numbered from 1 by the caller).
+    pub fn feed_line(&mut self, line: usize, text: &str) -> Result<(), InputError> {
+        let ev = events::parse_line(text).map_err(|m| InputError::at(line, m))?;
+        self.feed(line, ev)
+    }
+
+    /// The end of the stream: its last checks (cells left, PFC levels still apart).
+    pub fn finish(&mut self) {
+        self.inner.finish();
+    }
+
+    /// The divergences found since the last call.
+    pub fn take(&mut self) -> Vec<Divergence> {
+        self.inner.take()
+    }
+
+    /// Divergences waiting to be taken.
+    pub fn pending(&self) -> usize {
+        self.inner.count()
+    }
+
+    fn check_ranges(&self, ev: &Event) -> Result<(), String> {
+        let ports = self.d.ports as u64;
+        let port = |kind: &str, name: &str, v: u8| {
+            if (v as u64) < ports {
+                Ok(())
+            } else {
+                Err(format!("{kind}.{name}: {v}; allowed: 0..{ports}"))
+            }
+        };
+        let prio = |kind: &str, name: &str, v: u8| {
+            if v < 8 {
+                Ok(())
+            } else {
+                Err(format!("{kind}.{name}: {v}; allowed: 0..8"))
+            }
+        };
+        match ev {
+            Event::Arrive(a) => {
+                port("arrive", "port", a.port)?;
+                port("arrive", "dst", a.dst)?;
+                prio("arrive", "prio", a.prio)?;
+                let want = self.d.cells_for(a.bytes);
+                if a.ncells as u32 != want {
+                    return Err(format!(
+                        "arrive.ncells: {}; {} bytes are {want} cells in this configuration",
+                        a.ncells, a.bytes
+                    ));
+                }
+            }
+            Event::Admit(a) => port("admit", "port", a.port)?,
+            Event::Drop(x) => {
+                port("drop", "port", x.port)?;
+                if !DropReason::ALL.iter().any(|r| r.name() == x.reason) {
+                    let names: Vec<_> = DropReason::ALL.iter().map(|r| r.name()).collect();
+                    return Err(format!(
+                        "drop.reason: {:?}; allowed: {}",
+                        x.reason,
+                        names.join(", ")
+                    ));
+                }
+            }
+            Event::Depart(x) => {
+                port("depart", "port", x.port)?;
+                port("depart", "src", x.src)?;
+                prio("depart", "queue", x.queue)?;
+            }
+            Event::Pfc(p) => {
+                port("pfc", "port", p.port)?;
+                prio("pfc", "class", p.class)?;
+            }
+            Event::Meta(_) | Event::Counters(_) => {}
+        }
+        Ok(())
+    }
+}
+
+/// What [`check`] found in a stream.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Events read, and the last cycle.
+    pub events: usize,
+    pub last_cycle: u64,
+    /// Every divergence with `keep_going`, else the first (if any).
+    pub divergences: Vec<Divergence>,
+}
+
+/// Check a whole stream; stop at the first divergence unless `keep_going`.
+pub fn check<R: BufRead>(
+    d: Derived,
+    input: R,
+    opts: Options,
+    keep_going: bool,
+) -> Result<Report, InputError> {
+    let mut reader = Reader::new(input);
+    let mut ck = Checker::new(d, opts);
+    let mut report = Report {
+        events: 0,
+        last_cycle: 0,
+        divergences: Vec::new(),
+    };
+    while let Some((line, ev)) = reader.next_event()? {
+        report.events += 1;
+        report.last_cycle = ev.cycle();
+        ck.feed(line, ev)?;
+        if ck.pending() > 0 && !keep_going {
+            break;
+        }
+    }
+    ck.finish();
+    let found = &mut report.divergences;
+    found.extend(ck.take());
+    found.sort_by_key(|d| (d.cycle, d.line));
+    if !keep_going {
+        found.truncate(1);
+    }
+    Ok(report)
+}

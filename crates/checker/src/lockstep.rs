@@ -1,0 +1,310 @@
+//! Lockstep mode: the model is stepped every cycle with the DUT's input beats and received
+//! PFC frames, and every event it produces (its own stream, [`crate::record`]) is compared
+//! with the DUT's events of the same cycle. For RTL built to the model's own timing (its
+//! scheduler, line rate and pipeline); any other DUT diverges at its first departure.
+//!
+//! Idle stretches are jumped with `Mmu::next_event`/`Mmu::skip_to` as far as the model
+//! allows; the model evaluates every block every cycle, so today its next event is always
+//! the next cycle and the jump covers nothing (docs/cosim.md).
+
+use crate::events::{Arrive, Dir, Event, Pfc};
+use crate::record::Recorder;
+use crate::{Divergence, Replay};
+use hw_model::{Beat, Derived, Ecn, FiveTuple, Inputs, Mmu, Outputs, PacketHdr, PfcFrame};
+
+/// How the DUT's stream is written, learnt from its first events: the model's events are
+/// shown the same way (cells listed or implied, tuples and pause quanta or not).
+#[derive(Debug, Clone, Copy, Default)]
+struct Shape {
+    cells: Option<bool>,
+    tuples: Option<bool>,
+    quanta: Option<bool>,
+}
+
+pub struct Lockstep {
+    d: Derived,
+    mmu: Mmu,
+    rec: Recorder,
+    out_buf: Outputs,
+    ingress: Vec<Option<Beat>>,
+    /// Per port, the packet whose cells the stream implies: its next beat.
+    implied: Vec<Option<Beat>>,
+    batch: Vec<(usize, Event)>,
+    batch_cycle: u64,
+    shape: Shape,
+    out: Vec<Divergence>,
+    stopped: bool,
+}
+
+impl Lockstep {
+    pub fn new(d: Derived) -> Self {
+        let ports = d.ports;
+        Self {
+            mmu: Mmu::new(d.clone()),
+            rec: Recorder::new(&d),
+            out_buf: Outputs::with_ports(ports),
+            ingress: vec![None; ports],
+            implied: vec![None; ports],
+            batch: Vec::new(),
+            batch_cycle: 0,
+            shape: Shape::default(),
+            out: Vec::new(),
+            stopped: false,
+            d,
+        }
+    }
+
+    fn learn(&mut self, ev: &Event) {
+        let s = &mut self.shape;
+        match ev {
+            Event::Arrive(a) => {
+                s.cells.get_or_insert(a.cell.is_some());
+                s.tuples.get_or_insert(a.tuple.is_some());
+            }
+            Event::Depart(d) => {
+                s.cells.get_or_insert(d.cell.is_some());
+            }
+            Event::Pfc(p) if p.dir == Dir::Received => {
+                s.quanta.get_or_insert(p.quanta.is_some());
+            }
+            _ => {}
+        }
+    }
+
+    /// The model's event as the DUT's stream would show it; `None` if it would not.
+    fn shaped(&self, mut ev: Event) -> Option<Event> {
+        let cells = self.shape.cells.unwrap_or(true);
+        match &mut ev {
+            Event::Arrive(a) => {
+                if !cells {
+                    if a.cell != Some(0) {
+                        return None;
+                    }
+                    a.cell = None;
+                }
+                if !self.shape.tuples.unwrap_or(true) {
+                    a.tuple = None;
+                }
+            }
+            Event::Depart(d) if !cells => {
+                if d.cell != Some(0) {
+                    return None;
+                }
+                d.cell = None;
+            }
+            Event::Pfc(p) if p.dir == Dir::Received && !self.shape.quanta.unwrap_or(true) => {
+                p.quanta = None;
+            }
+            Event::Counters(_) => return None,
+            _ => {}
+        }
+        Some(ev)
+    }
+
+    /// Step the model through cycle `c`, whose DUT events are `batch`.
+    fn run_to(&mut self, c: u64, batch: Vec<(usize, Event)>) {
+        while !self.stopped && self.mmu.cycle() < c {
+            let next = self.mmu.next_event().min(c);
+            if next > self.mmu.cycle() && self.implied.iter().all(Option::is_none) {
+                if let Err(e) = self.mmu.skip_to(next) {
+                    self.stop(next, format!("{e}"));
+                }
+                continue;
+            }
+            let now = self.mmu.cycle();
+            self.step(now, &[]);
+        }
+        if !self.stopped {
+            self.step(c, &batch);
+        }
+    }
+
+    fn step(&mut self, now: u64, batch: &[(usize, Event)]) {
+        let mut frames: Vec<(u8, PfcFrame)> = Vec::new();
+        for (p, beat) in self.ingress.iter_mut().enumerate() {
+            *beat = self.implied[p].take();
+        }
+        for (_, ev) in batch {
+            match ev {
+                Event::Arrive(a) => self.arrive(a),
+                Event::Pfc(p) if p.dir == Dir::Received => self.frame(p, &mut frames),
+                _ => {}
+            }
+        }
+        let inputs = Inputs {
+            ingress: &self.ingress,
+            pfc_rx: &frames,
+        };
+        if let Err(e) = self.mmu.step(&inputs, &mut self.out_buf) {
+            self.stop(now, format!("the model refused the DUT's inputs: {e}"));
+            return;
+        }
+        for (p, beat) in self.ingress.iter().enumerate() {
+            if let Some(b) = beat.filter(|b| !self.shape.cells.unwrap_or(true) && !b.eop()) {
+                self.implied[p] = Some(Beat {
+                    idx: b.idx + 1,
+                    ..b
+                });
+            }
+        }
+        let mut model = Vec::new();
+        self.rec.step(now, &inputs, &self.out_buf, &self.mmu, |e| {
+            model.push(e.clone())
+        });
+        self.compare(now, batch, model);
+    }
+
+    fn arrive(&mut self, a: &Arrive) {
+        let t = a.tuple.map_or(FiveTuple::default(), |t| FiveTuple {
+            src_ip: t.src_ip,
+            dst_ip: t.dst_ip,
+            src_port: t.src_port,
+            dst_port: t.dst_port,
+            proto: t.proto,
+        });
+        self.ingress[a.port as usize] = Some(Beat {
+            hdr: PacketHdr {
+                flow: a.flow,
+                seq: a.seq,
+                src: a.port,
+                dst: a.dst,
+                prio: a.prio,
+                len: a.bytes as u16,
+                tuple: t,
+                cm_tag: None,
+                // The event stream has no ECN field: replayed arrivals are not ECN-capable.
+                ecn: Ecn::NotEct,
+            },
+            idx: a.cell.unwrap_or(0),
+            ncells: a.ncells,
+        });
+    }
+
+    fn frame(&self, p: &Pfc, frames: &mut Vec<(u8, PfcFrame)>) {
+        let port_level = p.port_level == Some(true);
+        let quanta = p.quanta.unwrap_or(if p.pause {
+            self.d.cfg.pfc_pause_quanta
+        } else {
+            0
+        });
+        let i = match frames
+            .iter()
+            .position(|(q, f)| *q == p.port && f.port_level == port_level)
+        {
+            Some(i) => i,
+            None => {
+                frames.push((
+                    p.port,
+                    PfcFrame {
+                        port_level,
+                        ..PfcFrame::default()
+                    },
+                ));
+                frames.len() - 1
+            }
+        };
+        let f = &mut frames[i].1;
+        if port_level {
+            f.class_enable = 0xFF;
+            f.quanta = [quanta; 8];
+        } else {
+            f.class_enable |= 1 << p.class;
+            f.quanta[p.class as usize] = quanta;
+        }
+    }
+
+    /// The DUT's events of cycle `c` against the model's.
+    fn compare(&mut self, c: u64, batch: &[(usize, Event)], model: Vec<Event>) {
+        let mut model: Vec<Event> = model.into_iter().filter_map(|e| self.shaped(e)).collect();
+        model.sort_by_key(|e| (e.rank(), e.to_line()));
+        let mut dut: Vec<&(usize, Event)> = batch.iter().collect();
+        dut.sort_by_key(|(_, e)| (e.rank(), e.to_line()));
+        let (mut i, mut j) = (0, 0);
+        while i < dut.len() || j < model.len() {
+            let (line, d) = match dut.get(i) {
+                Some((l, e)) => (*l, Some(e)),
+                None => (0, None),
+            };
+            let m = model.get(j);
+            match (d, m) {
+                (Some(d), Some(m)) if d == m => {
+                    i += 1;
+                    j += 1;
+                    continue;
+                }
+                (Some(d), Some(m)) if (d.rank(), d.to_line()) < (m.rank(), m.to_line()) => {
+                    self.diverge(c, line, d.to_line(), "no such event".into());
+                    i += 1;
+                }
+                (Some(d), None) => {
+                    self.diverge(c, line, d.to_line(), "no such event".into());
+                    i += 1;
+                }
+                (_, Some(m)) => {
+                    self.diverge(c, line, "(none)".into(), m.to_line());
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+    }
+
+    fn diverge(&mut self, cycle: u64, line: usize, event: String, expected: String) {
+        self.out.push(Divergence {
+            cycle,
+            line,
+            check: "lockstep",
+            event,
+            expected,
+            history: Vec::new(),
+        });
+    }
+
+    fn stop(&mut self, cycle: u64, why: String) {
+        self.stopped = true;
+        self.diverge(cycle, 0, "the model's step".into(), why);
+    }
+}
+
+impl Replay for Lockstep {
+    fn feed(&mut self, line: usize, ev: Event) {
+        if matches!(ev, Event::Meta(_) | Event::Counters(_)) || self.stopped {
+            return;
+        }
+        self.learn(&ev);
+        if ev.cycle() != self.batch_cycle && !self.batch.is_empty() {
+            let batch = std::mem::take(&mut self.batch);
+            self.run_to(self.batch_cycle, batch);
+        }
+        self.batch_cycle = ev.cycle();
+        self.batch.push((line, ev));
+    }
+
+    fn finish(&mut self) {
+        let batch = std::mem::take(&mut self.batch);
+        if self.stopped || batch.is_empty() {
+            return;
+        }
+        let only_sent = batch
+            .iter()
+            .all(|(_, e)| matches!(e, Event::Pfc(p) if p.dir == Dir::Sent));
+        if only_sent && self.mmu.cycle() == self.batch_cycle {
+            // The stream ends with the PFC changes of its last cycle, stamped one later.
+            let mut model = Vec::new();
+            self.rec
+                .finish(self.batch_cycle, &self.mmu, |e| model.push(e.clone()));
+            model.retain(|e| !matches!(e, Event::Counters(_)));
+            self.compare(self.batch_cycle, &batch, model);
+        } else {
+            self.run_to(self.batch_cycle, batch);
+        }
+    }
+
+    fn take(&mut self) -> Vec<Divergence> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn count(&self) -> usize {
+        self.out.len()
+    }
+}
