@@ -523,3 +523,20 @@ fn the_check_command_exits_0_1_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 1"));
 }
+
+#[test]
+fn follow_mode_jumps_idle_stretches() {
+    // The final snapshot 10^12 cycles later: checked at once, as if stepped to it.
+    let mut evs = rtl("clean");
+    if let Some(Event::Counters(k)) = evs.last_mut() {
+        k.cycle += 1_000_000_000_000;
+    }
+    let t = std::time::Instant::now();
+    assert_eq!(run(&dut(), &mut evs, RTL), vec![]);
+    assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
+    // Its companion: a snapshot that far away still has to agree.
+    if let Some(Event::Counters(k)) = evs.last_mut() {
+        k.total += 1;
+    }
+    caught(&mut evs, "accounting");
+}
