@@ -155,60 +155,11 @@ impl Lockstep {
     }
 
     fn arrive(&mut self, a: &Arrive) {
-        let t = a.tuple.map_or(FiveTuple::default(), |t| FiveTuple {
-            src_ip: t.src_ip,
-            dst_ip: t.dst_ip,
-            src_port: t.src_port,
-            dst_port: t.dst_port,
-            proto: t.proto,
-        });
-        self.ingress[a.port as usize] = Some(Beat {
-            hdr: PacketHdr {
-                flow: a.flow,
-                seq: a.seq,
-                src: a.port,
-                dst: a.dst,
-                prio: a.prio,
-                len: a.bytes as u16,
-                tuple: t,
-                cm_tag: None,
-            },
-            idx: a.cell.unwrap_or(0),
-            ncells: a.ncells,
-        });
+        self.ingress[a.port as usize] = Some(beat(a));
     }
 
     fn frame(&self, p: &Pfc, frames: &mut Vec<(u8, PfcFrame)>) {
-        let port_level = p.port_level == Some(true);
-        let quanta = p.quanta.unwrap_or(if p.pause {
-            self.d.cfg.pfc_pause_quanta
-        } else {
-            0
-        });
-        let i = match frames
-            .iter()
-            .position(|(q, f)| *q == p.port && f.port_level == port_level)
-        {
-            Some(i) => i,
-            None => {
-                frames.push((
-                    p.port,
-                    PfcFrame {
-                        port_level,
-                        ..PfcFrame::default()
-                    },
-                ));
-                frames.len() - 1
-            }
-        };
-        let f = &mut frames[i].1;
-        if port_level {
-            f.class_enable = 0xFF;
-            f.quanta = [quanta; 8];
-        } else {
-            f.class_enable |= 1 << p.class;
-            f.quanta[p.class as usize] = quanta;
-        }
+        add_frame(&self.d, p, frames);
     }
 
     /// The DUT's events of cycle `c` against the model's.
@@ -304,5 +255,63 @@ impl Replay for Lockstep {
 
     fn count(&self) -> usize {
         self.out.len()
+    }
+}
+
+/// The model's input beat for an `arrive` event (its cell, or the start of packet).
+pub fn beat(a: &Arrive) -> Beat {
+    let t = a.tuple.map_or(FiveTuple::default(), |t| FiveTuple {
+        src_ip: t.src_ip,
+        dst_ip: t.dst_ip,
+        src_port: t.src_port,
+        dst_port: t.dst_port,
+        proto: t.proto,
+    });
+    Beat {
+        hdr: PacketHdr {
+            flow: a.flow,
+            seq: a.seq,
+            src: a.port,
+            dst: a.dst,
+            prio: a.prio,
+            len: a.bytes as u16,
+            tuple: t,
+            cm_tag: None,
+        },
+        idx: a.cell.unwrap_or(0),
+        ncells: a.ncells,
+    }
+}
+
+/// Add a received `pfc` event to the frames of its cycle: one frame per port and kind
+/// (queue- or port-level); without `quanta`, a PAUSE carries the switch's pause time.
+pub fn add_frame(d: &Derived, p: &Pfc, frames: &mut Vec<(u8, PfcFrame)>) {
+    let port_level = p.port_level == Some(true);
+    let quanta = p
+        .quanta
+        .unwrap_or(if p.pause { d.cfg.pfc_pause_quanta } else { 0 });
+    let i = match frames
+        .iter()
+        .position(|(q, f)| *q == p.port && f.port_level == port_level)
+    {
+        Some(i) => i,
+        None => {
+            frames.push((
+                p.port,
+                PfcFrame {
+                    port_level,
+                    ..PfcFrame::default()
+                },
+            ));
+            frames.len() - 1
+        }
+    };
+    let f = &mut frames[i].1;
+    if port_level {
+        f.class_enable = 0xFF;
+        f.quanta = [quanta; 8];
+    } else {
+        f.class_enable |= 1 << p.class;
+        f.quanta[p.class as usize] = quanta;
     }
 }
