@@ -8,7 +8,7 @@ SOAK_CYCLES ?= 200000
 # The core `make bench` pins its table to.
 BENCH_CPU ?= 1
 
-.PHONY: run test soak bench waves waves-dsh waves-hcf waves-ecm cosim cosim-bugs cosim-check python-check docs lint fmt clean
+.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm cosim cosim-bugs cosim-check python-check docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -16,10 +16,22 @@ run:
 	@mkdir -p $(WAVES)
 	$(SIM) run --vcd $(WAVES)/default.vcd --summary-json $(WAVES)/default-summary.json
 
-## test: every unit, integration, property and doc test (CI runs exactly this; the
-## criterion bench is built by `make bench` and checked by `make lint`)
+## test: every unit, integration, property and doc test (the criterion bench is built by
+## `make bench` and checked by `make lint`), then the Slurm sweep step of `sweep-slurm` with
+## the mmu-sim the tests built (target/debug, test profile: no release build), through
+## .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing
 test:
 	$(CARGO) test --workspace --exclude mmu-bench
+	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
+		--how "as root: apt-get install -y slurmctld slurmd slurm-client munge parallel (.ci/run does), then make sweep-slurm" \
+		-- .ci/sweep-slurm target/debug/mmu-sim sweeps/ci.toml
+
+## sweep-slurm: sweeps/ci.toml three ways, locally (--jobs 2), as 4 GNU parallel shards and as
+## a job array on a one-node Slurm cluster started by .ci/slurm-up; the three merged tables
+## must be byte-identical (needs root and Debian's slurmctld slurmd slurm-client munge parallel)
+sweep-slurm:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	.ci/sweep-slurm $(SIM) sweeps/ci.toml
 
 ## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams,
 ## and the lossless grid: every built-in with expect_lossless x SIH/DSH/L2BM x alpha 2^-7..2^3

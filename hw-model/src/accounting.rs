@@ -123,6 +123,12 @@ impl Accounting {
         [g[0].get(), g[1].get(), g[2].get()]
     }
 
+    /// Whether updates wait for the edge (the counters move at it).
+    #[inline]
+    pub fn has_updates(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     #[inline]
     pub fn push(&mut self, u: Update) {
         self.pending.push(u);

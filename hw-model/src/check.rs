@@ -57,6 +57,26 @@ impl Core {
         Ok(())
     }
 
+    /// ECN queue lengths: each equals the units of the packets queued or being written.
+    fn check_ecn(&self, queued: &[Desc]) -> Result<(), String> {
+        let mut want = vec![0u32; self.ecn.queues.len()];
+        let pending = self.ingress.ports.iter().flat_map(|i| i.pending.iter());
+        for d in queued.iter().chain(pending) {
+            if let Some(i) = self.ecn.queue(d.hdr.dst as usize, d.hdr.prio as usize) {
+                want[i] += crate::ecn_marker::units(self.ecn.params.unit, d);
+            }
+        }
+        for (m, w) in self.ecn.queues.iter().zip(want) {
+            if m.qlen != w {
+                return Err(format!(
+                    "egress p{} q{}: ECN qlen {}, recount {w}",
+                    m.port, m.queue, m.qlen
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The policy's registers (L2BM: each `N` equals a recount of the queue's packets that
     /// are queued, being written, or being sent with their first cell not yet read;
     /// `t_total` the sum of their `due - t_prev`; `tau = t_total / N`; `C` the sum of `tau`).
@@ -136,6 +156,7 @@ impl Core {
         }
         self.check_hcf(&queued)?;
         self.check_ecm(&queued)?;
+        self.check_ecn(&queued)?;
         self.check_policy(policy, &queued)?;
         for d in &queued {
             walk_cells(d.head, d.ncells as u32, "queued packet")?;
@@ -308,6 +329,12 @@ impl Core {
                     cp.qlen += 1;
                 }
             }
+            Fault::EcnSkewQlen => {
+                if let Some(m) = self.ecn.queues.first_mut() {
+                    m.qlen += 1;
+                }
+            }
+            Fault::EcnNoPmax => self.ecn.drop_pmax(),
             Fault::L2bmSkewCount | Fault::L2bmSkewTotal => policy.inject(f),
             Fault::LowWatermark => {
                 let a = &mut self.acct;
@@ -316,6 +343,8 @@ impl Core {
                 }
             }
             Fault::XonFromNextT => self.read_next_t = true,
+            Fault::NextEventIgnoresWakeups => self.ignore_wakeups = true,
+            Fault::NextEventIgnoresResumes => self.ignore_resumes = true,
         }
     }
 }

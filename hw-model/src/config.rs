@@ -190,6 +190,100 @@ pub struct SwitchConfig {
     pub hcf: Vec<HcfConfig>,
     /// ECM congestion points at the egress queues (`[switch.ecm]`).
     pub ecm: EcmConfig,
+    /// ECN marking at the egress queues (`[switch.ecn]`). Left out of the serialized
+    /// configuration (and so of the scenario hash) while off.
+    #[serde(skip_serializing_if = "EcnConfig::is_off")]
+    pub ecn: EcnConfig,
+}
+
+/// What the ECN marker's queue length counts (`switch.ecn.unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnUnit {
+    /// Packet bytes (`PacketHdr::len`).
+    #[default]
+    Bytes,
+    /// Buffer cells (`Beat::ncells`).
+    Cells,
+}
+
+/// When the ECN marker looks at a packet (`switch.ecn.mark_on`): chips differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkOn {
+    /// At admission, against the queue the packet joins (the queue length before it).
+    #[default]
+    Enqueue,
+    /// At dequeue, against the queue the packet leaves behind.
+    Dequeue,
+}
+
+/// `[switch.ecn]`: RED-curve ECN marking (Floyd & Jacobson 1993, on the instantaneous
+/// queue as DCQCN section 3 and DCTCP section 3.1 use it) at every egress queue of the
+/// enabled priorities. `kmin == kmax` is DCTCP's step threshold `K`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EcnConfig {
+    /// Priorities (0..=7) whose egress queues mark; empty = ECN off.
+    pub priorities: Vec<u8>,
+    /// What `kmin` and `kmax` count: `bytes` (default) or `cells`.
+    pub unit: EcnUnit,
+    /// `Kmin`: no mark at or below it (0..=2^27 - 1, in `unit`).
+    pub kmin: u32,
+    /// `Kmax`: above it every ECN-capable packet is marked (kmin..=2^27 - 1).
+    pub kmax: u32,
+    /// `Pmax`: the marking probability at `Kmax` (2^-16..=1, stored in 16 fraction bits).
+    pub pmax: f64,
+    /// Where the decision is taken: `enqueue` (default) or `dequeue`.
+    pub mark_on: MarkOn,
+    /// Seed of the marking LFSRs (each queue XORs `port << 3 | queue` in).
+    pub lfsr_seed: u32,
+}
+
+impl Default for EcnConfig {
+    /// DCQCN's recommended curve (Zhu et al. 2015, section 5): Kmin = 5 KB, Kmax = 200 KB,
+    /// Pmax = 1 %.
+    fn default() -> Self {
+        Self {
+            priorities: Vec::new(),
+            unit: EcnUnit::Bytes,
+            kmin: 5 * 1024,
+            kmax: 200 * 1024,
+            pmax: 0.01,
+            mark_on: MarkOn::Enqueue,
+            lfsr_seed: 0xEC41,
+        }
+    }
+}
+
+impl EcnConfig {
+    /// No queue marks.
+    pub fn is_off(&self) -> bool {
+        self.priorities.is_empty()
+    }
+}
+
+/// Largest `Kmin` / `Kmax`, in the marker's unit: the queue-length register is 27 bits.
+pub const ECN_K_MAX: u32 = (1 << 27) - 1;
+/// Fraction bits of `Pmax` and of the random draw the marker compares with.
+pub const ECN_P_FRAC: u32 = 16;
+
+/// Validated ECN parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EcnParams {
+    /// Bit `p`: the egress queues of priority `p` mark.
+    pub mask: u8,
+    pub unit: EcnUnit,
+    pub kmin: u32,
+    pub kmax: u32,
+    /// `Pmax` in UQ0.16 (`1..=65536`).
+    pub pmax_q16: u32,
+    /// `ceil((Kmax - Kmin) * 2^16 / Pmax_q16)`: the queue length above `Kmin` at which the
+    /// RED line would reach probability 1 (0: step threshold). Written by the control plane,
+    /// so the marker needs no divider (`crate::ecn_marker`).
+    pub span: u64,
+    pub mark_on: MarkOn,
+    pub lfsr_seed: u32,
 }
 
 /// `[switch.ecm]`: the congestion point of ECM section 3.2 at every egress queue of the
@@ -262,6 +356,38 @@ pub struct EcmParams {
     pub qsat_enable: bool,
     pub switch_id: u16,
     pub lfsr_seed: u32,
+}
+
+/// Validate `[switch.ecn]`; precompute the RED line's span.
+fn ecn_params(e: &EcnConfig) -> Result<EcnParams, ConfigError> {
+    let mut mask = 0u8;
+    for &p in &e.priorities {
+        check_range("switch.ecn.priorities", p, 0, 7)?;
+        mask |= 1 << p;
+    }
+    check_range("switch.ecn.kmin", e.kmin, 0, ECN_K_MAX)?;
+    check_range("switch.ecn.kmax", e.kmax, e.kmin, ECN_K_MAX)?;
+    let one = 1u32 << ECN_P_FRAC;
+    let q = (e.pmax * one as f64).round();
+    if !(e.pmax.is_finite() && (1.0..=one as f64).contains(&q)) {
+        return Err(range_err(
+            "switch.ecn.pmax",
+            e.pmax,
+            "2^-16..=1 (stored with 16 fraction bits)",
+        ));
+    }
+    let pmax_q16 = q as u32;
+    let span = ((e.kmax - e.kmin) as u64) << ECN_P_FRAC;
+    Ok(EcnParams {
+        mask,
+        unit: e.unit,
+        kmin: e.kmin,
+        kmax: e.kmax,
+        pmax_q16,
+        span: span.div_ceil(pmax_q16 as u64),
+        mark_on: e.mark_on,
+        lfsr_seed: e.lfsr_seed,
+    })
 }
 
 /// What HCF counts in credits and sub-queue limits (HCF III-B step 3: per packet, or by
@@ -384,6 +510,7 @@ impl SwitchConfig {
             pfc_pause_quanta: 0xFFFF,
             hcf: Vec::new(),
             ecm: EcmConfig::default(),
+            ecn: EcnConfig::default(),
         }
     }
 
@@ -559,6 +686,8 @@ pub struct Derived {
     pub hcf: Vec<HcfParams>,
     /// ECM congestion points (`mask == 0`: none).
     pub ecm: EcmParams,
+    /// ECN markers (`mask == 0`: none).
+    pub ecn: EcnParams,
 }
 
 fn range_err<T: std::fmt::Display>(field: &str, v: T, range: &str) -> ConfigError {
@@ -1068,6 +1197,7 @@ impl Derived {
         }
         let hcf = hcf_params(c, lossless_mask, mtu_cells)?;
         let ecm = ecm_params(&c.ecm)?;
+        let ecn = ecn_params(&c.ecn)?;
         Ok(Self {
             cfg: c.clone(),
             ports: c.ports,
@@ -1089,6 +1219,7 @@ impl Derived {
             cycles_per_cell_q16,
             hcf,
             ecm,
+            ecn,
         })
     }
 

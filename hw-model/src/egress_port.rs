@@ -10,18 +10,20 @@
 //! `read_rr` (one port further each cycle); `sram_read_cells_per_cycle` read grants are
 //! counted down over the visits (a chain of the phase table). A visit takes a pending PFC
 //! frame first, then asks the port's scheduler (`sched/`) for a queue, dequeues its head
-//! packet (through HCF's select, and telling HCF and the queue's ECM congestion point),
+//! packet (through HCF's select, and telling HCF, the queue's ECM congestion point and its
+//! ECN marker, which may mark it CE),
 //! and reads cells as the wire reaches them.
 
 use crate::accounting::{Accounting, Update};
 use crate::config::{Derived, PFC_FRAME_WIRE_BYTES, QUEUES};
 use crate::ecm_cp::Ecm;
+use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
 use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
-use crate::ports::rotate_ports;
+use crate::ports::{each_port, rotate_ports};
 use crate::probes::Dirty;
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
@@ -96,6 +98,11 @@ pub struct Egress {
     pub sched: Vec<Dwrr>,
     read_cells: u32,
     read_rr: usize,
+    /// Ports with a finite `wake`, and a lower bound of their wakes (exact after a cycle
+    /// in which a port was due): the phase looks at no port before that cycle unless
+    /// kicked.
+    timed: u64,
+    wake_min: u64,
     latency: u64,
     cell_bits: u64,
     overhead_bits: u64,
@@ -113,6 +120,8 @@ pub struct EgressIn<'a, P> {
     pub hcf: &'a mut Hcf,
     /// ECM: departures.
     pub ecm: &'a mut Ecm,
+    /// ECN: departures, and marking on dequeue.
+    pub ecn: &'a mut EcnMarker,
     pub policy: &'a mut P,
     /// Push port (lands at the edge).
     pub free: &'a mut FreeList,
@@ -139,10 +148,25 @@ impl Egress {
                 .collect(),
             read_cells: d.cfg.sram_read_cells_per_cycle,
             read_rr: 0,
+            timed: 0,
+            wake_min: u64::MAX,
             latency: d.cfg.sram_read_latency as u64,
             cell_bits: d.cfg.cell_bytes as u64 * 8,
             overhead_bits: d.cfg.packet_overhead_bytes as u64 * 8,
         }
+    }
+
+    /// No port must be evaluated without a kick before this cycle (`u64::MAX`: none).
+    #[inline]
+    pub fn next_wake(&self) -> u64 {
+        self.wake_min
+    }
+
+    /// Jump over `cycles` cycles in which no port was evaluated: only the round-robin
+    /// pointer moves (one port a cycle).
+    pub fn skip(&mut self, cycles: u64) {
+        let n = self.ports.len();
+        self.read_rr = ((self.read_rr as u64 + cycles) % n as u64) as usize;
     }
 
     /// `egress.pNN.{tx_state, tx_queue}`.
@@ -287,7 +311,7 @@ impl Egress {
             else {
                 return Ok(false);
             };
-            let desc = queues.dequeue(p, q, hp, now);
+            let mut desc = queues.dequeue(p, q, hp, now);
             input
                 .hcf
                 .depart(p, q, desc.sub, desc.ncells, now)
@@ -296,6 +320,7 @@ impl Egress {
                 .ecm
                 .depart(p, q, desc.hdr.len)
                 .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
+            input.ecn.depart(p, q, &mut desc);
             if queues.nonempty[p] & (1 << q) == 0 {
                 self.sched[p].queue_emptied(q);
             }
@@ -368,9 +393,18 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         let mut budget = self.read_cells;
         let mut active =
             input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();
-        for (p, e) in self.ports.iter().enumerate() {
-            if e.wake <= now {
-                active |= 1 << p;
+        // The earliest wake of the ports not visited now (a lower bound when no port was
+        // due: a kicked port's old wake may be the one it keeps).
+        let mut later = self.wake_min;
+        if now >= self.wake_min {
+            later = u64::MAX;
+            for p in each_port(self.timed) {
+                let wake = self.ports[p].wake;
+                if wake <= now {
+                    active |= 1 << p;
+                } else {
+                    later = later.min(wake);
+                }
             }
         }
         let mut rest = rotate_ports(active, self.read_rr, n);
@@ -381,6 +415,16 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             out.dirty.egress(p);
             self.visit(now, p, &mut budget, &mut input, &mut out)?;
         }
+        for p in each_port(active) {
+            let wake = self.ports[p].wake;
+            if wake == u64::MAX {
+                self.timed &= !(1 << p);
+            } else {
+                self.timed |= 1 << p;
+                later = later.min(wake);
+            }
+        }
+        self.wake_min = later;
         self.read_rr = (self.read_rr + 1) % n;
         Ok(())
     }

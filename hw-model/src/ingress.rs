@@ -125,6 +125,19 @@ impl Ingress {
         self.fifo_ports
     }
 
+    /// Ports with a beat in the last cycle evaluated.
+    #[inline]
+    pub fn beats(&self) -> u64 {
+        self.beats
+    }
+
+    /// Jump over `cycles` cycles without beats or cells waiting: only the write stage's
+    /// round-robin pointer moves (one port a cycle).
+    pub fn skip(&mut self, cycles: u64) {
+        let n = self.ports.len();
+        self.write_rr = ((self.write_rr as u64 + cycles) % n as u64) as usize;
+    }
+
     /// The ingress bus protocol: a beat the MMU cannot have been sent by a MAC is refused
     /// with an error naming the port and the field, not left to corrupt the buffer.
     pub fn check_beat(&self, p: usize, b: &Beat, d: &Derived) -> Result<(), String> {

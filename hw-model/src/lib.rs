@@ -13,6 +13,7 @@ mod check;
 pub mod config;
 pub mod dt_threshold;
 pub mod ecm_cp;
+pub mod ecn_marker;
 pub mod egress_port;
 pub mod free_list;
 pub mod ingress;
@@ -28,8 +29,8 @@ pub mod wires;
 mod mmu;
 
 pub use config::{
-    ConfigError, Derived, EcmConfig, EtaSizing, HcfConfig, HcfUnit, HeadroomMode, PacketCost,
-    PfcRxMode, Policy, SwitchConfig,
+    ConfigError, Derived, EcmConfig, EcnConfig, EcnUnit, EtaSizing, HcfConfig, HcfUnit,
+    HeadroomMode, MarkOn, PacketCost, PfcRxMode, Policy, SwitchConfig,
 };
 pub use mmu::{Fault, InvariantError, Mmu, Unit, PHASES};
 /// L2BM's units and constants, at the path the tests use.
@@ -37,6 +38,6 @@ pub use policy::l2bm;
 pub use probes::SignalDesc;
 pub use stats::Stats;
 pub use wires::{
-    Beat, CellEvent, CellFate, CmTag, Departure, DropReason, EcmFrame, EcmKind, FiveTuple, Inputs,
-    Outputs, PacketHdr, PfcFrame, Segment,
+    Beat, CellEvent, CellFate, CmTag, Departure, DropReason, EcmFrame, EcmKind, Ecn, FiveTuple,
+    Inputs, Outputs, PacketHdr, PfcFrame, Segment,
 };

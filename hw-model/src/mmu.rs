@@ -14,14 +14,15 @@ use crate::admission::{Admission, AdmissionIn, AdmissionOut, Plan};
 use crate::config::{Derived, QUEUES};
 use crate::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
 use crate::ecm_cp::{Ecm, EcmCp, EcmIn};
-use crate::egress_port::{Egress, EgressIn, EgressOut};
+use crate::ecn_marker::{EcnIn, EcnMarker, EcnQueue};
+use crate::egress_port::{Egress, EgressIn, EgressOut, Tx};
 use crate::free_list::FreeList;
 use crate::ingress::{Ingress, WriteIn};
 use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::{FsmIn, PfcFsm};
 use crate::pfc::rx::PfcRx;
 use crate::policy::{with_policy, with_policy_ref, BufferPolicy, L2bm, Policies};
-use crate::ports::FlowRequests;
+use crate::ports::{each_port, FlowRequests};
 use crate::probes::{Dirty, SignalDesc, Signals};
 use crate::sched::hcf::{Hcf, HcfQueue};
 use crate::stats::Stats;
@@ -54,6 +55,11 @@ pub enum Fault {
     HcfSkewLength,
     /// ECM: add one page to the first congestion point's queue length.
     EcmSkewQlen,
+    /// ECN: add one unit to the first marking queue's length register.
+    EcnSkewQlen,
+    /// ECN: the marker's `span` register written as if `Pmax` were 1 (the RED line's
+    /// `Pmax` factor lost), so marking between `Kmin` and `Kmax` is `1 / Pmax` too likely.
+    EcnNoPmax,
     /// L2BM: add one packet to the `N` register of ingress queue (0, 0).
     L2bmSkewCount,
     /// L2BM: add one cycle to the `t_total` register of ingress queue (0, 0).
@@ -65,6 +71,12 @@ pub enum Fault {
     /// block is computing in the same phase) instead of its output: a block reading the
     /// next state of another block of its phase, which the phase-order test must catch.
     XonFromNextT,
+    /// [`Mmu::next_event`] leaves out the egress ports' wakes (cell read points, ends of
+    /// frames, SRAM data due): a jump can pass a cycle in which a transmitter has work.
+    NextEventIgnoresWakeups,
+    /// [`Mmu::next_event`] leaves out the received pauses that run out (the resumes of
+    /// paused classes): a jump can pass the edge that frees a class.
+    NextEventIgnoresResumes,
 }
 
 /// A block of the phase table.
@@ -85,6 +97,8 @@ pub enum Unit {
     HcfPeriods,
     /// ECM congestion points: the cycle's arrivals.
     Ecm,
+    /// ECN markers: the cycle's arrivals (after ECM sampled the headers).
+    Ecn,
     /// Egress transmitters, round robin from `read_rr`.
     Transmitters,
     /// Ingress write stage, round robin from `write_rr`.
@@ -99,7 +113,7 @@ pub const PHASES: [(&str, &[Unit]); 5] = [
     ),
     ("admission", &[Unit::Admission]),
     ("flow control", &[Unit::PfcGen, Unit::HcfPeriods, Unit::Ecm]),
-    ("egress", &[Unit::Transmitters]),
+    ("egress", &[Unit::Transmitters, Unit::Ecn]),
     ("write", &[Unit::WriteStage]),
 ];
 
@@ -116,13 +130,14 @@ enum Edge {
     PfcGen,
     Hcf,
     Ecm,
+    Ecn,
     Admission,
     Ingress,
     Transmitters,
 }
 
 /// Every block's edge, in any order.
-const EDGE: [Edge; 13] = [
+const EDGE: [Edge; 14] = [
     Edge::Counters,
     Edge::FreeList,
     Edge::Queues,
@@ -133,6 +148,7 @@ const EDGE: [Edge; 13] = [
     Edge::PfcGen,
     Edge::Hcf,
     Edge::Ecm,
+    Edge::Ecn,
     Edge::Admission,
     Edge::Ingress,
     Edge::Transmitters,
@@ -152,16 +168,25 @@ pub struct Core {
     pub(crate) fsm: PfcFsm,
     pub(crate) hcf: Hcf,
     pub(crate) ecm: Ecm,
+    pub(crate) ecn: EcnMarker,
     pub(crate) egress: Egress,
     pub(crate) queues: PacketQueues,
     pub(crate) free: FreeList,
     /// Admission -> PFC generation: this cycle's QOFF/POFF requests.
     requests: FlowRequests,
-    /// Admission -> ECM: the ports that admitted a packet in this cycle.
+    /// Admission -> ECM and ECN: the ports that admitted a packet in this cycle.
     admitted: u64,
     pub(crate) dirty: Dirty,
     /// [`Fault::XonFromNextT`].
     pub(crate) read_next_t: bool,
+    /// [`Fault::NextEventIgnoresWakeups`], [`Fault::NextEventIgnoresResumes`].
+    pub(crate) ignore_wakeups: bool,
+    pub(crate) ignore_resumes: bool,
+    /// The last edge left work for the next cycle whatever the inputs: a beat (its
+    /// `beat_valid` falls), cells in an ingress FIFO, counters or a `T` that moved (the
+    /// thresholds and QON checks read them), a pause mask that changed, a packet enqueued
+    /// (the transmitters look at the last edge's enqueues).
+    settling: bool,
     /// [`Mmu::shuffle_phases`]: the source of the evaluation order, if shuffled.
     order: Option<Lfsr32>,
 }
@@ -190,12 +215,16 @@ impl Core {
             ),
             hcf,
             ecm: Ecm::new(&d),
+            ecn: EcnMarker::new(&d),
             egress: Egress::new(&d),
             free: FreeList::new(d.total_cells),
             requests: FlowRequests::new(ports),
             admitted: 0,
             dirty: Dirty::new(ports),
             read_next_t: false,
+            ignore_wakeups: false,
+            ignore_resumes: false,
+            settling: true,
             order: None,
             d,
         }
@@ -286,6 +315,7 @@ impl Core {
                     queues: &mut self.queues,
                     hcf: &mut self.hcf,
                     ecm: &mut self.ecm,
+                    ecn: &mut self.ecn,
                     policy,
                     free: &mut self.free,
                     acct: &mut self.acct,
@@ -296,6 +326,15 @@ impl Core {
                     stats: &mut self.stats,
                     dirty: &mut self.dirty,
                 },
+            ),
+            Unit::Ecn => Block::eval(
+                &mut self.ecn,
+                now,
+                EcnIn {
+                    admitted: self.admitted,
+                    ingress: &mut self.ingress,
+                },
+                (),
             ),
             Unit::WriteStage => Block::eval(
                 &mut self.ingress,
@@ -327,6 +366,7 @@ impl Core {
             Edge::PfcGen => self.fsm.commit(now),
             Edge::Hcf => self.hcf.commit(now),
             Edge::Ecm => self.ecm.commit(now),
+            Edge::Ecn => self.ecn.commit(now),
             Edge::Admission => self.admission.commit(now),
             Edge::Ingress => self.ingress.commit(now),
             Edge::Transmitters => self.egress.commit(now),
@@ -350,13 +390,64 @@ impl Core {
                 self.eval(unit, policy, inp, out)?;
             }
         }
+        let moved = self.acct.has_updates();
+        let t = (self.dt.t(), self.dt_lossy.t());
         let mut edge = EDGE;
         self.shuffle(&mut edge);
         for e in edge {
             self.commit(e, policy)?;
         }
+        self.settling = moved
+            || t != (self.dt.t(), self.dt_lossy.t())
+            || self.ingress.beats() | self.ingress.fifo_ports() != 0
+            || self.rx.changed() | self.queues.enqueued_last_cycle() != 0;
         self.cycle += 1;
         Ok(())
+    }
+
+    /// The first cycle `>= self.cycle` in which a step with idle inputs changes state: now
+    /// if the last edge left work (`settling`), the policy scans (L2BM's QON
+    /// unit) or a threshold unit is not settled; else the earliest timer: an egress port's
+    /// wake, a port with a PFC frame to send (at its wake if a packet is on the wire), a
+    /// received pause running out, a refresh PAUSE, an HCF period boundary.
+    fn next_event<P: BufferPolicy>(&self, policy: &P) -> u64 {
+        let now = self.cycle;
+        let (occ, occ_lossy) = self.occupancy();
+        if self.settling
+            || policy.busy(&self.fsm, self.dt.t())
+            || !self.dt.settled(occ)
+            || !self.dt_lossy.settled(occ_lossy)
+            || !policy.settled(self.dt.t(), &self.acct)
+        {
+            return now;
+        }
+        let mut next = self.fsm.next_refresh().min(self.hcf.next_boundary());
+        if !self.ignore_wakeups {
+            next = next.min(self.egress.next_wake());
+        }
+        if !self.ignore_resumes {
+            next = next.min(self.rx.next_expiry());
+        }
+        for p in each_port(self.fsm.pending_ports()) {
+            let port = &self.egress.ports[p];
+            next = next.min(match port.tx {
+                Tx::Idle => now,
+                _ => port.wake,
+            });
+        }
+        next.max(now)
+    }
+
+    /// Jump to cycle `to` over idle cycles (at most [`Core::next_event`]): only the
+    /// round-robin pointers move, and no signal changes.
+    fn skip_to(&mut self, to: u64) {
+        let cycles = to - self.cycle;
+        if cycles > 0 {
+            self.egress.skip(cycles);
+            self.ingress.skip(cycles);
+            self.dirty.clear();
+            self.cycle = to;
+        }
     }
 
     /// Permute `items` if the phase order is shuffled (Fisher-Yates from the LFSR).
@@ -446,6 +537,11 @@ impl Mmu {
         &self.core.ecm.cps
     }
 
+    /// Every ECN marking queue, sorted by (port, queue).
+    pub fn ecn_queues(&self) -> &[EcnQueue] {
+        &self.core.ecn.queues
+    }
+
     /// Every HCF block, sorted by (port, queue).
     pub fn hcf_queues(&self) -> &[HcfQueue] {
         &self.core.hcf.queues
@@ -480,17 +576,16 @@ impl Mmu {
     /// The first cycle `>= self.cycle()` in which [`Mmu::step`] could change any state or
     /// produce any output if every input stayed idle (no beat, no received PFC frame);
     /// `u64::MAX` if nothing would ever happen without input. A driver may jump to it with
-    /// [`Mmu::skip_to`] instead of stepping the idle cycles in between.
-    ///
-    /// This model evaluates every block every cycle, so the bound is the current cycle: the
-    /// driver steps every cycle. An event-driven core tightens it without changing callers.
+    /// [`Mmu::skip_to`] instead of stepping the idle cycles in between
+    /// (docs/architecture.md, "Events").
     pub fn next_event(&self) -> u64 {
-        self.core.cycle
+        with_policy_ref!(&self.policy, p => self.core.next_event(p))
     }
 
     /// Jump over idle cycles to `cycle`: the model ends in the state that stepping every
-    /// cycle from `self.cycle()` to `cycle - 1` with idle inputs would give. `cycle` must
-    /// not be past [`Mmu::next_event`] (an `InvariantError` otherwise).
+    /// cycle from `self.cycle()` to `cycle - 1` with idle inputs would give, and no signal
+    /// changes (a waveform sampled only at stepped cycles is the same). `cycle` must not
+    /// be past [`Mmu::next_event`] (an `InvariantError` otherwise).
     pub fn skip_to(&mut self, cycle: u64) -> Result<(), InvariantError> {
         let next = self.next_event();
         if cycle < self.core.cycle || cycle > next {
@@ -499,6 +594,7 @@ impl Mmu {
                 self.core.cycle
             )));
         }
+        self.core.skip_to(cycle);
         Ok(())
     }
 

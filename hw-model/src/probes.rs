@@ -141,6 +141,7 @@ pub(crate) fn visit_block<P: BufferPolicy, V: Visit>(
                             c.acct.probe_egress(p, q, v);
                             c.egress.sched[p].probe_queue(q, v);
                             c.ecm.probe_queue(p, q, v);
+                            c.ecn.probe_queue(p, q, v);
                             c.hcf.probe_queue(p, q, v);
                         });
                     }
@@ -287,6 +288,10 @@ impl Signals {
             (
                 "ecm congestion points: qlen (64 B pages), sampling".into(),
                 pick(&|s| s.contains(".ecm.")),
+            ),
+            (
+                "ecn markers: qlen, LFSR, marked packets".into(),
+                pick(&|s| s.contains(".ecn.")),
             ),
             (
                 "l2bm: C (sum of tau), lossy egress DT".into(),

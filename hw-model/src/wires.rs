@@ -23,6 +23,28 @@ pub struct PacketHdr {
     pub tuple: FiveTuple,
     /// ECM CM-Tag (ECM 3.1, Fig. 4), added by a reaction point's rate limiter.
     pub cm_tag: Option<CmTag>,
+    /// The IP header's ECN field (RFC 3168 section 5); the ECN marker sets CE.
+    pub ecn: Ecn,
+}
+
+/// The two ECN bits of the IP header (RFC 3168 section 5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// `00`: not ECN-capable; never marked.
+    #[default]
+    NotEct,
+    /// `10`: ECN-capable transport, ECT(0), what DCTCP and RoCEv2 NICs send.
+    Ect0,
+    /// `11`: congestion experienced, set by a marking queue.
+    Ce,
+}
+
+impl Ecn {
+    /// The packet may be marked (ECT, or already CE).
+    #[inline]
+    pub fn capable(self) -> bool {
+        self != Self::NotEct
+    }
 }
 
 /// The ECM Congestion Management Tag: the CPID the sender's rate limiter is associated

@@ -1,5 +1,5 @@
 //! The integer keys of a scenario, their types and their documented ranges
-//! (docs/config.md, docs/ecm.md).
+//! (docs/config.md, docs/ecm.md, docs/ecn.md).
 //!
 //! A TOML integer is a signed 64-bit number, and serde reports one that its field's type
 //! cannot hold (a negative size, a priority of 300) as "invalid value: integer `-1`,
@@ -75,6 +75,7 @@ pub const KEYS: &[(&str, IntType, &str)] = &[
     ("flows[].pattern.tcp.max_rto_us", U64, "min_rto_us..=100000000"),
     ("flows[].pattern.tcp.init_cwnd", U32, "1..=1024"),
     ("flows[].pattern.tcp.flow_bytes", U64, "1..=2^40"),
+    ("flows[].pattern.tcp.dctcp_shift_g", U32, "0..=16"),
     ("pfc_script[].cycle", U64, "any cycle, 0 or later"),
     ("pfc_script[].port", Usize, "an existing port"),
     ("pfc_script[].classes[]", U8, "0..=7"),
@@ -163,6 +164,10 @@ pub const KEYS: &[(&str, IntType, &str)] = &[
     ("switch.ecm.qscale_log2", U32, "0..=7"),
     ("switch.ecm.switch_id", U16, "0..=127"),
     ("switch.ecm.lfsr_seed", U32, "0..=4294967295"),
+    ("switch.ecn.priorities[]", U8, "values 0..=7"),
+    ("switch.ecn.kmin", U32, "0..=134217727"),
+    ("switch.ecn.kmax", U32, "kmin..=134217727"),
+    ("switch.ecn.lfsr_seed", U32, "0..=4294967295"),
 ];
 
 /// One step of a path into a TOML document.

@@ -29,6 +29,7 @@ pub mod sim;
 pub mod sink;
 pub mod source;
 pub mod summary;
+pub mod sweep;
 pub mod tcp;
 pub mod trace;
 pub mod waves;

@@ -274,6 +274,7 @@ mod tests {
             len,
             tuple: FiveTuple::for_flow(flow, 0, 1, FiveTuple::UDP),
             cm_tag: None,
+            ecn: hw_model::Ecn::NotEct,
         }
     }
 

@@ -10,9 +10,9 @@ use crate::int_keys;
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
 use crate::scenario_file::{check_flow_count, Layout, ARRAYS};
 use hw_model::config::{eta_cells_for, EQ1_PFC_BYTES, PFC_FRAME_WIRE_BYTES};
-use hw_model::config::{EcmConfig, HcfConfig};
+use hw_model::config::{EcmConfig, EcnConfig, HcfConfig};
 use hw_model::{
-    ConfigError, Derived, FiveTuple, HeadroomMode, PacketCost, PfcFrame, Policy, SwitchConfig,
+    ConfigError, Derived, Ecn, FiveTuple, HeadroomMode, PacketCost, PfcFrame, Policy, SwitchConfig,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -143,6 +143,24 @@ pub struct TcpSpec {
     /// Karn's rule (RFC 6298 section 3 and the note after (5.7)): keep the backed-off RTO
     /// until a packet sent once, first after the last timeout, is acknowledged; default off.
     pub karn: Option<bool>,
+    /// Congestion control: `reno` (default) or `dctcp` (`crate::tcp::Dctcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<Cc>,
+    /// DCTCP's gain `g = 2^-dctcp_shift_g` (0..=16; default 4, g = 1/16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_shift_g: Option<u32>,
+}
+
+/// The congestion control of a `tcp` flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cc {
+    /// Reno with NewReno's partial ACKs (`crate::tcp::Reno`); ECN echoes are ignored.
+    #[default]
+    Reno,
+    /// DCTCP (Alizadeh et al. 2010): ECT(0) packets, the receiver echoes CE, the sender
+    /// cuts `cwnd` by `alpha / 2` once per window.
+    Dctcp,
 }
 
 /// Validated parameters of a `tcp` flow.
@@ -156,6 +174,8 @@ pub struct TcpParams {
     /// Only the ACK of a packet sent once, first after the last timeout, ends the RTO
     /// back-off (`crate::tcp` module doc).
     pub karn: bool,
+    /// DCTCP's `log2(1 / g)`; `None`: Reno.
+    pub dctcp_shift_g: Option<u32>,
 }
 
 impl TcpParams {
@@ -167,6 +187,8 @@ impl TcpParams {
     pub const MAX_RTO_FACTOR: u64 = 64;
     /// Default initial window, packets (RFC 6928).
     pub const INIT_CWND: u32 = 10;
+    /// Default DCTCP gain, `g = 1/16` (DCTCP section 3.1 and 3.4).
+    pub const DCTCP_SHIFT_G: u32 = 4;
 }
 
 /// `[[flows]]`: one stream of packets from an ingress to an egress port.
@@ -196,6 +218,10 @@ pub struct FlowSpec {
     /// port): its packets carry flow N's 5-tuple, so an ECM reaction point gives both one
     /// FlowID. Default: the flow's own 5-tuple.
     pub connection_of: Option<usize>,
+    /// The flow's packets are ECN-capable (ECT(0), RFC 3168), so a marking queue
+    /// (`[switch.ecn]`) may set CE. Default off (left out of the scenario hash while off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
 
 /// `[[pfc_script]]`: a PFC frame the downstream device of `port` sends into the switch.
@@ -438,9 +464,20 @@ pub struct Flow {
     /// The IP 5-tuple every packet carries; `None`: the flow's own,
     /// `FiveTuple::for_flow(id, src, dst, proto)`. `connection_of = N` sets it to flow N's.
     pub tuple: Option<FiveTuple>,
+    /// Packets leave ECN-capable (`FlowSpec::ecn`).
+    pub ecn: bool,
 }
 
 impl Flow {
+    /// The ECN field of the flow's packets as they leave the source.
+    pub fn ecn_field(&self) -> Ecn {
+        if self.ecn {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
+    }
+
     /// The 5-tuple of the flow's packets: [`Flow::tuple`] or its own for protocol `proto`.
     pub fn five_tuple(&self, proto: u8) -> FiveTuple {
         self.tuple
@@ -873,7 +910,7 @@ fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
 }
 
 /// The path of the unknown field `key` that serde reported for `[switch]`: in the first
-/// nested table that does not accept it (`ecm.KEY`, `hcf[1].KEY`), else in `[switch]`
+/// nested table that does not accept it (`ecm.KEY`, `ecn.KEY`, `hcf[1].KEY`), else in `[switch]`
 /// itself. Serde names an unknown field without the table it is in.
 fn unknown_key_path(table: &toml::Table, key: &str) -> String {
     let rejects = |v: &toml::Value, check: fn(toml::Value) -> Result<(), toml::de::Error>| {
@@ -881,9 +918,14 @@ fn unknown_key_path(table: &toml::Table, key: &str) -> String {
             && check(v.clone())
                 .is_err_and(|e| e.message().contains(&format!("unknown field `{key}`")))
     };
-    if let Some(v) = table.get("ecm") {
-        if rejects(v, |v| v.try_into::<EcmConfig>().map(|_| ())) {
-            return format!("ecm.{key}");
+    type Check = fn(toml::Value) -> Result<(), toml::de::Error>;
+    let tables: [(&str, Check); 2] = [
+        ("ecm", |v| v.try_into::<EcmConfig>().map(|_| ())),
+        ("ecn", |v| v.try_into::<EcnConfig>().map(|_| ())),
+    ];
+    for (name, check) in tables {
+        if table.get(name).is_some_and(|v| rejects(v, check)) {
+            return format!("{name}.{key}");
         }
     }
     if let Some(toml::Value::Array(entries)) = table.get("hcf") {
@@ -1431,6 +1473,7 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
         start_cycle: s.start_cycle,
         stop_cycle,
         tuple: None,
+        ecn: s.ecn,
     })
 }
 
@@ -1513,6 +1556,21 @@ fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, Scenar
         .flow_bytes
         .map(|b| check("flow_bytes", b, 1, 1 << 40))
         .transpose()?;
+    let dctcp_shift_g = match (t.cc.unwrap_or_default(), t.dctcp_shift_g) {
+        (Cc::Dctcp, g) => Some(check(
+            "dctcp_shift_g",
+            g.unwrap_or(TcpParams::DCTCP_SHIFT_G) as u64,
+            0,
+            16,
+        )? as u32),
+        (Cc::Reno, None) => None,
+        (Cc::Reno, Some(_)) => {
+            return Err(ScenarioError::new(
+                k("dctcp_shift_g"),
+                "not used by cc = \"reno\"; allowed only with cc = \"dctcp\"",
+            ))
+        }
+    };
     Ok(TcpParams {
         base_rtt_us,
         min_rto_us,
@@ -1520,6 +1578,7 @@ fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, Scenar
         init_cwnd,
         flow_bytes,
         karn: t.karn.unwrap_or(false),
+        dctcp_shift_g,
     })
 }
 

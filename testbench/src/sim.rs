@@ -30,8 +30,8 @@ use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::{MessageCounts, MessageStats, Sources};
 use crate::summary::{
-    EcmRpSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta, SaiCounters,
-    Summary, SCHEMA_VERSION,
+    EcmRpSummary, EcnSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta,
+    SaiCounters, Summary, SCHEMA_VERSION,
 };
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
@@ -780,6 +780,17 @@ impl Sim {
                     .collect()
             },
             ecm_rp: self.rp_summaries(),
+            ecn: self
+                .mmu
+                .ecn_queues()
+                .iter()
+                .map(|m| EcnSummary {
+                    port: m.port,
+                    queue: m.queue,
+                    ect_packets: m.seen,
+                    marked: m.marked,
+                })
+                .collect(),
             tcp: self.tcp.stats(),
             ingress_priority_groups: sai.pgs,
             egress_queues: sai.queues,

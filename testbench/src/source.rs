@@ -141,6 +141,7 @@ impl Source {
             len: len as u16,
             tuple: flow.five_tuple(FiveTuple::UDP),
             cm_tag: None,
+            ecn: flow.ecn_field(),
         }
     }
 

@@ -255,6 +255,17 @@ pub struct HcfSummary {
     pub packets_dropped: u64,
 }
 
+/// One ECN marking egress queue (`[switch.ecn]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EcnSummary {
+    pub port: u8,
+    pub queue: u8,
+    /// ECN-capable packets the marker looked at.
+    pub ect_packets: u64,
+    /// Packets it marked CE.
+    pub marked: u64,
+}
+
 /// One rate limiter in use at the end of the run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LimiterSummary {
@@ -379,6 +390,9 @@ pub struct Summary {
     pub ecm_frames: BTreeMap<String, u64>,
     /// ECM reaction points that received frames (empty when ECM is off).
     pub ecm_rp: Vec<EcmRpSummary>,
+    /// One entry per ECN marking queue (left out when ECN is off).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ecn: Vec<EcnSummary>,
     /// One entry per TCP flow (empty when the scenario has none).
     pub tcp: Vec<crate::tcp::TcpStats>,
     /// Ingress priority groups, egress queues, pools and PFC priorities ([`SaiCounters`]).
@@ -540,6 +554,16 @@ impl fmt::Display for Summary {
                 &format!("{total} ({})", kinds.join(", ")),
             )?;
         }
+        for m in &self.ecn {
+            row(
+                f,
+                &format!("ecn port {} queue {}", m.port, m.queue),
+                &format!(
+                    "{} of {} ECN-capable packets marked CE",
+                    m.marked, m.ect_packets
+                ),
+            )?;
+        }
         for r in &self.ecm_rp {
             let ev = |k: &str| r.events.get(k).copied().unwrap_or(0);
             row(
@@ -599,11 +623,17 @@ impl fmt::Display for Summary {
             let fct = t
                 .fct_cycles
                 .map_or("running".to_string(), |c| format!("FCT {c} cycles"));
+            let dctcp = t.dctcp.as_ref().map_or(String::new(), |d| {
+                format!(
+                    ", dctcp alpha {:.4}, {} ECE acks, {} cuts",
+                    d.alpha, d.ece_acks, d.cuts
+                )
+            });
             row(
                 f,
                 &format!("tcp flow {}", t.flow),
                 &format!(
-                    "{} B delivered, {} retransmits ({} fast), {} timeouts, {fct}",
+                    "{} B delivered, {} retransmits ({} fast), {} timeouts, {fct}{dctcp}",
                     t.bytes_delivered, t.retransmits, t.fast_retransmits, t.timeouts
                 ),
             )?;

@@ -42,6 +42,19 @@
 //!   slightly stricter: it times one packet at a time (the first one sent after a timeout
 //!   or a fast retransmit) and only that packet's ACK ends its back-off.
 //!
+//! DCTCP (`cc = "dctcp"`, [`Dctcp`]; Alizadeh et al., SIGCOMM 2010, section 3.1): the
+//! packets leave ECT(0); the receiver sets ECE on the ACK of a packet that arrived with CE
+//! (every packet is ACKed at once here, so the per-packet echo is exact and DCTCP's
+//! delayed-ACK state machine is not needed); the sender keeps `alpha`, the running
+//! estimate of the fraction of marked packets, updated once per window of data as
+//! `alpha = (1 - g) alpha + g F` (Eq. 1, `F` the fraction of this window's ACKs with ECE,
+//! `g = 2^-dctcp_shift_g`), and on an ECE, at most once per window and not during loss
+//! recovery, cuts `cwnd = cwnd (1 - alpha / 2)` (Eq. 2; `ssthresh` follows, at least 2 as
+//! in Linux's `dctcp_ssthresh`). The window is the data outstanding when it started: it
+//! ends when the cumulative ACK passes `high` as it stood then (Linux's `next_seq`).
+//! `alpha` starts at 1, Linux's default (`dctcp_alpha_on_init`); the paper does not say.
+//! Losses and timeouts are handled as Reno does.
+//!
 //! Sequence numbers: `PacketHdr.seq` counts *transmissions* of the flow, so a retransmission
 //! gets a new, larger `seq` and the scoreboard's per-flow order check stays as strict for TCP
 //! flows as for the others (a packet overtaking an earlier one through the switch is still
@@ -53,7 +66,7 @@
 //! cycle costs one heap peek plus the departures it has, however many flows there are.
 
 use crate::scenario::{Flow, Pattern, SizeDist};
-use hw_model::{Departure, FiveTuple, PacketHdr};
+use hw_model::{Departure, Ecn, FiveTuple, PacketHdr};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
@@ -89,6 +102,58 @@ pub struct Reno {
     pub retransmits: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// DCTCP's state; `None`: ECE is ignored.
+    pub dctcp: Option<Dctcp>,
+}
+
+/// DCTCP's sender state (module doc; DCTCP section 3.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dctcp {
+    /// The estimate of the fraction of marked packets (Eq. 1).
+    pub alpha: f64,
+    /// `g = 2^-shift_g`.
+    shift_g: u32,
+    /// ACKs, and ACKs with ECE, in the current window.
+    acks: u64,
+    marked: u64,
+    /// The window ends when the cumulative ACK reaches it.
+    window_end: u64,
+    /// No second cut before the cumulative ACK reaches it.
+    cwr_end: u64,
+    /// ACKs with ECE, and window cuts, so far.
+    pub ece_acks: u64,
+    pub cuts: u64,
+}
+
+impl Dctcp {
+    pub fn new(shift_g: u32) -> Self {
+        Self {
+            alpha: 1.0,
+            shift_g,
+            acks: 0,
+            marked: 0,
+            window_end: 0,
+            cwr_end: 0,
+            ece_acks: 0,
+            cuts: 0,
+        }
+    }
+
+    /// Count an ACK; at the end of a window, `alpha = (1 - g) alpha + g F` (Eq. 1) and the
+    /// next window runs to `high`.
+    fn on_ack(&mut self, ack: u64, ece: bool, high: u64) {
+        self.acks += 1;
+        self.marked += ece as u64;
+        self.ece_acks += ece as u64;
+        if ack >= self.window_end {
+            let f = self.marked as f64 / self.acks as f64;
+            let g = (-(self.shift_g as f64)).exp2();
+            self.alpha = (1.0 - g) * self.alpha + g * f;
+            self.acks = 0;
+            self.marked = 0;
+            self.window_end = high.max(ack + 1);
+        }
+    }
 }
 
 impl Reno {
@@ -114,7 +179,14 @@ impl Reno {
             retransmits: 0,
             fast_retransmits: 0,
             timeouts: 0,
+            dctcp: None,
         }
+    }
+
+    /// The same sender with DCTCP's reaction to ECE, gain `g = 2^-shift_g`.
+    pub fn with_dctcp(mut self, shift_g: u32) -> Self {
+        self.dctcp = Some(Dctcp::new(shift_g));
+        self
     }
 
     /// The next packet the window lets out now, if any.
@@ -132,9 +204,20 @@ impl Reno {
         Some(seq)
     }
 
-    /// Process a cumulative ACK (`ack` = next packet the receiver expects); returns a packet
-    /// to retransmit at once (fast retransmit, or the next hole on a partial ACK).
-    pub fn on_ack(&mut self, ack: u64) -> Option<u64> {
+    /// Process a cumulative ACK (`ack` = next packet the receiver expects) with the ECE flag
+    /// `ece`; returns a packet to retransmit at once (fast retransmit, or the next hole on
+    /// a partial ACK).
+    pub fn on_ack(&mut self, ack: u64, ece: bool) -> Option<u64> {
+        if let Some(d) = &mut self.dctcp {
+            d.on_ack(ack, ece, self.high);
+            // Eq. 2, once per window, not while a loss is being repaired.
+            if ece && !self.in_recovery && ack >= d.cwr_end {
+                self.ssthresh = (self.cwnd * (1.0 - d.alpha / 2.0)).max(2.0);
+                self.cwnd = self.ssthresh;
+                d.cwr_end = self.high.max(ack + 1);
+                d.cuts += 1;
+            }
+        }
         if ack > self.snd_una {
             let acked = (ack - self.snd_una) as f64;
             self.snd_una = ack;
@@ -219,13 +302,24 @@ pub struct TcpStats {
     pub fct_cycles: Option<u64>,
     /// Congestion window at the end, packets.
     pub cwnd: f64,
+    /// DCTCP flows: `alpha` at the end, ACKs with ECE and window cuts (absent for Reno).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dctcp: Option<DctcpStats>,
+}
+
+/// The DCTCP part of [`TcpStats`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DctcpStats {
+    pub alpha: f64,
+    pub ece_acks: u64,
+    pub cuts: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     Start,
-    /// A cumulative ACK reaches the sender.
-    Ack(u64),
+    /// A cumulative ACK reaches the sender, with the ECE flag.
+    Ack(u64, bool),
     /// A flow's RTO deadline as it stood when the event was queued (see `TcpFlow::timer`).
     Rto,
 }
@@ -237,6 +331,8 @@ struct TcpFlow {
     dst: u8,
     prio: u8,
     tuple: FiveTuple,
+    /// The ECN field of its packets.
+    ecn: Ecn,
     mss: u32,
     /// Bytes of a finite flow (its last packet carries the remainder).
     flow_bytes: Option<u64>,
@@ -282,6 +378,7 @@ impl TcpFlow {
             len: self.len_of(seq) as u16,
             tuple: self.tuple,
             cm_tag: None,
+            ecn: self.ecn,
         });
         self.in_network.push_back((self.next_tx, seq));
         self.next_tx = self.next_tx.wrapping_add(1);
@@ -330,17 +427,28 @@ impl TcpFlows {
                 dst: f.dst,
                 prio: f.prio,
                 tuple: f.five_tuple(FiveTuple::TCP),
+                ecn: if p.dctcp_shift_g.is_some() {
+                    Ecn::Ect0
+                } else {
+                    f.ecn_field()
+                },
                 mss: *mss,
                 flow_bytes: p.flow_bytes,
                 start_cycle: f.start_cycle,
                 rtt: us_to_cycles(p.base_rtt_us, clock_hz),
-                reno: Reno::new(
-                    p.init_cwnd,
-                    us_to_cycles(p.min_rto_us, clock_hz),
-                    us_to_cycles(p.max_rto_us, clock_hz),
-                    total,
-                    p.karn,
-                ),
+                reno: {
+                    let reno = Reno::new(
+                        p.init_cwnd,
+                        us_to_cycles(p.min_rto_us, clock_hz),
+                        us_to_cycles(p.max_rto_us, clock_hz),
+                        total,
+                        p.karn,
+                    );
+                    match p.dctcp_shift_g {
+                        Some(g) => reno.with_dctcp(g),
+                        None => reno,
+                    }
+                },
                 next_tx: 0,
                 in_network: VecDeque::new(),
                 rcv_nxt: 0,
@@ -377,9 +485,9 @@ impl TcpFlows {
             let mut restart = false;
             match ev {
                 Event::Start => {}
-                Event::Ack(ack) => {
+                Event::Ack(ack, ece) => {
                     let before = f.reno.snd_una;
-                    if let Some(seq) = f.reno.on_ack(ack) {
+                    if let Some(seq) = f.reno.on_ack(ack, ece) {
                         f.transmit(seq, &mut out);
                     }
                     restart = f.reno.snd_una > before;
@@ -457,7 +565,8 @@ impl TcpFlows {
                 f.out_of_order.insert(seq);
             }
             let (at, ack) = (now + f.rtt, f.rcv_nxt);
-            self.push(at, i, Event::Ack(ack));
+            let ece = dep.beat.hdr.ecn == Ecn::Ce;
+            self.push(at, i, Event::Ack(ack, ece));
         }
     }
 
@@ -474,6 +583,11 @@ impl TcpFlows {
                 timeouts: f.reno.timeouts,
                 fct_cycles: f.fct,
                 cwnd: f.reno.cwnd,
+                dctcp: f.reno.dctcp.as_ref().map(|d| DctcpStats {
+                    alpha: d.alpha,
+                    ece_acks: d.ece_acks,
+                    cuts: d.cuts,
+                }),
             })
             .collect()
     }
@@ -491,22 +605,26 @@ mod tests {
     fn slow_start_then_three_dup_acks_halve_the_window() {
         let mut r = Reno::new(2, 100, 1000, u64::MAX, false);
         assert_eq!(sent(&mut r), [0, 1]);
-        assert_eq!(r.on_ack(1), None);
-        assert_eq!(r.on_ack(2), None);
+        assert_eq!(r.on_ack(1, false), None);
+        assert_eq!(r.on_ack(2, false), None);
         assert_eq!(r.cwnd, 4.0, "slow start: +1 per acked packet");
         assert_eq!(sent(&mut r), [2, 3, 4, 5]);
         // Packet 2 is lost: 3, 4, 5 arrive and each acknowledges 2 again.
-        assert_eq!(r.on_ack(2), None);
-        assert_eq!(r.on_ack(2), None);
-        assert_eq!(r.on_ack(2), Some(2), "fast retransmit on the third dup ack");
+        assert_eq!(r.on_ack(2, false), None);
+        assert_eq!(r.on_ack(2, false), None);
+        assert_eq!(
+            r.on_ack(2, false),
+            Some(2),
+            "fast retransmit on the third dup ack"
+        );
         assert_eq!((r.cwnd, r.ssthresh), (2.0, 2.0));
         assert_eq!((r.fast_retransmits, r.retransmits), (1, 1));
-        assert_eq!(r.on_ack(2), None, "no second cut in the same window");
-        assert_eq!(r.on_ack(6), None, "full ack ends recovery");
+        assert_eq!(r.on_ack(2, false), None, "no second cut in the same window");
+        assert_eq!(r.on_ack(6, false), None, "full ack ends recovery");
         assert_eq!(r.cwnd, 2.0);
-        r.on_ack(6);
+        r.on_ack(6, false);
         assert_eq!(sent(&mut r), [6, 7]);
-        r.on_ack(8);
+        r.on_ack(8, false);
         assert_eq!(r.cwnd, 3.0, "congestion avoidance: +1 per window");
     }
 
@@ -516,9 +634,9 @@ mod tests {
         assert_eq!(sent(&mut r).len(), 6);
         // 0 and 2 lost.
         for _ in 0..3 {
-            r.on_ack(0);
+            r.on_ack(0, false);
         }
-        assert_eq!(r.on_ack(2), Some(2));
+        assert_eq!(r.on_ack(2, false), Some(2));
     }
 
     #[test]
@@ -533,8 +651,41 @@ mod tests {
         assert_eq!(r.rto(), 350, "doubling stops at max_rto");
         r.on_timeout();
         assert_eq!((r.rto(), r.timeouts), (350, 3));
-        r.on_ack(1);
+        r.on_ack(1, false);
         assert_eq!(r.rto(), 100, "a new ack resets the back-off");
+    }
+
+    #[test]
+    fn dctcp_updates_alpha_per_window_and_cuts_once_per_window() {
+        // g = 1/2, alpha starts at 1.
+        let mut r = Reno::new(4, 100, 1000, u64::MAX, false).with_dctcp(1);
+        assert_eq!(sent(&mut r), [0, 1, 2, 3]);
+        // The first ACK ends the (empty) start-up window: F = 1/1, alpha stays 1; its ECE
+        // cuts cwnd by alpha / 2 = 1/2 (slow start then adds the acked packet).
+        r.on_ack(1, true);
+        let d = r.dctcp.clone().unwrap();
+        assert_eq!((d.alpha, d.cuts), (1.0, 1));
+        assert_eq!((r.ssthresh, r.cwnd), (2.0, 2.5));
+        // The window now runs to packet 4 (everything sent): no second cut inside it.
+        r.on_ack(2, true);
+        r.on_ack(3, false);
+        assert_eq!(r.dctcp.as_ref().unwrap().cuts, 1, "once per window");
+        // ACK 4 ends the window of ACKs 2, 3, 4, one with ECE: F = 1/3, alpha = 1/2 + 1/6.
+        r.on_ack(4, false);
+        let a = r.dctcp.as_ref().unwrap().alpha;
+        assert!((a - (0.5 + 0.5 / 3.0)).abs() < 1e-12, "alpha {a}");
+        // The next window ran to packet 5 (nothing else was sent): ACK 5 ends it with
+        // F = 1 first, then its ECE cuts with the new alpha.
+        let cwnd = r.cwnd;
+        r.on_ack(5, true);
+        let d = r.dctcp.as_ref().unwrap();
+        assert!(
+            (d.alpha - (a + 1.0) / 2.0).abs() < 1e-12,
+            "alpha {}",
+            d.alpha
+        );
+        assert_eq!(d.cuts, 2, "a new window may cut again");
+        assert!((r.ssthresh - (cwnd * (1.0 - d.alpha / 2.0)).max(2.0)).abs() < 1e-12);
     }
 
     #[test]
@@ -542,7 +693,7 @@ mod tests {
         let mut r = Reno::new(10, 100, 1000, 3, false);
         assert_eq!(sent(&mut r), [0, 1, 2]);
         assert!(r.outstanding() && !r.done());
-        r.on_ack(3);
+        r.on_ack(3, false);
         assert!(r.done() && !r.outstanding());
     }
 }

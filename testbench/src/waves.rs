@@ -208,6 +208,11 @@ pub struct Waves {
     block_start: Vec<u32>,
     /// The slots to compare in the current cycle (kept to reuse its allocation).
     todo: Vec<u32>,
+    /// The model's signal values, read a whole block at a time (`Mmu::sample_block`) when
+    /// the block is dirty and has selected slots; `primed` once every such block was read
+    /// (at the first sample in the window, which dumps every value).
+    values: Vec<u64>,
+    primed: bool,
     /// The NICs with selected reaction-point signals.
     nics: Vec<NicSlots>,
     /// What the `.gtkw` opens on: the dumped cycles.
@@ -283,6 +288,8 @@ impl Waves {
             dumped: filter.apply(signals.specs()),
             signals,
             todo: Vec::with_capacity(block_slots.len()),
+            values: vec![0; mmu.signals().len()],
+            primed: false,
             block_slots,
             block_start,
             nics,
@@ -334,6 +341,14 @@ impl Waves {
         }
         let todo = &mut self.todo;
         todo.clear();
+        if cycle >= self.first && !self.primed {
+            self.primed = true;
+            for b in 0..mmu.signal_blocks() {
+                if self.block_start[b] != self.block_start[b + 1] {
+                    mmu.sample_block(b, &mut self.values[mmu.block_signals(b)]);
+                }
+            }
+        }
         for (w, &word) in mmu.dirty_blocks().iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
@@ -342,7 +357,10 @@ impl Waves {
                 if let (Some(&from), Some(&to)) =
                     (self.block_start.get(b), self.block_start.get(b + 1))
                 {
-                    todo.extend_from_slice(&self.block_slots[from as usize..to as usize]);
+                    if from != to && self.primed {
+                        mmu.sample_block(b, &mut self.values[mmu.block_signals(b)]);
+                        todo.extend_from_slice(&self.block_slots[from as usize..to as usize]);
+                    }
                 }
             }
         }
@@ -354,10 +372,13 @@ impl Waves {
                 }
             }
         }
-        let signals = &self.signals;
+        let (signals, values) = (&self.signals, &self.values);
         self.writer
             .sample_slots(cycle, todo.iter().map(|&s| s as usize), |i| {
-                signals.value(i, mmu, partners)
+                match values.get(i) {
+                    Some(&v) => v,
+                    None => signals.value(i, mmu, partners),
+                }
             })
     }
 

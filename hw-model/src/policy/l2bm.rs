@@ -535,8 +535,19 @@ impl BufferPolicy for L2bm {
         });
     }
 
-    fn busy(&self, fsm: &PfcFsm) -> bool {
-        fsm.off_ports() != 0
+    /// The QON unit of a port moves while it has more than one OFF queue to take turns
+    /// over, or its scan pointer or input registers (queue, `tau`, `C`, `T`) are not yet
+    /// those of its one OFF queue; otherwise its evaluation repeats itself.
+    fn busy(&self, fsm: &PfcFsm, t: u32) -> bool {
+        each_port(fsm.off_ports()).any(|p| {
+            let off = fsm.resumable(p);
+            let pg = off.trailing_zeros() as usize;
+            let u = &self.qon[p];
+            off.count_ones() > 1
+                || self.qon_rr[p] as usize != (pg + 1) % QUEUES
+                || (u.pg as usize, u.tau, u.c, u.t_base)
+                    != (pg, self.rec[p * QUEUES + pg].tau, self.c, t)
+        })
     }
 
     fn settled(&self, _: u32, acct: &Accounting) -> bool {

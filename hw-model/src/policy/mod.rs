@@ -110,8 +110,9 @@ pub trait BufferPolicy {
     /// Its wires of ingress queue `(p, pg)`, after the queue's counters.
     fn probe_group<V: Visit>(&self, _p: usize, _pg: usize, _v: &mut V) {}
 
-    /// Whether cycle `now` has work for the policy with idle inputs (L2BM's QON scan).
-    fn busy(&self, _fsm: &PfcFsm) -> bool {
+    /// Whether the next cycle has work for the policy with idle inputs and no counter
+    /// moving (L2BM's QON scan), given the registered lossless `T`.
+    fn busy(&self, _fsm: &PfcFsm, _t: u32) -> bool {
         false
     }
 

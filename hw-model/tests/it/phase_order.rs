@@ -5,7 +5,7 @@
 //! Two models see the same stimulus, one in the table's order and one shuffled anew every
 //! cycle (`Mmu::shuffle_phases`). After every cycle their outputs (cell fates, departures,
 //! PFC and ECM frames), their statistics, every probed signal and the dirty blocks must be
-//! equal. The configurations are drawn over the three buffer policies, HCF and ECM queues,
+//! equal. The configurations are drawn over the three buffer policies, HCF, ECM and ECN queues,
 //! PFC reception modes and SRAM widths; the stimulus over bursts of mixed sizes and
 //! priorities and PFC frames received from downstream.
 //!
@@ -14,37 +14,37 @@
 //! DT block computes it) makes the two models disagree, and the test reports it.
 
 use hw_model::{
-    Beat, EcmConfig, Fault, HcfConfig, HcfUnit, Inputs, Mmu, Outputs, PacketHdr, PfcFrame,
-    PfcRxMode, Policy, SwitchConfig,
+    Beat, EcmConfig, Ecn, EcnConfig, EcnUnit, Fault, HcfConfig, HcfUnit, Inputs, MarkOn, Mmu,
+    Outputs, PacketHdr, PfcFrame, PfcRxMode, Policy, SwitchConfig,
 };
 use proptest::prelude::*;
 use std::collections::VecDeque;
 
 /// Back-to-back packets on one ingress port, from a cycle on.
 #[derive(Debug, Clone, Copy)]
-struct Burst {
-    port: u8,
-    prio: u8,
-    dst: u8,
-    len: u16,
-    count: u8,
-    start: u32,
+pub(crate) struct Burst {
+    pub port: u8,
+    pub prio: u8,
+    pub dst: u8,
+    pub len: u16,
+    pub count: u8,
+    pub start: u32,
 }
 
 /// A PFC frame received on egress `port` in cycle `at`.
 #[derive(Debug, Clone, Copy)]
-struct Rx {
-    at: u32,
-    port: u8,
-    frame: PfcFrame,
+pub(crate) struct Rx {
+    pub at: u32,
+    pub port: u8,
+    pub frame: PfcFrame,
 }
 
 #[derive(Debug, Clone)]
-struct Case {
-    cfg: SwitchConfig,
-    bursts: Vec<Burst>,
-    rx: Vec<Rx>,
-    seed: u32,
+pub(crate) struct Case {
+    pub cfg: SwitchConfig,
+    pub bursts: Vec<Burst>,
+    pub rx: Vec<Rx>,
+    pub seed: u32,
 }
 
 fn config() -> impl Strategy<Value = SwitchConfig> {
@@ -64,6 +64,7 @@ fn config() -> impl Strategy<Value = SwitchConfig> {
                     .prop_map(Some)
             ],
             prop::option::of(0u8..4),
+            prop::option::of((0u8..4, any::<bool>(), any::<bool>())),
         ),
         (
             150_000u64..400_000,
@@ -77,7 +78,7 @@ fn config() -> impl Strategy<Value = SwitchConfig> {
         .prop_filter_map(
             "a valid switch",
             |(
-                (policy, ports, lossless, hcf, ecm),
+                (policy, ports, lossless, hcf, ecm, ecn),
                 (buffer, alpha, latency, on_off, hybrid, eta),
             )| {
                 let mut c = SwitchConfig::small();
@@ -124,12 +125,31 @@ fn config() -> impl Strategy<Value = SwitchConfig> {
                         ..EcmConfig::default()
                     };
                 }
+                if let Some((prio, dequeue, cells)) = ecn {
+                    c.ecn = EcnConfig {
+                        priorities: vec![prio],
+                        unit: if cells {
+                            EcnUnit::Cells
+                        } else {
+                            EcnUnit::Bytes
+                        },
+                        kmin: if cells { 4 } else { 1000 },
+                        kmax: if cells { 40 } else { 8000 },
+                        pmax: 0.5,
+                        mark_on: if dequeue {
+                            MarkOn::Dequeue
+                        } else {
+                            MarkOn::Enqueue
+                        },
+                        ..EcnConfig::default()
+                    };
+                }
                 c.build().ok().map(|_| c)
             },
         )
 }
 
-fn case() -> impl Strategy<Value = Case> {
+pub(crate) fn case() -> impl Strategy<Value = Case> {
     config().prop_flat_map(|cfg| {
         let ports = cfg.ports as u8;
         let burst = (
@@ -180,14 +200,14 @@ fn case() -> impl Strategy<Value = Case> {
 
 /// Presents the bursts at one cell per port per cell time; upstream devices obey the PFC
 /// frames the switch sends, at packet boundaries.
-struct Driver {
+pub(crate) struct Driver {
     queues: Vec<VecDeque<(u32, Beat)>>,
     gap: u64,
     paused: Vec<u8>,
 }
 
 impl Driver {
-    fn new(mmu: &Mmu, bursts: &[Burst]) -> Self {
+    pub fn new(mmu: &Mmu, bursts: &[Burst]) -> Self {
         let d = mmu.config();
         let mut queues = vec![VecDeque::new(); d.ports];
         for (flow, b) in bursts.iter().enumerate() {
@@ -201,6 +221,12 @@ impl Driver {
                     prio: b.prio,
                     len: b.len,
                     tuple: hw_model::FiveTuple::for_flow(flow as u32, b.port, b.dst, 17),
+                    // Every other flow is ECN-capable.
+                    ecn: if flow % 2 == 0 {
+                        Ecn::Ect0
+                    } else {
+                        Ecn::NotEct
+                    },
                     ..Default::default()
                 };
                 for idx in 0..n {
@@ -223,7 +249,7 @@ impl Driver {
         }
     }
 
-    fn present(&mut self, c: u64, ingress: &mut [Option<Beat>]) {
+    pub fn present(&mut self, c: u64, ingress: &mut [Option<Beat>]) {
         for (p, slot) in ingress.iter_mut().enumerate() {
             *slot = None;
             if !c.is_multiple_of(self.gap) {
@@ -239,7 +265,22 @@ impl Driver {
         }
     }
 
-    fn obey(&mut self, frames: &[(u8, PfcFrame)]) {
+    /// The first cycle `>= c` in which [`present`](Self::present) delivers a beat if no
+    /// PFC frame arrives before (`u64::MAX`: none).
+    pub fn next_beat(&self, c: u64) -> u64 {
+        self.queues
+            .iter()
+            .zip(&self.paused)
+            .filter_map(|(q, paused)| {
+                let &(start, b) = q.front()?;
+                let held = b.sop() && paused & (1 << b.hdr.prio) != 0;
+                (!held).then(|| c.max(start as u64).next_multiple_of(self.gap))
+            })
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    pub fn obey(&mut self, frames: &[(u8, PfcFrame)]) {
         for &(p, f) in frames {
             let p = p as usize;
             self.paused[p] = if f.port_level {
@@ -256,7 +297,7 @@ impl Driver {
 }
 
 /// The first difference between two models after a cycle, if any.
-fn differ(a: &Mmu, b: &Mmu, oa: &Outputs, ob: &Outputs) -> Option<String> {
+pub(crate) fn differ(a: &Mmu, b: &Mmu, oa: &Outputs, ob: &Outputs) -> Option<String> {
     if oa.cell_events != ob.cell_events {
         return Some(format!(
             "cell events {:?} / {:?}",
@@ -285,6 +326,11 @@ fn differ(a: &Mmu, b: &Mmu, oa: &Outputs, ob: &Outputs) -> Option<String> {
             b.dirty_blocks()
         ));
     }
+    signals_differ(a, b)
+}
+
+/// The first probed signal whose value differs between two models, if any.
+pub(crate) fn signals_differ(a: &Mmu, b: &Mmu) -> Option<String> {
     (0..a.signals().len()).find_map(|i| {
         let (va, vb) = (a.signal_value(i), b.signal_value(i));
         (va != vb).then(|| format!("{} = {va} / {vb}", a.signals()[i].path))
@@ -331,7 +377,7 @@ fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<(), String> {
 }
 
 /// 24 cases unless `PROPTEST_CASES` says otherwise (`make soak`).
-fn order_config() -> ProptestConfig {
+pub(crate) fn order_config() -> ProptestConfig {
     let mut c = ProptestConfig::default();
     if std::env::var_os("PROPTEST_CASES").is_none() {
         c.cases = 24;
@@ -349,7 +395,7 @@ proptest! {
 }
 
 /// SIH on the small profile, 3:1 into one port: the shared occupancy and so `T` move.
-fn fan_in() -> Case {
+pub(crate) fn fan_in() -> Case {
     let mut cfg = SwitchConfig::small();
     cfg.ports = 4;
     cfg.sram_write_cells_per_cycle = 4;

@@ -18,6 +18,9 @@ use testbench::scenario_file;
 use testbench::{builtin, sim, waves, RunError, Sim};
 use wave::{Format, SignalFilter, WaveError, Window};
 
+#[path = "mmu-sim/sweep.rs"]
+mod sweep;
+
 #[derive(Parser)]
 #[command(
     name = "mmu-sim",
@@ -54,6 +57,9 @@ enum Cmd {
     /// Reproduce a figure or table of the DSH, HCF, ECM or L2BM paper into a directory (see --list).
     #[command(after_help = reproductions_help())]
     Reproduce(ReproduceArgs),
+    /// Parameter sweeps: plan, run (locally or one shard of a cluster job), merge (docs/sweep.md).
+    #[command(subcommand)]
+    Sweep(sweep::SweepCmd),
 }
 
 #[derive(clap::Args)]
@@ -212,6 +218,7 @@ fn main() -> ExitCode {
         Cmd::Reproduce(args) => reproduce_cmd(args),
         Cmd::Check(args) => check(args),
         Cmd::Show { name, set } => show(&name, &set.set),
+        Cmd::Sweep(cmd) => sweep::sweep(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -127,7 +127,7 @@ pub fn measure(policy: Policy) -> Result<Run, ReproError> {
     let partner = sim.partner(SHARED_PORT);
     Ok(Run {
         policy,
-        mean_gbps_200us: window.iter().sum::<f64>() / window.len().max(1) as f64,
+        mean_gbps_200us: crate::sweep::stats::mean(window.iter().copied()),
         min_gbps: window.iter().copied().fold(f64::INFINITY, f64::min),
         paused_ns: cycles_to_ns(partner.paused_cycles(sim.now())[CLASS], clock),
         pause_frames: partner.stats().pause_frames_sent,

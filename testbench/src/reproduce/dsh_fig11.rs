@@ -13,12 +13,17 @@
 //! Measured per run: the total time the fan-in partners were paused for the fan-in class
 //! (class PAUSE or DSH port-level PAUSE), and the PAUSE frames the switch sent toward the
 //! fan-in ports. A lossless drop voids the run ([`ReproError::Invariant`]).
+//!
+//! The runs are the built-in sweep spec `dsh-fig11` ([`spec_text`]) over [`MEASURE`], run
+//! by the sweep engine into `OUT/sweep/`; the CSV and plots are made from its rows.
 
 use super::plot::{xy_chart, Series};
 use super::{
-    cycles_to_ns, flow_toml, paper_headroom_line, tomahawk_header, wrote, Progress, ReproError,
+    cycles_to_ns, flow_toml, int_field, paper_headroom_line, tomahawk_header, wrote, Progress,
+    ReproError,
 };
 use crate::csv_file::Fixed;
+use crate::sweep::{Measure, Spec, Values};
 use crate::{Overrides, Scenario, Sim};
 use hw_model::Policy;
 use std::fmt::Write;
@@ -59,6 +64,71 @@ pub struct CsvRow {
     pub pause_frames: u64,
 }
 
+/// The policies of the figure, in the CSV's order.
+pub const POLICIES: [Policy; 2] = [Policy::Sih, Policy::Dsh];
+
+/// The fields [`MEASURE`] yields: whole numbers, so rows carry them exactly.
+const FIELDS: &[&str] = &[
+    "burst_bytes",
+    "paused_cycles",
+    "pause_frames",
+    "background_pauses_before_burst",
+    "drained_cycle",
+    "clock_hz",
+];
+
+/// One run of the figure as a sweep measure: parameters `policy` and `burst_pct`.
+pub const MEASURE: Measure = Measure {
+    name: "dsh-fig11",
+    params: &["burst_pct", "policy"],
+    fields: FIELDS,
+    check: |v| parse(v).map(|_| ()),
+    run: |v| {
+        let (policy, pct) = parse(v).map_err(|e| e.to_string())?;
+        let p = measure(policy, pct).map_err(|e| e.to_string())?;
+        let ints = [
+            p.burst_bytes,
+            p.paused_cycles,
+            p.pause_frames,
+            p.background_pauses_before_burst,
+            p.drained_cycle,
+            p.clock_hz,
+        ];
+        Ok(FIELDS
+            .iter()
+            .zip(ints)
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect())
+    },
+};
+
+/// The built-in sweep spec of the figure over the bursts `pcts`.
+pub fn spec_text(pcts: &[u32]) -> String {
+    let list = |xs: Vec<String>| xs.join(", ");
+    format!(
+        "name = \"dsh-fig11\"\nmeasure = \"dsh-fig11\"\ncollect = [{}]\n[parameters]\npolicy = [{}]\nburst_pct = [{}]\n",
+        list(FIELDS.iter().map(|f| format!("{f:?}")).collect()),
+        list(POLICIES.iter().map(|p| format!("{:?}", p.name())).collect()),
+        list(pcts.iter().map(u32::to_string).collect())
+    )
+}
+
+/// A run's `policy` and `burst_pct`.
+fn parse(v: &Values) -> Result<(Policy, u32), crate::ScenarioError> {
+    let bad = |k: &str, m: &str| crate::ScenarioError::new(k, m);
+    let policy = v
+        .get("policy")
+        .and_then(|p| p.as_str())
+        .ok_or_else(|| bad("policy", "expected a string; allowed: sih, dsh, l2bm"))
+        .and_then(|p| Policy::parse(p).map_err(|e| bad("policy", &e.to_string())))?;
+    let pct = v
+        .get("burst_pct")
+        .and_then(|p| p.as_u64())
+        .filter(|p| (1..=100).contains(p))
+        .ok_or_else(|| bad("burst_pct", "expected an integer; allowed: 1..=100"))?;
+    Ok((policy, pct as u32))
+}
+
 /// One run of the sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
@@ -74,6 +144,31 @@ pub struct Point {
     pub background_pauses_before_burst: u64,
     /// When the burst had fully drained, ns from the start.
     pub drained_at_ns: f64,
+    /// The pause of the fan-in class, cycles summed over the fan-in partners.
+    pub paused_cycles: u64,
+    /// When the burst had fully drained, cycles.
+    pub drained_cycle: u64,
+    pub clock_hz: u64,
+}
+
+impl Point {
+    /// The point of a run from its values and fields.
+    fn new(policy: Policy, burst_pct: u32, fields: &Values) -> Result<Self, ReproError> {
+        let f = |k| int_field(fields, k);
+        let clock_hz = f("clock_hz")?;
+        Ok(Self {
+            policy,
+            burst_pct,
+            burst_bytes: f("burst_bytes")?,
+            pause_duration_ns: cycles_to_ns(f("paused_cycles")?, clock_hz),
+            pause_frames: f("pause_frames")?,
+            background_pauses_before_burst: f("background_pauses_before_burst")?,
+            drained_at_ns: cycles_to_ns(f("drained_cycle")?, clock_hz),
+            paused_cycles: f("paused_cycles")?,
+            drained_cycle: f("drained_cycle")?,
+            clock_hz,
+        })
+    }
 }
 
 /// Bytes each fan-in flow sends for a total of `pct` % of `buffer_bytes`: whole packets,
@@ -175,35 +270,40 @@ pub fn measure(policy: Policy, pct: u32) -> Result<Point, ReproError> {
     let paused: u64 = FANIN_PORTS
         .map(|p| sim.partner(p).paused_cycles(now)[CLASS])
         .sum();
+    let clock_hz = sim.plan().derived.clock_hz;
     Ok(Point {
         policy,
         burst_pct: pct,
         burst_bytes: total,
-        pause_duration_ns: cycles_to_ns(paused, sim.plan().derived.clock_hz),
+        pause_duration_ns: cycles_to_ns(paused, clock_hz),
         pause_frames: FANIN_PORTS
             .map(|p| sim.partner(p).stats().pause_frames_sent)
             .sum(),
         background_pauses_before_burst,
-        drained_at_ns: cycles_to_ns(now, sim.plan().derived.clock_hz),
+        drained_at_ns: cycles_to_ns(now, clock_hz),
+        paused_cycles: paused,
+        drained_cycle: now,
+        clock_hz,
     })
 }
 
-/// The sweep over `pcts` for SIH and DSH: writes `DIR/fig11.csv` and `DIR/fig11.png`.
+/// The sweep over `pcts` for SIH and DSH (runs in `DIR/sweep/`): writes `DIR/fig11.csv`
+/// and `DIR/fig11.png`.
 pub fn sweep(
     out: &Path,
     pcts: &[u32],
     progress: &mut dyn Progress,
 ) -> Result<Vec<Point>, ReproError> {
-    let jobs: Vec<(Policy, u32)> = [Policy::Sih, Policy::Dsh]
+    let spec = Spec::parse(&spec_text(pcts), "dsh-fig11", Path::new("."))?;
+    let rows = super::sweep_rows(&spec, &out.join("sweep"), progress)?;
+    let mut points = rows
         .iter()
-        .flat_map(|&p| pcts.iter().map(move |&pct| (p, pct)))
-        .collect();
-    let points = super::run_parallel(
-        &jobs,
-        |&(policy, pct)| format!("{} burst {pct} %", policy.name()),
-        |&(policy, pct)| measure(policy, pct),
-        progress,
-    )?;
+        .map(|r| {
+            let (policy, pct) = parse(&r.params)?;
+            Point::new(policy, pct, &r.fields)
+        })
+        .collect::<Result<Vec<_>, ReproError>>()?;
+    points.sort_by_key(|p| (POLICIES.iter().position(|&q| q == p.policy), p.burst_pct));
     let rows = points.iter().map(|p| CsvRow {
         policy: p.policy.name(),
         burst_bytes: p.burst_bytes,

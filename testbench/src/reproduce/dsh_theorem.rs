@@ -151,6 +151,7 @@ impl Point {
                 start_cycle: if i < self.n as usize { 0 } else { burst_start },
                 stop_cycle: None,
                 connection_of: None,
+                ecn: false,
             })
             .collect();
         Scenario {

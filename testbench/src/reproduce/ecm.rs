@@ -224,27 +224,6 @@ pub fn event_totals(s: &crate::Summary) -> Vec<(String, u64)> {
     t
 }
 
-/// Mean and population standard deviation of `xs` (0, 0 when empty).
-pub fn mean_std(xs: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
-    let n = xs.clone().count() as f64;
-    if n == 0.0 {
-        return (0.0, 0.0);
-    }
-    let mean = xs.clone().sum::<f64>() / n;
-    let var = xs.map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
-    (mean, var.sqrt())
-}
-
-/// Jain's fairness index of `xs`: `(sum x)^2 / (n sum x^2)` (1 when all are equal).
-pub fn jain(xs: &[f64]) -> f64 {
-    let s: f64 = xs.iter().sum();
-    let s2: f64 = xs.iter().map(|x| x * x).sum();
-    if s2 == 0.0 {
-        return 1.0;
-    }
-    s * s / (xs.len() as f64 * s2)
-}
-
 /// The ECM and RP parameters of a plan as report lines, with the draft's examples marked.
 pub fn parameters(sim: &Sim) -> String {
     let e = &sim.plan().derived.ecm;
@@ -279,17 +258,4 @@ pub fn parameters(sim: &Sim) -> String {
         p.tmax_us
     );
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jain_and_mean_std() {
-        assert_eq!(jain(&[5.0, 5.0]), 1.0);
-        assert_eq!(jain(&[1.0, 0.0]), 0.5);
-        assert_eq!(mean_std([1.0, 3.0].into_iter()), (2.0, 1.0));
-        assert_eq!(mean_std(std::iter::empty()), (0.0, 0.0));
-    }
 }

@@ -20,6 +20,7 @@ use super::ecm::{self, PRIO};
 use super::plot::{xy_chart, Series};
 use super::{write_file, wrote, Progress, ReproError};
 use crate::csv_file::Fixed;
+use crate::sweep::stats;
 use crate::Sim;
 use std::fmt::Write;
 use std::path::Path;
@@ -150,14 +151,14 @@ pub fn convergence_index(rows: &[Row], window: usize, c_bps: f64, band: f64) -> 
 /// The summary over `rows[from..]`.
 fn summarize(rows: &[Row], from: usize, conv: Option<f64>, qeq: u64, c: f64) -> Fig1Summary {
     let tail = &rows[from..];
-    let (qm, qs) = ecm::mean_std(tail.iter().map(|r| r.queue_bytes as f64));
+    let (qm, qs) = stats::mean_std(tail.iter().map(|r| r.queue_bytes as f64));
     let rms = (tail
         .iter()
         .map(|r| (r.queue_bytes as f64 - qeq as f64).powi(2))
         .sum::<f64>()
         / tail.len().max(1) as f64)
         .sqrt();
-    let mean = |k: usize| ecm::mean_std(tail.iter().map(|r| r.rate_bps[k] as f64)).0;
+    let mean = |k: usize| stats::mean_std(tail.iter().map(|r| r.rate_bps[k] as f64)).0;
     let mean_rate_bps = [mean(0), mean(1)];
     let (first, last) = (tail[0], tail[tail.len() - 1]);
     let secs = (last.time_us - first.time_us) / 1e6;
@@ -170,7 +171,7 @@ fn summarize(rows: &[Row], from: usize, conv: Option<f64>, qeq: u64, c: f64) -> 
         qeq_bytes: qeq,
         queue_mean_bytes: qm,
         queue_std_bytes: qs,
-        jain: ecm::jain(&mean_rate_bps),
+        jain: stats::jain(&mean_rate_bps),
         utilization,
         convergence_us: conv,
         drops: last.drops - first.drops,

@@ -262,7 +262,7 @@ pub fn backoff_levels(lines: &[RpLine], clock_hz: f64, tmax0_us: u32) -> Vec<Lev
                 rate_bps: at[0].1,
                 tmax_us: tmax as f64,
                 restarts: at.len() as u64,
-                timer_mean_us: at.iter().map(|t| t.2).sum::<f64>() / at.len() as f64,
+                timer_mean_us: crate::sweep::stats::mean(at.iter().map(|t| t.2)),
                 timer_max_us: at.iter().map(|t| t.2).fold(0.0, f64::max),
             }
         })

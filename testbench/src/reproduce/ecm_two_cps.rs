@@ -28,6 +28,7 @@ use super::ecm::{self, PRIO};
 use super::plot::{xy_chart, Series};
 use super::{wrote, Progress, ReproError};
 use crate::csv_file::Fixed;
+use crate::sweep::stats;
 use crate::Sim;
 use std::fmt::Write;
 use std::path::Path;
@@ -200,9 +201,9 @@ pub fn measure(
     let mean_over = |from_us: f64, to_us: f64| {
         let sel = || rows.iter().filter(|r| r.t_us > from_us && r.t_us <= to_us);
         (
-            ecm::mean_std(sel().map(|r| r.rate as f64)).0,
-            ecm::mean_std(sel().map(|r| r.qa as f64)).0,
-            ecm::mean_std(sel().map(|r| r.qb as f64)).0,
+            stats::mean_std(sel().map(|r| r.rate as f64)).0,
+            stats::mean_std(sel().map(|r| r.qa as f64)).0,
+            stats::mean_std(sel().map(|r| r.qb as f64)).0,
         )
     };
     let t1 = setup.reroute_ms * 1000.0;

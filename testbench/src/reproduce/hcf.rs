@@ -302,16 +302,6 @@ pub fn check(sim: &Sim, what: &str) -> Result<(), ReproError> {
     }
 }
 
-/// Population variance of `xs`.
-pub fn variance(xs: &[f64]) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,11 +315,5 @@ mod tests {
             assert_eq!(last, b - 1, "B = {b}, P = {p}");
         }
         assert_eq!(pool_cells_for_single_port(20), 22);
-    }
-
-    #[test]
-    fn variance_is_the_population_variance() {
-        assert_eq!(variance(&[1.0, 3.0]), 1.0);
-        assert_eq!(variance(&[]), 0.0);
     }
 }

@@ -22,6 +22,7 @@ use super::hcf::{build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
 use super::plot::{xy_chart, Series};
 use super::{Progress, ReproError};
 use crate::csv_file::Fixed;
+use crate::sweep::stats::mean;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -222,11 +223,10 @@ pub fn jitter_mean(points: &[Point], policy: &str, n: usize) -> Option<JitterMea
     if t.is_empty() {
         return None;
     }
-    let k = t.len() as f64;
     Some(JitterMean {
-        goodput_mbps: t.iter().map(|p| p.goodput_mbps).sum::<f64>() / k,
-        max_fct_ms: t.iter().map(|p| p.max_fct_ms).sum::<f64>() / k,
-        timeouts: t.iter().map(|p| p.timeouts as f64).sum::<f64>() / k,
+        goodput_mbps: mean(t.iter().map(|p| p.goodput_mbps)),
+        max_fct_ms: mean(t.iter().map(|p| p.max_fct_ms)),
+        timeouts: mean(t.iter().map(|p| p.timeouts as f64)),
         trials: t.len(),
     })
 }

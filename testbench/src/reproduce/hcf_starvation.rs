@@ -22,10 +22,11 @@
 //! wire time of all packets (TCP and UDP, 20 B of preamble and gap included) over the
 //! window.
 
-use super::hcf::{build, check, variance, Bottleneck, Discipline, HcfKnobs, QueueWatch};
+use super::hcf::{build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
 use super::plot::{xy_chart, Series};
 use super::{wrote, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
+use crate::sweep::stats::{mean, variance};
 use hw_model::DropReason;
 use std::fmt::Write;
 use std::path::Path;
@@ -268,7 +269,7 @@ pub fn measure(setup: &Setup, disc: Discipline) -> Result<Run, ReproError> {
         setup: *setup,
         starved_pct: 100.0 * starved as f64 / n.max(1) as f64,
         variance: variance(&counts),
-        mean_packets: counts.iter().sum::<f64>() / n.max(1) as f64,
+        mean_packets: mean(counts.iter().copied()),
         link_utilization: wire_s / setup.window_s,
         udp_packets: packets[n],
         window_drops,

@@ -42,6 +42,7 @@ use super::{run_parallel, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
 use crate::scenario::MIN_PACKET_BYTES;
 use crate::source::{draw_linear, linear_cdf_mean, unit};
+use crate::sweep::stats::percentile;
 use crate::{Overrides, Scenario, Sim};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -331,16 +332,6 @@ pub struct Run {
     pub lossy_drops: u64,
     /// Cycles simulated.
     pub cycles: u64,
-}
-
-/// The nearest-rank `q` percentile (0 < q <= 1) of `xs`, which it sorts; 0 if empty.
-pub fn percentile(xs: &mut [f64], q: f64) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    xs.sort_by(f64::total_cmp);
-    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
-    xs[rank - 1]
 }
 
 /// Wire time of a flow of `bytes` in packets of `setup.packet_bytes` (the last one shorter,

@@ -3,6 +3,12 @@
 //! Each reproduction drives the model through the same [`Sim`](crate::Sim) as `mmu-sim run`,
 //! writes its CSV (and plot) into the output directory, and returns a human-readable
 //! report for stdout. All are deterministic for their built-in seeds.
+//!
+//! A reproduction that is a sweep runs on the sweep engine ([`crate::sweep`]): its runs are
+//! a built-in sweep spec ([`builtin_spec`]) over a [`Measure`], run into `OUT/sweep/`, and
+//! the reproduction's tables and plots are made from the rows. `mmu-sim sweep plan NAME
+//! --out OUT/sweep --emit slurm` runs the same runs on a cluster; `mmu-sim reproduce NAME
+//! --out OUT` then finds every row done and writes the same files.
 
 pub mod collateral;
 pub mod dsh_fig11;
@@ -19,13 +25,16 @@ pub mod headroom;
 pub mod l2bm_hybrid;
 pub mod plot;
 
+use crate::sweep::{self, Measure, Row, Shard, Spec, Status, SweepError, Values};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::Mutex;
 use thiserror::Error;
 
-/// Progress of a long reproduction (the CLI shows it as a bar on a terminal).
-pub trait Progress {
+/// Progress of a long reproduction (the CLI shows it as a bar on a terminal). `Send`: the
+/// sweep engine reports from its worker threads.
+pub trait Progress: Send {
     /// Total units of work (e.g. simulation runs or cycles).
     fn set_len(&mut self, len: u64);
     /// `n` more units done.
@@ -59,6 +68,8 @@ pub enum ReproError {
     /// A reproduced figure broke an invariant (e.g. a lossless drop): the numbers are void.
     #[error("invariant: {0}")]
     Invariant(String),
+    #[error("sweep: {0}")]
+    Sweep(#[from] SweepError),
 }
 
 impl ReproError {
@@ -192,6 +203,60 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         run: l2bm_hybrid::run,
     },
 ];
+
+/// The measures of the reproductions that are sweeps.
+pub static MEASURES: &[Measure] = &[dsh_fig11::MEASURE];
+
+/// A built-in sweep spec by name: the runs of a reproduction that is a sweep, as its name
+/// and spec text.
+pub fn builtin_spec(name: &str) -> Option<(&'static str, String)> {
+    match name {
+        "dsh-fig11" => Some(("dsh-fig11", dsh_fig11::spec_text(dsh_fig11::BURST_PCTS))),
+        _ => None,
+    }
+}
+
+/// Run `spec` on every core into `dir` (runs with a row there are skipped), and return its
+/// rows in plan order; a failed run voids the reproduction.
+pub fn sweep_rows(
+    spec: &Spec,
+    dir: &Path,
+    progress: &mut dyn Progress,
+) -> Result<Vec<Row>, ReproError> {
+    progress.set_len(spec.len() as u64);
+    let progress = Mutex::new(progress);
+    sweep::run(spec, dir, Shard::ALL, 0, &|row| {
+        let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
+        p.message(&format!("run {} done", row.index));
+        p.inc(1);
+    })?;
+    let manifest = sweep::Manifest::read(dir)?;
+    let mut found = sweep::read_rows(dir)?;
+    manifest
+        .runs
+        .iter()
+        .map(|r| {
+            let row = found.rows.remove(&r.id).ok_or_else(|| {
+                ReproError::Invariant(format!("run {} ({}) has no row", r.index, r.id))
+            })?;
+            if row.status != Status::Ok {
+                return Err(ReproError::Invariant(format!(
+                    "run {} ({}): {}",
+                    r.index, r.id, row.error
+                )));
+            }
+            Ok(row)
+        })
+        .collect()
+}
+
+/// An integer field of a row (or a run's values).
+pub fn int_field(values: &Values, key: &str) -> Result<u64, ReproError> {
+    values
+        .get(key)
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| ReproError::Invariant(format!("{key}: missing or not an integer")))
+}
 
 pub fn find(name: &str) -> Option<&'static Reproduction> {
     REPRODUCTIONS.iter().find(|r| r.name == name)

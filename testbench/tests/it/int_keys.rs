@@ -1,6 +1,7 @@
 //! Every integer key of a scenario, given a value its type cannot hold (negative, or past
 //! the type), is refused with its dotted path and its documented range; the documented
-//! ranges are the ones validation applies and docs/config.md and docs/ecm.md state.
+//! ranges are the ones validation applies and docs/config.md, docs/ecm.md and docs/ecn.md
+//! state.
 
 use crate::common::mmu_sim;
 use std::collections::BTreeSet;
@@ -60,6 +61,12 @@ qscale_log2 = 0
 switch_id = 1
 lfsr_seed = 1
 
+[switch.ecn]
+priorities = [1]
+kmin = 5120
+kmax = 204800
+lfsr_seed = 1
+
 [ecm_rp]
 fine_limiters = 16
 flowid_bits = 12
@@ -86,7 +93,7 @@ dst = 1
 prio = 1
 size_bytes = 1500
 size_cdf = [[64, 0.5], [1500, 1.0]]
-pattern = { tcp = { base_rtt_us = 10, min_rto_us = 1000, max_rto_us = 2000, init_cwnd = 10, flow_bytes = 100000 } }
+pattern = { tcp = { base_rtt_us = 10, min_rto_us = 1000, max_rto_us = 2000, init_cwnd = 10, flow_bytes = 100000, cc = "dctcp", dctcp_shift_g = 4 } }
 on_cycles = 10
 off_cycles = 10
 burst_bytes = 1000
@@ -285,6 +292,7 @@ fn the_docs_list_the_same_ranges() {
     let docs = [
         include_str!("../../../docs/config.md"),
         include_str!("../../../docs/ecm.md"),
+        include_str!("../../../docs/ecn.md"),
     ]
     .join("\n");
     let rows: Vec<&str> = docs

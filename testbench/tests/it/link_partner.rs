@@ -264,6 +264,7 @@ fn flow_hdr(flow: u8, seq: u32, len: u16) -> PacketHdr {
         len,
         tuple: FiveTuple::for_flow(flow as u32, 0, 1, FiveTuple::UDP),
         cm_tag: None,
+        ecn: hw_model::Ecn::NotEct,
     }
 }
 

@@ -154,20 +154,20 @@ fn karn_keeps_the_backed_off_rto_until_data_sent_once_is_acked() {
         assert_eq!(r.rto(), 200);
         assert_eq!(sent(&mut r), [0], "go-back-N resends packet 0");
         // The ACK of the retransmitted packet 0.
-        assert_eq!(r.on_ack(1), None);
+        assert_eq!(r.on_ack(1, false), None);
         assert_eq!(
             r.rto(),
             if karn { 200 } else { 100 },
             "karn = {karn}: the ACK of a retransmission"
         );
         assert_eq!(sent(&mut r), [1, 2], "still retransmissions");
-        r.on_ack(2);
-        r.on_ack(3);
+        r.on_ack(2, false);
+        r.on_ack(3, false);
         assert_eq!(sent(&mut r), [3, 4], "3 resent, 4 is new");
         // 4 covers 3, resent; 5 covers 4, the first packet sent after the timeout.
-        r.on_ack(4);
+        r.on_ack(4, false);
         assert_eq!(r.rto(), if karn { 200 } else { 100 }, "karn = {karn}");
-        r.on_ack(5);
+        r.on_ack(5, false);
         assert_eq!(r.rto(), 100, "karn = {karn}: new data acknowledged");
     }
 }
@@ -181,7 +181,7 @@ fn karn_compounds_the_back_off_over_repeated_timeouts() {
         sent(&mut r);
         r.on_timeout();
         assert_eq!(sent(&mut r), [0]);
-        r.on_ack(1);
+        r.on_ack(1, false);
         assert_eq!(sent(&mut r), [1, 2]);
         r.on_timeout();
         assert_eq!(r.rto(), second, "karn = {karn}");
@@ -198,24 +198,24 @@ fn karn_fast_and_partial_ack_retransmissions_are_not_new_data() {
     r.on_timeout();
     assert_eq!(sent(&mut r), [0]);
     // 1..=7 had arrived: the resent 0 brings the ACK to 8, still no packet sent once.
-    r.on_ack(8);
+    r.on_ack(8, false);
     assert_eq!(r.rto(), 200);
     assert_eq!(sent(&mut r), (8..17).collect::<Vec<_>>(), "new data");
     // 8, 9 and 10 are lost: 11.. arrive and repeat ACK 8.
-    assert_eq!(r.on_ack(8), None);
-    assert_eq!(r.on_ack(8), None);
-    assert_eq!(r.on_ack(8), Some(8), "fast retransmit");
+    assert_eq!(r.on_ack(8, false), None);
+    assert_eq!(r.on_ack(8, false), None);
+    assert_eq!(r.on_ack(8, false), Some(8), "fast retransmit");
     assert_eq!(r.rto(), 200, "a fast retransmit does not back off");
-    assert_eq!(r.on_ack(9), Some(9), "partial ACK of the resent 8");
+    assert_eq!(r.on_ack(9, false), Some(9), "partial ACK of the resent 8");
     assert_eq!(r.rto(), 200, "ACK 9 covers only the fast-retransmitted 8");
-    assert_eq!(r.on_ack(10), Some(10), "partial ACK of the resent 9");
+    assert_eq!(r.on_ack(10, false), Some(10), "partial ACK of the resent 9");
     assert_eq!(
         r.rto(),
         200,
         "ACK 10 covers only the partial-ACK retransmission 9"
     );
     // The resent 10 completes 0..17: 11..=16 were sent once, after the timeout.
-    r.on_ack(17);
+    r.on_ack(17, false);
     assert_eq!(r.rto(), 100);
 }
 

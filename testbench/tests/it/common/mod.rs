@@ -119,6 +119,7 @@ pub fn flow_spec(src: usize, dst: usize, prio: u8, pattern: PatternKind) -> Flow
         start_cycle: 0,
         stop_cycle: None,
         connection_of: None,
+        ecn: false,
     }
 }
 
