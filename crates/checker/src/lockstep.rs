@@ -3,14 +3,13 @@
 //! with the DUT's events of the same cycle. For RTL built to the model's own timing (its
 //! scheduler, line rate and pipeline); any other DUT diverges at its first departure.
 //!
-//! Idle stretches are jumped with `Mmu::next_event`/`Mmu::skip_to` as far as the model
-//! allows; the model evaluates every block every cycle, so today its next event is always
-//! the next cycle and the jump covers nothing (docs/cosim.md).
+//! Idle stretches are jumped with `Mmu::next_event`/`Mmu::skip_to` (docs/cosim.md). The
+//! model runs up to the stream's last `counters` snapshot, the last cycle the DUT ran.
 
 use crate::events::{Arrive, Dir, Event, Pfc};
 use crate::record::Recorder;
 use crate::{Divergence, Replay};
-use hw_model::{Beat, Derived, FiveTuple, Inputs, Mmu, Outputs, PacketHdr, PfcFrame};
+use hw_model::{Beat, Derived, Ecn, FiveTuple, Inputs, Mmu, Outputs, PacketHdr, PfcFrame};
 
 /// How the DUT's stream is written, learnt from its first events: the model's events are
 /// shown the same way (cells listed or implied, tuples and pause quanta or not).
@@ -34,6 +33,8 @@ pub struct Lockstep {
     shape: Shape,
     out: Vec<Divergence>,
     stopped: bool,
+    /// The cycle of the last `counters` snapshot: the DUT ran up to it.
+    end: u64,
 }
 
 impl Lockstep {
@@ -50,7 +51,30 @@ impl Lockstep {
             shape: Shape::default(),
             out: Vec::new(),
             stopped: false,
+            end: 0,
             d,
+        }
+    }
+
+    /// The last batch; a stream that ends with the PFC changes of its last cycle (stamped
+    /// one later) gets them compared with the model's, without a step.
+    fn last_batch(&mut self) {
+        let batch = std::mem::take(&mut self.batch);
+        if self.stopped || batch.is_empty() {
+            return;
+        }
+        let only_sent = batch
+            .iter()
+            .all(|(_, e)| matches!(e, Event::Pfc(p) if p.dir == Dir::Sent));
+        if only_sent && self.mmu.cycle() == self.batch_cycle {
+            // The stream ends with the PFC changes of its last cycle, stamped one later.
+            let mut model = Vec::new();
+            self.rec
+                .finish(self.batch_cycle, &self.mmu, |e| model.push(e.clone()));
+            model.retain(|e| !matches!(e, Event::Counters(_)));
+            self.compare(self.batch_cycle, &batch, model);
+        } else {
+            self.run_to(self.batch_cycle, batch);
         }
     }
 
@@ -217,6 +241,9 @@ impl Lockstep {
 
 impl Replay for Lockstep {
     fn feed(&mut self, line: usize, ev: Event) {
+        if let Event::Counters(k) = &ev {
+            self.end = self.end.max(k.cycle);
+        }
         if matches!(ev, Event::Meta(_) | Event::Counters(_)) || self.stopped {
             return;
         }
@@ -230,22 +257,10 @@ impl Replay for Lockstep {
     }
 
     fn finish(&mut self) {
-        let batch = std::mem::take(&mut self.batch);
-        if self.stopped || batch.is_empty() {
-            return;
-        }
-        let only_sent = batch
-            .iter()
-            .all(|(_, e)| matches!(e, Event::Pfc(p) if p.dir == Dir::Sent));
-        if only_sent && self.mmu.cycle() == self.batch_cycle {
-            // The stream ends with the PFC changes of its last cycle, stamped one later.
-            let mut model = Vec::new();
-            self.rec
-                .finish(self.batch_cycle, &self.mmu, |e| model.push(e.clone()));
-            model.retain(|e| !matches!(e, Event::Counters(_)));
-            self.compare(self.batch_cycle, &batch, model);
-        } else {
-            self.run_to(self.batch_cycle, batch);
+        self.last_batch();
+        // A snapshot after the last event: the DUT ran to it, and so must the model.
+        if !self.stopped && self.end > 0 && self.mmu.cycle() < self.end {
+            self.run_to(self.end - 1, Vec::new());
         }
     }
 
@@ -277,6 +292,8 @@ pub fn beat(a: &Arrive) -> Beat {
             len: a.bytes as u16,
             tuple: t,
             cm_tag: None,
+            // Not in the stream: the ECN marker's CE marks are not compared.
+            ecn: Ecn::default(),
         },
         idx: a.cell.unwrap_or(0),
         ncells: a.ncells,
