@@ -25,7 +25,7 @@ use hw_model::pfc::fsm::{FsmIn, PfcFsm};
 use hw_model::policy::BufferPolicy;
 use hw_model::ports::FlowRequests;
 use hw_model::probes::Dirty;
-use hw_model::{Derived, DropReason};
+use hw_model::{Derived, DropReason, PfcRxMode};
 use rtl::{Block, Clocked};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -307,9 +307,10 @@ impl<P: BufferPolicy> Follower<P> {
                 ..r
             })
         } else {
-            let until = match p.quanta {
-                Some(q) => start + self.d.pause_cycles(port, q),
-                None => u64::MAX,
+            // IEEE 802.1Qbb timer: the quanta's time, if the switch runs the timer.
+            let until = match (p.quanta, self.d.cfg.pfc_rx_mode) {
+                (Some(q), PfcRxMode::Timer) => start + self.d.pause_cycles(port, q),
+                _ => u64::MAX,
             };
             Some(RxPause { from: start, until })
         };
