@@ -19,7 +19,10 @@ run:
 ## test: every unit, integration, property and doc test (the criterion bench is built by
 ## `make bench` and checked by `make lint`), then the Slurm sweep step of `sweep-slurm` with
 ## the mmu-sim the tests built (target/debug, test profile: no release build), through
-## .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing
+## .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing; then
+## the RTL co-simulation checked by the model (cosim unit + check: clean passes, BUG=1 and
+## BUG=2 fail with the divergence named) and the Python package (python-check), each also
+## through .ci/optional
 test:
 	$(CARGO) test --workspace --exclude mmu-bench
 	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
@@ -28,6 +31,9 @@ test:
 	.ci/optional cosim --needs "iverilog cosim/.venv/bin/cocotb-config" \
 		--how "apt-get install -y iverilog; python3 -m venv cosim/.venv && cosim/.venv/bin/pip install -r cosim/tb/requirements.txt (.ci/run does), then make cosim-check" \
 		-- $(MAKE) --no-print-directory -C cosim unit check SIM=../target/debug/mmu-sim
+	.ci/optional python --needs "python3" \
+		--how "install CPython 3 with venv and pip, then make python-check" \
+		-- $(MAKE) --no-print-directory python-check
 
 ## sweep-slurm: sweeps/ci.toml three ways, locally (--jobs 2), as 4 GNU parallel shards and as
 ## a job array on a one-node Slurm cluster started by .ci/slurm-up; the three merged tables
