@@ -144,7 +144,11 @@ pub fn spec_text(
         list(fields.iter().map(|f| format!("{f:?}")).collect())
     );
     for (key, values) in axes {
-        let _ = writeln!(s, "{key} = [{}]", list(values.iter().map(u64::to_string).collect()));
+        let _ = writeln!(
+            s,
+            "{key} = [{}]",
+            list(values.iter().map(u64::to_string).collect())
+        );
     }
     let v: Vec<_> = discs.iter().map(Discipline::values).collect();
     let _ = write!(

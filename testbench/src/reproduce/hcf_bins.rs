@@ -117,8 +117,7 @@ pub fn sweep(
 ) -> Result<Vec<(Sweep, Run)>, ReproError> {
     let jobs = jobs(bins, c0s);
     let discs: Vec<Discipline> = jobs.iter().map(|j| j.1).collect();
-    let runs =
-        hcf_starvation::sweep_runs(&out.join("sweep"), "hcf-bins", setup, &discs, progress)?;
+    let runs = hcf_starvation::sweep_runs(&out.join("sweep"), "hcf-bins", setup, &discs, progress)?;
     let runs: Vec<(Sweep, Run)> = jobs.iter().map(|j| j.0).zip(runs).collect();
     /// One line of `bins.csv` ([`CSV_HEADER`]); `bins` and `c0` are empty for FIFO.
     #[derive(Default, serde::Serialize)]

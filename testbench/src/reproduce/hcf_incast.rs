@@ -25,9 +25,9 @@ use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatc
 use super::plot::{xy_chart, Series};
 use super::{from_fields, int_field, to_fields, to_json, Progress, ReproError};
 use crate::csv_file::Fixed;
+use crate::sweep::stats::mean;
 use crate::sweep::{Measure, Spec, Values};
 use crate::{Overrides, Scenario};
-use crate::sweep::stats::mean;
 use std::fmt::Write;
 use std::path::Path;
 

@@ -30,9 +30,9 @@ use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatc
 use super::plot::{xy_chart, Series};
 use super::{from_fields, to_fields, wrote, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
+use crate::sweep::stats::{mean, variance};
 use crate::sweep::{Measure, Spec, Values};
 use crate::{Overrides, Scenario};
-use crate::sweep::stats::{mean, variance};
 use hw_model::DropReason;
 use std::fmt::Write;
 use std::path::Path;

@@ -292,7 +292,9 @@ pub fn to_fields<T: serde::Serialize>(value: &T, fields: &[&str]) -> Result<Valu
     fields
         .iter()
         .map(|&f| {
-            let v = json.get(f).ok_or_else(|| format!("{f}: not a measured field"))?;
+            let v = json
+                .get(f)
+                .ok_or_else(|| format!("{f}: not a measured field"))?;
             Ok((f.to_string(), v.clone()))
         })
         .collect()
