@@ -2,12 +2,12 @@
 //! of credit bins `K` (with `c0 = 1`) and vs the initial credits `c0` (with `K = 20`),
 //! dynamic period, against the drop-tail FIFO of the same run length.
 //!
-//! The setup is [`hcf_starvation`](super::hcf_starvation)'s with a shorter warm-up
+//! The setup is [`hcf_starvation`]'s with a shorter warm-up
 //! ([`sweep_setup`]: 20 s instead of 170 s, the same 10 s window), so that the eleven runs
 //! fit in about a minute on two cores.
 //!
 //! The runs are the built-in sweep spec `hcf-bins` ([`spec_text`]) over the measure
-//! `hcf-vb` ([`hcf_starvation::MEASURE`](super::hcf_starvation::MEASURE)), run by the
+//! `hcf-vb` ([`hcf_starvation::MEASURE`]), run by the
 //! sweep engine into `OUT/sweep/`; the CSV and plots are made from its rows.
 
 use super::hcf::{Discipline, HcfKnobs};

@@ -489,7 +489,7 @@ fn measured_floats_come_back_from_a_row_bit_for_bit() {
         f64::MIN_POSITIVE,
         5e-324,
         -0.0,
-        2.2250738585072011e-308,
+        f64::from_bits(0x000F_FFFF_FFFF_FFFF),
     ];
     let mut z = 0x9E37_79B9_7F4A_7C15u64;
     while xs.len() < 20_000 {
