@@ -8,7 +8,7 @@ SOAK_CYCLES ?= 200000
 # The core `make bench` pins its table to.
 BENCH_CPU ?= 1
 
-.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm cosim cosim-bugs cosim-check docs lint fmt clean
+.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn cosim cosim-bugs cosim-check python-check docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -25,6 +25,9 @@ test:
 	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
 		--how "as root: apt-get install -y slurmctld slurmd slurm-client munge parallel (.ci/run does), then make sweep-slurm" \
 		-- .ci/sweep-slurm target/debug/mmu-sim sweeps/ci.toml
+	.ci/optional cosim --needs "iverilog cosim/.venv/bin/cocotb-config" \
+		--how "apt-get install -y iverilog; python3 -m venv cosim/.venv && cosim/.venv/bin/pip install -r cosim/tb/requirements.txt (.ci/run does), then make cosim-check" \
+		-- $(MAKE) --no-print-directory -C cosim unit check SIM=../target/debug/mmu-sim
 
 ## sweep-slurm: sweeps/ci.toml three ways, locally (--jobs 2), as 4 GNU parallel shards and as
 ## a job array on a one-node Slurm cluster started by .ci/slurm-up; the three merged tables
@@ -71,6 +74,13 @@ waves-ecm:
 	$(SIM) run ecm-fanin --vcd $(WAVES)/ecm.vcd
 	gtkwave $(WAVES)/ecm-view.gtkw
 
+## waves-ecn: the ecn-dctcp scenario, opened on the committed ECN view (port 7's marker
+## under three DCTCP senders)
+waves-ecn:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(SIM) run ecn-dctcp --vcd $(WAVES)/ecn.vcd
+	gtkwave $(WAVES)/ecn-view.gtkw
+
 ## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
 ## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl,
 ## then the model's checker on them (`mmu-sim check`, docs/cosim.md).
@@ -89,6 +99,14 @@ cosim-check:
 ## the event schema refuses malformed events
 cosim-bugs:
 	$(MAKE) -C cosim unit bugs
+
+## python-check: the Python package mmu_model (bindings/python, PyO3) installed by pip into a
+## fresh virtual environment (maturin builds it; pip fetches maturin from PyPI), and its tests
+python-check:
+	rm -rf target/python-venv
+	python3 -m venv target/python-venv
+	CARGO_TARGET_DIR=$(CURDIR)/target/python target/python-venv/bin/pip install ./bindings/python
+	target/python-venv/bin/python -m unittest discover -s bindings/python/tests -v
 
 ## docs: API documentation of every crate
 docs:

@@ -67,6 +67,11 @@ pub static BUILTINS: &[Builtin] = &[
         toml: ecm_fanin,
     },
     Builtin {
+        name: "ecn-dctcp",
+        description: "small switch, ECN step marking (K = 30 000 B on enqueue) on lossy priority 1: three long-lived DCTCP flows into port 7, marked above K, cut their windows by alpha/2 without a drop, beside a Reno flow into port 6 on an unmarked priority",
+        toml: ecn_dctcp,
+    },
+    Builtin {
         name: "occamy-shaped",
         description: "shaped like the Occamy RTL switch core: 8 ports, 2047 cells of 64 B, one cell per cycle in and out, lossy DT alpha = 8; 64 B packets at full load (speed comparison)",
         toml: occamy_shaped,
@@ -466,6 +471,56 @@ rate_gbps = 5
     s
 }
 
+/// Flows of 1500 B packets from ports 0, 1 and 2 into port 7 on priority `prio`, with
+/// `pattern` (a TOML value).
+fn three_into_port_7(s: &mut String, prio: u8, pattern: &str) {
+    for src in 0..3 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = {prio}\nsize_bytes = 1500\npattern = {pattern}\n"
+        );
+    }
+}
+
+/// ECN and DCTCP (docs/ecn.md): egress queue 1 of every port marks CE above K = 30 000 B
+/// (DCTCP's step, `kmin = kmax`); three DCTCP senders into port 7 cut their windows by
+/// `alpha / 2` and keep the queue near K without a drop. Flow 3, Reno into port 6 on
+/// priority 2, is neither ECN-capable nor marked. The committed view
+/// `waveforms/ecn-view.gtkw` (`make waves-ecn`) opens on port 7's marker.
+fn ecn_dctcp() -> String {
+    let mut s = header("ecn-dctcp");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+lossy_pool_bytes = 262144
+
+[switch.ecn]
+priorities = [1]
+kmin = 30000
+kmax = 30000
+
+[run]
+cycles = 400_000
+seed = 1
+expect_lossless = true
+"#,
+    );
+    three_into_port_7(&mut s, 1, r#"{ tcp = { cc = "dctcp", base_rtt_us = 10 } }"#);
+    s.push_str(
+        r#"
+# A Reno flow on an unmarked priority into port 6.
+[[flows]]
+src = 4
+dst = 6
+prio = 2
+size_bytes = 1500
+pattern = { tcp = { base_rtt_us = 10 } }
+"#,
+    );
+    s
+}
+
 /// ECM (docs/ecm.md): the congestion point of egress queue 3 of port 7 samples the three
 /// line-rate sources and their NICs' reaction points throttle them toward `Qeq` = 16 KiB;
 /// flow 3, into port 6, shares no queue with them. The committed view
@@ -493,12 +548,7 @@ seed = 1
 expect_lossless = true
 "#,
     );
-    for src in 0..3 {
-        let _ = write!(
-            s,
-            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\n"
-        );
-    }
+    three_into_port_7(&mut s, 3, r#""constant""#);
     s.push_str(
         r#"
 # The innocent flow: half line rate into port 6.

@@ -76,6 +76,8 @@ pub const KEYS: &[(&str, IntType, &str)] = &[
     ("flows[].pattern.tcp.init_cwnd", U32, "1..=1024"),
     ("flows[].pattern.tcp.flow_bytes", U64, "1..=2^40"),
     ("flows[].pattern.tcp.dctcp_shift_g", U32, "0..=16"),
+    ("flows[].pattern.tcp.window_", U32, "1..=1048576"),
+    ("flows[].pattern.tcp.windowInit_", U32, "1..=window_"),
     ("pfc_script[].cycle", U64, "any cycle, 0 or later"),
     ("pfc_script[].port", Usize, "an existing port"),
     ("pfc_script[].classes[]", U8, "0..=7"),

@@ -9,6 +9,7 @@
 use crate::int_keys;
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
 use crate::scenario_file::{check_flow_count, Layout, ARRAYS};
+use crate::tcp::Ns2Params;
 use hw_model::config::{eta_cells_for, EQ1_PFC_BYTES, PFC_FRAME_WIRE_BYTES};
 use hw_model::config::{EcmConfig, EcnConfig, HcfConfig};
 use hw_model::{
@@ -96,7 +97,7 @@ pub struct LinkSpec {
 }
 
 /// Arrival process of a flow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PatternKind {
     /// Packets at `rate_gbps` from `start_cycle` to `stop_cycle`.
@@ -126,8 +127,9 @@ impl PatternKind {
     }
 }
 
-/// Parameters of a `tcp` flow as written (times in µs); defaults in [`TcpParams`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// Parameters of a `tcp` flow as written (times in µs; the ns-2 keys in seconds, as ns-2
+/// writes them); defaults in [`TcpParams`] and [`Ns2Params::DEFAULT`].
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
     /// Delay from a packet's last cell leaving the switch to its ACK reaching the sender.
@@ -149,6 +151,47 @@ pub struct TcpSpec {
     /// DCTCP's gain `g = 2^-dctcp_shift_g` (0..=16; default 4, g = 1/16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dctcp_shift_g: Option<u32>,
+    /// `model` (default) or `ns2`: ns-2.35's timer, window cap and start-up, with the
+    /// keys below (`crate::tcp::Ns2Timer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flavor: Option<Flavor>,
+    /// ns-2's `window_`, packets.
+    #[serde(default, rename = "window_", skip_serializing_if = "Option::is_none")]
+    pub ns2_window: Option<u32>,
+    /// ns-2's `windowInit_`, packets.
+    #[serde(
+        default,
+        rename = "windowInit_",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ns2_window_init: Option<u32>,
+    /// ns-2's `syn_` (with `delay_growth_`).
+    #[serde(default, rename = "syn_", skip_serializing_if = "Option::is_none")]
+    pub ns2_syn: Option<bool>,
+    /// ns-2's `tcpTick_`, `rtxcur_init_`, `minrto_` and `maxrto_`, seconds.
+    #[serde(default, rename = "tcpTick_", skip_serializing_if = "Option::is_none")]
+    pub ns2_tcp_tick: Option<f64>,
+    #[serde(
+        default,
+        rename = "rtxcur_init_",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ns2_rtxcur_init: Option<f64>,
+    #[serde(default, rename = "minrto_", skip_serializing_if = "Option::is_none")]
+    pub ns2_minrto: Option<f64>,
+    #[serde(default, rename = "maxrto_", skip_serializing_if = "Option::is_none")]
+    pub ns2_maxrto: Option<f64>,
+}
+
+/// Which TCP a `tcp` flow runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavor {
+    /// The model's (`crate::tcp` module doc).
+    #[default]
+    Model,
+    /// ns-2.35's one-way TCP defaults (`crate::tcp::Ns2Timer`).
+    Ns2,
 }
 
 /// The congestion control of a `tcp` flow.
@@ -176,6 +219,8 @@ pub struct TcpParams {
     pub karn: bool,
     /// DCTCP's `log2(1 / g)`; `None`: Reno.
     pub dctcp_shift_g: Option<u32>,
+    /// `flavor = "ns2"`: its parameters, times in ns; `None`: the model's TCP.
+    pub ns2: Option<Ns2Params>,
 }
 
 impl TcpParams {
@@ -1579,7 +1624,80 @@ fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, Scenar
         flow_bytes,
         karn: t.karn.unwrap_or(false),
         dctcp_shift_g,
+        ns2: plan_ns2(&k, t)?,
     })
+}
+
+/// The ns-2 keys of a `tcp` flow: only with `flavor = "ns2"`, which refuses the model's
+/// timer and window keys.
+fn plan_ns2(k: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<Option<Ns2Params>, ScenarioError> {
+    let model = [
+        ("min_rto_us", t.min_rto_us.is_some()),
+        ("max_rto_us", t.max_rto_us.is_some()),
+        ("init_cwnd", t.init_cwnd.is_some()),
+        ("karn", t.karn.is_some()),
+    ];
+    let ns2 = [
+        ("window_", t.ns2_window.is_some()),
+        ("windowInit_", t.ns2_window_init.is_some()),
+        ("syn_", t.ns2_syn.is_some()),
+        ("tcpTick_", t.ns2_tcp_tick.is_some()),
+        ("rtxcur_init_", t.ns2_rtxcur_init.is_some()),
+        ("minrto_", t.ns2_minrto.is_some()),
+        ("maxrto_", t.ns2_maxrto.is_some()),
+    ];
+    let flavor = t.flavor.unwrap_or_default();
+    let (refused, why): (&[(&str, bool)], &str) = match flavor {
+        Flavor::Model => (&ns2, "an ns-2 key; allowed only with flavor = \"ns2\""),
+        Flavor::Ns2 => (&model, "not used by flavor = \"ns2\" (ns-2's keys: window_, windowInit_, syn_, tcpTick_, rtxcur_init_, minrto_, maxrto_)"),
+    };
+    if let Some((key, _)) = refused.iter().find(|(_, set)| *set) {
+        return Err(ScenarioError::new(k(key), why));
+    }
+    if flavor == Flavor::Model {
+        return Ok(None);
+    }
+    let d = Ns2Params::DEFAULT;
+    let count = |key: &str, v: Option<u32>, lo: u32, hi: u32, def: u32| match v {
+        None => Ok(def),
+        Some(x) if (lo..=hi).contains(&x) => Ok(x),
+        Some(x) => Err(ScenarioError::new(
+            k(key),
+            format!("{x} is out of range; allowed: {lo}..={hi}"),
+        )),
+    };
+    // Seconds to ns, within `lo..=hi` seconds.
+    let secs = |key: &str, v: Option<f64>, lo: f64, hi: f64, def: u64| match v {
+        None => Ok(def),
+        Some(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok((x * 1e9).round() as u64),
+        Some(x) => Err(ScenarioError::new(
+            k(key),
+            format!("{x} is out of range; allowed: {lo}..={hi} (seconds)"),
+        )),
+    };
+    let window = count("window_", t.ns2_window, 1, 1 << 20, d.window)?;
+    let minrto = secs("minrto_", t.ns2_minrto, 0.0, 1000.0, d.minrto)?;
+    Ok(Some(Ns2Params {
+        window,
+        window_init: count("windowInit_", t.ns2_window_init, 1, window, d.window_init)?,
+        syn: t.ns2_syn.unwrap_or(d.syn),
+        tick: secs("tcpTick_", t.ns2_tcp_tick, 1e-9, 1.0, d.tick)?,
+        rtxcur_init: secs(
+            "rtxcur_init_",
+            t.ns2_rtxcur_init,
+            1e-9,
+            1000.0,
+            d.rtxcur_init,
+        )?,
+        minrto,
+        maxrto: secs(
+            "maxrto_",
+            t.ns2_maxrto,
+            (minrto as f64 / 1e9).max(1e-9),
+            100_000.0,
+            d.maxrto,
+        )?,
+    }))
 }
 
 fn plan_pfc(

@@ -390,7 +390,8 @@ pub struct Summary {
     pub ecm_frames: BTreeMap<String, u64>,
     /// ECM reaction points that received frames (empty when ECM is off).
     pub ecm_rp: Vec<EcmRpSummary>,
-    /// One entry per ECN marking queue (left out when ECN is off).
+    /// One entry per ECN marking queue (left out when ECN is off; the table shows the
+    /// queues that saw ECN-capable packets).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ecn: Vec<EcnSummary>,
     /// One entry per TCP flow (empty when the scenario has none).
@@ -554,7 +555,7 @@ impl fmt::Display for Summary {
                 &format!("{total} ({})", kinds.join(", ")),
             )?;
         }
-        for m in &self.ecn {
+        for m in self.ecn.iter().filter(|m| m.ect_packets > 0) {
             row(
                 f,
                 &format!("ecn port {} queue {}", m.port, m.queue),

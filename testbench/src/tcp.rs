@@ -55,6 +55,11 @@
 //! `alpha` starts at 1, Linux's default (`dctcp_alpha_on_init`); the paper does not say.
 //! Losses and timeouts are handled as Reno does.
 //!
+//! ns-2 (`flavor = "ns2"`, [`Ns2Timer`], docs/config.md): ns-2.35's retransmission timer
+//! (`rtxcur_init_` before the first sample, tick-counted samples, `minrto_`, `t_backoff_`
+//! up to `maxrto_`), its `window_` cap and its start-up (a SYN with `cwnd = 1`, then
+//! `windowInit_`), with the defaults of its `ns-default.tcl`.
+//!
 //! Sequence numbers: `PacketHdr.seq` counts *transmissions* of the flow, so a retransmission
 //! gets a new, larger `seq` and the scoreboard's per-flow order check stays as strict for TCP
 //! flows as for the others (a packet overtaking an earlier one through the switch is still
@@ -104,6 +109,128 @@ pub struct Reno {
     pub timeouts: u64,
     /// DCTCP's state; `None`: ECE is ignored.
     pub dctcp: Option<Dctcp>,
+    /// ns-2's timer, window cap and start-up (`flavor = "ns2"`); `None`: the model's.
+    pub ns2: Option<Ns2Timer>,
+    /// The time of the event being processed, cycles (ns-2's timer reads it).
+    pub now: u64,
+}
+
+/// ns-2.35's one-way TCP sender timer and start-up (`flavor = "ns2"`); the names are
+/// ns-2's (`tcl/lib/ns-default.tcl`, `tcp/tcp.cc`). Times are in ns in a scenario's plan
+/// and in core cycles in a sender ([`Ns2Params::in_cycles`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ns2Params {
+    /// `window_`: the receiver's window, a cap on `cwnd`, packets.
+    pub window: u32,
+    /// `windowInit_`: `cwnd` once the SYN is acknowledged (or from the start without SYN).
+    pub window_init: u32,
+    /// `syn_` (with `delay_growth_`): packet 0 is a SYN, sent with `cwnd = 1`.
+    pub syn: bool,
+    /// `tcpTick_`, `rtxcur_init_`, `minrto_`, `maxrto_`, cycles.
+    pub tick: u64,
+    pub rtxcur_init: u64,
+    pub minrto: u64,
+    pub maxrto: u64,
+}
+
+impl Ns2Params {
+    /// ns-2.35's defaults (`ns-default.tcl`: `window_ 20`, `windowInit_ 2`, `syn_ true`,
+    /// `tcpTick_ 0.01`, `rtxcur_init_ 3.0`, `minrto_ 0.2`, `maxrto_ 60`), times in ns.
+    pub const DEFAULT: Self = Self {
+        window: 20,
+        window_init: 2,
+        syn: true,
+        tick: 10_000_000,
+        rtxcur_init: 3_000_000_000,
+        minrto: 200_000_000,
+        maxrto: 60_000_000_000,
+    };
+
+    /// The same with its times (ns) in cycles of `clock_hz`, rounded up.
+    pub fn in_cycles(self, clock_hz: u64) -> Self {
+        let c = |ns: u64| crate::scenario::ns_to_cycles(ns, clock_hz);
+        Self {
+            tick: c(self.tick).max(1),
+            rtxcur_init: c(self.rtxcur_init),
+            minrto: c(self.minrto),
+            maxrto: c(self.maxrto),
+            ..self
+        }
+    }
+}
+
+/// The retransmission timer of ns-2.35's `TcpAgent`: `rtt_init`, `rtt_update`,
+/// `rtt_timeout` and `rtt_backoff` with `rfc2988_ = true`, `T_SRTT_BITS = 3`,
+/// `T_RTTVAR_BITS = 2`, `rttvar_exp_ = 2`, `srtt_init_ = 0`, `rttvar_init_ = 12`.
+/// One packet is timed at a time (`rtt_active_`, `rtt_seq_`, `rtt_ts_`): the first new
+/// packet sent while none is timed. Its ACK takes the RTT sample and sets `t_backoff_`
+/// back to 1; a timeout or a fast retransmit stops the timing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ns2Timer {
+    pub p: Ns2Params,
+    /// `t_srtt_` (ticks << 3) and `t_rttvar_` (ticks << 2).
+    srtt: i64,
+    rttvar: i64,
+    /// `t_rtxcur_`, cycles.
+    rtxcur: u64,
+    /// `t_backoff_`.
+    pub backoff: u64,
+    /// The timed packet and when it left, if one is timed.
+    timed: Option<(u64, u64)>,
+}
+
+impl Ns2Timer {
+    /// `rtt_init`.
+    pub fn new(p: Ns2Params) -> Self {
+        Self {
+            p,
+            srtt: 0,
+            // `rttvar_init_` is never read: the first sample finds `t_srtt_ = 0` and sets
+            // both (and a back-off past 8 adds `t_srtt_ >> 3 = 0` to it).
+            rttvar: 0,
+            rtxcur: p.rtxcur_init,
+            backoff: 1,
+            timed: None,
+        }
+    }
+
+    /// `rtt_timeout` (rfc2988_): `t_rtxcur_ * t_backoff_` (or `minrto_ * t_backoff_` while
+    /// `t_rtxcur_ < minrto_`), at most `maxrto_`, at least two ticks.
+    pub fn timeout(&self) -> u64 {
+        let base = self.rtxcur.max(self.p.minrto);
+        (base * self.backoff)
+            .min(self.p.maxrto)
+            .max(2 * self.p.tick)
+    }
+
+    /// `rtt_backoff`: double `t_backoff_` while below 64 or while the timeout is below
+    /// `maxrto_`; past 8, move `srtt` into `rttvar`.
+    fn back_off(&mut self) {
+        if self.backoff < 64 || self.timeout() < self.p.maxrto {
+            self.backoff <<= 1;
+        }
+        if self.backoff > 8 {
+            self.rttvar += self.srtt >> 3;
+            self.srtt = 0;
+        }
+    }
+
+    /// `rtt_update(tao)` for a sample of `tao` cycles (without ns-2's random `boot_time_`
+    /// phase of the tick clock).
+    fn update(&mut self, tao: u64) {
+        let rtt = ((tao / self.p.tick) as i64).max(1);
+        if self.srtt != 0 {
+            let mut delta = rtt - (self.srtt >> 3);
+            self.srtt = (self.srtt + delta).max(1);
+            delta = delta.abs() - (self.rttvar >> 2);
+            self.rttvar = (self.rttvar + delta).max(1);
+        } else {
+            self.srtt = rtt << 3;
+            self.rttvar = rtt << 1;
+        }
+        // (((t_rttvar_ << (rttvar_exp_ + (T_SRTT_BITS - T_RTTVAR_BITS))) + t_srtt_) >> T_SRTT_BITS) * tcp_tick_
+        self.rtxcur = (((self.rttvar << 3) + self.srtt) >> 3) as u64 * self.p.tick;
+    }
 }
 
 /// DCTCP's sender state (module doc; DCTCP section 3.1).
@@ -180,7 +307,21 @@ impl Reno {
             fast_retransmits: 0,
             timeouts: 0,
             dctcp: None,
+            ns2: None,
+            now: 0,
         }
+    }
+
+    /// The same sender with ns-2.35's timer, `window_` cap and start-up: with `syn_`,
+    /// packet 0 is the SYN (one more packet in a finite flow) and `cwnd` starts at 1;
+    /// the first ACK (of packet 0) sets `cwnd = windowInit_` (`delay_growth_`).
+    pub fn with_ns2(mut self, p: Ns2Params) -> Self {
+        self.cwnd = if p.syn { 1.0 } else { p.window_init as f64 };
+        if p.syn && self.total != u64::MAX {
+            self.total += 1;
+        }
+        self.ns2 = Some(Ns2Timer::new(p));
+        self
     }
 
     /// The same sender with DCTCP's reaction to ECE, gain `g = 2^-shift_g`.
@@ -191,7 +332,8 @@ impl Reno {
 
     /// The next packet the window lets out now, if any.
     pub fn next_send(&mut self) -> Option<u64> {
-        let window = (self.cwnd.floor() as u64).max(1);
+        let cap = self.ns2.as_ref().map_or(u64::MAX, |n| n.p.window as u64);
+        let window = (self.cwnd.floor() as u64).clamp(1, cap);
         if self.snd_nxt >= self.total || self.snd_nxt - self.snd_una >= window {
             return None;
         }
@@ -199,6 +341,9 @@ impl Reno {
         self.snd_nxt += 1;
         if seq < self.high {
             self.retransmits += 1;
+        } else if let Some(n) = &mut self.ns2 {
+            // ns-2 `output`: time the first new packet sent while none is timed.
+            n.timed.get_or_insert((seq, self.now));
         }
         self.high = self.high.max(self.snd_nxt);
         Some(seq)
@@ -219,6 +364,15 @@ impl Reno {
             }
         }
         if ack > self.snd_una {
+            let first = self.snd_una == 0;
+            if let Some(n) = &mut self.ns2 {
+                // ns-2 `newack`: the timed packet's ACK is an RTT sample and ends the back-off.
+                if let Some((_, at)) = n.timed.filter(|&(seq, _)| ack > seq) {
+                    n.update(self.now - at);
+                    n.backoff = 1;
+                    n.timed = None;
+                }
+            }
             let acked = (ack - self.snd_una) as f64;
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
@@ -240,6 +394,10 @@ impl Reno {
             } else {
                 self.cwnd += acked / self.cwnd;
             }
+            if let Some(n) = self.ns2.as_ref().filter(|_| first && ack == 1) {
+                // `delay_growth_`: the ACK of packet 0 sets `cwnd_ = initial_window()`.
+                self.cwnd = n.p.window_init as f64;
+            }
         } else if ack == self.snd_una && self.high > ack {
             self.dupacks += 1;
             if self.dupacks == 3 && !self.in_recovery && ack >= self.recover {
@@ -250,6 +408,10 @@ impl Reno {
                 self.fast_retransmits += 1;
                 self.retransmits += 1;
                 self.karn_from = self.karn_from.max(ack + 1);
+                if let Some(n) = &mut self.ns2 {
+                    // `reset_rtx_timer(1, 0)`: `rtt_active_ = 0`.
+                    n.timed = None;
+                }
                 return Some(ack);
             }
         }
@@ -268,6 +430,10 @@ impl Reno {
         self.karn_from = self.high;
         self.timeouts += 1;
         self.rto = (self.rto * 2).min(self.max_rto);
+        if let Some(n) = &mut self.ns2 {
+            n.back_off();
+            n.timed = None;
+        }
     }
 
     /// Sent packets are waiting for an acknowledgement (the timer must run).
@@ -282,7 +448,7 @@ impl Reno {
 
     /// Current retransmission timeout, cycles.
     pub fn rto(&self) -> u64 {
-        self.rto
+        self.ns2.as_ref().map_or(self.rto, Ns2Timer::timeout)
     }
 }
 
@@ -358,13 +524,32 @@ struct TcpFlow {
 }
 
 impl TcpFlow {
+    /// ns-2's SYN: packet 0 carries no data.
+    fn syn(&self) -> bool {
+        self.reno.ns2.as_ref().is_some_and(|n| n.p.syn)
+    }
+
+    /// Wire length of packet `seq`: a SYN is a minimum frame.
     fn len_of(&self, seq: u64) -> u32 {
+        if self.syn() && seq == 0 {
+            return crate::scenario::MIN_PACKET_BYTES;
+        }
         match self.flow_bytes {
             Some(b) if seq + 1 == self.reno.total => {
-                let rest = b - seq * self.mss as u64;
+                let data_seq = seq - self.syn() as u64;
+                let rest = b - data_seq * self.mss as u64;
                 (rest as u32).max(crate::scenario::MIN_PACKET_BYTES)
             }
             _ => self.mss,
+        }
+    }
+
+    /// Data bytes packet `seq` delivers (none for a SYN).
+    fn data_of(&self, seq: u64) -> u64 {
+        if self.syn() && seq == 0 {
+            0
+        } else {
+            self.len_of(seq) as u64
         }
     }
 
@@ -444,6 +629,10 @@ impl TcpFlows {
                         total,
                         p.karn,
                     );
+                    let reno = match p.ns2 {
+                        Some(n) => reno.with_ns2(n.in_cycles(clock_hz)),
+                        None => reno,
+                    };
                     match p.dctcp_shift_g {
                         Some(g) => reno.with_dctcp(g),
                         None => reno,
@@ -482,6 +671,7 @@ impl TcpFlows {
             }
             self.events.pop();
             let f = &mut self.flows[i as usize];
+            f.reno.now = now;
             let mut restart = false;
             match ev {
                 Event::Start => {}
@@ -555,10 +745,10 @@ impl TcpFlows {
                 continue;
             };
             if seq == f.rcv_nxt {
-                f.bytes_delivered += f.len_of(seq) as u64;
+                f.bytes_delivered += f.data_of(seq);
                 f.rcv_nxt += 1;
                 while f.out_of_order.remove(&f.rcv_nxt) {
-                    f.bytes_delivered += f.len_of(f.rcv_nxt) as u64;
+                    f.bytes_delivered += f.data_of(f.rcv_nxt);
                     f.rcv_nxt += 1;
                 }
             } else if seq > f.rcv_nxt {
@@ -686,6 +876,68 @@ mod tests {
         );
         assert_eq!(d.cuts, 2, "a new window may cut again");
         assert!((r.ssthresh - (cwnd * (1.0 - d.alpha / 2.0)).max(2.0)).abs() < 1e-12);
+    }
+
+    /// ns-2.35's defaults at 1 GHz: no RTT sample yet, so every timeout is
+    /// `rtxcur_init_ * t_backoff_` = 3, 6, 12, 24, 48 s, then `maxrto_` = 60 s for ever.
+    #[test]
+    fn ns2_timeouts_back_off_from_3_s_to_the_60_s_cap() {
+        let s = 1_000_000_000;
+        let mut r = Reno::new(10, 1, 1, u64::MAX, false).with_ns2(Ns2Params::DEFAULT.in_cycles(s));
+        let mut seen = vec![r.rto() / s];
+        for _ in 0..8 {
+            r.on_timeout();
+            seen.push(r.rto() / s);
+        }
+        assert_eq!(seen, [3, 6, 12, 24, 48, 60, 60, 60, 60]);
+        assert_eq!(
+            r.ns2.as_ref().unwrap().backoff,
+            64,
+            "t_backoff_ stops at 64 once the timeout is at maxrto_"
+        );
+    }
+
+    /// SYN with `cwnd = 1`; its ACK sets `cwnd = windowInit_`; the first timed packet's
+    /// ACK takes a sample (10 us is one 10 ms tick: `t_rtxcur_` = 3 ticks < `minrto_`, so
+    /// the timer is `minrto_` = 200 ms) and ends the back-off; `window_` caps the window.
+    #[test]
+    fn ns2_syn_initial_window_rtt_sample_and_window_cap() {
+        let s = 1_000_000_000;
+        let mut r = Reno::new(10, 1, 1, u64::MAX, false).with_ns2(Ns2Params::DEFAULT.in_cycles(s));
+        assert_eq!(sent(&mut r), [0], "the SYN alone");
+        r.on_timeout();
+        assert_eq!(r.rto(), 6 * s);
+        assert_eq!(sent(&mut r), [0], "SYN again");
+        r.now = 10_000;
+        r.on_ack(1, false);
+        assert_eq!(r.cwnd, 2.0, "windowInit_ after the SYN's ACK");
+        assert_eq!(
+            r.rto(),
+            6 * s,
+            "a retransmitted SYN is not timed: still backed off"
+        );
+        r.now = 20_000;
+        assert_eq!(sent(&mut r), [1, 2]);
+        r.now = 30_000;
+        r.on_ack(2, false);
+        assert_eq!(r.rto(), s / 5, "sample taken: minrto_, back-off ended");
+        // Without the SYN's timeout (slow start all along), every round sends what the
+        // window allows and then everything is acknowledged.
+        let mut r = Reno::new(10, 1, 1, u64::MAX, false).with_ns2(Ns2Params::DEFAULT.in_cycles(s));
+        assert_eq!(sent(&mut r), [0]);
+        r.on_ack(1, false);
+        let mut rounds = Vec::new();
+        for _ in 0..6 {
+            let v = sent(&mut r);
+            rounds.push(v.len());
+            r.on_ack(v[v.len() - 1] + 1, false);
+        }
+        assert_eq!(
+            rounds,
+            [2, 4, 8, 16, 20, 20],
+            "window_ caps slow start at 20"
+        );
+        assert!(r.cwnd > 20.0);
     }
 
     #[test]

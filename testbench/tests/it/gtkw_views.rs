@@ -170,3 +170,12 @@ fn display_names_are_distinct_and_dotless_for_every_builtin_and_policy() {
         "DT sub_free y"
     );
 }
+
+#[test]
+fn ecn_view_names_signals_of_the_ecn_dctcp_dump() {
+    let want = check_view("ecn-view.gtkw", "ecn.vcd", "ecn-dctcp");
+    for leaf in ["qlen", "marked", "lfsr"] {
+        let p = format!("top.mmu.egress.p07.q1.ecn.{leaf}");
+        assert!(want.iter().any(|(w, _)| *w == p), "the view shows {p}");
+    }
+}

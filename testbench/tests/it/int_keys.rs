@@ -102,6 +102,13 @@ start_cycle = 0
 stop_cycle = 100
 connection_of = 0
 
+[[flows]]
+src = 2
+dst = 1
+prio = 1
+size_bytes = 1500
+pattern = { tcp = { flavor = "ns2", window_ = 20, windowInit_ = 2 } }
+
 [[pfc_script]]
 cycle = 10
 port = 1

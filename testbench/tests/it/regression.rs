@@ -174,6 +174,7 @@ fn every_builtin_has_fixtures() {
         "dsh-port-level",
         "hcf-tcp",
         "ecm-fanin",
+        "ecn-dctcp",
         "occamy-shaped",
     ];
     assert_eq!(builtin::names(), covered);
@@ -221,6 +222,10 @@ fn hcf_tcp() {
 #[test]
 fn ecm_fanin() {
     check("ecm-fanin");
+}
+#[test]
+fn ecn_dctcp() {
+    check("ecn-dctcp");
 }
 #[test]
 fn occamy_shaped() {

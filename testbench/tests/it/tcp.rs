@@ -104,14 +104,16 @@ fn incast_loses_packets_recovers_and_completes() {
     assert_eq!(json["tcp"].as_array().map(|a| a.len()), Some(senders));
 }
 
+/// The error of a one-flow scenario whose `tcp` pattern has the keys `tcp`.
+fn bad(tcp: &str) -> testbench::ScenarioError {
+    let text = format!("[run]\ncycles = 10\n{}", tcp_flow(0, 1, tcp));
+    Scenario::parse(&text, "t")
+        .and_then(|s| s.plan(&Overrides::default()).map(|_| ()))
+        .expect_err("should be rejected")
+}
+
 #[test]
 fn tcp_parameters_are_checked() {
-    let bad = |tcp: &str| {
-        let text = format!("[run]\ncycles = 10\n{}", tcp_flow(0, 1, tcp));
-        Scenario::parse(&text, "t")
-            .and_then(|s| s.plan(&Overrides::default()).map(|_| ()))
-            .expect_err("should be rejected")
-    };
     assert_eq!(
         bad("base_rtt_us = 0").field,
         "flows[0].pattern.tcp.base_rtt_us"
@@ -259,4 +261,91 @@ fn karn_changes_the_timeouts_of_an_incast() {
     };
     let (off, on) = (run(false), run(true));
     assert_ne!(off, on, "timeouts and completion times per flow");
+}
+
+/// The instants (cycles after the flow's start) at which a TCP flow into an egress queue
+/// that never sends (paused by a received PFC frame, ON/OFF mode) times out, up to `until`.
+fn timeouts_into_a_black_hole(tcp: &str, until: u64) -> Vec<u64> {
+    let text = format!(
+        r#"
+[switch]
+profile = "small"
+lossless_priorities = [3]
+pfc_rx_mode = "onoff"
+
+[run]
+cycles = {until}
+
+[[pfc_script]]
+cycle = 0
+port = 0
+classes = [1]
+quanta = 65535
+
+{}"#,
+        tcp_flow(1, 0, tcp)
+    );
+    let s = Scenario::parse(&text, "ns2").unwrap();
+    let mut sim = Sim::new(&s, Overrides::default()).unwrap();
+    let mut at = Vec::new();
+    while sim.now() < until {
+        sim.step().unwrap();
+        let n = sim.tcp_stats()[0].timeouts as usize;
+        if n > at.len() {
+            at.push(sim.now() - 1);
+        }
+    }
+    at
+}
+
+/// ns-2.35's documented back-off (`rtt_timeout`, `rtt_backoff` in `tcp.cc` with
+/// `rfc2988_`): before any RTT sample the timer is `rtxcur_init_ * t_backoff_`,
+/// `t_backoff_` doubling at each timeout, capped at `maxrto_`: with the defaults 3, 6, 12,
+/// 24, 48, 60, 60, ... s. Scaled 10^-5 here (30 us, capped at 600 us) to fit a test's run;
+/// the unscaled sequence is checked on the sender alone (`tcp::tests`).
+fn ns2_sequence(first: u64, cap: u64, n: usize) -> Vec<u64> {
+    let mut t = 0;
+    (0..n)
+        .map(|k| {
+            t += (first << k).min(cap);
+            t
+        })
+        .collect()
+}
+
+const NS2_SCALED: &str =
+    "flavor = \"ns2\", rtxcur_init_ = 3e-5, maxrto_ = 6e-4, minrto_ = 0.0, tcpTick_ = 1e-7";
+
+#[test]
+fn ns2_flavor_reproduces_ns2s_timeout_sequence() {
+    let at = timeouts_into_a_black_hole(NS2_SCALED, 2_400_000);
+    assert_eq!(at, ns2_sequence(30_000, 600_000, 7), "timeouts at {at:?}");
+}
+
+/// Companion: the model's own TCP with the same first timer and cap backs off the same
+/// way, but its first timer is `min_rto_us`, not `rtxcur_init_`, and a first timer of
+/// 1 ms (its default) gives a sequence the check refuses.
+#[test]
+fn companion_the_models_tcp_is_not_ns2s() {
+    let at = timeouts_into_a_black_hole("", 2_400_000);
+    assert_ne!(at, ns2_sequence(30_000, 600_000, at.len()), "{at:?}");
+    assert_eq!(at[0], 1_000_000, "min_rto_us = 1000: {at:?}");
+}
+
+#[test]
+fn ns2_keys_are_checked() {
+    let e = bad("window_ = 10");
+    assert_eq!(e.field, "flows[0].pattern.tcp.window_", "{e}");
+    assert!(e.message.contains("flavor = \"ns2\""), "{e}");
+    let e = bad("flavor = \"ns2\", min_rto_us = 100");
+    assert_eq!(e.field, "flows[0].pattern.tcp.min_rto_us", "{e}");
+    let e = bad("flavor = \"ns2\", maxrto_ = 0.1");
+    assert_eq!(e.field, "flows[0].pattern.tcp.maxrto_", "{e}");
+    assert!(e.message.contains("allowed: 0.2..=100000 (seconds)"), "{e}");
+    let e = bad("flavor = \"ns2\", windowInit_ = 30");
+    assert_eq!(
+        e.to_string(),
+        "flows[0].pattern.tcp.windowInit_: 30 is out of range; allowed: 1..=20"
+    );
+    assert_eq!(bad("flavor = \"ns3\"").field, "flows[0].pattern");
 }
