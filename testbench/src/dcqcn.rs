@@ -328,7 +328,10 @@ impl DcqcnFlows {
                     let (a, r) = (now + f.k, now + f.t);
                     f.alpha_deadline = Some(a);
                     f.rate_deadline = Some(r);
-                    next = [Some((a, Event::AlphaTimer(a))), Some((r, Event::RateTimer(r)))];
+                    next = [
+                        Some((a, Event::AlphaTimer(a))),
+                        Some((r, Event::RateTimer(r))),
+                    ];
                 }
                 Event::AlphaTimer(d) if f.alpha_deadline == Some(d) => {
                     f.rp.on_alpha_timer();
@@ -435,11 +438,14 @@ mod tests {
             rp.on_rate_timer();
         }
         assert_eq!(rp.rt, 100e9, "F fast-recovery steps keep R_T");
-        assert_eq!(rp.rc, 100e9 - 50e9 / 32.0, "each halves the gap to R_T (Eq. 4)");
-        rp.on_cnp();
+        assert_eq!(
+            rp.rc,
+            100e9 - 50e9 / 32.0,
+            "each halves the gap to R_T (Eq. 4)"
+        );
         let rt = rp.rc;
-        let rc = rt / 2.0;
-        assert_eq!(rp.rc, rc);
+        rp.on_cnp();
+        assert_eq!((rp.rt, rp.rc), (rt, rt / 2.0));
         for _ in 0..6 {
             rp.on_rate_timer();
         }
@@ -447,7 +453,11 @@ mod tests {
         rp.bc_count = 6;
         rp.increase();
         assert_eq!(rp.t_count.min(rp.bc_count), 6);
-        assert_eq!(rp.rt, rt + 40e6 + 100e6, "both counters past F: hyper increase, i = 1");
+        assert_eq!(
+            rp.rt,
+            rt + 40e6 + 100e6,
+            "both counters past F: hyper increase, i = 1"
+        );
     }
 
     #[test]

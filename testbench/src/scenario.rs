@@ -6,10 +6,10 @@
 //! then checks the *values* against the switch they run on (ports exist, rates fit the line)
 //! and resolves defaults into a [`Plan`] the simulator can run without further checks.
 
+use crate::dcqcn::DcqcnParams;
 use crate::int_keys;
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
 use crate::scenario_file::{check_flow_count, Layout, ARRAYS};
-use crate::dcqcn::DcqcnParams;
 use crate::tcp::Ns2Params;
 use hw_model::config::{eta_cells_for, EQ1_PFC_BYTES, PFC_FRAME_WIRE_BYTES};
 use hw_model::config::{EcmConfig, EcnConfig, HcfConfig};
@@ -1648,9 +1648,20 @@ fn plan_dcqcn(
         r_ai_bps: int("r_ai_mbps", c.r_ai_mbps, 1, line_mbps, D::R_AI_MBPS)? * mbps,
         r_hai_bps: int("r_hai_mbps", c.r_hai_mbps, 1, line_mbps, D::R_HAI_MBPS)? * mbps,
         n_ns: int("n_us", c.n_us, 0, 1_000_000, D::N_US)? * us,
-        min_rate_bps: int("min_rate_mbps", c.min_rate_mbps, 1, line_mbps, D::MIN_RATE_MBPS)?
-            * mbps,
-        cnp_delay_ns: int("cnp_delay_us", c.cnp_delay_us, 0, 1_000_000, D::CNP_DELAY_US)? * us,
+        min_rate_bps: int(
+            "min_rate_mbps",
+            c.min_rate_mbps,
+            1,
+            line_mbps,
+            D::MIN_RATE_MBPS,
+        )? * mbps,
+        cnp_delay_ns: int(
+            "cnp_delay_us",
+            c.cnp_delay_us,
+            0,
+            1_000_000,
+            D::CNP_DELAY_US,
+        )? * us,
         line_bps,
     })
 }

@@ -20,6 +20,7 @@
 //! a packet run of more than one packet (a burst, a message, a flow's backlog in its NIC):
 //! one small box when it starts (`crate::packet_run`).
 
+use crate::dcqcn::DcqcnFlows;
 use crate::events::EventTrace;
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
@@ -33,7 +34,6 @@ use crate::summary::{
     EcmRpSummary, EcnSummary, EgressSummary, HcfSummary, LimiterSummary, LosslessSummary, RunMeta,
     SaiCounters, Summary, SCHEMA_VERSION,
 };
-use crate::dcqcn::DcqcnFlows;
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
 use crate::waves::{WaveSignals, Waves};
