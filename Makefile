@@ -8,7 +8,7 @@ SOAK_CYCLES ?= 200000
 # The core `make bench` pins its table to.
 BENCH_CPU ?= 1
 
-.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check docs lint fmt clean
+.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -106,6 +106,14 @@ cosim-check:
 ## the event schema refuses malformed events
 cosim-bugs:
 	$(MAKE) -C cosim unit bugs
+
+## python-check: the Python package mmu_model (bindings/python, PyO3) installed by pip into a
+## fresh virtual environment (maturin builds it; pip fetches maturin from PyPI), and its tests
+python-check:
+	rm -rf target/python-venv
+	python3 -m venv target/python-venv
+	CARGO_TARGET_DIR=$(CURDIR)/target/python target/python-venv/bin/pip install ./bindings/python
+	target/python-venv/bin/python -m unittest discover -s bindings/python/tests -v
 
 ## docs: API documentation of every crate
 docs:

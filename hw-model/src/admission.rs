@@ -33,7 +33,7 @@ use crate::ingress::{segments, Ingress};
 use crate::packet_queue::{Desc, NULL};
 use crate::pfc::fsm::PfcFsm;
 use crate::policy::BufferPolicy;
-use crate::ports::FlowRequests;
+use crate::ports::{each_port, FlowRequests};
 use crate::probes::Dirty;
 use crate::sched::hcf::{Arrival, Hcf};
 use crate::stats::Stats;
@@ -426,11 +426,14 @@ impl<'a, P: BufferPolicy> Block<AdmissionIn<'a, P>, AdmissionOut<'a>> for Admiss
         self.start_cycle();
         *out.admitted = 0;
         input.policy.start_admission();
-        let mut beats = 0u64;
+        // The ports with a beat first (a branch-free pass over the bus), then their beats.
         let all = input.beats;
-        for (p, beat) in all.iter().enumerate() {
-            if let Some(b) = beat {
-                beats |= 1 << p;
+        let beats = all
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (p, b)| m | (b.is_some() as u64) << p);
+        for p in each_port(beats) {
+            if let Some(b) = &all[p] {
                 self.beat(now, p, b, &mut input, &mut out)?;
             }
         }

@@ -295,6 +295,8 @@ impl Core {
 
     /// Break the model on purpose.
     pub(crate) fn inject<P: BufferPolicy>(&mut self, policy: &mut P, f: Fault) {
+        // A corrupted total or free count shows in the next cycle's sample.
+        self.global_next = true;
         match f {
             Fault::DoubleFreeCell => {
                 let first = self.free.iter().next();
@@ -345,6 +347,7 @@ impl Core {
             Fault::XonFromNextT => self.read_next_t = true,
             Fault::NextEventIgnoresWakeups => self.ignore_wakeups = true,
             Fault::NextEventIgnoresResumes => self.ignore_resumes = true,
+            Fault::DirtyIgnoresFreeCount => self.ignore_free_count = true,
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
-use crate::ports::{each_port, rotate_ports};
+use crate::ports::{advance_rr, each_port, rotate_ports, unrotate};
 use crate::probes::Dirty;
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
@@ -165,8 +165,7 @@ impl Egress {
     /// Jump over `cycles` cycles in which no port was evaluated: only the round-robin
     /// pointer moves (one port a cycle).
     pub fn skip(&mut self, cycles: u64) {
-        let n = self.ports.len();
-        self.read_rr = ((self.read_rr as u64 + cycles) % n as u64) as usize;
+        self.read_rr = advance_rr(self.read_rr, cycles, self.ports.len());
     }
 
     /// `egress.pNN.{tx_state, tx_queue}`.
@@ -411,7 +410,7 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let p = (i + self.read_rr) % n;
+            let p = unrotate(i, self.read_rr, n);
             out.dirty.egress(p);
             self.visit(now, p, &mut budget, &mut input, &mut out)?;
         }

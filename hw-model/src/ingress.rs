@@ -20,7 +20,7 @@ use crate::admission::Plan;
 use crate::config::Derived;
 use crate::free_list::FreeList;
 use crate::packet_queue::{Desc, PacketQueues, NULL};
-use crate::ports::rotate_ports;
+use crate::ports::{advance_rr, rotate_ports, unrotate};
 use crate::stats::Stats;
 use crate::wires::{Beat, CellFate, DropReason, Segment};
 use rtl::{Block, BlockError, Clocked, Visit};
@@ -134,8 +134,7 @@ impl Ingress {
     /// Jump over `cycles` cycles without beats or cells waiting: only the write stage's
     /// round-robin pointer moves (one port a cycle).
     pub fn skip(&mut self, cycles: u64) {
-        let n = self.ports.len();
-        self.write_rr = ((self.write_rr as u64 + cycles) % n as u64) as usize;
+        self.write_rr = advance_rr(self.write_rr, cycles, self.ports.len());
     }
 
     /// The ingress bus protocol: a beat the MMU cannot have been sent by a MAC is refused
@@ -272,7 +271,7 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
             }
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let p = (i + self.write_rr) % n;
+            let p = unrotate(i, self.write_rr, n);
             budget -= 1;
             let Some(ptr) = input.free.pop() else {
                 return Err(BlockError(

@@ -77,6 +77,9 @@ pub enum Fault {
     /// [`Mmu::next_event`] leaves out the received pauses that run out (the resumes of
     /// paused classes): a jump can pass the edge that frees a class.
     NextEventIgnoresResumes,
+    /// The global signal block is not marked dirty when only the free cell count moved: a
+    /// waveform sampling the dirty blocks loses those changes.
+    DirtyIgnoresFreeCount,
 }
 
 /// A block of the phase table.
@@ -105,21 +108,62 @@ pub enum Unit {
     WriteStage,
 }
 
-/// The phase table: the phases of a cycle in their order, each with its blocks.
-pub const PHASES: [(&str, &[Unit]); 5] = [
-    (
-        "thresholds",
-        &[Unit::Dt, Unit::DtLossy, Unit::PolicyUnits, Unit::PfcRx],
-    ),
-    ("admission", &[Unit::Admission]),
-    ("flow control", &[Unit::PfcGen, Unit::HcfPeriods, Unit::Ecm]),
-    ("egress", &[Unit::Transmitters, Unit::Ecn]),
-    ("write", &[Unit::WriteStage]),
-];
+/// Declares the phase table [`PHASES`] and, from the same list, `Core::eval_in_order`:
+/// every block called directly in the table's order, which is what `Core::step` runs
+/// unless the order is shuffled (no dispatch on [`Unit`] per block and cycle).
+macro_rules! phase_table {
+    ($($phase:literal: [$($unit:ident),+];)+) => {
+        /// The phase table: the phases of a cycle in their order, each with its blocks.
+        pub const PHASES: [(&str, &[Unit]); [$($phase),+].len()] =
+            [$(($phase, &[$(Unit::$unit),+])),+];
 
-/// A block with state at the clock edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Edge {
+        impl Core {
+            /// The blocks of [`PHASES`] in the table's order.
+            fn eval_in_order<P: BufferPolicy>(
+                &mut self,
+                policy: &mut P,
+                inp: &Inputs,
+                out: &mut Outputs,
+            ) -> Result<(), BlockError> {
+                $($(self.eval(Unit::$unit, policy, inp, out)?;)+)+
+                Ok(())
+            }
+        }
+    };
+}
+
+phase_table! {
+    "thresholds": [Dt, DtLossy, PolicyUnits, PfcRx];
+    "admission": [Admission];
+    "flow control": [PfcGen, HcfPeriods, Ecm];
+    "egress": [Transmitters, Ecn];
+    "write": [WriteStage];
+}
+
+/// Declares [`Edge`], [`EDGE`] (every block's edge) and `Core::commit_in_order`: each
+/// edge called directly, in the list's order.
+macro_rules! edge_list {
+    ($($edge:ident),+) => {
+        /// A block with state at the clock edge.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum Edge {
+            $($edge),+
+        }
+
+        /// Every block's edge, in any order.
+        const EDGE: [Edge; [$(Edge::$edge),+].len()] = [$(Edge::$edge),+];
+
+        impl Core {
+            /// The edges of [`EDGE`] in the list's order.
+            fn commit_in_order<P: BufferPolicy>(&mut self, policy: &mut P) -> Result<(), BlockError> {
+                $(self.commit(Edge::$edge, policy)?;)+
+                Ok(())
+            }
+        }
+    };
+}
+
+edge_list!(
     Counters,
     FreeList,
     Queues,
@@ -133,26 +177,8 @@ enum Edge {
     Ecn,
     Admission,
     Ingress,
-    Transmitters,
-}
-
-/// Every block's edge, in any order.
-const EDGE: [Edge; 14] = [
-    Edge::Counters,
-    Edge::FreeList,
-    Edge::Queues,
-    Edge::Dt,
-    Edge::DtLossy,
-    Edge::Policy,
-    Edge::PfcRx,
-    Edge::PfcGen,
-    Edge::Hcf,
-    Edge::Ecm,
-    Edge::Ecn,
-    Edge::Admission,
-    Edge::Ingress,
-    Edge::Transmitters,
-];
+    Transmitters
+);
 
 /// The blocks of the switch (everything but the buffer policy) and their wires.
 pub struct Core {
@@ -182,11 +208,18 @@ pub struct Core {
     /// [`Fault::NextEventIgnoresWakeups`], [`Fault::NextEventIgnoresResumes`].
     pub(crate) ignore_wakeups: bool,
     pub(crate) ignore_resumes: bool,
+    /// [`Fault::DirtyIgnoresFreeCount`].
+    pub(crate) ignore_free_count: bool,
     /// The last edge left work for the next cycle whatever the inputs: a beat (its
     /// `beat_valid` falls), cells in an ingress FIFO, counters or a `T` that moved (the
     /// thresholds and QON checks read them), a pause mask that changed, a packet enqueued
     /// (the transmitters look at the last edge's enqueues).
     settling: bool,
+    /// The global signal block may change in the next cycle: the last edge moved the
+    /// counters (the DT subtractors and L2BM's egress DT read them) or a `T` (the
+    /// policy's threshold units read it). In a cycle, the block changes only then, or
+    /// when the edge moves the counters, a `T` or the free cell count.
+    pub(crate) global_next: bool,
     /// [`Mmu::shuffle_phases`]: the source of the evaluation order, if shuffled.
     order: Option<Lfsr32>,
 }
@@ -224,7 +257,9 @@ impl Core {
             read_next_t: false,
             ignore_wakeups: false,
             ignore_resumes: false,
+            ignore_free_count: false,
             settling: true,
+            global_next: true,
             order: None,
             d,
         }
@@ -236,6 +271,7 @@ impl Core {
     }
 
     /// Evaluate one block of the phase table in the current cycle.
+    #[inline(always)]
     fn eval<P: BufferPolicy>(
         &mut self,
         unit: Unit,
@@ -285,17 +321,21 @@ impl Core {
                     dirty: &mut self.dirty,
                 },
             ),
-            Unit::PfcGen => Block::eval(
-                &mut self.fsm,
-                now,
-                FsmIn {
-                    requests: &mut self.requests,
-                    policy,
-                    acct: &self.acct,
-                    t: self.dt.t(),
-                },
-                &mut self.dirty,
-            ),
+            Unit::PfcGen => {
+                let recheck = self.settling || policy.busy(&self.fsm, self.dt.t());
+                Block::eval(
+                    &mut self.fsm,
+                    now,
+                    FsmIn {
+                        requests: &mut self.requests,
+                        recheck,
+                        policy,
+                        acct: &self.acct,
+                        t: self.dt.t(),
+                    },
+                    &mut self.dirty,
+                )
+            }
             Unit::HcfPeriods => Block::eval(&mut self.hcf, now, (), &mut self.dirty),
             Unit::Ecm => Block::eval(
                 &mut self.ecm,
@@ -349,6 +389,7 @@ impl Core {
     }
 
     /// The edge of one block.
+    #[inline(always)]
     fn commit<P: BufferPolicy>(&mut self, edge: Edge, policy: &mut P) -> Result<(), BlockError> {
         let now = self.cycle;
         match edge {
@@ -373,6 +414,11 @@ impl Core {
         }
     }
 
+    /// What the edge will move: whether counter updates wait, and the two `T`s before it.
+    fn before_edge(&self) -> (bool, (u32, u32)) {
+        (self.acct.has_updates(), (self.dt.t(), self.dt_lossy.t()))
+    }
+
     /// One core clock cycle: the phases of [`PHASES`], then the edge.
     fn step<P: BufferPolicy>(
         &mut self,
@@ -380,25 +426,39 @@ impl Core {
         inp: &Inputs,
         out: &mut Outputs,
     ) -> Result<(), BlockError> {
-        self.dirty.reset();
-        for (_, blocks) in PHASES {
-            let mut order = [Unit::Dt; 4];
-            let order = &mut order[..blocks.len()];
-            order.copy_from_slice(blocks);
-            self.shuffle(order);
-            for &unit in order.iter() {
-                self.eval(unit, policy, inp, out)?;
+        self.dirty.clear();
+        let free = self.free.count();
+        let moved;
+        let t;
+        if self.order.is_none() {
+            self.eval_in_order(policy, inp, out)?;
+            (moved, t) = self.before_edge();
+            self.commit_in_order(policy)?;
+        } else {
+            for (_, blocks) in PHASES {
+                let mut order = [Unit::Dt; 4];
+                let order = &mut order[..blocks.len()];
+                order.copy_from_slice(blocks);
+                self.shuffle(order);
+                for &unit in order.iter() {
+                    self.eval(unit, policy, inp, out)?;
+                }
+            }
+            (moved, t) = self.before_edge();
+            let mut edge = EDGE;
+            self.shuffle(&mut edge);
+            for e in edge {
+                self.commit(e, policy)?;
             }
         }
-        let moved = self.acct.has_updates();
-        let t = (self.dt.t(), self.dt_lossy.t());
-        let mut edge = EDGE;
-        self.shuffle(&mut edge);
-        for e in edge {
-            self.commit(e, policy)?;
+        let t_moved = t != (self.dt.t(), self.dt_lossy.t());
+        let free_moved = self.free.count() != free && !self.ignore_free_count;
+        if self.global_next || moved || t_moved || free_moved {
+            self.dirty.global();
         }
+        self.global_next = moved || t_moved;
         self.settling = moved
-            || t != (self.dt.t(), self.dt_lossy.t())
+            || t_moved
             || self.ingress.beats() | self.ingress.fifo_ports() != 0
             || self.rx.changed() | self.queues.enqueued_last_cycle() != 0;
         self.cycle += 1;

@@ -86,6 +86,23 @@ fn mask(n: usize) -> u64 {
     }
 }
 
+/// A round-robin pointer over `n` ports after `cycles` more cycles (one port a cycle).
+#[inline]
+pub fn advance_rr(rr: usize, cycles: u64, n: usize) -> usize {
+    ((rr as u64 + cycles) % n as u64) as usize
+}
+
+/// Port `(i + r) % n` for `i, r < n`: bit `i` of a set rotated by [`rotate_ports`].
+#[inline]
+pub fn unrotate(i: usize, r: usize, n: usize) -> usize {
+    let p = i + r;
+    if p >= n {
+        p - n
+    } else {
+        p
+    }
+}
+
 /// Rotate an `n`-bit port set right by `r`, so bit `i` of the result is port
 /// `(i + r) % n`: the round-robin order starting at port `r`.
 #[inline]

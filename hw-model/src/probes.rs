@@ -3,7 +3,7 @@
 //! writer samples.
 //!
 //! A signal block is a scope whose signals change together: 0 is the global block
-//! (thresholds and buffer totals, compared every cycle), `1 + p` ingress port `p`,
+//! (thresholds and buffer totals), `1 + p` ingress port `p`,
 //! `1 + ports + p` egress port `p`. The blocks of the model mark the signal blocks they
 //! change in a cycle ([`Dirty`]); a block not marked holds the values of the last sample.
 //! The order of the signals (global, then per port its ingress and egress scopes) is the
@@ -38,15 +38,15 @@ impl Dirty {
         }
     }
 
-    /// A new cycle: only the global block, which is compared every cycle.
-    pub fn reset(&mut self) {
-        self.bits.fill(0);
-        self.bits[0] = 1;
-    }
-
-    /// Nothing changed (a jump over idle cycles).
+    /// Nothing changed yet (a new cycle, or a jump over idle cycles).
     pub fn clear(&mut self) {
         self.bits.fill(0);
+    }
+
+    /// The global block: the DT units, the policy's pool-wide units, the buffer totals.
+    #[inline]
+    pub fn global(&mut self) {
+        self.touch(0);
     }
 
     #[inline]

@@ -25,7 +25,7 @@ use hw_model::pfc::fsm::{FsmIn, PfcFsm};
 use hw_model::policy::BufferPolicy;
 use hw_model::ports::FlowRequests;
 use hw_model::probes::Dirty;
-use hw_model::{Derived, DropReason};
+use hw_model::{Derived, DropReason, PfcRxMode};
 use rtl::{Block, Clocked};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -236,7 +236,7 @@ impl<P: BufferPolicy> Follower<P> {
             self.done = Some(c - 1);
         }
         batch.sort_by_key(|(_, e)| e.rank());
-        self.dirty.reset();
+        self.dirty.clear();
         let (occ, occ_lossy) = pool_occupancy(&self.d, &self.acct);
         Block::eval(&mut self.dt, c, occ, ()).ok();
         Block::eval(&mut self.dt_lossy, c, occ_lossy, ()).ok();
@@ -264,6 +264,8 @@ impl<P: BufferPolicy> Follower<P> {
             c,
             FsmIn {
                 requests: &mut self.requests,
+                // Follow mode evaluates every cycle it runs: the QON/PON checks always.
+                recheck: true,
                 policy: &mut self.policy,
                 acct: &self.acct,
                 t: self.dt.t(),
@@ -305,9 +307,10 @@ impl<P: BufferPolicy> Follower<P> {
                 ..r
             })
         } else {
-            let until = match p.quanta {
-                Some(q) => start + self.d.pause_cycles(port, q),
-                None => u64::MAX,
+            // IEEE 802.1Qbb timer: the quanta's time, if the switch runs the timer.
+            let until = match (p.quanta, self.d.cfg.pfc_rx_mode) {
+                (Some(q), PfcRxMode::Timer) => start + self.d.pause_cycles(port, q),
+                _ => u64::MAX,
             };
             Some(RxPause { from: start, until })
         };

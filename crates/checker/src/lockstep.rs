@@ -3,9 +3,8 @@
 //! with the DUT's events of the same cycle. For RTL built to the model's own timing (its
 //! scheduler, line rate and pipeline); any other DUT diverges at its first departure.
 //!
-//! Idle stretches are jumped with `Mmu::next_event`/`Mmu::skip_to` as far as the model
-//! allows; the model evaluates every block every cycle, so today its next event is always
-//! the next cycle and the jump covers nothing (docs/cosim.md).
+//! Idle stretches are jumped with `Mmu::next_event`/`Mmu::skip_to` (docs/cosim.md). The
+//! model runs up to the stream's last `counters` snapshot, the last cycle the DUT ran.
 
 use crate::events::{Arrive, Dir, Event, Pfc};
 use crate::record::Recorder;
@@ -34,6 +33,8 @@ pub struct Lockstep {
     shape: Shape,
     out: Vec<Divergence>,
     stopped: bool,
+    /// The cycle of the last `counters` snapshot: the DUT ran up to it.
+    end: u64,
 }
 
 impl Lockstep {
@@ -50,7 +51,30 @@ impl Lockstep {
             shape: Shape::default(),
             out: Vec::new(),
             stopped: false,
+            end: 0,
             d,
+        }
+    }
+
+    /// The last batch; a stream that ends with the PFC changes of its last cycle (stamped
+    /// one later) gets them compared with the model's, without a step.
+    fn last_batch(&mut self) {
+        let batch = std::mem::take(&mut self.batch);
+        if self.stopped || batch.is_empty() {
+            return;
+        }
+        let only_sent = batch
+            .iter()
+            .all(|(_, e)| matches!(e, Event::Pfc(p) if p.dir == Dir::Sent));
+        if only_sent && self.mmu.cycle() == self.batch_cycle {
+            // The stream ends with the PFC changes of its last cycle, stamped one later.
+            let mut model = Vec::new();
+            self.rec
+                .finish(self.batch_cycle, &self.mmu, |e| model.push(e.clone()));
+            model.retain(|e| !matches!(e, Event::Counters(_)));
+            self.compare(self.batch_cycle, &batch, model);
+        } else {
+            self.run_to(self.batch_cycle, batch);
         }
     }
 
@@ -155,62 +179,11 @@ impl Lockstep {
     }
 
     fn arrive(&mut self, a: &Arrive) {
-        let t = a.tuple.map_or(FiveTuple::default(), |t| FiveTuple {
-            src_ip: t.src_ip,
-            dst_ip: t.dst_ip,
-            src_port: t.src_port,
-            dst_port: t.dst_port,
-            proto: t.proto,
-        });
-        self.ingress[a.port as usize] = Some(Beat {
-            hdr: PacketHdr {
-                flow: a.flow,
-                seq: a.seq,
-                src: a.port,
-                dst: a.dst,
-                prio: a.prio,
-                len: a.bytes as u16,
-                tuple: t,
-                cm_tag: None,
-                // The event stream has no ECN field: replayed arrivals are not ECN-capable.
-                ecn: Ecn::NotEct,
-            },
-            idx: a.cell.unwrap_or(0),
-            ncells: a.ncells,
-        });
+        self.ingress[a.port as usize] = Some(beat(a));
     }
 
     fn frame(&self, p: &Pfc, frames: &mut Vec<(u8, PfcFrame)>) {
-        let port_level = p.port_level == Some(true);
-        let quanta = p.quanta.unwrap_or(if p.pause {
-            self.d.cfg.pfc_pause_quanta
-        } else {
-            0
-        });
-        let i = match frames
-            .iter()
-            .position(|(q, f)| *q == p.port && f.port_level == port_level)
-        {
-            Some(i) => i,
-            None => {
-                frames.push((
-                    p.port,
-                    PfcFrame {
-                        port_level,
-                        ..PfcFrame::default()
-                    },
-                ));
-                frames.len() - 1
-            }
-        };
-        let f = &mut frames[i].1;
-        if port_level {
-            f.class_enable = 0xFF;
-            f.quanta = [quanta; 8];
-        } else {
-            f.class_enable |= 1 << p.class;
-            f.quanta[p.class as usize] = quanta;
-        }
+        add_frame(&self.d, p, frames);
     }
 
     /// The DUT's events of cycle `c` against the model's.
@@ -268,6 +241,9 @@ impl Lockstep {
 
 impl Replay for Lockstep {
     fn feed(&mut self, line: usize, ev: Event) {
+        if let Event::Counters(k) = &ev {
+            self.end = self.end.max(k.cycle);
+        }
         if matches!(ev, Event::Meta(_) | Event::Counters(_)) || self.stopped {
             return;
         }
@@ -281,22 +257,10 @@ impl Replay for Lockstep {
     }
 
     fn finish(&mut self) {
-        let batch = std::mem::take(&mut self.batch);
-        if self.stopped || batch.is_empty() {
-            return;
-        }
-        let only_sent = batch
-            .iter()
-            .all(|(_, e)| matches!(e, Event::Pfc(p) if p.dir == Dir::Sent));
-        if only_sent && self.mmu.cycle() == self.batch_cycle {
-            // The stream ends with the PFC changes of its last cycle, stamped one later.
-            let mut model = Vec::new();
-            self.rec
-                .finish(self.batch_cycle, &self.mmu, |e| model.push(e.clone()));
-            model.retain(|e| !matches!(e, Event::Counters(_)));
-            self.compare(self.batch_cycle, &batch, model);
-        } else {
-            self.run_to(self.batch_cycle, batch);
+        self.last_batch();
+        // A snapshot after the last event: the DUT ran to it, and so must the model.
+        if !self.stopped && self.end > 0 && self.mmu.cycle() < self.end {
+            self.run_to(self.end - 1, Vec::new());
         }
     }
 
@@ -306,5 +270,65 @@ impl Replay for Lockstep {
 
     fn count(&self) -> usize {
         self.out.len()
+    }
+}
+
+/// The model's input beat for an `arrive` event (its cell, or the start of packet).
+pub fn beat(a: &Arrive) -> Beat {
+    let t = a.tuple.map_or(FiveTuple::default(), |t| FiveTuple {
+        src_ip: t.src_ip,
+        dst_ip: t.dst_ip,
+        src_port: t.src_port,
+        dst_port: t.dst_port,
+        proto: t.proto,
+    });
+    Beat {
+        hdr: PacketHdr {
+            flow: a.flow,
+            seq: a.seq,
+            src: a.port,
+            dst: a.dst,
+            prio: a.prio,
+            len: a.bytes as u16,
+            tuple: t,
+            cm_tag: None,
+            // Not in the stream: the ECN marker's CE marks are not compared.
+            ecn: Ecn::default(),
+        },
+        idx: a.cell.unwrap_or(0),
+        ncells: a.ncells,
+    }
+}
+
+/// Add a received `pfc` event to the frames of its cycle: one frame per port and kind
+/// (queue- or port-level); without `quanta`, a PAUSE carries the switch's pause time.
+pub fn add_frame(d: &Derived, p: &Pfc, frames: &mut Vec<(u8, PfcFrame)>) {
+    let port_level = p.port_level == Some(true);
+    let quanta = p
+        .quanta
+        .unwrap_or(if p.pause { d.cfg.pfc_pause_quanta } else { 0 });
+    let i = match frames
+        .iter()
+        .position(|(q, f)| *q == p.port && f.port_level == port_level)
+    {
+        Some(i) => i,
+        None => {
+            frames.push((
+                p.port,
+                PfcFrame {
+                    port_level,
+                    ..PfcFrame::default()
+                },
+            ));
+            frames.len() - 1
+        }
+    };
+    let f = &mut frames[i].1;
+    if port_level {
+        f.class_enable = 0xFF;
+        f.quanta = [quanta; 8];
+    } else {
+        f.class_enable |= 1 << p.class;
+        f.quanta[p.class as usize] = quanta;
     }
 }

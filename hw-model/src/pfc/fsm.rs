@@ -68,6 +68,11 @@ pub struct PfcFsm {
 pub struct FsmIn<'a, P> {
     /// Admission's requests of this cycle; taken (cleared) here.
     pub requests: &'a mut FlowRequests,
+    /// Whether the QON/PON checks may give another answer than in the last cycle: the
+    /// last edge moved a counter or `T` or charged a queue (which is resumable now), or
+    /// the policy scans. Otherwise their inputs are those of the last check, which turned
+    /// ON everything it could, and they are not evaluated.
+    pub recheck: bool,
     pub policy: &'a mut P,
     /// Registered counters.
     pub acct: &'a Accounting,
@@ -291,7 +296,9 @@ impl<'a, P: BufferPolicy> Block<FsmIn<'a, P>, &'a mut Dirty> for PfcFsm {
         }
         self.charged_ports = req.ports();
         self.charged_poff = req.poff_ports();
-        input.policy.resume(self, input.acct, input.t, dirty);
+        if input.recheck {
+            input.policy.resume(self, input.acct, input.t, dirty);
+        }
         self.refresh(now);
         for p in each_port(std::mem::take(&mut self.charged_ports)) {
             self.charged[p] = 0;

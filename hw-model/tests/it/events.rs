@@ -11,12 +11,16 @@
 //! the second's (values change only where they change, so a waveform sampled at the
 //! stepped cycles is the same).
 //!
+//! The stepping model's dirty blocks are checked in every cycle as well: every signal that
+//! changed is in a block marked dirty (a waveform writer compares only those).
+//!
 //! Companions: `Fault::NextEventIgnoresWakeups` (the egress ports' wakes left out) and
 //! `Fault::NextEventIgnoresResumes` (received pauses that run out left out) make the
-//! jumping model pass work, and the test reports it.
+//! jumping model pass work, `Fault::DirtyIgnoresFreeCount` leaves a change out of the
+//! dirty blocks, and the test reports each.
 
-use crate::phase_order::{case, differ, fan_in, order_config, signals_differ, Case, Driver, Rx};
-use hw_model::{Fault, Inputs, Mmu, Outputs, PfcFrame, PfcRxMode};
+use crate::phase_order::{case, differ, fan_in, order_config, signals_differ, Case, Rx, Stimulus};
+use hw_model::{Fault, Mmu, Outputs, PfcFrame, PfcRxMode};
 use proptest::prelude::*;
 
 /// What a cycle the jumping model passed over must look like in the stepping one.
@@ -40,40 +44,53 @@ fn jumped_differ(a: &Mmu, b: &Mmu, oa: &Outputs) -> Option<String> {
     signals_differ(a, b).map(|s| format!("signal changed in a cycle jumped over: {s}"))
 }
 
-/// Run `cycles` of the case on a model that steps every cycle and one that jumps (with
-/// `faults`); the cycles jumped over, or the first cycle they disagree and how.
+/// A signal of `a` that changed since `prev` (updated here) in a block the model did not
+/// mark dirty: a waveform sampling only the dirty blocks would lose that change.
+fn undirtied_change(a: &Mmu, prev: &mut [u64]) -> Option<String> {
+    let dirty = a.dirty_blocks();
+    for (i, old) in prev.iter_mut().enumerate() {
+        let v = a.signal_value(i);
+        let b = a.signal_block(i);
+        if v != *old && dirty[b / 64] & (1 << (b % 64)) == 0 {
+            return Some(format!(
+                "{} changed {old} -> {v} but block {b} is not dirty",
+                a.signals()[i].path
+            ));
+        }
+        *old = v;
+    }
+    None
+}
+
+/// Run `cycles` of the case on a model that steps every cycle and one that jumps, both
+/// with `faults`; the cycles jumped over, or the first cycle they disagree and how.
 fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<u64, String> {
     let d = case.cfg.build().unwrap();
     let (mut a, mut b) = (Mmu::new(d.clone()), Mmu::new(d));
     for &f in faults {
+        a.inject_fault(f);
         b.inject_fault(f);
     }
     let ports = a.config().ports;
-    let mut drv = Driver::new(&a, &case.bursts);
+    let mut stim = Stimulus::new(case, &a);
     let (mut oa, mut ob) = (Outputs::with_ports(ports), Outputs::with_ports(ports));
-    let mut ingress = vec![None; ports];
     let mut jumped = 0;
+    let mut prev: Vec<u64> = (0..a.signals().len()).map(|i| a.signal_value(i)).collect();
     for c in 0..cycles {
-        drv.present(c, &mut ingress);
-        let rx: Vec<(u8, PfcFrame)> = case
-            .rx
-            .iter()
-            .filter(|r| r.at as u64 == c)
-            .map(|r| (r.port, r.frame))
-            .collect();
-        let inp = Inputs {
-            ingress: &ingress,
-            pfc_rx: &rx,
-        };
+        stim.advance(c);
+        let inp = stim.inputs();
         a.step(&inp, &mut oa).map_err(|e| e.to_string())?;
+        if let Some(what) = undirtied_change(&a, &mut prev) {
+            return Err(format!("cycle {c}: {what}"));
+        }
         let mut stepped = false;
         if b.cycle() == c {
-            if ingress.iter().all(Option::is_none) && rx.is_empty() {
+            if stim.idle() {
                 let next_rx = case.rx.iter().map(|r| r.at as u64).filter(|&t| t > c);
                 let to = next_rx
                     .min()
                     .unwrap_or(u64::MAX)
-                    .min(drv.next_beat(c + 1))
+                    .min(stim.drv.next_beat(c + 1))
                     .min(b.next_event())
                     .min(cycles);
                 b.skip_to(to).map_err(|e| e.to_string())?;
@@ -92,7 +109,7 @@ fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<u64, String> {
         if let Some(what) = what {
             return Err(format!("cycle {c}: {what}"));
         }
-        drv.obey(&oa.pfc_tx);
+        stim.drv.obey(&oa.pfc_tx);
     }
     Ok(jumped)
 }
@@ -106,17 +123,22 @@ proptest! {
     }
 }
 
-#[test]
-fn ignoring_the_egress_wakes_is_caught() {
-    let case = fan_in();
-    let jumped = run(&case, 8000, &[]).expect("the control: no fault, no difference");
+/// The control run of `case` jumps over more than `min_jumped` cycles with no difference;
+/// with `fault` the difference is found.
+fn fault_is_caught(case: &Case, cycles: u64, min_jumped: u64, fault: Fault) {
+    let jumped = run(case, cycles, &[]).expect("the control: no fault, no difference");
     assert!(
-        jumped > 1000,
+        jumped > min_jumped,
         "the control must jump over idle cycles: {jumped}"
     );
-    // Caught at the wake jumped over, or where the late port first differs.
-    let e = run(&case, 8000, &[Fault::NextEventIgnoresWakeups]).expect_err("must be caught");
+    // Caught at the cycle jumped over, or where the late block first differs.
+    let e = run(case, cycles, &[fault]).expect_err("the fault must be caught");
     assert!(e.starts_with("cycle "), "{e}");
+}
+
+#[test]
+fn ignoring_the_egress_wakes_is_caught() {
+    fault_is_caught(&fan_in(), 8000, 1000, Fault::NextEventIgnoresWakeups);
 }
 
 #[test]
@@ -138,11 +160,10 @@ fn ignoring_the_pause_expiries_is_caught() {
         port: 0,
         frame,
     }];
-    let jumped = run(&case, 40_000, &[]).expect("the control: no fault, no difference");
-    assert!(
-        jumped > 10_000,
-        "the control must jump over idle cycles: {jumped}"
-    );
-    let e = run(&case, 40_000, &[Fault::NextEventIgnoresResumes]).expect_err("must be caught");
-    assert!(e.starts_with("cycle "), "{e}");
+    fault_is_caught(&case, 40_000, 10_000, Fault::NextEventIgnoresResumes);
+}
+
+#[test]
+fn a_change_outside_the_dirty_blocks_is_caught() {
+    fault_is_caught(&fan_in(), 8000, 1000, Fault::DirtyIgnoresFreeCount);
 }

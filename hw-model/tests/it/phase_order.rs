@@ -198,6 +198,45 @@ pub(crate) fn case() -> impl Strategy<Value = Case> {
     })
 }
 
+/// A case's stimulus cycle by cycle: the driver's beats and the PFC frames received.
+pub(crate) struct Stimulus<'c> {
+    case: &'c Case,
+    pub drv: Driver,
+    ingress: Vec<Option<Beat>>,
+    rx: Vec<(u8, PfcFrame)>,
+}
+
+impl<'c> Stimulus<'c> {
+    pub fn new(case: &'c Case, mmu: &Mmu) -> Self {
+        Self {
+            case,
+            drv: Driver::new(mmu, &case.bursts),
+            ingress: vec![None; mmu.config().ports],
+            rx: Vec::new(),
+        }
+    }
+
+    /// Present the inputs of cycle `c`.
+    pub fn advance(&mut self, c: u64) {
+        self.drv.present(c, &mut self.ingress);
+        self.rx.clear();
+        let due = self.case.rx.iter().filter(|r| r.at as u64 == c);
+        self.rx.extend(due.map(|r| (r.port, r.frame)));
+    }
+
+    pub fn inputs(&self) -> Inputs<'_> {
+        Inputs {
+            ingress: &self.ingress,
+            pfc_rx: &self.rx,
+        }
+    }
+
+    /// No beat and no frame in this cycle.
+    pub fn idle(&self) -> bool {
+        self.ingress.iter().all(Option::is_none) && self.rx.is_empty()
+    }
+}
+
 /// Presents the bursts at one cell per port per cell time; upstream devices obey the PFC
 /// frames the switch sends, at packet boundaries.
 pub(crate) struct Driver {
@@ -348,27 +387,17 @@ fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<(), String> {
         b.inject_fault(f);
     }
     let ports = a.config().ports;
-    let mut drv = Driver::new(&a, &case.bursts);
+    let mut stim = Stimulus::new(case, &a);
     let (mut oa, mut ob) = (Outputs::with_ports(ports), Outputs::with_ports(ports));
-    let mut ingress = vec![None; ports];
     for c in 0..cycles {
-        drv.present(c, &mut ingress);
-        let rx: Vec<(u8, PfcFrame)> = case
-            .rx
-            .iter()
-            .filter(|r| r.at as u64 == c)
-            .map(|r| (r.port, r.frame))
-            .collect();
-        let inp = Inputs {
-            ingress: &ingress,
-            pfc_rx: &rx,
-        };
+        stim.advance(c);
+        let inp = stim.inputs();
         a.step(&inp, &mut oa).map_err(|e| e.to_string())?;
         b.step(&inp, &mut ob).map_err(|e| e.to_string())?;
         if let Some(what) = differ(&a, &b, &oa, &ob) {
             return Err(format!("cycle {c}: {what}"));
         }
-        drv.obey(&oa.pfc_tx);
+        stim.drv.obey(&oa.pfc_tx);
         if c % 1000 == 999 {
             a.check_invariants().map_err(|e| e.to_string())?;
         }

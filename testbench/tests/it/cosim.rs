@@ -4,9 +4,11 @@
 //! corruption of a clean stream is caught by the check named for it, the clean stream
 //! being the companion that passes.
 
-use checker::events::{parse_line, Admit, Depart, Dir, Drop, Event, Pfc};
+use checker::events::{parse_line, Admit, Arrive, Depart, Dir, Drop, Event, Pfc};
+use checker::lockstep::beat;
+use checker::record::{self, Recorder};
 use checker::{check, Divergence, LineRate, Mode, Options};
-use hw_model::{Derived, Policy};
+use hw_model::{Derived, Inputs, Mmu, Outputs, Policy};
 use std::path::PathBuf;
 use testbench::{builtin, Overrides, Scenario, Sim};
 
@@ -522,4 +524,84 @@ fn the_check_command_exits_0_1_2() {
     let o = call(a);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 1"));
+}
+
+#[test]
+fn follow_mode_jumps_idle_stretches() {
+    // The final snapshot 10^12 cycles later: checked at once, as if stepped to it.
+    let mut evs = rtl("clean");
+    if let Some(Event::Counters(k)) = evs.last_mut() {
+        k.cycle += 1_000_000_000_000;
+    }
+    let t = std::time::Instant::now();
+    assert_eq!(run(&dut(), &mut evs, RTL), vec![]);
+    assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
+    // Its companion: a snapshot that far away still has to agree.
+    if let Some(Event::Counters(k)) = evs.last_mut() {
+        k.total += 1;
+    }
+    caught(&mut evs, "accounting");
+}
+
+#[test]
+fn lockstep_jumps_idle_stretches_with_the_model() {
+    // The model's own stream: a packet, drained, and another 10^12 cycles later; the idle
+    // cycles jumped with Mmu::next_event / Mmu::skip_to, as lockstep must jump them.
+    let d = dut();
+    let mut mmu = Mmu::new(d.clone());
+    let mut rec = Recorder::new(&d);
+    let mut evs = vec![record::meta(&d, "cosim-dut", 1)];
+    let mut out = Outputs::with_ports(d.ports);
+    let at = 1_000_000_000_000;
+    let arrive = |seq, cell| Arrive {
+        cycle: 0,
+        port: 0,
+        prio: 3,
+        flow: 1,
+        seq,
+        bytes: 128,
+        dst: 2,
+        ncells: 2,
+        cell: Some(cell),
+        tuple: None,
+    };
+    while mmu.cycle() <= at + 1 || mmu.next_event() != u64::MAX {
+        let now = mmu.cycle();
+        let mut ingress = vec![None; d.ports];
+        match now {
+            0 | 1 => ingress[0] = Some(beat(&arrive(0, now as u16))),
+            c if c == at || c == at + 1 => ingress[0] = Some(beat(&arrive(1, (c - at) as u16))),
+            _ => {}
+        }
+        let inp = Inputs {
+            ingress: &ingress,
+            pfc_rx: &[],
+        };
+        mmu.step(&inp, &mut out).unwrap();
+        rec.step(now, &inp, &out, &mmu, |e| evs.push(e.clone()));
+        let until = if mmu.cycle() <= at { at } else { u64::MAX };
+        let next = mmu.next_event().min(until);
+        if next != u64::MAX {
+            mmu.skip_to(next).unwrap();
+        }
+    }
+    rec.finish(mmu.cycle(), &mmu, |e| evs.push(e.clone()));
+    let departs = |evs: &[Event]| evs.iter().filter(|e| matches!(e, Event::Depart(_))).count();
+    assert_eq!(departs(&evs), 4);
+    let opts = Options {
+        mode: Mode::Lockstep,
+        ..Options::default()
+    };
+    let t = std::time::Instant::now();
+    assert_eq!(run(&d, &mut evs, opts), vec![]);
+    assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
+    // Its companion: what comes after the jump is still compared.
+    let i = evs
+        .iter()
+        .rposition(|e| matches!(e, Event::Depart(_)))
+        .unwrap();
+    let removed = evs.remove(i);
+    assert!(removed.cycle() > at);
+    let divs = run(&d, &mut evs, opts);
+    assert_eq!(divs[0].expected, removed.to_line(), "{}", divs[0]);
 }
