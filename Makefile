@@ -8,7 +8,7 @@ SOAK_CYCLES ?= 200000
 # The core `make bench` pins its table to.
 BENCH_CPU ?= 1
 
-.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn cosim cosim-bugs cosim-check python-check docs lint fmt clean
+.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -86,6 +86,13 @@ waves-ecn:
 	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(SIM) run ecn-dctcp --vcd $(WAVES)/ecn.vcd
 	gtkwave $(WAVES)/ecn-view.gtkw
+
+## waves-dcqcn: the dcqcn-fanin scenario, opened on the committed DCQCN view (port 7's marker
+## under three DCQCN flows, and the sources' buffered cells)
+waves-dcqcn:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(SIM) run dcqcn-fanin --vcd $(WAVES)/dcqcn.vcd
+	gtkwave $(WAVES)/dcqcn-view.gtkw
 
 ## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
 ## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl,
