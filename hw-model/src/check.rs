@@ -337,7 +337,7 @@ impl Core {
                 }
             }
             Fault::EcnNoPmax => self.ecn.drop_pmax(),
-            Fault::L2bmSkewCount | Fault::L2bmSkewTotal => policy.inject(f),
+            Fault::L2bmSkewCount | Fault::L2bmSkewTotal | Fault::L2bmMeterStuck => policy.inject(f),
             Fault::LowWatermark => {
                 let a = &mut self.acct;
                 if let Some(i) = a.ingress.iter().position(|g| g.iter().any(|c| c.get() > 0)) {

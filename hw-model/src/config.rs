@@ -95,6 +95,27 @@ pub enum HeadroomMode {
     PaperBytes,
 }
 
+/// Where L2BM's drain rate `mu` (Table I: per egress port and priority) comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum L2bmMu {
+    /// The egress port's line rate, a constant per port.
+    #[default]
+    #[serde(rename = "line-rate")]
+    LineRate,
+    /// Measured per egress queue by the drain meter: an EWMA of the cycles per cell between
+    /// the starts of the queue's back-to-back packets (`docs/l2bm.md`).
+    #[serde(rename = "measured")]
+    Measured,
+}
+
+impl L2bmMu {
+    /// The default is left out of the resolved scenario (its hash stays that of a file
+    /// written before the key existed).
+    pub fn is_line_rate(&self) -> bool {
+        *self == Self::LineRate
+    }
+}
+
 /// A configuration value out of range: names the field and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{field}: {message}")]
@@ -180,6 +201,10 @@ pub struct SwitchConfig {
     /// packet is admitted only if its egress queue is below `alpha_e * (lossy pool -
     /// lossy cells)` (dual admission, L2BM Fig. 5).
     pub egress_alpha_log2: i32,
+    /// L2BM: the drain rate `mu` of Algorithm 1's estimate `Q_out / mu`: `line-rate`
+    /// (default) or `measured` per egress queue.
+    #[serde(skip_serializing_if = "L2bmMu::is_line_rate")]
+    pub l2bm_mu: L2bmMu,
     /// DWRR quantum per queue per round, bytes.
     pub dwrr_quantum_bytes: u32,
     /// How received PFC frames pause egress queues.
@@ -505,6 +530,7 @@ impl SwitchConfig {
             lossy_private_bytes: 0,
             hybrid_ingress_pool: false,
             egress_alpha_log2: 0,
+            l2bm_mu: L2bmMu::LineRate,
             dwrr_quantum_bytes: 1600,
             pfc_rx_mode: PfcRxMode::Timer,
             pfc_pause_quanta: 0xFFFF,

@@ -353,7 +353,10 @@ fn read_cell<P: BufferPolicy>(
     if P::RECORDS_DEQUEUES && t.k == 0 {
         // L2BM: the packet leaves its ingress queue's recorder with its first cell.
         let qi = hdr.src as usize * QUEUES + hdr.prio as usize;
-        input.policy.dequeued(qi, t.desc.due, now);
+        let eq = p * QUEUES + hdr.prio as usize;
+        input
+            .policy
+            .dequeued(qi, eq, t.desc.ncells.into(), t.desc.due, now);
     }
     input.free.push(ptr);
     out.dirty.ingress(hdr.src as usize);

@@ -30,7 +30,7 @@ mod mmu;
 
 pub use config::{
     ConfigError, Derived, EcmConfig, EcnConfig, EcnUnit, EtaSizing, HcfConfig, HcfUnit,
-    HeadroomMode, MarkOn, PacketCost, PfcRxMode, Policy, SwitchConfig,
+    HeadroomMode, L2bmMu, MarkOn, PacketCost, PfcRxMode, Policy, SwitchConfig,
 };
 pub use mmu::{Fault, InvariantError, Mmu, Unit, PHASES};
 /// L2BM's units and constants, at the path the tests use.

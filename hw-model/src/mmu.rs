@@ -64,6 +64,8 @@ pub enum Fault {
     L2bmSkewCount,
     /// L2BM: add one cycle to the `t_total` register of ingress queue (0, 0).
     L2bmSkewTotal,
+    /// L2BM: the drain meters take no sample (`k` stays at its reset, the line rate).
+    L2bmMeterStuck,
     /// Clear the total watermark of the first ingress group that holds cells (a
     /// watermark below its counter).
     LowWatermark,

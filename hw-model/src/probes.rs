@@ -143,6 +143,7 @@ pub(crate) fn visit_block<P: BufferPolicy, V: Visit>(
                             c.ecm.probe_queue(p, q, v);
                             c.ecn.probe_queue(p, q, v);
                             c.hcf.probe_queue(p, q, v);
+                            policy.probe_egress_queue(p, q, v);
                         });
                     }
                 })

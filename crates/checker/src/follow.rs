@@ -772,8 +772,10 @@ impl<P: BufferPolicy> Follower<P> {
             implied: dep.cell.is_none(),
         });
         if P::RECORDS_DEQUEUES {
+            let (qi, eq) = (pkt.src as usize * 8, pkt.dst as usize * 8);
+            let prio = pkt.prio as usize;
             self.policy
-                .dequeued(pkt.src as usize * 8 + pkt.prio as usize, pkt.due, c);
+                .dequeued(qi + prio, eq + prio, pkt.ncells.into(), pkt.due, c);
         }
         self.read(c, port, key);
     }

@@ -46,6 +46,16 @@
 //!   second one (`qon`) checks one OFF queue of the port per cycle, round robin, for QON at
 //!   `X_on = T_i - delta`.
 //!
+//! - **Drain meter** per egress queue (`l2bm_mu = "measured"`; Table I's `mu` of egress
+//!   port `j` / priority `p`): registers `n` (packets admitted toward the queue and not yet
+//!   started), `last` (cycle of the last packet start), `cells` (that packet's cells),
+//!   `busy` (the queue held another packet when it started) and `k` (`1 / mu`, UQ16.16
+//!   cycles per cell, reset to the port's line rate). At a packet start with `busy` set,
+//!   the sample `((now - last) << 16) / cells` (the previous packet's service plus the time
+//!   the queue waited for the port's other queues or a pause, per cell) enters an EWMA,
+//!   `k += (sample - k) >> MU_SHIFT`. Updated at the edge, like the recorders. Under the
+//!   default `line-rate`, `k` is the port's constant and the meter is not built.
+//!
 //! - **Egress DT** of the lossy pool (dual admission, Fig. 5): `T_e = alpha_e * (P - L)`
 //!   with `P` the lossy pool and `L` its cells; a lossy packet is admitted only if its
 //!   egress queue is below `T_e`. Lossless packets get no egress check: a lossless class
@@ -56,7 +66,7 @@ use super::sih::off_on_headroom;
 use super::BufferPolicy;
 use crate::accounting::Accounting;
 use crate::admission::{self, Plan, Pools, QueueView, Request};
-use crate::config::{Derived, CNT_BITS, QUEUES};
+use crate::config::{Derived, L2bmMu, CNT_BITS, QUEUES};
 use crate::dt_threshold::DtThreshold;
 use crate::mmu::Fault;
 use crate::pfc::fsm::PfcFsm;
@@ -71,6 +81,9 @@ pub const TIME_BITS: u32 = 48;
 pub const K_BITS: u32 = 32;
 /// Fraction bits of the rate register.
 pub const K_FRAC: u32 = 16;
+/// EWMA gain of the drain meter, `2^-MU_SHIFT`: one sample moves `k` by 1/8 of its error.
+pub const MU_SHIFT: u32 = 3;
+
 /// Width of one packet's estimate `Q_out / mu`, cycles: 21-bit `Q_out` times a 32-bit rate
 /// register, shifted by 16, is below `2^37`.
 pub const EST_BITS: u32 = 40;
@@ -131,6 +144,57 @@ pub fn weight_of(c: u64, tau: u64) -> u64 {
 #[inline]
 pub fn threshold_of(t_base: u32, w: u64) -> u32 {
     ((t_base as u64 * w) >> W_FRAC).min(mask(CNT_BITS)) as u32
+}
+
+/// The drain meter of one egress queue (`l2bm_mu = "measured"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Meter {
+    /// Packets admitted toward the queue and not yet started.
+    pub n: u32,
+    /// Cycle the queue's last packet started.
+    pub last: u64,
+    /// Cells of that packet.
+    pub cells: u32,
+    /// The queue held another packet when its last packet started: the next start closes
+    /// a back-to-back gap, a sample.
+    pub busy: bool,
+    /// `1 / mu`, UQ16.16 cycles per cell.
+    pub k: u32,
+}
+
+impl Meter {
+    /// The sample of a back-to-back gap, `((now - last) << 16) / cells`, saturated at
+    /// the register width.
+    #[inline]
+    pub fn sample(&self, now: u64) -> u64 {
+        let gap = (now - self.last).min(mask(TIME_BITS - K_FRAC));
+        RecipDivider::quotient(gap << K_FRAC, self.cells.max(1) as u64, K_BITS).0
+    }
+
+    /// A packet of `cells` cells starts at `now` (the edge): close the gap since the last
+    /// start if the queue was backlogged, then `k += (sample - k) >> MU_SHIFT`.
+    #[inline]
+    pub fn start(&mut self, cells: u32, now: u64) {
+        if self.busy {
+            let k = self.k as i64;
+            let next = k + ((self.sample(now) as i64 - k) >> MU_SHIFT);
+            self.k = next.clamp(0, mask(K_BITS) as i64) as u32;
+        }
+        self.n -= 1;
+        self.busy = self.n > 0;
+        self.last = now;
+        self.cells = cells;
+    }
+}
+
+impl Probed for Meter {
+    fn probe<V: Visit>(&self, v: &mut V) {
+        v.wire("n", CNT_BITS, self.n as u64);
+        v.wire("last", TIME_BITS, self.last);
+        v.wire("cells", CNT_BITS, self.cells as u64);
+        v.wire("busy", 1, self.busy as u64);
+        v.wire("k", K_BITS, self.k as u64);
+    }
 }
 
 /// The enqueue unit of an ingress port: `est = (Q_out * k) >> 16`, the packet's sojourn
@@ -255,8 +319,14 @@ pub struct L2bm {
     pub rec: Vec<Recorder>,
     /// `C`, the sum of every queue's `tau`.
     pub c: u64,
-    /// Per egress port, `1 / mu` in UQ16.16 cycles per cell.
+    /// Per egress port, `1 / mu` at line rate in UQ16.16 cycles per cell.
     pub k: Vec<u32>,
+    /// Per egress queue, the drain meters (`l2bm_mu = "measured"`; empty otherwise).
+    pub meter: Vec<Meter>,
+    /// Packet starts of the cycle: (egress queue, cells), applied to the meters at the edge.
+    starts: Vec<(u16, u32)>,
+    /// `Fault::L2bmMeterStuck`: the meters take no sample.
+    meter_stuck: bool,
     /// Per ingress port: the enqueue unit, the admission threshold unit, the QON unit and
     /// the QON scan pointer.
     pub est: Vec<EstUnit>,
@@ -281,6 +351,17 @@ impl L2bm {
             rec: vec![Recorder::default(); n],
             c: 0,
             k: d.cycles_per_cell_q16.clone(),
+            meter: match d.cfg.l2bm_mu {
+                L2bmMu::LineRate => Vec::new(),
+                L2bmMu::Measured => (0..n)
+                    .map(|eq| Meter {
+                        k: d.cycles_per_cell_q16[eq / QUEUES],
+                        ..Meter::default()
+                    })
+                    .collect(),
+            },
+            starts: Vec::with_capacity(d.ports),
+            meter_stuck: false,
             est: vec![EstUnit::default(); d.ports],
             adm: vec![ThrUnit::new(false, d.delta_cells); d.ports],
             qon: vec![ThrUnit::new(true, d.delta_cells); d.ports],
@@ -341,16 +422,45 @@ impl L2bm {
         }
         self.eg_granted[eq] = granted + ncells;
         let q_out = (eg_cells + granted + ncells).min(mask(CNT_BITS) as u32);
-        let est = self.est[port].eval(q_out, self.k[dport]);
+        let k = match self.meter.get_mut(eq) {
+            Some(m) => {
+                m.n += 1;
+                m.k
+            }
+            None => self.k[dport],
+        };
+        let est = self.est[port].eval(q_out, k);
         self.push(qi, est as i64, 1);
         now + est
     }
 
     /// The first cell of a packet of ingress queue `qi` with due cycle `due` is read at
-    /// `now`: remove its remaining estimate (negative if it is overdue).
+    /// `now` from egress queue `eq`: remove its remaining estimate (negative if it is
+    /// overdue); its start and its `ncells` go to the queue's drain meter at the edge.
     #[inline]
-    pub fn dequeue(&mut self, qi: usize, due: u64, now: u64) {
+    pub fn dequeue(&mut self, qi: usize, eq: usize, ncells: u32, due: u64, now: u64) {
         self.push(qi, -(due as i64 - now as i64), -1);
+        if !self.meter.is_empty() {
+            self.starts.push((eq as u16, ncells));
+        }
+    }
+
+    /// At the edge: the cycle's packet starts enter their queues' drain meters.
+    fn apply_starts(&mut self, now: u64) -> Result<(), String> {
+        for &(eq, cells) in &self.starts {
+            let m = &mut self.meter[eq as usize];
+            if m.n == 0 {
+                return Err(format!(
+                    "L2BM drain meter of egress queue {eq}: a start with n = 0"
+                ));
+            }
+            if self.meter_stuck {
+                m.busy = false;
+            }
+            m.start(cells, now);
+        }
+        self.starts.clear();
+        Ok(())
     }
 
     /// At the edge: apply the cycle's events of each touched queue, recompute its `tau` and
@@ -500,12 +610,13 @@ impl BufferPolicy for L2bm {
         }
     }
 
-    fn dequeued(&mut self, qi: usize, due: u64, now: u64) {
-        self.dequeue(qi, due, now);
+    fn dequeued(&mut self, qi: usize, eq: usize, ncells: u32, due: u64, now: u64) {
+        self.dequeue(qi, eq, ncells, due, now);
     }
 
     fn commit(&mut self, cycle: u64) -> Result<(), BlockError> {
         self.dt_egress.commit(cycle)?;
+        self.apply_starts(cycle).map_err(BlockError)?;
         self.apply_events(cycle).map_err(BlockError)
     }
 
@@ -523,6 +634,12 @@ impl BufferPolicy for L2bm {
             v.unit("qon", &self.qon[p]);
             v.wire("qon_rr", 3, self.qon_rr[p] as u64);
         });
+    }
+
+    fn probe_egress_queue<V: Visit>(&self, p: usize, q: usize, v: &mut V) {
+        if let Some(m) = self.meter.get(p * QUEUES + q) {
+            v.unit("l2bm_mu", m);
+        }
     }
 
     fn probe_group<V: Visit>(&self, p: usize, pg: usize, v: &mut V) {
@@ -562,6 +679,7 @@ impl BufferPolicy for L2bm {
         match f {
             Fault::L2bmSkewCount => self.rec[0].n += 1,
             Fault::L2bmSkewTotal => self.rec[0].t_total += 1,
+            Fault::L2bmMeterStuck => self.meter_stuck = true,
             _ => {}
         }
     }
@@ -607,7 +725,7 @@ mod tests {
         assert_eq!(l.rec[3].n, 2);
         assert_eq!(l.rec[3].tau, 88);
         // The first packet leaves late, at 200 (overdue by 57): its remainder is -57.
-        l.dequeue(3, d1, 200);
+        l.dequeue(3, 5 * 8 + 3, 8, d1, 200);
         l.apply_events(200).unwrap();
         // The packet left is overdue too (due 133): t_total is negative, tau is 0.
         assert_eq!(l.rec[3].t_total, d3 as i64 - 200);
@@ -616,7 +734,7 @@ mod tests {
         // Port 1's packet leaves overdue: its queue is empty and exactly 0 again. Queue 3
         // has no event, so its registers hold (not aged between events).
         l.clear_grants();
-        l.dequeue(8 + 3, d2, 300);
+        l.dequeue(8 + 3, 5 * 8 + 3, 8, d2, 300);
         l.apply_events(300).unwrap();
         assert_eq!(
             l.rec[8 + 3],
@@ -628,7 +746,7 @@ mod tests {
         assert_eq!(l.rec[3].t_total, d3 as i64 - 200);
         l.check([(3, d3)].into_iter()).unwrap();
         assert_eq!(l.c, 0);
-        l.dequeue(3, d3, 400);
+        l.dequeue(3, 6 * 8 + 3, 1, d3, 400);
         l.apply_events(400).unwrap();
         assert_eq!(
             l.rec[3],
@@ -644,7 +762,7 @@ mod tests {
     #[test]
     fn dequeue_of_a_packet_never_enqueued_is_an_error() {
         let mut l = block();
-        l.dequeue(0, 5, 5);
+        l.dequeue(0, 0, 1, 5, 5);
         assert!(l.apply_events(5).unwrap_err().contains("N would become -1"));
     }
 

@@ -82,9 +82,10 @@ pub trait BufferPolicy {
     /// Phase 3: QON (and DSH PON) for the OFF queues and ports that may resume.
     fn resume(&mut self, fsm: &mut PfcFsm, acct: &Accounting, t: u32, dirty: &mut Dirty);
 
-    /// Phase 4: the first cell of a packet of ingress queue `qi` with due cycle `due` was
-    /// read in `now` (only if [`Self::RECORDS_DEQUEUES`]).
-    fn dequeued(&mut self, _qi: usize, _due: u64, _now: u64) {}
+    /// Phase 4: the first cell of a packet of `ncells` cells of ingress queue `qi` with due
+    /// cycle `due` was read in `now` from egress queue `eq` (only if
+    /// [`Self::RECORDS_DEQUEUES`]).
+    fn dequeued(&mut self, _qi: usize, _eq: usize, _ncells: u32, _due: u64, _now: u64) {}
 
     /// The edge.
     fn commit(&mut self, _cycle: u64) -> Result<(), BlockError> {
@@ -106,6 +107,9 @@ pub trait BufferPolicy {
 
     /// Its wires of ingress port `p`, after `beat_valid` and `qoff`.
     fn probe_port<V: Visit>(&self, _p: usize, _fsm: &PfcFsm, _acct: &Accounting, _v: &mut V) {}
+
+    /// Its wires of egress queue `(p, q)`, after the queue's units.
+    fn probe_egress_queue<V: Visit>(&self, _p: usize, _q: usize, _v: &mut V) {}
 
     /// Its wires of ingress queue `(p, pg)`, after the queue's counters.
     fn probe_group<V: Visit>(&self, _p: usize, _pg: usize, _v: &mut V) {}

@@ -14,6 +14,7 @@ mod gtkw_views;
 mod hcf;
 mod int_keys;
 mod l2bm;
+mod l2bm_mu;
 mod link_partner;
 mod lossless;
 mod memory;
