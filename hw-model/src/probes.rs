@@ -307,6 +307,10 @@ impl Signals {
                 pick(&|s| s.starts_with("top.mmu.ingress.") && s.contains(".l2bm.") && !in_pg(s)),
             ),
             (
+                "l2bm drain meters per egress queue (l2bm_mu = measured): 1/mu".into(),
+                pick(&|s| s.starts_with("top.mmu.egress.") && s.contains(".l2bm.")),
+            ),
+            (
                 "egress pause = QOFF OR POFF".into(),
                 pick(&|s| {
                     s.starts_with("top.mmu.egress.")

@@ -638,7 +638,7 @@ impl BufferPolicy for L2bm {
 
     fn probe_egress_queue<V: Visit>(&self, p: usize, q: usize, v: &mut V) {
         if let Some(m) = self.meter.get(p * QUEUES + q) {
-            v.unit("l2bm_mu", m);
+            v.scope("l2bm", |v| v.unit("mu", m));
         }
     }
 

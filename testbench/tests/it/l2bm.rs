@@ -27,7 +27,7 @@ use crate::common;
 use crate::common::{flow_of, flow_spec, mmu_sim, pattern_draw, PatDraw};
 
 use hw_model::l2bm::{tau_of, W_MAX};
-use hw_model::{CellFate, DropReason, Fault, HeadroomMode, Policy, SwitchConfig};
+use hw_model::{CellFate, DropReason, Fault, HeadroomMode, L2bmMu, Policy, SwitchConfig};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestError, TestRunner};
@@ -863,10 +863,18 @@ fn hybrid_pool_thresholds_see_both_segments() {
 /// The waveform writer samples only the signal blocks `Mmu::dirty_blocks` marks: every
 /// L2BM signal whose value changes in a cycle must be in a block marked in that cycle
 /// (recorders and units of ingress port `p` in block `1 + p`, `C` and the egress DT in
-/// block 0).
+/// block 0, the drain meters of egress queues on port `p` in block `1 + ports + p`), under
+/// either reading of `mu`.
 #[test]
 fn l2bm_signals_change_only_in_dirty_blocks() {
+    for mu in [L2bmMu::LineRate, L2bmMu::Measured] {
+        signals_change_only_in_dirty_blocks(mu);
+    }
+}
+
+fn signals_change_only_in_dirty_blocks(mu: L2bmMu) {
     let mut s = fanin_scenario(None);
+    s.switch.l2bm_mu = mu;
     s.flows.push(FlowSpec {
         size_bytes: Some(700),
         rate_gbps: Some(60.0),
