@@ -45,6 +45,7 @@ use crate::source::{draw_linear, linear_cdf_mean, unit};
 use crate::sweep::stats::percentile;
 use crate::sweep::{Measure, Spec, Values};
 use crate::{Overrides, Scenario, Sim};
+use hw_model::L2bmMu;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::fmt::Write;
@@ -170,6 +171,10 @@ pub struct Setup {
     pub tcp_ack_delay_us: u64,
     pub tcp_min_rto_us: u64,
     pub seed: u64,
+    /// L2BM's drain rate `mu` (`l2bm_mu` of `[switch]`); left out of the table at its
+    /// default, the line rate.
+    #[serde(default, skip_serializing_if = "L2bmMu::is_line_rate")]
+    pub l2bm_mu: L2bmMu,
 }
 
 impl Setup {
@@ -194,6 +199,7 @@ impl Setup {
             tcp_ack_delay_us: 4,
             tcp_min_rto_us: 1000,
             seed: 1,
+            l2bm_mu: L2bmMu::LineRate,
         }
     }
 
@@ -245,7 +251,7 @@ impl Setup {
             "name = \"l2bm-hybrid\"\n[switch]\nprofile = \"small\"\nports = {p}\nport_speed_gbps = {}\n\
              core_clock_mhz = {}\nbuffer_bytes = {}\nlossy_pool_bytes = {}\n\
              sram_write_cells_per_cycle = {p}\nsram_read_cells_per_cycle = {p}\n\
-             lossless_priorities = [{LOSSLESS_PRIO}]\nlink_delay_ns = {}\nheadroom_min_packet_bytes = {MIN_PACKET_BYTES}\n{}\
+             lossless_priorities = [{LOSSLESS_PRIO}]\nlink_delay_ns = {}\nheadroom_min_packet_bytes = {MIN_PACKET_BYTES}\n{}{}\
              [run]\ncycles = {cycles}\nseed = {}\nexpect_lossless = true\n",
             self.port_gbps,
             self.clock_mhz,
@@ -253,6 +259,10 @@ impl Setup {
             self.lossy_pool_bytes,
             self.link_delay_ns,
             policy.switch_keys(),
+            match self.l2bm_mu {
+                L2bmMu::LineRate => "",
+                L2bmMu::Measured => "l2bm_mu = \"measured\"\n",
+            },
             crate::int_keys::seed::toml_value(self.seed),
         )
     }

@@ -5,7 +5,9 @@
 use crate::common::{self, flow_spec};
 use hw_model::l2bm::{weight_of, W_ONE};
 use hw_model::{Fault, L2bmMu, Policy, SwitchConfig};
+use testbench::reproduce::l2bm_hybrid::Setup;
 use testbench::scenario::{FlowSpec, PatternKind, Scenario};
+use testbench::sweep::Spec;
 use testbench::{Overrides, Sim};
 
 /// The stated error of the measured `1 / mu` against the queue's real cycles per cell
@@ -139,5 +141,37 @@ fn l2bm_mu_key_is_checked() {
     assert!(
         msg.contains("l2bm_mu") && msg.contains("line-rate") && msg.contains("measured"),
         "{msg}"
+    );
+}
+
+/// `sweeps/l2bm-mu.toml` (the runs of docs/results.md): its first setup is
+/// `Setup::scaled()` as the built-in `l2bm-hybrid` runs it, the second the same with the
+/// measured `mu`; both resolve.
+#[test]
+fn l2bm_mu_sweep_is_the_scaled_setup_twice() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../sweeps/l2bm-mu.toml");
+    let spec = Spec::read(std::path::Path::new(path)).unwrap();
+    assert_eq!(spec.len(), 16);
+    let setup_of = |i: usize| -> Setup {
+        let (_, v) = spec
+            .run(i)
+            .unwrap()
+            .params
+            .into_iter()
+            .find(|(k, _)| k == "setup")
+            .unwrap();
+        serde_json::from_value(v).unwrap()
+    };
+    let scaled = Setup {
+        tcp_loads: Vec::new(),
+        ..Setup::scaled()
+    };
+    assert_eq!(setup_of(0), scaled);
+    assert_eq!(
+        setup_of(15),
+        Setup {
+            l2bm_mu: L2bmMu::Measured,
+            ..scaled
+        }
     );
 }
