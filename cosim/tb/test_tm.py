@@ -137,7 +137,6 @@ async def traffic_mix(dut):
         live.finish()
     if live.first:
         d = live.first
-        dut._log.error("%s\n(found at cycle %d of the run)", live.message(), cycle)
         checks.fail("model checker", d["cycle"],
                     f"{d['check']}: DUT {d['event']}; model: {d['expected']}")
 
@@ -153,5 +152,6 @@ async def traffic_mix(dut):
     summary = checks.summary()
     for line in summary:
         dut._log.error(line)
-    assert not live.first, live.message()
+    if live.first:
+        raise AssertionError(f"{live.message()}\n(found at cycle {cycle} of the run)")
     assert not summary, f"{len(checks.counts)} checks failed (see the log above)"
