@@ -1,8 +1,9 @@
 """The model's checker fed live: each line the event writer writes also goes to an
 `mmu_model.Checker` (docs/cosim.md, "Python: mmu_model"), configured as `mmu-sim check
-dut.toml --line-rate cell-per-cycle` is. The checker settles a cycle when the next cycle's
-first event arrives and the writer writes a cycle one cycle late, so the test sees a
-divergence about two cycles after the cycle it names, and stops there."""
+dut.toml --line-rate cell-per-cycle` is. The writer writes a cycle once the next one has
+been sampled, and the checker settles a cycle when the first event of a later cycle
+arrives, so the test sees a divergence a few cycles after the cycle it names (BUG=1: cycle
+1094 at cycle 1098; BUG=2: 100 at 102), and stops there."""
 
 import mmu_model
 
