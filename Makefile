@@ -28,9 +28,9 @@ test:
 	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
 		--how "as root: apt-get install -y slurmctld slurmd slurm-client munge parallel (.ci/run does), then make sweep-slurm" \
 		-- .ci/sweep-slurm target/debug/mmu-sim sweeps/ci.toml
-	.ci/optional cosim --needs "iverilog cosim/.venv/bin/cocotb-config" \
-		--how "apt-get install -y iverilog; python3 -m venv cosim/.venv && cosim/.venv/bin/pip install -r cosim/tb/requirements.txt (.ci/run does), then make cosim-check" \
-		-- $(MAKE) --no-print-directory -C cosim unit check SIM=../target/debug/mmu-sim
+	.ci/optional cosim --needs "iverilog python3" \
+		--how "apt-get install -y iverilog (.ci/run does), then make cosim-check" \
+		-- $(MAKE) --no-print-directory -C cosim venv unit check SIM=../target/debug/mmu-sim
 	.ci/optional python --needs "python3" \
 		--how "install CPython 3 with venv and pip, then make python-check" \
 		-- $(MAKE) --no-print-directory python-check
