@@ -114,6 +114,13 @@ python-check:
 c-header:
 	cd bindings/c && cbindgen --config cbindgen.toml --crate mmu-model-c --output include/mmu_model.h $(C_HEADER_FLAGS)
 
+## dpi-check: cosim/rtl's tm_top under Verilator calling the model's checker through DPI-C
+## (bindings/c/verilator): the clean RTL is consistent, BUG=1 is caught ("admission");
+## needs `apt-get install -y verilator` (5.x)
+dpi-check:
+	$(CARGO) build --release -p mmu-model-c
+	bindings/c/verilator/dpi-check target/release/libmmu_model.a
+
 ## docs: API documentation of every crate
 docs:
 	$(CARGO) doc --workspace --no-deps

@@ -90,13 +90,13 @@ struct MmuChecker *mmu_new(const char *scenario,
 void mmu_free(struct MmuChecker *h);
 
 /*
- The message of the last call that failed on this thread, copied into `buf` like
+ The message of the last call that failed on this thread, copied into `out` like
  `snprintf`: its length.
 
  # Safety
- `buf` is NULL (with `len` 0) or writable for `len` bytes.
+ `out` is NULL (with `len` 0) or writable for `len` bytes.
  */
-int32_t mmu_last_error(char *buf, uint32_t len);
+int32_t mmu_last_error(char *out, uint32_t len);
 
 /*
  The start of a packet on ingress `port` (an `arrive` event; its other cells follow one
@@ -146,7 +146,7 @@ int32_t mmu_drop(struct MmuChecker *h,
                  const char *reason);
 
 /*
- The first cell of a packet read from queue `queue` of egress `port` (a `depart` event,
+ The first cell of a packet read from queue `queue_id` of egress `port` (a `depart` event,
  stamped at the read; its other cells follow one per cycle).
 
  # Safety
@@ -155,7 +155,7 @@ int32_t mmu_drop(struct MmuChecker *h,
 int32_t mmu_depart(struct MmuChecker *h,
                    uint64_t cycle,
                    uint8_t port,
-                   uint8_t queue,
+                   uint8_t queue_id,
                    uint32_t flow,
                    uint32_t seq,
                    uint8_t src,
@@ -211,13 +211,13 @@ const char *mmu_error_check(const struct MmuChecker *h, uint32_t i);
 
 /*
  The text of divergence `i` (as `mmu-sim check` prints it: cycle, check, the DUT's event,
- what the model expected, the last events) copied into `buf` like `snprintf`: its
+ what the model expected, the last events) copied into `out` like `snprintf`: its
  length, or [`MMU_ERR_NULL`] if `i` is out of range.
 
  # Safety
- `h` is NULL or a live handle; `buf` is NULL (with `len` 0) or writable for `len` bytes.
+ `h` is NULL or a live handle; `out` is NULL (with `len` 0) or writable for `len` bytes.
  */
-int32_t mmu_error_message(const struct MmuChecker *h, uint32_t i, char *buf, uint32_t len);
+int32_t mmu_error_message(const struct MmuChecker *h, uint32_t i, char *out, uint32_t len);
 
 /*
  The text of divergence `i`, owned by the handle until [`mmu_free`] (NULL if `i` is out

@@ -257,17 +257,17 @@ pub unsafe extern "C" fn mmu_free(h: *mut MmuChecker) {
     }
 }
 
-/// The message of the last call that failed on this thread, copied into `buf` like
+/// The message of the last call that failed on this thread, copied into `out` like
 /// `snprintf`: its length.
 ///
 /// # Safety
-/// `buf` is NULL (with `len` 0) or writable for `len` bytes.
+/// `out` is NULL (with `len` 0) or writable for `len` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn mmu_last_error(buf: *mut c_char, len: u32) -> i32 {
+pub unsafe extern "C" fn mmu_last_error(out: *mut c_char, len: u32) -> i32 {
     let msg = LAST_ERROR.with(|e| e.borrow().replace('\0', " "));
     let msg = CString::new(msg).unwrap_or_default();
     // SAFETY: forwarded from the caller's contract.
-    unsafe { copy_out(&msg, buf, len) }
+    unsafe { copy_out(&msg, out, len) }
 }
 
 /// The start of a packet on ingress `port` (an `arrive` event; its other cells follow one
@@ -365,7 +365,7 @@ pub unsafe extern "C" fn mmu_drop(
     }
 }
 
-/// The first cell of a packet read from queue `queue` of egress `port` (a `depart` event,
+/// The first cell of a packet read from queue `queue_id` of egress `port` (a `depart` event,
 /// stamped at the read; its other cells follow one per cycle).
 ///
 /// # Safety
@@ -376,7 +376,7 @@ pub unsafe extern "C" fn mmu_depart(
     h: *mut MmuChecker,
     cycle: u64,
     port: u8,
-    queue: u8,
+    queue_id: u8,
     flow: u32,
     seq: u32,
     src: u8,
@@ -385,7 +385,7 @@ pub unsafe extern "C" fn mmu_depart(
     let ev = Event::Depart(Depart {
         cycle,
         port,
-        queue,
+        queue: queue_id,
         flow,
         seq,
         src,
@@ -483,20 +483,20 @@ pub unsafe extern "C" fn mmu_error_check(h: *const MmuChecker, i: u32) -> *const
 }
 
 /// The text of divergence `i` (as `mmu-sim check` prints it: cycle, check, the DUT's event,
-/// what the model expected, the last events) copied into `buf` like `snprintf`: its
+/// what the model expected, the last events) copied into `out` like `snprintf`: its
 /// length, or [`MMU_ERR_NULL`] if `i` is out of range.
 ///
 /// # Safety
-/// `h` is NULL or a live handle; `buf` is NULL (with `len` 0) or writable for `len` bytes.
+/// `h` is NULL or a live handle; `out` is NULL (with `len` 0) or writable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn mmu_error_message(
     h: *const MmuChecker,
     i: u32,
-    buf: *mut c_char,
+    out: *mut c_char,
     len: u32,
 ) -> i32 {
     // SAFETY: forwarded from the caller's contract.
-    unsafe { found(h, i, |f| copy_out(&f.text, buf, len)) }.unwrap_or(MMU_ERR_NULL)
+    unsafe { found(h, i, |f| copy_out(&f.text, out, len)) }.unwrap_or(MMU_ERR_NULL)
 }
 
 /// The text of divergence `i`, owned by the handle until [`mmu_free`] (NULL if `i` is out

@@ -22,7 +22,7 @@ package mmu_model_pkg;
                                           int unsigned line_rate,
                                           longint unsigned pfc_tolerance);
   import "DPI-C" function void mmu_free(chandle h);
-  import "DPI-C" function int mmu_last_error(chandle buf, int unsigned len);
+  import "DPI-C" function int mmu_last_error(chandle out, int unsigned len);
   import "DPI-C" function int mmu_arrive(chandle h, longint unsigned cycle,
                                          byte unsigned port, byte unsigned prio,
                                          int unsigned flow, int unsigned seq,
@@ -37,7 +37,7 @@ package mmu_model_pkg;
                                        byte unsigned port, int unsigned flow,
                                        int unsigned seq, string reason);
   import "DPI-C" function int mmu_depart(chandle h, longint unsigned cycle,
-                                         byte unsigned port, byte unsigned queue,
+                                         byte unsigned port, byte unsigned queue_id,
                                          int unsigned flow, int unsigned seq,
                                          byte unsigned src, shortint unsigned ncells);
   import "DPI-C" function int mmu_pfc(chandle h, longint unsigned cycle,
@@ -47,7 +47,7 @@ package mmu_model_pkg;
   import "DPI-C" function int unsigned mmu_errors(chandle h);
   import "DPI-C" function longint unsigned mmu_error_cycle(chandle h, int unsigned i);
   import "DPI-C" function string mmu_error_check(chandle h, int unsigned i);
-  import "DPI-C" function int mmu_error_message(chandle h, int unsigned i, chandle buf,
+  import "DPI-C" function int mmu_error_message(chandle h, int unsigned i, chandle out,
                                                 int unsigned len);
   import "DPI-C" function string mmu_error_text(chandle h, int unsigned i);
 
