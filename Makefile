@@ -7,6 +7,8 @@ SOAK_CASES ?= 2000
 SOAK_CYCLES ?= 200000
 # The core `make bench` pins its table to.
 BENCH_CPU ?= 1
+# The cargo profile of the C library `make dpi-check` links.
+DPI_PROFILE ?= release
 
 .PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn cosim cosim-bugs cosim-check python-check c-header dpi-check docs lint fmt clean
 
@@ -116,10 +118,11 @@ c-header:
 
 ## dpi-check: cosim/rtl's tm_top under Verilator calling the model's checker through DPI-C
 ## (bindings/c/verilator): the clean RTL is consistent, BUG=1 is caught ("admission");
-## needs `apt-get install -y verilator` (5.x)
+## needs `apt-get install -y verilator` (5.x). DPI_PROFILE=test: the library of `make test`'s
+## profile (target/debug), no release build
 dpi-check:
-	$(CARGO) build --release -p mmu-model-c
-	bindings/c/verilator/dpi-check target/release/libmmu_model.a
+	$(CARGO) build --profile $(DPI_PROFILE) -p mmu-model-c
+	bindings/c/verilator/dpi-check target/$(if $(filter release,$(DPI_PROFILE)),release,debug)/libmmu_model.a
 
 ## docs: API documentation of every crate
 docs:

@@ -21,22 +21,18 @@ module dpi_tb (
   localparam longint TRAFFIC = 20000, DRAIN = 2000, PAUSE_FROM = 3000, PAUSE_CYCLES = 1000;
 
   wire                ready;
-  reg  [P-1:0]        in_valid, in_sop, in_eop;
-  reg  [P*PRW-1:0]    in_prio;
-  reg  [P*PORTW-1:0]  in_dst;
-  reg  [P*FLOW_W-1:0] in_flow;
-  reg  [P*SEQ_W-1:0]  in_seq;
-  reg  [P*LEN_W-1:0]  in_len;
-  reg  [P*NCW-1:0]    in_ncells;
+  // The ingress vectors: `in` during this cycle, `nx` the next (driven at the clock edge).
+  typedef struct packed {
+    logic [P-1:0]        valid, sop, eop;
+    logic [P*PRW-1:0]    prio;
+    logic [P*PORTW-1:0]  dst;
+    logic [P*FLOW_W-1:0] flow;
+    logic [P*SEQ_W-1:0]  seq;
+    logic [P*LEN_W-1:0]  len;
+    logic [P*NCW-1:0]    ncells;
+  } beats_t;
+  beats_t in, nx;
   reg  [P*NPRIO-1:0]  pause_in;
-  // The next cycle's ingress beats, driven at the clock edge.
-  reg  [P-1:0]        nx_valid, nx_sop, nx_eop;
-  reg  [P*PRW-1:0]    nx_prio;
-  reg  [P*PORTW-1:0]  nx_dst;
-  reg  [P*FLOW_W-1:0] nx_flow;
-  reg  [P*SEQ_W-1:0]  nx_seq;
-  reg  [P*LEN_W-1:0]  nx_len;
-  reg  [P*NCW-1:0]    nx_ncells;
   wire [P-1:0]        rep_valid, rep_drop, rep_reason, out_valid, out_sop;
   wire [P*NCW-1:0]    rep_private, rep_shared, rep_headroom, out_ncells;
   wire [P*PRW-1:0]    out_queue;
@@ -50,9 +46,9 @@ module dpi_tb (
   /* verilator lint_off PINMISSING */
   tm_top dut (
       .clk(clk), .rst(rst), .ready(ready),
-      .in_valid(in_valid), .in_sop(in_sop), .in_eop(in_eop), .in_prio(in_prio),
-      .in_dst(in_dst), .in_flow(in_flow), .in_seq(in_seq), .in_len(in_len),
-      .in_ncells(in_ncells), .in_data({P * DATA_W{1'b0}}),
+      .in_valid(in.valid), .in_sop(in.sop), .in_eop(in.eop), .in_prio(in.prio),
+      .in_dst(in.dst), .in_flow(in.flow), .in_seq(in.seq), .in_len(in.len),
+      .in_ncells(in.ncells), .in_data({P * DATA_W{1'b0}}),
       .rep_valid(rep_valid), .rep_drop(rep_drop), .rep_reason(rep_reason),
       .rep_private(rep_private), .rep_shared(rep_shared), .rep_headroom(rep_headroom),
       .out_valid(out_valid), .out_sop(out_sop), .out_eop(), .out_queue(out_queue),
@@ -115,12 +111,12 @@ module dpi_tb (
                         32'(out_flow[p*FLOW_W+:FLOW_W]), 32'(out_seq[p*SEQ_W+:SEQ_W]),
                         8'(out_src[p*PORTW+:PORTW]), 16'(out_ncells[p*NCW+:NCW])));
     for (int p = 0; p < P; p++)
-      if (in_valid[p] && in_sop[p]) begin
-        start_flow[p] = 32'(in_flow[p*FLOW_W+:FLOW_W]);
-        start_seq[p] = 32'(in_seq[p*SEQ_W+:SEQ_W]);
-        took(mmu_arrive(h, 64'(c), 8'(p), 8'(in_prio[p*PRW+:PRW]), start_flow[p],
-                        start_seq[p], 32'(in_len[p*LEN_W+:LEN_W]),
-                        8'(in_dst[p*PORTW+:PORTW]), 16'(in_ncells[p*NCW+:NCW])));
+      if (in.valid[p] && in.sop[p]) begin
+        start_flow[p] = 32'(in.flow[p*FLOW_W+:FLOW_W]);
+        start_seq[p] = 32'(in.seq[p*SEQ_W+:SEQ_W]);
+        took(mmu_arrive(h, 64'(c), 8'(p), 8'(in.prio[p*PRW+:PRW]), start_flow[p],
+                        start_seq[p], 32'(in.len[p*LEN_W+:LEN_W]),
+                        8'(in.dst[p*PORTW+:PORTW]), 16'(in.ncells[p*NCW+:NCW])));
       end
     for (int q = 0; q < P * NPRIO; q++) begin
       if (pfc_xoff[q] != last_xoff[q])
@@ -147,16 +143,16 @@ module dpi_tb (
         idx[p] = 0;
       end
     end
-    nx_valid[p] = left[p] != 0;
+    nx.valid[p] = left[p] != 0;
     if (left[p] == 0) return;
-    nx_sop[p] = idx[p] == 0;
-    nx_eop[p] = left[p] == 1;
-    nx_prio[p*PRW+:PRW] = PRW'(prio[p]);
-    nx_dst[p*PORTW+:PORTW] = PORTW'(dst[p]);
-    nx_flow[p*FLOW_W+:FLOW_W] = FLOW_W'((p * NPRIO + prio[p]) * P + dst[p]);
-    nx_seq[p*SEQ_W+:SEQ_W] = SEQ_W'(seq[p][prio[p]][dst[p]]);
-    nx_len[p*LEN_W+:LEN_W] = LEN_W'(bytes[p]);
-    nx_ncells[p*NCW+:NCW] = NCW'(ncells[p]);
+    nx.sop[p] = idx[p] == 0;
+    nx.eop[p] = left[p] == 1;
+    nx.prio[p*PRW+:PRW] = PRW'(prio[p]);
+    nx.dst[p*PORTW+:PORTW] = PORTW'(dst[p]);
+    nx.flow[p*FLOW_W+:FLOW_W] = FLOW_W'((p * NPRIO + prio[p]) * P + dst[p]);
+    nx.seq[p*SEQ_W+:SEQ_W] = SEQ_W'(seq[p][prio[p]][dst[p]]);
+    nx.len[p*LEN_W+:LEN_W] = LEN_W'(bytes[p]);
+    nx.ncells[p*NCW+:NCW] = NCW'(ncells[p]);
     idx[p]++;
     left[p]--;
     if (left[p] == 0) seq[p][prio[p]][dst[p]]++;
@@ -179,7 +175,7 @@ module dpi_tb (
 
   always @(posedge clk) begin
     if (rst || h == null || done || failed == 2'd2) begin
-      in_valid <= 0;
+      in.valid <= 0;
       pause_in <= 0;
       last_xoff = 0;
       last_pause = 0;
@@ -193,8 +189,7 @@ module dpi_tb (
         for (int i = 0; i < REACTION - 1; i++) xoff_seen[i] = xoff_seen[i+1];
         xoff_seen[REACTION-1] = pfc_xoff;
         for (int p = 0; p < P; p++) drive(cyc, p);
-        {in_valid, in_sop, in_eop, in_prio, in_dst} <= {nx_valid, nx_sop, nx_eop, nx_prio, nx_dst};
-        {in_flow, in_seq, in_len, in_ncells} <= {nx_flow, nx_seq, nx_len, nx_ncells};
+        in <= nx;
         pause_in[0*NPRIO+3] <= cyc >= PAUSE_FROM && cyc < PAUSE_FROM + PAUSE_CYCLES;
       end
     end
