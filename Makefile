@@ -10,7 +10,7 @@ BENCH_CPU ?= 1
 # The cargo profile of the C library `make dpi-check` links.
 DPI_PROFILE ?= release
 
-.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn cosim cosim-bugs cosim-check python-check c-header dpi-check docs lint fmt clean
+.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check c-header dpi-check docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -21,15 +21,21 @@ run:
 ## test: every unit, integration, property and doc test (the criterion bench is built by
 ## `make bench` and checked by `make lint`), then the Slurm sweep step of `sweep-slurm` with
 ## the mmu-sim the tests built (target/debug, test profile: no release build), through
-## .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing
+## .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing; then
+## the RTL co-simulation checked by the model (cosim unit + check: clean passes, BUG=1 and
+## BUG=2 fail with the divergence named) and the Python package (python-check), each also
+## through .ci/optional
 test:
 	$(CARGO) test --workspace --exclude mmu-bench
 	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
 		--how "as root: apt-get install -y slurmctld slurmd slurm-client munge parallel (.ci/run does), then make sweep-slurm" \
 		-- .ci/sweep-slurm target/debug/mmu-sim sweeps/ci.toml
-	.ci/optional cosim --needs "iverilog cosim/.venv/bin/cocotb-config" \
-		--how "apt-get install -y iverilog; python3 -m venv cosim/.venv && cosim/.venv/bin/pip install -r cosim/tb/requirements.txt (.ci/run does), then make cosim-check" \
-		-- $(MAKE) --no-print-directory -C cosim unit check SIM=../target/debug/mmu-sim
+	.ci/optional cosim --needs "iverilog python3" \
+		--how "apt-get install -y iverilog (.ci/run does), then make cosim-check" \
+		-- $(MAKE) --no-print-directory -C cosim venv unit check SIM=../target/debug/mmu-sim
+	.ci/optional python --needs "python3" \
+		--how "install CPython 3 with venv and pip, then make python-check" \
+		-- $(MAKE) --no-print-directory python-check
 
 ## sweep-slurm: sweeps/ci.toml three ways, locally (--jobs 2), as 4 GNU parallel shards and as
 ## a job array on a one-node Slurm cluster started by .ci/slurm-up; the three merged tables
@@ -82,6 +88,13 @@ waves-ecn:
 	$(CARGO) build --release -p testbench --bin mmu-sim
 	$(SIM) run ecn-dctcp --vcd $(WAVES)/ecn.vcd
 	gtkwave $(WAVES)/ecn-view.gtkw
+
+## waves-dcqcn: the dcqcn-fanin scenario, opened on the committed DCQCN view (port 7's marker
+## under three DCQCN flows, and the sources' buffered cells)
+waves-dcqcn:
+	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(SIM) run dcqcn-fanin --vcd $(WAVES)/dcqcn.vcd
+	gtkwave $(WAVES)/dcqcn-view.gtkw
 
 ## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
 ## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl,

@@ -203,8 +203,10 @@ class Checks:
             self.fail("drop counters", cycle, f"DUT counts {s.drops}, reported {self.drops}")
 
     def failed(self):
-        """The failed checks, the one that failed first first: (check, times, first ones)."""
-        order = sorted(self.counts, key=lambda c: (self.first_cycle[c], c))
+        """The failed checks, the one that failed first first (within a cycle, the one found
+        first: the live model checker's divergence comes after the testbench's own checks of
+        its cycle): (check, times, first ones)."""
+        order = sorted(self.counts, key=lambda c: self.first_cycle[c])
         return [(c, self.counts[c], self.failures[c]) for c in order]
 
     def summary(self):

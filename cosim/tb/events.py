@@ -171,10 +171,12 @@ def counters(cycle, **fields):
 
 class EventWriter:
     """Writes events in cycle order. Events may be added up to one cycle late (a decision
-    is reported the cycle after its arrival); `flush_before(c)` writes every cycle < c."""
+    is reported the cycle after its arrival); `flush_before(c)` writes every cycle < c.
+    `sink`, if given, is called with each line as it is written (without the newline)."""
 
-    def __init__(self, path):
+    def __init__(self, path, sink=None):
         self._f = open(path, "w", encoding="utf-8")
+        self._sink = sink
         self._pending = {}
         self._written_upto = -1
         self.count = 0
@@ -188,7 +190,10 @@ class EventWriter:
     def flush_before(self, cycle):
         for c in sorted(k for k in self._pending if k < cycle):
             for ev in sorted(self._pending.pop(c), key=rank):
-                self._f.write(json.dumps(ev, separators=(",", ":")) + "\n")
+                line = json.dumps(ev, separators=(",", ":"))
+                self._f.write(line + "\n")
+                if self._sink:
+                    self._sink(line)
                 self.count += 1
         self._written_upto = max(self._written_upto, cycle - 1)
 

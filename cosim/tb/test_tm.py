@@ -1,5 +1,6 @@
 """cocotb test of tm_top: the seeded traffic mix through the DUT, the event file, and the
-testbench's own checks. Run by run.py, which passes the settings in the environment:
+testbench's own checks, and the model's checker fed each event as it is written (live.py): a
+divergence stops the run. Run by run.py, which passes the settings in the environment:
 COSIM_CONFIG (scenario file), COSIM_CONFIG_NAME (its name in the event file), COSIM_SEED,
 COSIM_CYCLES (cycles of traffic), COSIM_EVENTS (output path), COSIM_BUG (the BUG define
 built in, or empty), COSIM_FAILURES (where the failed checks are written, as JSON, for
@@ -17,6 +18,7 @@ import dut_config
 import events
 from bus import Widths, read
 from checks import Checks
+from live import LiveCheck
 from monitors import DecisionMonitor, EgressMonitor, IngressMonitor, PfcMonitor, StatusMonitor
 from partner import REACTION, IngressBus, LinkPartner, PauseDriver
 from traffic import Generator, default_mix
@@ -39,7 +41,8 @@ async def traffic_mix(dut):
     mix = default_mix(cfg, rng, gen_cycles)
     gen = Generator(cfg, mix, rng)
 
-    log = events.EventWriter(os.environ["COSIM_EVENTS"])
+    live = LiveCheck(os.environ["COSIM_CONFIG"])
+    log = events.EventWriter(os.environ["COSIM_EVENTS"], sink=live.feed)
     log.add(events.meta(seed, bug, os.environ["COSIM_CONFIG_NAME"], cfg.rtl_parameters()))
     partners = [LinkPartner(p, dut_config.NPRIO, REACTION) for p in range(cfg.ports)]
     bus = IngressBus(dut, w)
@@ -69,7 +72,8 @@ async def traffic_mix(dut):
 
     cycle = 0
     limit = gen_cycles * (1 + DRAIN_FACTOR)
-    # A DUT error flag or a buffer that does not drain ends the run early.
+    # A DUT error flag, a buffer that does not drain or a divergence from the model ends
+    # the run early.
     stopped = False
     try:
         while True:
@@ -93,6 +97,9 @@ async def traffic_mix(dut):
             if cycle % SNAPSHOT_EVERY == 0:
                 log.add(StatusMonitor.event(cycle, status or stat.read()))
             log.flush_before(cycle)
+            if live.first:
+                stopped = True
+                break
 
             err = read(dut.err)
             if err:
@@ -126,6 +133,12 @@ async def traffic_mix(dut):
             checks.final(cycle, final, xoff)
     finally:
         log.close()
+    if not live.first:
+        live.finish()
+    if live.first:
+        d = live.first
+        checks.fail("model checker", d["cycle"],
+                    f"{d['check']}: DUT {d['event']}; model: {d['expected']}")
 
     dut._log.info("%d cycles (%d of traffic), %d events in %s", cycle, gen_cycles, log.count,
                   os.environ["COSIM_EVENTS"])
@@ -139,4 +152,6 @@ async def traffic_mix(dut):
     summary = checks.summary()
     for line in summary:
         dut._log.error(line)
+    if live.first:
+        raise AssertionError(f"{live.message()}\n(found at cycle {cycle} of the run)")
     assert not summary, f"{len(checks.counts)} checks failed (see the log above)"

@@ -179,7 +179,8 @@ impl Egress {
         v.wire("tx_queue", 3, queue);
     }
 
-    /// One visit of port `p` in cycle `now`.
+    /// One visit of port `p` in cycle `now`. The port's transmitter state is changed in
+    /// place.
     fn visit<P: BufferPolicy>(
         &mut self,
         now: u64,
@@ -189,24 +190,26 @@ impl Egress {
         out: &mut EgressOut<'_>,
     ) -> Result<(), String> {
         input.queues.advance_refill(p, now);
-        let was_idle = matches!(self.ports[p].tx, Tx::Idle);
+        let (cell_bits, ovh_bits, latency) = (self.cell_bits, self.overhead_bits, self.latency);
+        let port = &mut self.ports[p];
+        let sched = &mut self.sched[p];
+        let was_idle = matches!(port.tx, Tx::Idle);
         if !was_idle {
             // The cycles since the last visit were all plain transfer cycles.
-            let skipped = now - self.ports[p].last_visit - 1;
-            self.ports[p].wire.advance(skipped);
+            let skipped = now - port.last_visit - 1;
+            port.wire.advance(skipped);
         }
-        self.ports[p].last_visit = now;
-        let (cell_bits, ovh_bits) = (self.cell_bits, self.overhead_bits);
+        port.last_visit = now;
         let mut ticked = false;
         let mut wake = u64::MAX;
         for _ in 0..2 {
-            if matches!(self.ports[p].tx, Tx::Idle) && !self.start_tx(now, p, was_idle, input)? {
+            if matches!(port.tx, Tx::Idle) && !start_tx(now, p, port, sched, was_idle, input)? {
                 break;
             }
-            match self.ports[p].tx {
+            match &mut port.tx {
                 Tx::Idle => break,
                 Tx::Pfc(frame) => {
-                    let port = &mut self.ports[p];
+                    let frame = *frame;
                     if !ticked {
                         port.wire.tick();
                         ticked = true;
@@ -229,7 +232,7 @@ impl Egress {
                     stats.pfc_resume_events += frame.resumed().count_ones() as u64;
                     out.out.pfc_tx.push((p as u8, frame));
                 }
-                Tx::Data(mut t) => {
+                Tx::Data(t) => {
                     let n = t.desc.ncells;
                     if t.cell_ptr.is_none() && t.k < n {
                         if now == t.ptr_at {
@@ -239,22 +242,20 @@ impl Egress {
                         }
                     }
                     let read_point = |k: u16| (k as u64 * cell_bits).saturating_sub(ovh_bits);
-                    if t.k < n && self.ports[p].wire.reached(read_point(t.k)) {
+                    if t.k < n && port.wire.reached(read_point(t.k)) {
                         match t.cell_ptr {
                             Some(ptr) if *budget > 0 => {
                                 *budget -= 1;
-                                read_cell(now, p, &mut t, ptr, input, out);
-                                t.ptr_at = now + self.latency;
+                                read_cell(now, p, t, ptr, input, out);
+                                t.ptr_at = now + latency;
                             }
                             _ => {
                                 out.stats.read_stall_cycles += 1;
-                                self.ports[p].tx = Tx::Data(t);
                                 wake = now + 1;
                                 break;
                             }
                         }
                     }
-                    let port = &mut self.ports[p];
                     if !ticked {
                         port.wire.tick();
                         ticked = true;
@@ -278,65 +279,64 @@ impl Egress {
                             read_at
                         }
                     };
-                    port.tx = Tx::Data(t);
                     break;
                 }
             }
         }
-        self.ports[p].wake = wake.min(input.queues.refill_at(p));
+        port.wake = wake.min(input.queues.refill_at(p));
         Ok(())
     }
+}
 
-    /// Start a PFC frame (it goes first) or the next packet. `fresh`: the line was idle, so
-    /// no fractional bit time carries over.
-    fn start_tx<P>(
-        &mut self,
-        now: u64,
-        p: usize,
-        fresh: bool,
-        input: &mut EgressIn<'_, P>,
-    ) -> Result<bool, String> {
-        if input.fsm.has_pending(p) {
-            self.ports[p].tx = Tx::Pfc(input.fsm.take_frame(p));
-        } else {
-            let queues = &mut *input.queues;
-            if queues.refilling(p) {
-                return Ok(false);
-            }
-            let hp = input.hcf.hp_sel(p);
-            let nonempty = queues.nonempty[p];
-            let eligible = queues.ready_mask(p, hp) & !input.rx.paused(p);
-            let Some(q) = self.sched[p].pick(nonempty, eligible, |q| queues.head_len(p, q, hp))
-            else {
-                return Ok(false);
-            };
-            let mut desc = queues.dequeue(p, q, hp, now);
-            input
-                .hcf
-                .depart(p, q, desc.sub, desc.ncells, now)
-                .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
-            input
-                .ecm
-                .depart(p, q, desc.hdr.len)
-                .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
-            input.ecn.depart(p, q, &mut desc);
-            if queues.nonempty[p] & (1 << q) == 0 {
-                self.sched[p].queue_emptied(q);
-            }
-            self.ports[p].tx = Tx::Data(DataTx {
-                desc,
-                queue: q as u8,
-                k: 0,
-                cell_ptr: Some(desc.head),
-                last_ptr: desc.head,
-                ptr_at: u64::MAX,
-            });
+/// Start a PFC frame (it goes first) or the next packet on port `p`, scheduled by `sched`.
+/// `fresh`: the line was idle, so no fractional bit time carries over.
+fn start_tx<P>(
+    now: u64,
+    p: usize,
+    port: &mut EgressPort,
+    sched: &mut Dwrr,
+    fresh: bool,
+    input: &mut EgressIn<'_, P>,
+) -> Result<bool, String> {
+    if input.fsm.has_pending(p) {
+        port.tx = Tx::Pfc(input.fsm.take_frame(p));
+    } else {
+        let queues = &mut *input.queues;
+        if queues.refilling(p) {
+            return Ok(false);
         }
-        if fresh {
-            self.ports[p].wire.clear();
+        let hp = input.hcf.hp_sel(p);
+        let nonempty = queues.nonempty[p];
+        let eligible = queues.ready_mask(p, hp) & !input.rx.paused(p);
+        let Some(q) = sched.pick(nonempty, eligible, |q| queues.head_len(p, q, hp)) else {
+            return Ok(false);
+        };
+        let mut desc = queues.dequeue(p, q, hp, now);
+        input
+            .hcf
+            .depart(p, q, desc.sub, desc.ncells, now)
+            .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
+        input
+            .ecm
+            .depart(p, q, desc.hdr.len)
+            .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
+        input.ecn.depart(p, q, &mut desc);
+        if queues.nonempty[p] & (1 << q) == 0 {
+            sched.queue_emptied(q);
         }
-        Ok(true)
+        port.tx = Tx::Data(DataTx {
+            desc,
+            queue: q as u8,
+            k: 0,
+            cell_ptr: Some(desc.head),
+            last_ptr: desc.head,
+            ptr_at: u64::MAX,
+        });
     }
+    if fresh {
+        port.wire.clear();
+    }
+    Ok(true)
 }
 
 /// Read cell `t.k` of the packet on port `p` from `ptr`: it leaves, and is freed.
@@ -424,7 +424,11 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             }
         }
         self.wake_min = later;
-        self.read_rr = (self.read_rr + 1) % n;
+        self.read_rr = if self.read_rr + 1 == n {
+            0
+        } else {
+            self.read_rr + 1
+        };
         Ok(())
     }
 }

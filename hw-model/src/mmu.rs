@@ -401,7 +401,7 @@ impl Core {
             Edge::Policy => policy.commit(now),
             Edge::PfcRx => {
                 self.rx.commit(now)?;
-                self.dirty.egress_ports(self.rx.changed());
+                self.dirty.egress_ports(self.rx.probed());
                 Ok(())
             }
             Edge::PfcGen => self.fsm.commit(now),

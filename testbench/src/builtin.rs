@@ -72,6 +72,11 @@ pub static BUILTINS: &[Builtin] = &[
         toml: ecn_dctcp,
     },
     Builtin {
+        name: "dcqcn-fanin",
+        description: "small switch, ECN on lossy priority 1 with DCQCN's RED curve (Kmin 5 KB, Kmax 200 KB, Pmax 1 %): three DCQCN flows into port 7, started 100 us apart, cut their rates on CNPs and share the port",
+        toml: dcqcn_fanin,
+    },
+    Builtin {
         name: "occamy-shaped",
         description: "shaped like the Occamy RTL switch core: 8 ports, 2047 cells of 64 B, one cell per cycle in and out, lossy DT alpha = 8; 64 B packets at full load (speed comparison)",
         toml: occamy_shaped,
@@ -518,6 +523,39 @@ size_bytes = 1500
 pattern = { tcp = { base_rtt_us = 10 } }
 "#,
     );
+    s
+}
+
+/// DCQCN (docs/ecn.md): egress queue 1 of every port marks on DCQCN's recommended RED
+/// curve (the `[switch.ecn]` defaults); three DCQCN flows into port 7 start 100 us apart at
+/// line rate, and their NICs' reaction points cut the rates on the CNPs of port 7's
+/// receiver. The paper's parameters, with `R_AI` and `R_HAI` scaled by 10 for 100 Gb/s
+/// links (docs/ecn.md).
+fn dcqcn_fanin() -> String {
+    let mut s = header("dcqcn-fanin");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+lossy_pool_bytes = 1048576
+
+[switch.ecn]
+priorities = [1]
+
+[run]
+cycles = 1_000_000
+seed = 1
+expect_lossless = true
+"#,
+    );
+    for src in 0..3 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = 1\nsize_bytes = 1500\nstart_cycle = {}\n\
+             pattern = {{ dcqcn = {{ r_ai_mbps = 400, r_hai_mbps = 1000 }} }}\n",
+            src * 100_000
+        );
+    }
     s
 }
 

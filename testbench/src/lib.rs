@@ -14,6 +14,7 @@
 
 pub mod builtin;
 pub mod csv_file;
+pub mod dcqcn;
 pub mod events;
 pub mod int_keys;
 pub mod link_partner;

@@ -6,6 +6,7 @@
 //! then checks the *values* against the switch they run on (ports exist, rates fit the line)
 //! and resolves defaults into a [`Plan`] the simulator can run without further checks.
 
+use crate::dcqcn::DcqcnParams;
 use crate::int_keys;
 use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
 use crate::scenario_file::{check_flow_count, Layout, ARRAYS};
@@ -112,6 +113,9 @@ pub enum PatternKind {
     /// `pattern = { tcp = { ... } }`: its parameters sit in the pattern's own table, so
     /// that `FlowSpec` keeps its fields.
     Tcp(TcpSpec),
+    /// A DCQCN RoCEv2 sender and receiver (`crate::dcqcn`), written
+    /// `pattern = { dcqcn = { ... } }` with the paper's parameters in its table.
+    Dcqcn(DcqcnSpec),
 }
 
 impl PatternKind {
@@ -123,6 +127,7 @@ impl PatternKind {
             Self::Burst => "Burst",
             Self::Poisson => "Poisson",
             Self::Tcp(_) => "Tcp",
+            Self::Dcqcn(_) => "Dcqcn",
         }
     }
 }
@@ -181,6 +186,33 @@ pub struct TcpSpec {
     pub ns2_minrto: Option<f64>,
     #[serde(default, rename = "maxrto_", skip_serializing_if = "Option::is_none")]
     pub ns2_maxrto: Option<f64>,
+}
+
+/// Parameters of a `dcqcn` flow as written, named as in the DCQCN paper (section 3 and 5);
+/// defaults in [`DcqcnParams`], ranges in `plan_dcqcn`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnSpec {
+    /// `g`, the gain of `alpha`.
+    pub g: Option<f64>,
+    /// `K`, the alpha timer, µs.
+    pub k_us: Option<u64>,
+    /// `T`, the rate-increase timer, µs.
+    pub t_us: Option<u64>,
+    /// `B`, the byte counter, bytes.
+    pub b_bytes: Option<u64>,
+    /// `F`, fast-recovery steps.
+    pub f: Option<u32>,
+    /// `R_AI`, additive increase, Mb/s.
+    pub r_ai_mbps: Option<u64>,
+    /// `R_HAI`, hyper increase, Mb/s.
+    pub r_hai_mbps: Option<u64>,
+    /// `N`, the least interval between CNPs of a flow, µs.
+    pub n_us: Option<u64>,
+    /// Floor of the rate, Mb/s.
+    pub min_rate_mbps: Option<u64>,
+    /// From a marked packet leaving the switch to its CNP reaching the sender, µs.
+    pub cnp_delay_us: Option<u64>,
 }
 
 /// Which TCP a `tcp` flow runs.
@@ -493,6 +525,8 @@ pub enum Pattern {
     },
     /// Closed loop: window-limited, sent at the partner's line rate.
     Tcp(TcpParams),
+    /// Closed loop: paced at the DCQCN reaction point's rate.
+    Dcqcn(DcqcnParams),
 }
 
 /// A validated flow; `id` is its index in the scenario and its `PacketHdr.flow`.
@@ -1500,6 +1534,20 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
             }
             Pattern::Tcp(plan_tcp(&f, &t)?)
         }
+        PatternKind::Dcqcn(c) => {
+            unused("rate_gbps", s.rate_gbps.is_some())?;
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            unused("message_cdf", s.message_cdf.is_some())?;
+            if s.size_cdf.is_some() {
+                return Err(ScenarioError::new(
+                    f("size_cdf"),
+                    "not used by pattern Dcqcn: every packet is size_bytes",
+                ));
+            }
+            Pattern::Dcqcn(plan_dcqcn(&f, &c, line)?)
+        }
     };
     let stop_cycle = s.stop_cycle.unwrap_or(u64::MAX);
     if stop_cycle <= s.start_cycle {
@@ -1563,6 +1611,61 @@ fn connection_tuple(
 
 /// Check a `tcp` pattern's parameters (named `flows[i].pattern.tcp.KEY`) and fill in the
 /// defaults.
+/// Check a `dcqcn` pattern's keys against their ranges; errors name `pattern.dcqcn.KEY`.
+fn plan_dcqcn(
+    f: &dyn Fn(&str) -> String,
+    c: &DcqcnSpec,
+    line_bps: u64,
+) -> Result<DcqcnParams, ScenarioError> {
+    type D = DcqcnParams;
+    let k = |key: &str| f(&format!("pattern.dcqcn.{key}"));
+    let int = |key: &str, v: Option<u64>, lo: u64, hi: u64, d: u64| {
+        let v = v.unwrap_or(d);
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ScenarioError::new(
+                k(key),
+                format!("{v} is out of range; allowed: {lo}..={hi}"),
+            ))
+        }
+    };
+    let g = c.g.unwrap_or(D::G);
+    if !(g.is_finite() && g > 0.0 && g <= 1.0) {
+        return Err(ScenarioError::new(
+            k("g"),
+            format!("{g} is out of range; allowed: 0 < g <= 1"),
+        ));
+    }
+    let line_mbps = line_bps / 1_000_000;
+    let (us, mbps) = (1000, 1_000_000);
+    Ok(DcqcnParams {
+        g,
+        k_ns: int("k_us", c.k_us, 1, 1_000_000, D::K_US)? * us,
+        t_ns: int("t_us", c.t_us, 1, 1_000_000, D::T_US)? * us,
+        b_bytes: int("b_bytes", c.b_bytes, 1, 1 << 40, D::B_BYTES)?,
+        f: int("f", c.f.map(u64::from), 0, 1000, D::F as u64)? as u32,
+        r_ai_bps: int("r_ai_mbps", c.r_ai_mbps, 1, line_mbps, D::R_AI_MBPS)? * mbps,
+        r_hai_bps: int("r_hai_mbps", c.r_hai_mbps, 1, line_mbps, D::R_HAI_MBPS)? * mbps,
+        n_ns: int("n_us", c.n_us, 0, 1_000_000, D::N_US)? * us,
+        min_rate_bps: int(
+            "min_rate_mbps",
+            c.min_rate_mbps,
+            1,
+            line_mbps,
+            D::MIN_RATE_MBPS,
+        )? * mbps,
+        cnp_delay_ns: int(
+            "cnp_delay_us",
+            c.cnp_delay_us,
+            0,
+            1_000_000,
+            D::CNP_DELAY_US,
+        )? * us,
+        line_bps,
+    })
+}
+
 fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, ScenarioError> {
     let k = |key: &str| f(&format!("pattern.tcp.{key}"));
     let check = |key: &str, v: u64, lo: u64, hi: u64| -> Result<u64, ScenarioError> {

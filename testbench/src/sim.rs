@@ -20,6 +20,7 @@
 //! a packet run of more than one packet (a burst, a message, a flow's backlog in its NIC):
 //! one small box when it starts (`crate::packet_run`).
 
+use crate::dcqcn::DcqcnFlows;
 use crate::events::EventTrace;
 use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
@@ -208,6 +209,7 @@ pub struct Sim {
     mmu: Mmu,
     sources: Sources,
     tcp: TcpFlows,
+    dcqcn: DcqcnFlows,
     partners: Vec<LinkPartner>,
     /// Per partner, the next cycle it must be stepped in (`u64::MAX`: asleep).
     wake: Vec<u64>,
@@ -254,6 +256,7 @@ impl Sim {
             mmu: Mmu::new(d.clone()),
             sources: Sources::new(&plan.flows, plan.seed, d),
             tcp: TcpFlows::new(&plan.flows, d.clock_hz),
+            dcqcn: DcqcnFlows::new(&plan.flows, d),
             partners,
             wake: vec![u64::MAX; d.ports],
             active: 0,
@@ -386,6 +389,11 @@ impl Sim {
     pub fn tcp_stats(&self) -> Vec<TcpStats> {
         self.tcp.stats()
     }
+
+    /// Results of the DCQCN flows so far (empty without `dcqcn` flows).
+    pub fn dcqcn_stats(&self) -> Vec<crate::dcqcn::DcqcnStats> {
+        self.dcqcn.stats()
+    }
     /// Keep every message of the `poisson` flows for [`messages`](Self::messages)
     /// (otherwise only the open ones are held, and the closed ones counted).
     pub fn keep_messages(&mut self) {
@@ -424,6 +432,7 @@ impl Sim {
         t = t
             .min(self.sources.next_time())
             .min(self.tcp.next_time())
+            .min(self.dcqcn.next_time())
             .min(self.script.next_cycle());
         let mut awake = self.active;
         while awake != 0 {
@@ -458,11 +467,13 @@ impl Sim {
             partners[src].enqueue(run);
             Self::wake_partner(wake, active, src, now);
         });
-        self.tcp.fire_due(now, |hdr| {
+        let mut send = |hdr: hw_model::PacketHdr| {
             let src = hdr.src as usize;
             partners[src].enqueue(hdr);
             Self::wake_partner(wake, active, src, now);
-        });
+        };
+        self.tcp.fire_due(now, &mut send);
+        self.dcqcn.fire_due(now, &mut send);
 
         let mut awake = self.active;
         while awake != 0 {
@@ -525,6 +536,7 @@ impl Sim {
             self.sinks.absorb(dep);
         }
         self.tcp.departed(now, &self.out.departures);
+        self.dcqcn.departed(now, &self.out.departures);
         self.sources.departed(now, &self.out.departures);
         for &(port, frame) in &self.out.pfc_tx {
             if frame.paused() != 0 {
@@ -792,6 +804,7 @@ impl Sim {
                 })
                 .collect(),
             tcp: self.tcp.stats(),
+            dcqcn: self.dcqcn.stats(),
             ingress_priority_groups: sai.pgs,
             egress_queues: sai.queues,
             pools: sai.pools,

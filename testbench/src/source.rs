@@ -262,7 +262,9 @@ impl Source {
                 self.next_msg = self.next_msg.max(now as f64) + self.exp_gap();
                 self.next_msg.ceil() as u64
             }
-            Pattern::Tcp(_) => unreachable!("Sources::new leaves TCP flows to tcp::TcpFlows"),
+            Pattern::Tcp(_) | Pattern::Dcqcn(_) => {
+                unreachable!("Sources::new leaves TCP and DCQCN flows to their own modules")
+            }
         };
         (next < flow.stop_cycle).then_some(next.max(now + 1))
     }
@@ -391,7 +393,7 @@ impl Sources {
         let mut events = BinaryHeap::new();
         for f in flows
             .iter()
-            .filter(|f| !matches!(f.pattern, Pattern::Tcp(_)))
+            .filter(|f| !matches!(f.pattern, Pattern::Tcp(_) | Pattern::Dcqcn(_)))
         {
             let mut s = Source::new(f, seed, d);
             if let Some(t) = s.first_time(f) {

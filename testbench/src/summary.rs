@@ -396,6 +396,9 @@ pub struct Summary {
     pub ecn: Vec<EcnSummary>,
     /// One entry per TCP flow (empty when the scenario has none).
     pub tcp: Vec<crate::tcp::TcpStats>,
+    /// One entry per DCQCN flow (left out when the scenario has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dcqcn: Vec<crate::dcqcn::DcqcnStats>,
     /// Ingress priority groups, egress queues, pools and PFC priorities ([`SaiCounters`]).
     pub ingress_priority_groups: Vec<PgSummary>,
     pub egress_queues: Vec<QueueSummary>,
@@ -636,6 +639,22 @@ impl fmt::Display for Summary {
                 &format!(
                     "{} B delivered, {} retransmits ({} fast), {} timeouts, {fct}{dctcp}",
                     t.bytes_delivered, t.retransmits, t.fast_retransmits, t.timeouts
+                ),
+            )?;
+        }
+        for c in &self.dcqcn {
+            row(
+                f,
+                &format!("dcqcn flow {}", c.flow),
+                &format!(
+                    "{} B delivered, {} CNPs sent, {} received, {} rate cuts, rate {:.3} Gb/s (target {:.3}), alpha {:.4}",
+                    c.bytes_delivered,
+                    c.cnps_sent,
+                    c.cnps_received,
+                    c.rate_cuts,
+                    c.rate_gbps,
+                    c.target_gbps,
+                    c.alpha
                 ),
             )?;
         }

@@ -48,6 +48,10 @@ pub struct PfcRx {
     frames: Vec<(u8, PfcFrame)>,
     /// Ports whose pause mask changed at the last edge.
     changed: u64,
+    /// Ports whose probed state (QOFF, POFF or the mask) changed at the last edge: a
+    /// superset of `changed`, since a class frame under a port-level pause moves QOFF and
+    /// not the OR gate's output.
+    probed: u64,
 }
 
 impl PfcRx {
@@ -65,6 +69,7 @@ impl PfcRx {
             next_expiry: u64::MAX,
             frames: Vec::with_capacity(2 * d.ports),
             changed: 0,
+            probed: 0,
         }
     }
 
@@ -87,6 +92,12 @@ impl PfcRx {
     #[inline]
     pub fn changed(&self) -> u64 {
         self.changed
+    }
+
+    /// Ports whose probes (`rx_qoff`, `rx_poff`, `paused`) changed at the last edge.
+    #[inline]
+    pub fn probed(&self) -> u64 {
+        self.probed
     }
 
     /// The first edge at which a pause runs out on its own (`u64::MAX`: none).
@@ -149,6 +160,9 @@ impl PfcRx {
         if m != self.paused[p] {
             self.changed |= bit;
         }
+        if m != self.paused[p] || qoff != self.qoff[p] || poff != self.poff(p) {
+            self.probed |= bit;
+        }
         self.qoff[p] = qoff;
         self.poff = if poff {
             self.poff | bit
@@ -194,6 +208,7 @@ impl Clocked for PfcRx {
     /// now overrides a pause that ends now).
     fn commit(&mut self, now: u64) -> Result<(), BlockError> {
         self.changed = 0;
+        self.probed = 0;
         if now >= self.next_expiry {
             self.next_expiry = u64::MAX;
             for p in each_port(self.ticking) {

@@ -19,7 +19,9 @@
 //! jumping model pass work, `Fault::DirtyIgnoresFreeCount` leaves a change out of the
 //! dirty blocks, and the test reports each.
 
-use crate::phase_order::{case, differ, fan_in, order_config, signals_differ, Case, Rx, Stimulus};
+use crate::phase_order::{
+    case, differ, fan_in, order_config, signals_differ, twins, Case, Rx, Stimulus,
+};
 use hw_model::{Fault, Mmu, Outputs, PfcFrame, PfcRxMode};
 use proptest::prelude::*;
 
@@ -65,12 +67,7 @@ fn undirtied_change(a: &Mmu, prev: &mut [u64]) -> Option<String> {
 /// Run `cycles` of the case on a model that steps every cycle and one that jumps, both
 /// with `faults`; the cycles jumped over, or the first cycle they disagree and how.
 fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<u64, String> {
-    let d = case.cfg.build().unwrap();
-    let (mut a, mut b) = (Mmu::new(d.clone()), Mmu::new(d));
-    for &f in faults {
-        a.inject_fault(f);
-        b.inject_fault(f);
-    }
+    let (mut a, mut b) = twins(case, faults);
     let ports = a.config().ports;
     let mut stim = Stimulus::new(case, &a);
     let (mut oa, mut ob) = (Outputs::with_ports(ports), Outputs::with_ports(ports));

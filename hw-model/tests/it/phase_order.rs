@@ -336,6 +336,17 @@ impl Driver {
 }
 
 /// The first difference between two models after a cycle, if any.
+/// Two models of `case`'s configuration, both with `faults`: the pair a test runs side by side.
+pub(crate) fn twins(case: &Case, faults: &[Fault]) -> (Mmu, Mmu) {
+    let d = case.cfg.build().unwrap();
+    let (mut a, mut b) = (Mmu::new(d.clone()), Mmu::new(d));
+    for &f in faults {
+        a.inject_fault(f);
+        b.inject_fault(f);
+    }
+    (a, b)
+}
+
 pub(crate) fn differ(a: &Mmu, b: &Mmu, oa: &Outputs, ob: &Outputs) -> Option<String> {
     if oa.cell_events != ob.cell_events {
         return Some(format!(
@@ -379,13 +390,8 @@ pub(crate) fn signals_differ(a: &Mmu, b: &Mmu) -> Option<String> {
 /// Run `cycles` of the case on a model in the table's order and one shuffled by `seed`,
 /// both with `faults`; the first cycle they disagree, and how.
 fn run(case: &Case, cycles: u64, faults: &[Fault]) -> Result<(), String> {
-    let d = case.cfg.build().unwrap();
-    let (mut a, mut b) = (Mmu::new(d.clone()), Mmu::new(d));
+    let (mut a, mut b) = twins(case, faults);
     b.shuffle_phases(case.seed);
-    for &f in faults {
-        a.inject_fault(f);
-        b.inject_fault(f);
-    }
     let ports = a.config().ports;
     let mut stim = Stimulus::new(case, &a);
     let (mut oa, mut ob) = (Outputs::with_ports(ports), Outputs::with_ports(ports));

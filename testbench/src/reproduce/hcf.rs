@@ -1,6 +1,7 @@
 //! What the HCF reproductions share: a one-bottleneck switch (the dumbbell of HCF section
 //! V), the egress discipline under test (drop-tail FIFO or HCF), a cycle loop that watches
-//! the bottleneck queue, and a parallel runner.
+//! the bottleneck queue, and the parameters their sweep measures share (the discipline as
+//! `policy`, `bins`, `c0`; the experiment as one `setup` table).
 //!
 //! The switch. The paper simulates "a congested link" that is "an output of an
 //! output-queued switch" (ns-2). Here the last port is that output; every other port is an
@@ -24,7 +25,8 @@
 //!   checked first; either way it is HCF's "both queues full" drop).
 
 use super::{flow_toml, ReproError};
-use crate::{Overrides, Scenario, Sim};
+use crate::sweep::Values;
+use crate::{Overrides, Scenario, ScenarioError, Sim};
 use hw_model::{CellFate, DropReason};
 use std::fmt::Write;
 
@@ -34,7 +36,7 @@ pub const QUEUE: u8 = 1;
 pub const WIRE_OVERHEAD_BYTES: u32 = 20;
 
 /// HCF's knobs (section IV): `K`, `c0`, and the priority period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HcfKnobs {
     pub bins: u32,
     pub c0: u32,
@@ -54,7 +56,7 @@ impl HcfKnobs {
 }
 
 /// The egress discipline of the bottleneck queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Discipline {
     /// Drop-tail FIFO of `B` packets.
     Fifo,
@@ -70,6 +72,42 @@ impl Discipline {
         }
     }
 
+    /// A run's `policy`, `bins` and `c0` ([`DISCIPLINE_PARAMS`]): `fifo` with 0 and 0, or
+    /// `hcf` with `K` bins and `c0` credits, dynamic period.
+    pub fn from_values(v: &Values) -> Result<Self, ScenarioError> {
+        let int = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_u64())
+                .and_then(|x| u32::try_from(x).ok())
+                .ok_or_else(|| ScenarioError::new(k, "expected an integer; allowed: 0..=2^32-1"))
+        };
+        let (bins, c0) = (int("bins")?, int("c0")?);
+        match v.get("policy").and_then(|p| p.as_str()) {
+            Some("fifo") if bins == 0 && c0 == 0 => Ok(Self::Fifo),
+            Some("fifo") => Err(ScenarioError::new(
+                "bins",
+                "fifo has no bins or credits; allowed: bins = 0, c0 = 0",
+            )),
+            Some("hcf") if bins >= 1 && c0 >= 1 => Ok(Self::Hcf(HcfKnobs::dynamic(bins, c0))),
+            Some("hcf") => Err(ScenarioError::new(
+                "bins",
+                "hcf takes K bins and c0 credits; allowed: bins >= 1, c0 >= 1",
+            )),
+            _ => Err(ScenarioError::new(
+                "policy",
+                "expected a string; allowed: fifo, hcf",
+            )),
+        }
+    }
+
+    /// The values [`from_values`](Self::from_values) reads: `(policy, bins, c0)`.
+    fn values(&self) -> (&'static str, u32, u32) {
+        match self {
+            Self::Fifo => ("fifo", 0, 0),
+            Self::Hcf(k) => ("hcf", k.bins, k.c0),
+        }
+    }
+
     /// `FIFO` or `HCF K=.., c0=..` for reports and legends.
     pub fn label(&self) -> String {
         match self {
@@ -82,6 +120,53 @@ impl Discipline {
             }
         }
     }
+}
+
+/// The parameters of a discipline in an HCF sweep measure.
+pub const DISCIPLINE_PARAMS: [&str; 3] = ["policy", "bins", "c0"];
+
+/// The spec text of an HCF sweep `name` over `measure` (collecting `fields`): the
+/// experiment `setup` as the one value of the parameter `setup`, the integer `axes`
+/// (`key = [..]`), and the disciplines `discs` in order as a `[[zip]]` group of
+/// [`DISCIPLINE_PARAMS`].
+pub fn spec_text(
+    name: &str,
+    measure: &str,
+    fields: &[&str],
+    setup: &impl serde::Serialize,
+    axes: &[(&str, Vec<u64>)],
+    discs: &[Discipline],
+) -> String {
+    let list = |xs: Vec<String>| xs.join(", ");
+    let setup = toml::Value::try_from(setup).expect("a setup is a TOML table");
+    let mut s = format!(
+        "name = \"{name}\"\nmeasure = \"{measure}\"\ncollect = [{}]\n[parameters]\nsetup = [{setup}]\n",
+        list(fields.iter().map(|f| format!("{f:?}")).collect())
+    );
+    for (key, values) in axes {
+        let _ = writeln!(
+            s,
+            "{key} = [{}]",
+            list(values.iter().map(u64::to_string).collect())
+        );
+    }
+    let v: Vec<_> = discs.iter().map(Discipline::values).collect();
+    let _ = write!(
+        s,
+        "[[zip]]\npolicy = [{}]\nbins = [{}]\nc0 = [{}]\n",
+        list(v.iter().map(|d| format!("{:?}", d.0)).collect()),
+        list(v.iter().map(|d| d.1.to_string()).collect()),
+        list(v.iter().map(|d| d.2.to_string()).collect())
+    );
+    s
+}
+
+/// A run's `setup` value (see [`spec_text`]).
+pub fn setup_of<T: serde::de::DeserializeOwned>(v: &Values) -> Result<T, ScenarioError> {
+    let setup = v
+        .get("setup")
+        .ok_or_else(|| ScenarioError::new("setup", "missing; allowed: the experiment's table"))?;
+    serde_json::from_value(setup.clone()).map_err(|e| ScenarioError::new("setup", e.to_string()))
 }
 
 /// Smallest lossy pool, in one-packet cells, whose DT (alpha = 8, no private buffer) lets a

@@ -2,12 +2,16 @@
 //! of credit bins `K` (with `c0 = 1`) and vs the initial credits `c0` (with `K = 20`),
 //! dynamic period, against the drop-tail FIFO of the same run length.
 //!
-//! The setup is [`hcf_starvation`](super::hcf_starvation)'s with a shorter warm-up
+//! The setup is [`hcf_starvation`]'s with a shorter warm-up
 //! ([`sweep_setup`]: 20 s instead of 170 s, the same 10 s window), so that the eleven runs
 //! fit in about a minute on two cores.
+//!
+//! The runs are the built-in sweep spec `hcf-bins` ([`spec_text`]) over the measure
+//! `hcf-vb` ([`hcf_starvation::MEASURE`]), run by the
+//! sweep engine into `OUT/sweep/`; the CSV and plots are made from its rows.
 
 use super::hcf::{Discipline, HcfKnobs};
-use super::hcf_starvation::{measure, Run, Setup};
+use super::hcf_starvation::{self, Run, Setup};
 use super::plot::{xy_chart, Series};
 use super::{Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
@@ -80,6 +84,12 @@ pub fn jobs(bins: &[u32], c0s: &[u32]) -> Vec<(Sweep, Discipline)> {
     jobs
 }
 
+/// The built-in sweep spec `hcf-bins`: the runs of [`jobs`] on `setup`, in order.
+pub fn spec_text(setup: &Setup, bins: &[u32], c0s: &[u32]) -> String {
+    let discs: Vec<Discipline> = jobs(bins, c0s).into_iter().map(|j| j.1).collect();
+    hcf_starvation::spec_text("hcf-bins", setup, &discs)
+}
+
 fn knobs(d: &Discipline) -> Option<HcfKnobs> {
     match d {
         Discipline::Hcf(k) => Some(*k),
@@ -96,7 +106,8 @@ struct Axis {
     x: fn(&HcfKnobs) -> u32,
 }
 
-/// Run the sweeps on `setup`: writes `bins.csv` and four PNGs into `out`.
+/// Run the sweeps on `setup` (runs in `out/sweep/`): writes `bins.csv` and four PNGs into
+/// `out`.
 pub fn sweep(
     out: &Path,
     setup: &Setup,
@@ -105,12 +116,8 @@ pub fn sweep(
     progress: &mut dyn Progress,
 ) -> Result<Vec<(Sweep, Run)>, ReproError> {
     let jobs = jobs(bins, c0s);
-    let runs = super::run_parallel(
-        &jobs,
-        |(_, d)| d.label(),
-        |(_, d)| measure(setup, *d),
-        progress,
-    )?;
+    let discs: Vec<Discipline> = jobs.iter().map(|j| j.1).collect();
+    let runs = hcf_starvation::sweep_runs(&out.join("sweep"), "hcf-bins", setup, &discs, progress)?;
     let runs: Vec<(Sweep, Run)> = jobs.iter().map(|j| j.0).zip(runs).collect();
     /// One line of `bins.csv` ([`CSV_HEADER`]); `bins` and `c0` are empty for FIFO.
     #[derive(Default, serde::Serialize)]

@@ -17,12 +17,17 @@
 //!
 //! A flow's completion time runs from its start to the ACK of its last byte (which comes
 //! back one base RTT after the packet leaves the switch).
+//!
+//! The runs are the built-in sweep spec `hcf-incast` ([`spec_text`]) over [`MEASURE`], run
+//! by the sweep engine into `OUT/sweep/`; the CSVs and plots are made from its rows.
 
-use super::hcf::{build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
+use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
 use super::plot::{xy_chart, Series};
-use super::{Progress, ReproError};
+use super::{from_fields, int_field, to_fields, to_json, Progress, ReproError};
 use crate::csv_file::Fixed;
 use crate::sweep::stats::mean;
+use crate::sweep::{Measure, Spec, Values};
+use crate::{Overrides, Scenario};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -38,10 +43,12 @@ pub const BUFFER_PACKETS: u32 = 32;
 /// HCF of V-A: 16 bins, one credit, dynamic period.
 pub const HCF: HcfKnobs = HcfKnobs::dynamic(16, 1);
 
-/// The sweep.
-#[derive(Debug, Clone, PartialEq)]
+/// The sweep. In a run's `setup` parameter ([`MEASURE`]) without `servers` and
+/// `jitter_trials`, which are the axes `servers` and `trial` of the sweep.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Setup {
     /// Server counts.
+    #[serde(skip)]
     pub servers: Vec<usize>,
     /// The block; each of `N` servers sends `block_bytes / N` bytes (rounded down).
     pub block_bytes: u64,
@@ -57,6 +64,7 @@ pub struct Setup {
     pub cap_s: f64,
     /// Extra trials per point whose flows start at a uniformly random time in
     /// `[0, jitter_us)` (trial 0 starts every flow at cycle 0).
+    #[serde(skip)]
     pub jitter_trials: u32,
     pub jitter_us: u64,
 }
@@ -132,7 +140,7 @@ fn splitmix64(x: u64) -> u64 {
 }
 
 /// One run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Point {
     pub disc: Discipline,
     pub servers: usize,
@@ -147,6 +155,72 @@ pub struct Point {
     pub drops: u64,
     pub max_queue: u32,
     pub min_queue_at_drop: u32,
+}
+
+/// The fields [`MEASURE`] yields: those of [`Point`] but its parameters.
+const FIELDS: &[&str] = &[
+    "block_bytes",
+    "goodput_mbps",
+    "max_fct_ms",
+    "timeouts",
+    "drops",
+    "max_queue",
+    "min_queue_at_drop",
+];
+
+/// One run as a sweep measure: parameters `setup` (a [`Setup`] table), `servers`, `trial`
+/// and the discipline ([`hcf::DISCIPLINE_PARAMS`]).
+pub const MEASURE: Measure = Measure {
+    name: "hcf-incast",
+    params: &["setup", "servers", "trial", "policy", "bins", "c0"],
+    fields: FIELDS,
+    check: |v| {
+        let (setup, n, disc, trial) = params(v)?;
+        Scenario::parse(&setup.scenario(n, disc, trial), "hcf-incast")?
+            .plan(&Overrides::default())
+            .map(|_| ())
+    },
+    run: |v| {
+        let (setup, n, disc, trial) = params(v).map_err(|e| e.to_string())?;
+        to_fields(
+            &measure(&setup, n, disc, trial).map_err(|e| e.to_string())?,
+            FIELDS,
+        )
+    },
+};
+
+fn params(v: &Values) -> Result<(Setup, usize, Discipline, u32), crate::ScenarioError> {
+    let bad = |k: &str, allowed: &str| crate::ScenarioError::new(k, format!("allowed: {allowed}"));
+    let n = v
+        .get("servers")
+        .and_then(|n| n.as_u64())
+        .filter(|n| (1..=MAX_SERVERS as u64).contains(n))
+        .ok_or_else(|| bad("servers", &format!("integers 1..={MAX_SERVERS}")))?;
+    let trial = v
+        .get("trial")
+        .and_then(|t| t.as_u64())
+        .and_then(|t| u32::try_from(t).ok())
+        .ok_or_else(|| bad("trial", "integers 0..=2^32-1"))?;
+    Ok((
+        hcf::setup_of(v)?,
+        n as usize,
+        Discipline::from_values(v)?,
+        trial,
+    ))
+}
+
+/// The built-in sweep spec `hcf-incast` of `setup`: its servers x trials, FIFO and HCF.
+pub fn spec_text(setup: &Setup) -> String {
+    let servers = setup.servers.iter().map(|&n| n as u64).collect();
+    let trials = (0..=setup.jitter_trials as u64).collect();
+    hcf::spec_text(
+        "hcf-incast",
+        MEASURE.name,
+        FIELDS,
+        setup,
+        &[("servers", servers), ("trial", trials)],
+        &DISCIPLINES,
+    )
 }
 
 /// `n` servers under `disc` in `trial`, until every flow completed.
@@ -233,7 +307,7 @@ pub fn jitter_mean(points: &[Point], policy: &str, n: usize) -> Option<JitterMea
 
 const DISCIPLINES: [Discipline; 2] = [Discipline::Fifo, Discipline::Hcf(HCF)];
 
-/// The sweep for FIFO and HCF: writes `incast.csv` (flows started together),
+/// The sweep for FIFO and HCF (runs in `out/sweep/`): writes `incast.csv` (flows started together),
 /// `incast_jitter.csv` (means of the jittered trials), `incast.png` (goodput) and
 /// `incast_fct.png` (longest completion time) into `out`.
 pub fn sweep(
@@ -241,22 +315,20 @@ pub fn sweep(
     setup: &Setup,
     progress: &mut dyn Progress,
 ) -> Result<Vec<Point>, ReproError> {
-    let mut jobs: Vec<(Discipline, usize, u32)> = Vec::new();
-    for d in DISCIPLINES {
-        for &n in &setup.servers {
-            for t in 0..=setup.jitter_trials {
-                jobs.push((d, n, t));
-            }
-        }
-    }
-    // Largest N first: those runs are the longest, so the threads finish together.
-    jobs.sort_by_key(|&(d, n, t)| (std::cmp::Reverse(n), t, d.name()));
-    let mut points = super::run_parallel(
-        &jobs,
-        |(d, n, t)| format!("{} N = {n} trial {t}", d.name()),
-        |&(d, n, t)| measure(setup, n, d, t),
-        progress,
-    )?;
+    let spec = Spec::parse(&spec_text(setup), "hcf-incast", Path::new("."))?;
+    let rows = super::sweep_rows(&spec, &out.join("sweep"), progress)?;
+    let mut points = rows
+        .iter()
+        .map(|r| {
+            let disc = Discipline::from_values(&r.params)?;
+            let params = [
+                ("disc", to_json(&disc)?),
+                ("servers", int_field(&r.params, "servers")?.into()),
+                ("trial", int_field(&r.params, "trial")?.into()),
+            ];
+            from_fields(&r.fields, params)
+        })
+        .collect::<Result<Vec<Point>, ReproError>>()?;
     points.sort_by_key(|p| (p.disc.name(), p.servers, p.trial));
     /// One line of `incast.csv` ([`CSV_HEADER`]).
     #[derive(Default, serde::Serialize)]

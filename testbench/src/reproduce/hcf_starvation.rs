@@ -21,12 +21,18 @@
 //! counts; starvation = share of flows with no packet in the window; link utilization =
 //! wire time of all packets (TCP and UDP, 20 B of preamble and gap included) over the
 //! window.
+//!
+//! The runs are sweeps on the engine ([`crate::sweep`]) over [`MEASURE`] (`hcf-vb`): the
+//! built-in sweep spec `hcf-starvation` ([`spec_text`]), run into `OUT/sweep/`, and the
+//! CSVs and plot are made from its rows.
 
-use super::hcf::{build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
+use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
 use super::plot::{xy_chart, Series};
-use super::{wrote, Progress, ReproError};
+use super::{from_fields, to_fields, wrote, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
 use crate::sweep::stats::{mean, variance};
+use crate::sweep::{Measure, Spec, Values};
+use crate::{Overrides, Scenario};
 use hw_model::DropReason;
 use std::fmt::Write;
 use std::path::Path;
@@ -48,7 +54,7 @@ const PACKET_BYTES: u32 = 1500;
 pub const BUFFER_PACKETS: u32 = 20;
 
 /// One experiment's size and timing.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Setup {
     /// Long-lived TCP flows.
     pub flows: usize,
@@ -134,7 +140,7 @@ impl Setup {
 }
 
 /// One flow's numbers.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FlowResult {
     /// Packets of the flow that left the bottleneck in the window.
     pub packets: u64,
@@ -147,7 +153,7 @@ pub struct FlowResult {
 }
 
 /// One run (one discipline).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Run {
     pub disc: Discipline,
     pub setup: Setup,
@@ -200,6 +206,72 @@ fn hcf_counts(sim: &crate::Sim, port: usize) -> [u64; 3] {
     sim.mmu()
         .hcf(port, super::hcf::QUEUE as usize)
         .map_or([0; 3], |(h, _)| [h.periods as u64, h.to_hp, h.to_lp])
+}
+
+/// The fields [`MEASURE`] yields: those of [`Run`] but its parameters `disc` and `setup`.
+const FIELDS: &[&str] = &[
+    "flows",
+    "starved_pct",
+    "variance",
+    "mean_packets",
+    "link_utilization",
+    "udp_packets",
+    "window_drops",
+    "max_queue",
+    "min_queue_at_drop",
+    "pct_drops_at_b",
+    "periods",
+    "hp_pct",
+];
+
+/// One run of the V-B setup as a sweep measure: parameters `setup` (a [`Setup`] table) and
+/// the discipline ([`hcf::DISCIPLINE_PARAMS`]).
+pub const MEASURE: Measure = Measure {
+    name: "hcf-vb",
+    params: &["setup", "policy", "bins", "c0"],
+    fields: FIELDS,
+    check: |v| {
+        let (setup, disc) = params(v)?;
+        Scenario::parse(&setup.scenario(disc), "hcf-starvation")?
+            .plan(&Overrides::default())
+            .map(|_| ())
+    },
+    run: |v| {
+        let (setup, disc) = params(v).map_err(|e| e.to_string())?;
+        to_fields(&measure(&setup, disc).map_err(|e| e.to_string())?, FIELDS)
+    },
+};
+
+fn params(v: &Values) -> Result<(Setup, Discipline), crate::ScenarioError> {
+    Ok((hcf::setup_of(v)?, Discipline::from_values(v)?))
+}
+
+/// The sweep spec `name` of `setup` under the disciplines `discs`, in order.
+pub fn spec_text(name: &str, setup: &Setup, discs: &[Discipline]) -> String {
+    hcf::spec_text(name, MEASURE.name, FIELDS, setup, &[], discs)
+}
+
+/// Run the sweep `name` of `setup` under `discs` into `dir` (the engine, every core): the
+/// runs in `discs` order.
+pub fn sweep_runs(
+    dir: &Path,
+    name: &str,
+    setup: &Setup,
+    discs: &[Discipline],
+    progress: &mut dyn Progress,
+) -> Result<Vec<Run>, ReproError> {
+    let spec = Spec::parse(&spec_text(name, setup, discs), name, Path::new("."))?;
+    let rows = super::sweep_rows(&spec, dir, progress)?;
+    let setup = super::to_json(setup)?;
+    rows.iter()
+        .zip(discs)
+        .map(|(row, disc)| {
+            from_fields(
+                &row.fields,
+                [("disc", super::to_json(disc)?), ("setup", setup.clone())],
+            )
+        })
+        .collect()
 }
 
 /// Run `setup` under `disc`.
@@ -319,15 +391,23 @@ pub fn csv_row(r: &Run) -> CsvRow {
     }
 }
 
-/// FIFO and baseline HCF on `setup`, in parallel: writes `starvation.csv`,
+/// The disciplines of the comparison, in the CSVs' order.
+pub const DISCIPLINES: [Discipline; 2] = [Discipline::Fifo, Discipline::Hcf(BASELINE)];
+
+/// FIFO and baseline HCF on `setup`, runs in `out/sweep/`: writes `starvation.csv`,
 /// `starvation_flows.csv` and `starvation.png` into `out`, returns the runs.
 pub fn compare(
     out: &Path,
     setup: &Setup,
     progress: &mut dyn Progress,
 ) -> Result<Vec<Run>, ReproError> {
-    let jobs = [Discipline::Fifo, Discipline::Hcf(BASELINE)];
-    let runs = super::run_parallel(&jobs, |d| d.label(), |d| measure(setup, *d), progress)?;
+    let runs = sweep_runs(
+        &out.join("sweep"),
+        "hcf-starvation",
+        setup,
+        &DISCIPLINES,
+        progress,
+    )?;
     super::write_csv(&out.join("starvation.csv"), runs.iter().map(csv_row))?;
     let flows = runs.iter().flat_map(|r| {
         r.flows.iter().enumerate().map(|(i, f)| FlowCsvRow {

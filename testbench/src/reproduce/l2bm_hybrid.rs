@@ -38,11 +38,12 @@
 //!   0.125") as the base of Eq. 3, and its lossy egress DT with `alpha_e = 1`.
 
 use super::plot::{xy_chart, Series};
-use super::{run_parallel, Progress, ReproError};
+use super::{from_fields, to_fields, to_json, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
 use crate::scenario::MIN_PACKET_BYTES;
 use crate::source::{draw_linear, linear_cdf_mean, unit};
 use crate::sweep::stats::percentile;
+use crate::sweep::{Measure, Spec, Values};
 use crate::{Overrides, Scenario, Sim};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -87,14 +88,18 @@ pub const PAPER_TABLE_II: [(f64, [u64; 3]); 5] = [
     (0.8, [10775, 418, 49]),
 ];
 
-/// The buffer policies compared in IV-A.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The buffer policies compared in IV-A (in a sweep's `policy` parameter by
+/// [`name`](Policy::name)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Policy {
     /// Hybrid DT with `alpha = 1/8` (the paper's "DT", Microsoft's RoCEv2 setting).
+    #[serde(rename = "dt_alpha_1_8")]
     DtEighth,
     /// Hybrid DT with `alpha = 1/2` (the paper's "DT2").
+    #[serde(rename = "dt_alpha_1_2")]
     DtHalf,
     /// L2BM (Eq. 3) on `alpha = 1/8`.
+    #[serde(rename = "l2bm")]
     L2bm,
 }
 
@@ -132,8 +137,9 @@ impl Policy {
     }
 }
 
-/// The size and timing of the experiment.
-#[derive(Debug, Clone, PartialEq)]
+/// The size and timing of the experiment. In a run's `setup` parameter ([`MEASURE`])
+/// without `tcp_loads`, which is the sweep's axis `tcp_load`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Setup {
     /// Switch ports (even): the first half are lossless servers, the second half TCP.
     pub ports: usize,
@@ -151,6 +157,7 @@ pub struct Setup {
     /// Load of each lossless server's link, counting wire bytes of full packets.
     pub lossless_load: f64,
     /// TCP loads of the sweep, same unit.
+    #[serde(skip)]
     pub tcp_loads: Vec<f64>,
     /// Flows arrive during the first `arrivals_ms`; buffer occupancy is sampled then.
     pub arrivals_ms: f64,
@@ -309,7 +316,7 @@ impl Setup {
 }
 
 /// One run's results.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Run {
     pub policy: Policy,
     pub tcp_load: f64,
@@ -381,6 +388,68 @@ pub fn base_latency_cycles(setup: &Setup, policy: Policy) -> Result<f64, ReproEr
     Err(ReproError::Invariant(
         "l2bm-hybrid: the calibration packet never left the idle switch".into(),
     ))
+}
+
+/// The fields [`MEASURE`] yields: those of [`Run`] but its parameters.
+const FIELDS: &[&str] = &[
+    "pause_frames",
+    "p99_occupancy_bytes",
+    "p99_slowdown_lossless",
+    "p99_slowdown_lossy",
+    "median_slowdown_lossless",
+    "median_slowdown_lossy",
+    "lossless_flows",
+    "lossless_unfinished",
+    "tcp_flows",
+    "tcp_unfinished",
+    "tcp_timeouts",
+    "lossy_drops",
+    "cycles",
+];
+
+/// One run as a sweep measure: parameters `setup` (a [`Setup`] table), `policy` (a
+/// [`Policy::name`]) and `tcp_load`.
+pub const MEASURE: Measure = Measure {
+    name: "l2bm-hybrid",
+    params: &["setup", "policy", "tcp_load"],
+    fields: FIELDS,
+    check: |v| params(v).map(|_| ()),
+    run: |v| {
+        let (setup, policy, load) = params(v).map_err(|e| e.to_string())?;
+        to_fields(
+            &measure(&setup, policy, load).map_err(|e| e.to_string())?,
+            FIELDS,
+        )
+    },
+};
+
+fn params(v: &Values) -> Result<(Setup, Policy, f64), crate::ScenarioError> {
+    let bad = |k: &str, m: String| crate::ScenarioError::new(k, m);
+    let setup: Setup = super::hcf::setup_of(v)?;
+    setup.validate().map_err(|e| bad("setup", e.to_string()))?;
+    let names = || Policy::ALL.map(Policy::name).join(", ");
+    let policy = v
+        .get("policy")
+        .and_then(|p| serde_json::from_value(p.clone()).ok())
+        .ok_or_else(|| bad("policy", format!("allowed: {}", names())))?;
+    let load = v
+        .get("tcp_load")
+        .and_then(|l| l.as_f64())
+        .filter(|l| *l > 0.0 && *l <= 1.0)
+        .ok_or_else(|| bad("tcp_load", "expected a number; allowed: (0, 1]".into()))?;
+    Ok((setup, policy, load))
+}
+
+/// The built-in sweep spec `l2bm-hybrid` of `setup`: every policy at every TCP load.
+pub fn spec_text(setup: &Setup) -> String {
+    let list = |xs: Vec<String>| xs.join(", ");
+    format!(
+        "name = \"l2bm-hybrid\"\nmeasure = \"l2bm-hybrid\"\ncollect = [{}]\n[parameters]\nsetup = [{}]\npolicy = [{}]\ntcp_load = [{}]\n",
+        list(FIELDS.iter().map(|f| format!("{f:?}")).collect()),
+        toml::Value::try_from(setup).expect("a setup is a TOML table"),
+        list(Policy::ALL.iter().map(|p| format!("{:?}", p.name())).collect()),
+        list(setup.tcp_loads.iter().map(|l| format!("{l:?}")).collect())
+    )
 }
 
 /// Run `policy` at `tcp_load`.
@@ -501,26 +570,26 @@ pub fn csv_row(r: &Run) -> CsvRow {
     }
 }
 
-/// Every policy at every TCP load of `setup`, in parallel: writes `l2bm.csv` and the
-/// plots into `out`, returns the runs in CSV order (policy, then load).
+/// Every policy at every TCP load of `setup` (runs in `out/sweep/`): writes `l2bm.csv` and
+/// the plots into `out`, returns the runs in CSV order (policy, then load).
 pub fn sweep(
     out: &Path,
     setup: &Setup,
     progress: &mut dyn Progress,
 ) -> Result<Vec<Run>, ReproError> {
     setup.validate()?;
-    // Heaviest loads first, so the two cores finish together.
-    let mut jobs: Vec<(Policy, f64)> = Policy::ALL
+    let spec = Spec::parse(&spec_text(setup), "l2bm-hybrid", Path::new("."))?;
+    let rows = super::sweep_rows(&spec, &out.join("sweep"), progress)?;
+    let mut runs = rows
         .iter()
-        .flat_map(|&p| setup.tcp_loads.iter().map(move |&l| (p, l)))
-        .collect();
-    jobs.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let mut runs = run_parallel(
-        &jobs,
-        |(p, l)| format!("{}, tcp load {l}", p.label()),
-        |&(p, l)| measure(setup, p, l),
-        progress,
-    )?;
+        .map(|r| {
+            let (_, policy, load) = params(&r.params)?;
+            from_fields(
+                &r.fields,
+                [("policy", to_json(&policy)?), ("tcp_load", load.into())],
+            )
+        })
+        .collect::<Result<Vec<Run>, ReproError>>()?;
     runs.sort_by(|a, b| {
         let pos = |p: Policy| Policy::ALL.iter().position(|&q| q == p);
         pos(a.policy)

@@ -25,10 +25,8 @@ pub mod headroom;
 pub mod l2bm_hybrid;
 pub mod plot;
 
-use crate::sweep::{self, Measure, Row, Shard, Spec, Status, SweepError, Values};
+use crate::sweep::{self, Measure, Row, Shard, Spec, Status, SweepError, Tick, Values};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::sync::Mutex;
 use thiserror::Error;
 
@@ -205,7 +203,13 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
 ];
 
 /// The measures of the reproductions that are sweeps.
-pub static MEASURES: &[Measure] = &[dsh_fig11::MEASURE, dsh_theorem::MEASURE];
+pub static MEASURES: &[Measure] = &[
+    dsh_fig11::MEASURE,
+    dsh_theorem::MEASURE,
+    hcf_starvation::MEASURE,
+    hcf_incast::MEASURE,
+    l2bm_hybrid::MEASURE,
+];
 
 /// A built-in sweep spec by name: the runs of a reproduction that is a sweep, as its name
 /// and spec text.
@@ -213,6 +217,26 @@ pub fn builtin_spec(name: &str) -> Option<(&'static str, String)> {
     match name {
         "dsh-fig11" => Some(("dsh-fig11", dsh_fig11::spec_text(dsh_fig11::BURST_PCTS))),
         "dsh-theorem" => Some(("dsh-theorem", dsh_theorem::spec_text(&dsh_theorem::grid()))),
+        "hcf-bins" => Some((
+            "hcf-bins",
+            hcf_bins::spec_text(&hcf_bins::sweep_setup(), hcf_bins::BINS, hcf_bins::C0S),
+        )),
+        "hcf-incast" => Some((
+            "hcf-incast",
+            hcf_incast::spec_text(&hcf_incast::Setup::paper()),
+        )),
+        "l2bm-hybrid" => Some((
+            "l2bm-hybrid",
+            l2bm_hybrid::spec_text(&l2bm_hybrid::Setup::scaled()),
+        )),
+        "hcf-starvation" => Some((
+            "hcf-starvation",
+            hcf_starvation::spec_text(
+                "hcf-starvation",
+                &hcf_starvation::Setup::paper(),
+                &hcf_starvation::DISCIPLINES,
+            ),
+        )),
         _ => None,
     }
 }
@@ -226,10 +250,18 @@ pub fn sweep_rows(
 ) -> Result<Vec<Row>, ReproError> {
     progress.set_len(spec.len() as u64);
     let progress = Mutex::new(progress);
-    sweep::run(spec, dir, Shard::ALL, 0, &|row| {
+    sweep::run(spec, dir, Shard::ALL, 0, &|tick| {
         let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
-        p.message(&format!("run {} done", row.index));
-        p.inc(1);
+        match tick {
+            Tick::Skipped(n) => {
+                p.message(&format!("{n} runs already done"));
+                p.inc(n as u64);
+            }
+            Tick::Done(row) => {
+                p.message(&format!("run {} done", row.index));
+                p.inc(1);
+            }
+        }
     })?;
     let manifest = sweep::Manifest::read(dir)?;
     let mut found = sweep::read_rows(dir)?;
@@ -251,6 +283,41 @@ pub fn sweep_rows(
         .collect()
 }
 
+/// A measured value as a run's fields: the `fields` keys of its JSON object (the others
+/// are the run's parameters). Floats come back bit for bit from a row ([`from_fields`]):
+/// serde_json writes the shortest decimal that reads back the same `f64`, and its
+/// `float_roundtrip` feature (on in this crate) reads it back exactly.
+pub fn to_fields<T: serde::Serialize>(value: &T, fields: &[&str]) -> Result<Values, String> {
+    let json = serde_json::to_value(value).map_err(|e| e.to_string())?;
+    fields
+        .iter()
+        .map(|&f| {
+            let v = json
+                .get(f)
+                .ok_or_else(|| format!("{f}: not a measured field"))?;
+            Ok((f.to_string(), v.clone()))
+        })
+        .collect()
+}
+
+/// The inverse of [`to_fields`]: the value from a row's fields and the parameters the
+/// fields leave out, as `(key, JSON)`.
+pub fn from_fields<T: serde::de::DeserializeOwned>(
+    fields: &Values,
+    params: impl IntoIterator<Item = (&'static str, serde_json::Value)>,
+) -> Result<T, ReproError> {
+    let mut object: serde_json::Map<String, serde_json::Value> =
+        fields.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    object.extend(params.into_iter().map(|(k, v)| (k.to_string(), v)));
+    serde_json::from_value(serde_json::Value::Object(object))
+        .map_err(|e| ReproError::Invariant(format!("a row's fields: {e}")))
+}
+
+/// A parameter as the JSON [`from_fields`] takes.
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ReproError> {
+    serde_json::to_value(value).map_err(|e| ReproError::Invariant(e.to_string()))
+}
+
 /// An integer field of a row (or a run's values).
 pub fn int_field(values: &Values, key: &str) -> Result<u64, ReproError> {
     values
@@ -261,44 +328,4 @@ pub fn int_field(values: &Values, key: &str) -> Result<u64, ReproError> {
 
 pub fn find(name: &str) -> Option<&'static Reproduction> {
     REPRODUCTIONS.iter().find(|r| r.name == name)
-}
-
-/// Run `f` over `jobs` on all cores (at most one thread per job), results in job order;
-/// `label` names a finished job in the progress line.
-pub fn run_parallel<J: Sync, R: Send>(
-    jobs: &[J],
-    label: impl Fn(&J) -> String,
-    f: impl Fn(&J) -> Result<R, ReproError> + Sync,
-    progress: &mut dyn Progress,
-) -> Result<Vec<R>, ReproError> {
-    progress.set_len(jobs.len() as u64);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len().max(1));
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel();
-    let mut results: Vec<Option<Result<R, ReproError>>> = jobs.iter().map(|_| None).collect();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (next, f) = (&next, &f);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { break };
-                if tx.send((i, f(job))).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        for (i, r) in rx {
-            progress.message(&format!("{} done", label(&jobs[i])));
-            progress.inc(1);
-            results[i] = Some(r);
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(ReproError::Invariant("a run did not report".into()))))
-        .collect()
 }

@@ -78,6 +78,11 @@ impl Shard {
         run % self.count == self.index
     }
 
+    /// How many of `runs` runs (indices `0..runs`) are this shard's.
+    pub fn runs_of(&self, runs: usize) -> usize {
+        (runs + self.count - 1 - self.index) / self.count
+    }
+
     /// The rows file of this shard within `DIR/rows/`.
     fn file_name(&self) -> String {
         if *self == Self::ALL {
@@ -381,14 +386,23 @@ pub fn plan(spec: &Spec, dir: &Path) -> Result<Vec<Run>, SweepError> {
     Ok(runs)
 }
 
+/// What [`run`] tells its caller as it goes (a progress bar counts both).
+pub enum Tick<'a> {
+    /// This many runs of the shard already had their row and are skipped (once, first).
+    Skipped(usize),
+    /// A run finished with this row.
+    Done(&'a Row),
+}
+
 /// Run the shard's runs that have no row yet in `dir`, `jobs` at a time (0: one per core),
-/// appending rows to `DIR/rows/<shard>.jsonl`; `done` is called after each run.
+/// appending rows to `DIR/rows/<shard>.jsonl`; `tick` hears of the skipped runs, then of
+/// each run done.
 pub fn run(
     spec: &Spec,
     dir: &Path,
     shard: Shard,
     jobs: usize,
-    done: &(dyn Fn(&Row) + Sync),
+    tick: &(dyn Fn(Tick) + Sync),
 ) -> Result<RunReport, SweepError> {
     use rayon::prelude::*;
     let runs = plan(spec, dir)?;
@@ -405,6 +419,7 @@ pub fn run(
                 .is_some_and(|row| row_fits(row, &manifest.runs[r.index], &spec.collect))
         })
         .collect();
+    tick(Tick::Skipped(mine.len() - todo.len()));
     let path = dir.join("rows").join(shard.file_name());
     let out = Mutex::new(open_rows(&path)?);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -419,7 +434,7 @@ pub fn run(
                 // One write per row: an interrupted sweep leaves at most one torn line.
                 f.write_all(row.line().as_bytes()).map_err(io_err(&path))?;
                 drop(f);
-                done(&row);
+                tick(Tick::Done(&row));
                 Ok((row.status != Status::Ok).then(|| {
                     format!(
                         "run {} ({}): {} {}",

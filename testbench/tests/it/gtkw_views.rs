@@ -179,3 +179,15 @@ fn ecn_view_names_signals_of_the_ecn_dctcp_dump() {
         assert!(want.iter().any(|(w, _)| *w == p), "the view shows {p}");
     }
 }
+
+#[test]
+fn dcqcn_view_names_signals_of_the_dcqcn_fanin_dump() {
+    let want = check_view("dcqcn-view.gtkw", "dcqcn.vcd", "dcqcn-fanin");
+    for p in [
+        "top.mmu.egress.p07.q1.ecn.qlen",
+        "top.mmu.egress.p07.q1.ecn.marked",
+        "top.mmu.ingress.p02.pg1.lossy_shared_cells",
+    ] {
+        assert!(want.iter().any(|(w, _)| *w == p), "the view shows {p}");
+    }
+}

@@ -5,6 +5,7 @@ mod common;
 
 mod cli;
 mod cosim;
+mod dcqcn;
 mod dsh_theorem;
 mod ecm;
 mod ecn;

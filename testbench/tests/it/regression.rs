@@ -175,6 +175,7 @@ fn every_builtin_has_fixtures() {
         "hcf-tcp",
         "ecm-fanin",
         "ecn-dctcp",
+        "dcqcn-fanin",
         "occamy-shaped",
     ];
     assert_eq!(builtin::names(), covered);
@@ -226,6 +227,10 @@ fn ecm_fanin() {
 #[test]
 fn ecn_dctcp() {
     check("ecn-dctcp");
+}
+#[test]
+fn dcqcn_fanin() {
+    check("dcqcn-fanin");
 }
 #[test]
 fn occamy_shaped() {

@@ -5,7 +5,7 @@
 
 use crate::common::mmu_sim;
 use std::path::{Path, PathBuf};
-use testbench::sweep::{self, Row, Shard, Spec};
+use testbench::sweep::{self, Row, Shard, Spec, Tick};
 
 /// A fresh directory for one test.
 fn dir(name: &str) -> PathBuf {
@@ -222,11 +222,24 @@ fn resume_skips_done_runs_and_redoes_a_corrupted_row() {
     assert_eq!(report.bad_rows.len(), 2, "{:?}", report.bad_rows);
     assert!(report.bad_rows[0].ends_with(":2: the check does not match (a corrupted row)"));
     assert_eq!(report.missing.len(), 2, "neither row counts");
-    let resumed = run_all(&s, &d, Shard::ALL, 1);
+    // A progress bar hears of the skipped runs and of each run done: it ends full.
+    let ticks = std::sync::Mutex::new(Vec::new());
+    let resumed = sweep::run(&s, &d, Shard::ALL, 1, &|t| {
+        ticks.lock().unwrap().push(match t {
+            Tick::Skipped(n) => n,
+            Tick::Done(_) => 1,
+        })
+    })
+    .unwrap();
     assert_eq!(
         (resumed.skipped, resumed.ran),
         (4, 2),
         "the two bad rows are run again"
+    );
+    assert_eq!(
+        ticks.into_inner().unwrap(),
+        [4, 1, 1],
+        "skipped first, then each run"
     );
     assert_eq!(resumed.bad_rows.len(), 2);
     let (after, report) = merged(&d);
@@ -364,6 +377,157 @@ fn a_measured_spec_checks_its_values_and_builtin_specs_load_by_name() {
     assert!(
         e.ends_with("r: expected a number; allowed: above 1, at most 64"),
         "{e}"
+    );
+    // The HCF and L2BM reproductions: their runs, as the thread pools before had them.
+    for (name, runs) in [
+        ("hcf-bins", 11),
+        ("hcf-starvation", 2),
+        ("hcf-incast", 15 * 6 * 2),
+        ("l2bm-hybrid", 3 * 8),
+    ] {
+        let b = Spec::load(name).unwrap();
+        assert_eq!((b.name.as_str(), b.len()), (name, runs));
+        assert_eq!(b.runs().unwrap().len(), runs, "{name}: every run checks");
+    }
+    let bins = Spec::load("hcf-bins").unwrap().runs().unwrap();
+    let disc = |i: usize| {
+        let p: std::collections::BTreeMap<_, _> = bins[i].params.iter().cloned().collect();
+        (p["policy"].clone(), p["bins"].clone(), p["c0"].clone())
+    };
+    assert_eq!(
+        disc(0),
+        ("fifo".into(), 0.into(), 0.into()),
+        "the FIFO reference"
+    );
+    assert_eq!(
+        disc(10),
+        ("hcf".into(), 20.into(), 16.into()),
+        "the last c0"
+    );
+}
+
+/// A measured spec of the HCF sweeps with `zip` as its discipline group.
+fn hcf_spec(zip: &str) -> Result<Vec<sweep::Run>, String> {
+    let setup = Spec::load("hcf-starvation").unwrap().params(0)[0].1.clone();
+    spec(&format!(
+        "measure = \"hcf-vb\"\ncollect = [\"starved_pct\"]\n[parameters]\nsetup = [{setup}]\n[[zip]]\n{zip}"
+    ))?
+    .runs()
+    .map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_hcf_and_l2bm_measures_refuse_bad_values_naming_the_field() {
+    assert_eq!(
+        hcf_spec("policy = [\"hcf\"]\nbins = [20]\nc0 = [1]")
+            .unwrap()
+            .len(),
+        1
+    );
+    for (zip, want) in [
+        (
+            "policy = [\"fifo\"]\nbins = [3]\nc0 = [0]",
+            "bins: fifo has no bins or credits; allowed: bins = 0, c0 = 0",
+        ),
+        (
+            "policy = [\"hcf\"]\nbins = [0]\nc0 = [1]",
+            "bins: hcf takes K bins and c0 credits; allowed: bins >= 1, c0 >= 1",
+        ),
+        (
+            "policy = [\"red\"]\nbins = [1]\nc0 = [1]",
+            "policy: expected a string; allowed: fifo, hcf",
+        ),
+        (
+            "policy = [\"hcf\"]\nbins = [-1]\nc0 = [1]",
+            "bins: expected an integer; allowed: 0..=2^32-1",
+        ),
+    ] {
+        let e = hcf_spec(zip).unwrap_err();
+        assert!(e.ends_with(want), "{zip}: {e}");
+    }
+    let l2bm = Spec::load("l2bm-hybrid").unwrap();
+    let setup = l2bm
+        .params(0)
+        .into_iter()
+        .find(|(k, _)| k == "setup")
+        .unwrap()
+        .1;
+    let l = |policy: &str, load: &str| {
+        spec(&format!("measure = \"l2bm-hybrid\"\ncollect = [\"pause_frames\"]\n[parameters]\nsetup = [{setup}]\npolicy = [{policy}]\ntcp_load = [{load}]"))
+            .unwrap()
+            .runs()
+            .map(|r| r.len())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(l("\"l2bm\"", "0.5"), Ok(1));
+    let e = l("\"l2bm\"", "1.5").unwrap_err();
+    assert!(
+        e.ends_with("tcp_load: expected a number; allowed: (0, 1]"),
+        "{e}"
+    );
+    let e = l("\"dt\"", "0.5").unwrap_err();
+    assert!(
+        e.ends_with("policy: allowed: dt_alpha_1_8, dt_alpha_1_2, l2bm"),
+        "{e}"
+    );
+}
+
+#[test]
+fn measured_floats_come_back_from_a_row_bit_for_bit() {
+    use testbench::reproduce::{from_fields, to_fields};
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct M {
+        x: f64,
+        xs: Vec<f64>,
+        p: u64,
+    }
+    // Awkward doubles: many digits, extremes, subnormals, and a spread of bit patterns.
+    let mut xs = vec![
+        0.1 + 0.2,
+        1.0 / 3.0,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        5e-324,
+        -0.0,
+        f64::from_bits(0x000F_FFFF_FFFF_FFFF),
+    ];
+    let mut z = 0x9E37_79B9_7F4A_7C15u64;
+    while xs.len() < 20_000 {
+        z = z
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let x = f64::from_bits(z);
+        if x.is_finite() {
+            xs.push(x);
+        }
+    }
+    let m = M { x: xs[0], xs, p: 7 };
+    let fields = to_fields(&m, &["x", "xs"]).unwrap();
+    let row = Row {
+        id: "0".into(),
+        index: 0,
+        params: Default::default(),
+        status: sweep::Status::Ok,
+        error: String::new(),
+        fields,
+        meta: sweep::RowMeta {
+            tool_version: "t".into(),
+            shard: "0/1".into(),
+            wall_seconds: 0.0,
+            cpu_seconds: 0.0,
+        },
+    };
+    let back = Row::parse(row.line().trim_end()).unwrap();
+    let got: M = from_fields(&back.fields, [("p", 7.into())]).unwrap();
+    assert!(got
+        .xs
+        .iter()
+        .zip(&m.xs)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert_eq!(got, m);
+    assert_eq!(
+        to_fields(&m, &["y"]).unwrap_err(),
+        "y: not a measured field"
     );
 }
 

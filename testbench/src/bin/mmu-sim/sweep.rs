@@ -5,7 +5,7 @@ use clap::{Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use testbench::sweep::{self, Shard, Spec, SweepError};
+use testbench::sweep::{self, Shard, Spec, SweepError, Tick};
 
 #[derive(Subcommand)]
 pub enum SweepCmd {
@@ -125,13 +125,19 @@ fn run(spec_path: &Path, out: &Path, jobs: usize, shard: Option<&str>) -> Result
     let bar = if std::io::stderr().is_terminal() {
         let style = ProgressStyle::with_template("{bar:40} {pos}/{len} runs {msg} eta {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar());
-        ProgressBar::new(spec.len().div_ceil(shard.count) as u64).with_style(style)
+        ProgressBar::new(shard.runs_of(spec.len()) as u64).with_style(style)
     } else {
         ProgressBar::hidden()
     };
-    let report = sweep::run(&spec, out, shard, jobs, &|row| {
-        bar.set_message(format!("run {} {}", row.index, row.status.name()));
-        bar.inc(1);
+    let report = sweep::run(&spec, out, shard, jobs, &|tick| match tick {
+        Tick::Skipped(n) => {
+            bar.set_message(format!("{n} already done"));
+            bar.inc(n as u64);
+        }
+        Tick::Done(row) => {
+            bar.set_message(format!("run {} {}", row.index, row.status.name()));
+            bar.inc(1);
+        }
     });
     bar.finish_and_clear();
     let report = report?;

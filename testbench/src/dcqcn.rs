@@ -1,0 +1,478 @@
+//! DCQCN senders and receivers (Zhu et al., "Congestion Control for Large-Scale RDMA
+//! Deployments", SIGCOMM 2015, section 3): a rate-based RoCEv2 flow,
+//! `pattern = { dcqcn = { ... } }`, whose NICs run the paper's notification point (NP) and
+//! reaction point (RP); the switch's congestion point is the ECN marker
+//! (`hw_model::ecn_marker`, docs/ecn.md).
+//!
+//! - **NP** (receiver NIC, behind the flow's egress port): a packet is received when its last
+//!   cell departs the switch. On a CE-marked arrival the NP sends a CNP to the sender unless it
+//!   sent one for the flow in the last `N` (section 3.2: "at most one CNP every N
+//!   microseconds" per flow). The CNP reaches the RP `cnp_delay_us` later, the same
+//!   no-reverse-path model as `crate::tcp`'s ACKs.
+//! - **RP** (sender NIC, [`Rp`]): the packets leave ECT(0), paced at the current rate `R_C`
+//!   in wire bits (preamble and gap included, as `crate::source` counts rates). Section 3.1's
+//!   Algorithm, per flow:
+//!   - on a CNP: `R_T = R_C`, `R_C = R_C (1 - alpha/2)` (Eq. 1, not below `min_rate`),
+//!     `alpha = (1 - g) alpha + g` (Eq. 2), and the alpha timer, rate timer, byte counter and
+//!     both stage counters restart;
+//!   - every `K` without a CNP: `alpha = (1 - g) alpha` (Eq. 3);
+//!   - a rate-increase event each time the timer `T` expires (stage count `T_c`) and each
+//!     time `B` bytes have been sent (`BC`). With `F` the fast-recovery steps: if
+//!     `max(T_c, BC) <= F`, fast recovery (`R_C = (R_T + R_C) / 2`, Eq. 4); else if
+//!     `min(T_c, BC) > F`, hyper increase (`R_T += i R_HAI` with `i = min(T_c, BC) - F`,
+//!     then Eq. 4); else additive increase (`R_T += R_AI`, then Eq. 4). `R_T` and `R_C` are
+//!     capped at the line rate.
+//!
+//!   A flow starts at line rate (the paper has no slow start) with `alpha = 1`; the timers
+//!   and the byte counter run from its first CNP (before it the rate cannot rise).
+//!
+//! The state is kept in `f64` (bits per second): this is the testbench's NIC, not the
+//! switch's hardware. Event-driven like `crate::tcp`: sends, CNP arrivals and the two timers
+//! wait in one binary heap; a timer restarted by a CNP leaves a stale event that is skipped.
+
+use crate::scenario::{Flow, Pattern, SizeDist};
+use hw_model::{Departure, Derived, Ecn, FiveTuple, PacketHdr};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Validated DCQCN parameters of a flow, named as in the paper; times in ns, rates in b/s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DcqcnParams {
+    /// `g`, the gain of the `alpha` average (Eq. 2, 3).
+    pub g: f64,
+    /// `K`, the alpha timer.
+    pub k_ns: u64,
+    /// `T`, the rate-increase timer.
+    pub t_ns: u64,
+    /// `B`, the byte counter, bytes.
+    pub b_bytes: u64,
+    /// `F`, fast-recovery steps.
+    pub f: u32,
+    /// `R_AI`, `R_HAI`.
+    pub r_ai_bps: u64,
+    pub r_hai_bps: u64,
+    /// `N`, the NP's least interval between CNPs of a flow.
+    pub n_ns: u64,
+    /// Floor of `R_C`.
+    pub min_rate_bps: u64,
+    /// From a marked packet's departure to its CNP reaching the RP.
+    pub cnp_delay_ns: u64,
+    /// The sender port's line rate: the start rate and the cap of `R_T`, `R_C`.
+    pub line_bps: u64,
+}
+
+impl DcqcnParams {
+    /// The paper's defaults (section 5, Fig. 14 and the text around it): `g = 1/256`,
+    /// `K = 55 us`, `T = 55 us`, `B = 10 MB`, `F = 5`, `R_AI = 40 Mb/s`, `R_HAI = 100 Mb/s`
+    /// (docs/ecn.md for what the paper leaves open), `N = 50 us`; `min_rate` 100 Mb/s and
+    /// a CNP delay of 10 us are the testbench's.
+    pub const G: f64 = 1.0 / 256.0;
+    pub const K_US: u64 = 55;
+    pub const T_US: u64 = 55;
+    pub const B_BYTES: u64 = 10_000_000;
+    pub const F: u32 = 5;
+    pub const R_AI_MBPS: u64 = 40;
+    pub const R_HAI_MBPS: u64 = 100;
+    pub const N_US: u64 = 50;
+    pub const MIN_RATE_MBPS: u64 = 100;
+    pub const CNP_DELAY_US: u64 = 10;
+}
+
+/// The reaction point of one flow (module doc): rates in b/s, times in cycles.
+#[derive(Debug, Clone)]
+pub struct Rp {
+    p: DcqcnParams,
+    /// `R_C`, `R_T`.
+    pub rc: f64,
+    pub rt: f64,
+    pub alpha: f64,
+    /// Rate-increase events of the timer and of the byte counter since the last CNP.
+    t_count: u32,
+    bc_count: u32,
+    /// Bytes sent since the byte counter last fired or the last CNP.
+    bytes: u64,
+    pub cnps: u64,
+    /// CNPs that lowered `R_C` (one at `min_rate` does not).
+    pub cuts: u64,
+}
+
+impl Rp {
+    pub fn new(p: DcqcnParams) -> Self {
+        Self {
+            p,
+            rc: p.line_bps as f64,
+            rt: p.line_bps as f64,
+            alpha: 1.0,
+            t_count: 0,
+            bc_count: 0,
+            bytes: 0,
+            cnps: 0,
+            cuts: 0,
+        }
+    }
+
+    /// A CNP arrives: Eq. 1 and 2, and the increase state restarts.
+    pub fn on_cnp(&mut self) {
+        self.cnps += 1;
+        self.rt = self.rc;
+        let rc = (self.rc * (1.0 - self.alpha / 2.0)).max(self.p.min_rate_bps as f64);
+        if rc < self.rc {
+            self.cuts += 1;
+        }
+        self.rc = rc;
+        self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g;
+        self.t_count = 0;
+        self.bc_count = 0;
+        self.bytes = 0;
+    }
+
+    /// `K` passed without a CNP: Eq. 3.
+    pub fn on_alpha_timer(&mut self) {
+        self.alpha *= 1.0 - self.p.g;
+    }
+
+    /// The rate timer `T` expired.
+    pub fn on_rate_timer(&mut self) {
+        self.t_count += 1;
+        self.increase();
+    }
+
+    /// `len` bytes went out: the byte counter `B`.
+    pub fn on_sent(&mut self, len: u64) {
+        self.bytes += len;
+        if self.bytes >= self.p.b_bytes {
+            self.bytes -= self.p.b_bytes;
+            self.bc_count += 1;
+            self.increase();
+        }
+    }
+
+    /// One rate-increase event: fast recovery, additive or hyper increase, then Eq. 4.
+    fn increase(&mut self) {
+        let (hi, lo) = (
+            self.t_count.max(self.bc_count),
+            self.t_count.min(self.bc_count),
+        );
+        let f = self.p.f;
+        if lo > f {
+            self.rt += (lo - f) as f64 * self.p.r_hai_bps as f64;
+        } else if hi > f {
+            self.rt += self.p.r_ai_bps as f64;
+        }
+        let line = self.p.line_bps as f64;
+        self.rt = self.rt.min(line);
+        self.rc = ((self.rt + self.rc) / 2.0).min(line);
+    }
+}
+
+/// Results of one DCQCN flow.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DcqcnStats {
+    pub flow: u32,
+    pub packets_sent: u64,
+    /// Bytes whose packets left the switch toward the receiver.
+    pub bytes_delivered: u64,
+    /// CNPs the NP sent and the RP received (those still on their way are the difference).
+    pub cnps_sent: u64,
+    pub cnps_received: u64,
+    /// CNPs that lowered the rate.
+    pub rate_cuts: u64,
+    /// `R_C`, `R_T` (Gb/s) and `alpha` at the end.
+    pub rate_gbps: f64,
+    pub target_gbps: f64,
+    pub alpha: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    Send,
+    Cnp,
+    /// A timer's deadline as it stood when queued (stale if the timer restarted since).
+    AlphaTimer(u64),
+    RateTimer(u64),
+}
+
+#[derive(Debug, Clone)]
+struct DcqcnFlow {
+    id: u32,
+    src: u8,
+    dst: u8,
+    prio: u8,
+    tuple: FiveTuple,
+    len: u32,
+    stop_cycle: u64,
+    rp: Rp,
+    /// Next send time in fractional cycles.
+    next_send: f64,
+    next_seq: u32,
+    /// Deadlines of the running alpha and rate timers (`None` before the first CNP).
+    alpha_deadline: Option<u64>,
+    rate_deadline: Option<u64>,
+    k: u64,
+    t: u64,
+    n: u64,
+    cnp_delay: u64,
+    /// NP: when it last sent a CNP.
+    last_cnp: Option<u64>,
+    packets_sent: u64,
+    bytes_delivered: u64,
+    cnps_sent: u64,
+}
+
+/// All DCQCN flows of a run and their pending events.
+#[derive(Debug, Clone)]
+pub struct DcqcnFlows {
+    flows: Vec<DcqcnFlow>,
+    /// Per scenario flow id, its index in `flows` (DCQCN flows only).
+    index: Vec<Option<u32>>,
+    /// `(cycle, insertion order, flow index, event)`, as in `crate::tcp`.
+    events: BinaryHeap<Reverse<(u64, u64, u32, Event)>>,
+    pushed: u64,
+    clock_hz: u64,
+    /// Wire bits of each flow's packet.
+    wire_bits: Vec<u64>,
+}
+
+impl DcqcnFlows {
+    /// The DCQCN flows among `flows` (the others are left to their own generators).
+    pub fn new(flows: &[Flow], d: &Derived) -> Self {
+        let cyc = |ns: u64| crate::scenario::ns_to_cycles(ns, d.clock_hz);
+        let mut t = Self {
+            flows: Vec::new(),
+            index: vec![None; flows.len()],
+            events: BinaryHeap::new(),
+            pushed: 0,
+            clock_hz: d.clock_hz,
+            wire_bits: Vec::new(),
+        };
+        for f in flows {
+            let (Pattern::Dcqcn(p), SizeDist::Fixed(len)) = (&f.pattern, &f.size) else {
+                continue;
+            };
+            let i = t.flows.len() as u32;
+            t.index[f.id as usize] = Some(i);
+            t.wire_bits.push(d.wire_bits(*len));
+            t.flows.push(DcqcnFlow {
+                id: f.id,
+                src: f.src,
+                dst: f.dst,
+                prio: f.prio,
+                tuple: f.five_tuple(FiveTuple::UDP),
+                len: *len,
+                stop_cycle: f.stop_cycle,
+                rp: Rp::new(*p),
+                next_send: f.start_cycle as f64,
+                next_seq: 0,
+                alpha_deadline: None,
+                rate_deadline: None,
+                k: cyc(p.k_ns).max(1),
+                t: cyc(p.t_ns).max(1),
+                n: cyc(p.n_ns),
+                cnp_delay: cyc(p.cnp_delay_ns),
+                last_cnp: None,
+                packets_sent: 0,
+                bytes_delivered: 0,
+                cnps_sent: 0,
+            });
+            t.push(f.start_cycle, i, Event::Send);
+        }
+        t
+    }
+
+    fn push(&mut self, at: u64, i: u32, ev: Event) {
+        self.events.push(Reverse((at, self.pushed, i, ev)));
+        self.pushed += 1;
+    }
+
+    /// The cycle of the next send, CNP or timer, `u64::MAX` if none is pending.
+    pub fn next_time(&self) -> u64 {
+        self.events.peek().map_or(u64::MAX, |Reverse((t, ..))| *t)
+    }
+
+    /// Process the sends, CNPs and timers due at `now`, handing packets to `out`.
+    pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {
+        while let Some(&Reverse((t, _, i, ev))) = self.events.peek() {
+            if t > now {
+                break;
+            }
+            self.events.pop();
+            let (clock, bits) = (self.clock_hz as f64, self.wire_bits[i as usize]);
+            let f = &mut self.flows[i as usize];
+            let mut next = [None; 2];
+            match ev {
+                Event::Send => {
+                    if now >= f.stop_cycle {
+                        continue;
+                    }
+                    out(PacketHdr {
+                        flow: f.id,
+                        seq: f.next_seq,
+                        src: f.src,
+                        dst: f.dst,
+                        prio: f.prio,
+                        len: f.len as u16,
+                        tuple: f.tuple,
+                        cm_tag: None,
+                        ecn: Ecn::Ect0,
+                    });
+                    f.next_seq = f.next_seq.wrapping_add(1);
+                    f.packets_sent += 1;
+                    if f.rate_deadline.is_some() {
+                        f.rp.on_sent(f.len as u64);
+                    }
+                    f.next_send = f.next_send.max(now as f64) + bits as f64 * clock / f.rp.rc;
+                    next[0] = Some(((f.next_send.ceil() as u64).max(now + 1), Event::Send));
+                }
+                Event::Cnp => {
+                    f.rp.on_cnp();
+                    let (a, r) = (now + f.k, now + f.t);
+                    f.alpha_deadline = Some(a);
+                    f.rate_deadline = Some(r);
+                    next = [
+                        Some((a, Event::AlphaTimer(a))),
+                        Some((r, Event::RateTimer(r))),
+                    ];
+                }
+                Event::AlphaTimer(d) if f.alpha_deadline == Some(d) => {
+                    f.rp.on_alpha_timer();
+                    f.alpha_deadline = Some(d + f.k);
+                    next[0] = Some((d + f.k, Event::AlphaTimer(d + f.k)));
+                }
+                Event::RateTimer(d) if f.rate_deadline == Some(d) => {
+                    f.rp.on_rate_timer();
+                    f.rate_deadline = Some(d + f.t);
+                    next[0] = Some((d + f.t, Event::RateTimer(d + f.t)));
+                }
+                Event::AlphaTimer(_) | Event::RateTimer(_) => {}
+            }
+            for (at, ev) in next.into_iter().flatten() {
+                self.push(at, i, ev);
+            }
+        }
+    }
+
+    /// The NPs take the packets whose last cell departed at `now`: a CE mark sends a CNP
+    /// unless the flow had one in the last `N`.
+    pub fn departed(&mut self, now: u64, departures: &[Departure]) {
+        if self.flows.is_empty() {
+            return;
+        }
+        for dep in departures {
+            if !dep.beat.eop() {
+                continue;
+            }
+            let Some(&Some(i)) = self.index.get(dep.beat.hdr.flow as usize) else {
+                continue;
+            };
+            let f = &mut self.flows[i as usize];
+            f.bytes_delivered += dep.beat.hdr.len as u64;
+            if dep.beat.hdr.ecn != Ecn::Ce || f.last_cnp.is_some_and(|l| now < l + f.n) {
+                continue;
+            }
+            f.last_cnp = Some(now);
+            f.cnps_sent += 1;
+            let at = now + f.cnp_delay;
+            self.push(at, i, Event::Cnp);
+        }
+    }
+
+    /// Per DCQCN flow results so far, in flow order.
+    pub fn stats(&self) -> Vec<DcqcnStats> {
+        self.flows
+            .iter()
+            .map(|f| DcqcnStats {
+                flow: f.id,
+                packets_sent: f.packets_sent,
+                bytes_delivered: f.bytes_delivered,
+                cnps_sent: f.cnps_sent,
+                cnps_received: f.rp.cnps,
+                rate_cuts: f.rp.cuts,
+                rate_gbps: f.rp.rc / 1e9,
+                target_gbps: f.rp.rt / 1e9,
+                alpha: f.rp.alpha,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> DcqcnParams {
+        DcqcnParams {
+            g: 1.0 / 256.0,
+            k_ns: 55_000,
+            t_ns: 55_000,
+            b_bytes: 10_000_000,
+            f: 5,
+            r_ai_bps: 40_000_000,
+            r_hai_bps: 100_000_000,
+            n_ns: 50_000,
+            min_rate_bps: 100_000_000,
+            cnp_delay_ns: 10_000,
+            line_bps: 100_000_000_000,
+        }
+    }
+
+    #[test]
+    fn a_cnp_cuts_by_half_alpha_and_raises_alpha() {
+        let mut rp = Rp::new(params());
+        rp.on_cnp();
+        assert_eq!(rp.rt, 100e9);
+        assert_eq!(rp.rc, 50e9, "alpha = 1: R_C halves (Eq. 1)");
+        assert_eq!(rp.alpha, 1.0, "Eq. 2 keeps alpha = 1 at 1");
+        rp.on_alpha_timer();
+        assert_eq!(rp.alpha, 255.0 / 256.0, "Eq. 3");
+        rp.on_cnp();
+        assert_eq!(rp.rt, 50e9);
+        assert_eq!(rp.rc, 50e9 * (1.0 - 255.0 / 512.0));
+        assert_eq!(rp.cuts, 2);
+    }
+
+    #[test]
+    fn fast_recovery_then_additive_then_hyper_increase() {
+        let mut rp = Rp::new(params());
+        rp.on_cnp();
+        for _ in 0..5 {
+            rp.on_rate_timer();
+        }
+        assert_eq!(rp.rt, 100e9, "F fast-recovery steps keep R_T");
+        assert_eq!(
+            rp.rc,
+            100e9 - 50e9 / 32.0,
+            "each halves the gap to R_T (Eq. 4)"
+        );
+        let rt = rp.rc;
+        rp.on_cnp();
+        assert_eq!((rp.rt, rp.rc), (rt, rt / 2.0));
+        for _ in 0..6 {
+            rp.on_rate_timer();
+        }
+        assert_eq!(rp.rt, rt + 40e6, "the 6th timer event is additive increase");
+        rp.bc_count = 6;
+        rp.increase();
+        assert_eq!(rp.t_count.min(rp.bc_count), 6);
+        assert_eq!(
+            rp.rt,
+            rt + 40e6 + 100e6,
+            "both counters past F: hyper increase, i = 1"
+        );
+    }
+
+    #[test]
+    fn rates_stay_between_min_rate_and_line_rate() {
+        let mut rp = Rp::new(params());
+        for _ in 0..100 {
+            rp.on_cnp();
+        }
+        assert_eq!(rp.rc, 100e6);
+        let cuts = rp.cuts;
+        rp.on_cnp();
+        assert_eq!(rp.cuts, cuts, "a CNP at min_rate is not a cut");
+        for _ in 0..10_000 {
+            rp.on_rate_timer();
+        }
+        assert_eq!((rp.rt, rp.rc), (100e9, 100e9));
+    }
+}
