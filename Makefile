@@ -7,8 +7,10 @@ SOAK_CASES ?= 2000
 SOAK_CYCLES ?= 200000
 # The core `make bench` pins its table to.
 BENCH_CPU ?= 1
+# The cargo profile of the C library `make dpi-check` links.
+DPI_PROFILE ?= release
 
-.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check docs lint fmt clean
+.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check c-header dpi-check docs lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -120,6 +122,20 @@ python-check:
 	python3 -m venv target/python-venv
 	CARGO_TARGET_DIR=$(CURDIR)/target/python target/python-venv/bin/pip install ./bindings/python
 	target/python-venv/bin/python -m unittest discover -s bindings/python/tests -v
+
+## c-header: regenerate bindings/c/include/mmu_model.h (the C ABI of the checker, for
+## SystemVerilog DPI-C) from bindings/c/src/lib.rs with cbindgen (`cargo install cbindgen`);
+## C_HEADER_FLAGS=--verify fails instead if the committed header is not current
+c-header:
+	cd bindings/c && cbindgen --config cbindgen.toml --crate mmu-model-c --output include/mmu_model.h $(C_HEADER_FLAGS)
+
+## dpi-check: cosim/rtl's tm_top under Verilator calling the model's checker through DPI-C
+## (bindings/c/verilator): the clean RTL is consistent, BUG=1 is caught ("admission");
+## needs `apt-get install -y verilator` (5.x). DPI_PROFILE=test: the library of `make test`'s
+## profile (target/debug), no release build
+dpi-check:
+	$(CARGO) build --profile $(DPI_PROFILE) -p mmu-model-c
+	bindings/c/verilator/dpi-check target/$(if $(filter release,$(DPI_PROFILE)),release,debug)/libmmu_model.a
 
 ## docs: API documentation of every crate
 docs:
