@@ -23,8 +23,8 @@ run:
 ## the mmu-sim the tests built (target/debug, test profile: no release build), through
 ## .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing; then
 ## the RTL co-simulation checked by the model (cosim unit + check: clean passes, BUG=1 and
-## BUG=2 fail with the divergence named) and the Python package (python-check), each also
-## through .ci/optional
+## BUG=2 fail with the divergence named), the DPI-C harness under Verilator (dpi-check) and
+## the Python package (python-check), each also through .ci/optional
 test:
 	$(CARGO) test --workspace --exclude mmu-bench
 	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
@@ -33,6 +33,9 @@ test:
 	.ci/optional cosim --needs "iverilog python3" \
 		--how "apt-get install -y iverilog (.ci/run does), then make cosim-check" \
 		-- $(MAKE) --no-print-directory -C cosim venv unit check SIM=../target/debug/mmu-sim
+	.ci/optional dpi-check --needs "verilator" \
+		--how "apt-get install -y verilator (.ci/run does), then make dpi-check" \
+		-- $(MAKE) --no-print-directory dpi-check DPI_PROFILE=test
 	.ci/optional python --needs "python3" \
 		--how "install CPython 3 with venv and pip, then make python-check" \
 		-- $(MAKE) --no-print-directory python-check
