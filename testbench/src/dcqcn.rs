@@ -31,9 +31,8 @@
 //! wait in one binary heap; a timer restarted by a CNP leaves a stale event that is skipped.
 
 use crate::scenario::{Flow, Pattern, SizeDist};
+use crate::timeline::Timeline;
 use hw_model::{Departure, Derived, Ecn, FiveTuple, PacketHdr};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Validated DCQCN parameters of a flow, named as in the paper; times in ns, rates in b/s.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -226,8 +225,7 @@ pub struct DcqcnFlows {
     /// Per scenario flow id, its index in `flows` (DCQCN flows only).
     index: Vec<Option<u32>>,
     /// `(cycle, insertion order, flow index, event)`, as in `crate::tcp`.
-    events: BinaryHeap<Reverse<(u64, u64, u32, Event)>>,
-    pushed: u64,
+    events: Timeline<Event>,
     clock_hz: u64,
     /// Wire bits of each flow's packet.
     wire_bits: Vec<u64>,
@@ -240,8 +238,7 @@ impl DcqcnFlows {
         let mut t = Self {
             flows: Vec::new(),
             index: vec![None; flows.len()],
-            events: BinaryHeap::new(),
-            pushed: 0,
+            events: Timeline::new(),
             clock_hz: d.clock_hz,
             wire_bits: Vec::new(),
         };
@@ -280,22 +277,17 @@ impl DcqcnFlows {
     }
 
     fn push(&mut self, at: u64, i: u32, ev: Event) {
-        self.events.push(Reverse((at, self.pushed, i, ev)));
-        self.pushed += 1;
+        self.events.push(at, i, ev);
     }
 
     /// The cycle of the next send, CNP or timer, `u64::MAX` if none is pending.
     pub fn next_time(&self) -> u64 {
-        self.events.peek().map_or(u64::MAX, |Reverse((t, ..))| *t)
+        self.events.next_time()
     }
 
     /// Process the sends, CNPs and timers due at `now`, handing packets to `out`.
     pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {
-        while let Some(&Reverse((t, _, i, ev))) = self.events.peek() {
-            if t > now {
-                break;
-            }
-            self.events.pop();
+        while let Some((_, i, ev)) = self.events.pop_due(now) {
             let (clock, bits) = (self.clock_hz as f64, self.wire_bits[i as usize]);
             let f = &mut self.flows[i as usize];
             let mut next = [None; 2];

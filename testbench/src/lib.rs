@@ -32,6 +32,7 @@ pub mod source;
 pub mod summary;
 pub mod sweep;
 pub mod tcp;
+pub mod timeline;
 pub mod trace;
 pub mod waves;
 

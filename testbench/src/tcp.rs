@@ -71,9 +71,9 @@
 //! cycle costs one heap peek plus the departures it has, however many flows there are.
 
 use crate::scenario::{Flow, Pattern, SizeDist};
+use crate::timeline::Timeline;
 use hw_model::{Departure, Ecn, FiveTuple, PacketHdr};
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 /// The Reno-like congestion control of one sender, in packets.
 #[derive(Debug, Clone)]
@@ -579,8 +579,7 @@ pub struct TcpFlows {
     index: Vec<Option<u32>>,
     /// `(cycle, insertion order, flow index, event)`: the insertion order keeps a flow's
     /// ACKs of one cycle in the order they were sent, and runs deterministic.
-    events: BinaryHeap<Reverse<(u64, u64, u32, Event)>>,
-    pushed: u64,
+    events: Timeline<Event>,
 }
 
 /// Microseconds to core cycles, rounded up.
@@ -594,8 +593,7 @@ impl TcpFlows {
         let mut t = Self {
             flows: Vec::new(),
             index: vec![None; flows.len()],
-            events: BinaryHeap::new(),
-            pushed: 0,
+            events: Timeline::new(),
         };
         for f in flows {
             let (Pattern::Tcp(p), SizeDist::Fixed(mss)) = (&f.pattern, &f.size) else {
@@ -654,22 +652,17 @@ impl TcpFlows {
     }
 
     fn push(&mut self, at: u64, i: u32, ev: Event) {
-        self.events.push(Reverse((at, self.pushed, i, ev)));
-        self.pushed += 1;
+        self.events.push(at, i, ev);
     }
 
     /// The cycle of the next ACK, start or timeout, `u64::MAX` if none is pending.
     pub fn next_time(&self) -> u64 {
-        self.events.peek().map_or(u64::MAX, |Reverse((t, ..))| *t)
+        self.events.next_time()
     }
 
     /// Process the ACKs, starts and timeouts due at `now`, handing packets to `out`.
     pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {
-        while let Some(&Reverse((t, _, i, ev))) = self.events.peek() {
-            if t > now {
-                break;
-            }
-            self.events.pop();
+        while let Some((t, i, ev)) = self.events.pop_due(now) {
             let f = &mut self.flows[i as usize];
             f.reno.now = now;
             let mut restart = false;
