@@ -211,7 +211,10 @@ fn root() -> PathBuf {
 
 /// `tests/replay.c` built with gcc against the crate's static library, which `cargo test`
 /// does not build (it builds the crate only as a test harness): built here, with the
-/// test profile, whose artifacts (the checker and its dependencies) are already there.
+/// test profile and the targets of `make test`'s `cargo test --workspace --exclude
+/// mmu-bench`, so that features resolve as they did for it and only this crate is
+/// compiled (`-p mmu-model-c` alone resolves them without the workspace's dev-dependencies
+/// and rebuilt about 20 crates: 39 s of a cold `make test`).
 fn replay() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let target = exe.ancestors().nth(3).unwrap();
@@ -220,8 +223,10 @@ fn replay() -> PathBuf {
             "build",
             "--profile",
             "test",
-            "-p",
-            "mmu-model-c",
+            "--workspace",
+            "--exclude",
+            "mmu-bench",
+            "--all-targets",
             "--target-dir",
         ])
         .arg(target)
