@@ -65,39 +65,37 @@ bench:
 waves: run
 	gtkwave $(WAVES)/default.gtkw
 
+# open_view SCENARIO,NAME: run SCENARIO with every signal in waveforms/NAME.vcd and open it
+# in GTKWave on the committed view waveforms/NAME-view.gtkw
+define open_view
+$(CARGO) build --release -p testbench --bin mmu-sim
+$(SIM) run $(1) --vcd $(WAVES)/$(2).vcd
+gtkwave $(WAVES)/$(2)-view.gtkw
+endef
+
 ## waves-dsh: the dsh-port-level scenario, opened on the committed DSH view (a view finds
 ## its dump beside itself, so `gtkwave waveforms/dsh-view.gtkw` works from any directory)
 waves-dsh:
-	$(CARGO) build --release -p testbench --bin mmu-sim
-	$(SIM) run dsh-port-level --vcd $(WAVES)/dsh.vcd
-	gtkwave $(WAVES)/dsh-view.gtkw
+	$(call open_view,dsh-port-level,dsh)
 
 ## waves-hcf: the hcf-tcp scenario, opened on the committed HCF view
 waves-hcf:
-	$(CARGO) build --release -p testbench --bin mmu-sim
-	$(SIM) run hcf-tcp --vcd $(WAVES)/hcf.vcd
-	gtkwave $(WAVES)/hcf-view.gtkw
+	$(call open_view,hcf-tcp,hcf)
 
 ## waves-ecm: the ecm-fanin scenario, opened on the committed ECM view (congestion point and
 ## reaction-point limiters)
 waves-ecm:
-	$(CARGO) build --release -p testbench --bin mmu-sim
-	$(SIM) run ecm-fanin --vcd $(WAVES)/ecm.vcd
-	gtkwave $(WAVES)/ecm-view.gtkw
+	$(call open_view,ecm-fanin,ecm)
 
 ## waves-ecn: the ecn-dctcp scenario, opened on the committed ECN view (port 7's marker
 ## under three DCTCP senders)
 waves-ecn:
-	$(CARGO) build --release -p testbench --bin mmu-sim
-	$(SIM) run ecn-dctcp --vcd $(WAVES)/ecn.vcd
-	gtkwave $(WAVES)/ecn-view.gtkw
+	$(call open_view,ecn-dctcp,ecn)
 
 ## waves-dcqcn: the dcqcn-fanin scenario, opened on the committed DCQCN view (port 7's marker
 ## under three DCQCN flows, and the sources' buffered cells)
 waves-dcqcn:
-	$(CARGO) build --release -p testbench --bin mmu-sim
-	$(SIM) run dcqcn-fanin --vcd $(WAVES)/dcqcn.vcd
-	gtkwave $(WAVES)/dcqcn-view.gtkw
+	$(call open_view,dcqcn-fanin,dcqcn)
 
 ## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
 ## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl,

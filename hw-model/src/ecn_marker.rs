@@ -148,6 +148,9 @@ pub struct EcnMarker {
     pub queues: Vec<EcnQueue>,
     /// Per egress queue `port * 8 + q`, the index of its marker (`u16::MAX`: none).
     slot: Vec<u16>,
+    /// The markers with arrivals or departures in this cycle: the edge updates only these
+    /// (every packet has at least one unit, so a touched queue has a non-zero delta).
+    touched: Vec<u16>,
 }
 
 /// What the marker reads at arrivals: the ports that admitted a packet in this cycle, and
@@ -171,8 +174,17 @@ impl EcnMarker {
         }
         Self {
             params: d.ecn.clone(),
+            touched: Vec::with_capacity(queues.len()),
             queues,
             slot,
+        }
+    }
+
+    /// Queue `i` has a delta for the edge.
+    #[inline]
+    fn touch(touched: &mut Vec<u16>, m: &EcnQueue, i: usize) {
+        if m.arrived == 0 && m.departed == 0 {
+            touched.push(i as u16);
         }
     }
 
@@ -193,6 +205,7 @@ impl EcnMarker {
         };
         let e = &self.params;
         let m = &mut self.queues[i];
+        Self::touch(&mut self.touched, m, i);
         m.departed += units(e.unit, d);
         if e.mark_on == MarkOn::Dequeue {
             let behind = m.qlen.saturating_sub(m.departed);
@@ -222,14 +235,16 @@ impl<'a> Block<EcnIn<'a>, ()> for EcnMarker {
         }
         let e = &self.params;
         for p in each_port(input.admitted) {
-            let d = input.ingress.ports[p]
-                .pending
-                .back_mut()
-                .expect("an admitted packet is pending");
+            let Some(d) = input.ingress.ports[p].pending.back_mut() else {
+                return Err(BlockError(format!(
+                    "ingress p{p}: a packet admitted in this cycle is not pending"
+                )));
+            };
             let Some(i) = self.queue(d.hdr.dst as usize, d.hdr.prio as usize) else {
                 continue;
             };
             let m = &mut self.queues[i];
+            Self::touch(&mut self.touched, m, i);
             m.arrived += units(e.unit, d);
             if e.mark_on == MarkOn::Enqueue {
                 m.look(e, m.qlen, d);
@@ -243,7 +258,8 @@ impl Clocked for EcnMarker {
     /// `qlen += arrivals - departures`; a result below zero or above the register is a
     /// model bug.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
-        for m in &mut self.queues {
+        for &i in &self.touched {
+            let m = &mut self.queues[i as usize];
             let next = (m.qlen as u64 + m.arrived as u64).checked_sub(m.departed as u64);
             match next {
                 Some(n) if n < 1 << QLEN_BITS => m.qlen = n as u32,
@@ -257,6 +273,7 @@ impl Clocked for EcnMarker {
             m.arrived = 0;
             m.departed = 0;
         }
+        self.touched.clear();
         Ok(())
     }
 }
