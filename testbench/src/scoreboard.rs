@@ -13,7 +13,7 @@
 //! count, so the equation balances on every cycle, not only when no packet is mid-arrival.
 
 use crate::monitor::{CellTxn, TxnKind};
-use hw_model::{DropReason, Segment};
+use hw_model::DropReason;
 use std::fmt;
 
 /// Cell counts of the conservation check.
@@ -98,15 +98,14 @@ impl Scoreboard {
         match t.kind {
             TxnKind::Inject => self.injected += 1,
             TxnKind::Admit(s) => {
-                let i = Segment::ALL.iter().position(|&x| x == s).unwrap_or(0);
-                self.admitted[i] += 1;
+                // `Segment::ALL` lists the segments in declaration order (unit test below).
+                self.admitted[s as usize] += 1;
                 if let Some(o) = self.owed.get_mut(t.beat.hdr.src as usize) {
                     *o = t.beat.ncells.saturating_sub(t.beat.idx + 1);
                 }
             }
             TxnKind::Drop(r) => {
-                let i = DropReason::ALL.iter().position(|&x| x == r).unwrap_or(0);
-                self.dropped[i] += 1;
+                self.dropped[r as usize] += 1;
                 if let Some(o) = self.owed.get_mut(t.beat.hdr.src as usize) {
                     *o = 0;
                 }
@@ -157,10 +156,7 @@ impl Scoreboard {
     }
 
     pub fn dropped_for(&self, r: DropReason) -> u64 {
-        DropReason::ALL
-            .iter()
-            .position(|&x| x == r)
-            .map_or(0, |i| self.dropped[i])
+        self.dropped[r as usize]
     }
 
     pub fn dropped_lossless(&self) -> u64 {
@@ -191,5 +187,23 @@ impl Scoreboard {
     /// The first ordering or routing error seen, for the report.
     pub fn first_error(&self) -> Option<&str> {
         self.first_error.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hw_model::Segment;
+
+    /// The counters are indexed by discriminant: `ALL` must list the variants in
+    /// declaration order, or a cell is counted under another segment or reason.
+    #[test]
+    fn segments_and_drop_reasons_are_indexed_in_all_order() {
+        for (i, s) in Segment::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i, "{}", s.name());
+        }
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i, "{}", r.name());
+        }
     }
 }

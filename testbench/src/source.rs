@@ -464,6 +464,7 @@ impl Sources {
     }
 
     /// Record the packets of `poisson` messages whose last cell departed at `now`.
+    #[inline]
     pub fn departed(&mut self, now: u64, departures: &[Departure]) {
         if self.messages.open.is_empty() {
             return;
