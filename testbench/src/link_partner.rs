@@ -320,7 +320,12 @@ impl LinkPartner {
     fn start_next(&mut self, now: u64, d: &Derived) {
         let next = loop {
             let Some(c) = self.arbitrate(now) else {
-                break self.rp.next_limited(now, self.paused_mask(now));
+                // An idle reaction point has no limiter in use, so nothing to send.
+                break if self.rp.busy() {
+                    self.rp.next_limited(now, self.paused_mask(now))
+                } else {
+                    None
+                };
             };
             let queue = &mut self.queues[c];
             let Some(head) = queue.head() else {
@@ -467,7 +472,13 @@ impl LinkPartner {
             self.line.advance(ticks);
             self.line_at = now;
         }
-        while let Some(mut w) = self.on_wire {
+        while let Some(w) = &self.on_wire {
+            // `due_bits` is the packet's wire bits once every beat left: not reached, nothing
+            // leaves and the packet is not done (the common case, left without a copy).
+            if !self.line.reached(w.due_bits) {
+                break;
+            }
+            let mut w = *w;
             while w.next_idx < w.ncells && self.line.reached(w.due_bits) {
                 let beat = Beat {
                     hdr: w.hdr,
