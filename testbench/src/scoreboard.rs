@@ -94,6 +94,7 @@ impl Scoreboard {
         }
     }
 
+    #[inline]
     pub fn record(&mut self, t: &CellTxn) {
         match t.kind {
             TxnKind::Inject => self.injected += 1,
@@ -116,39 +117,44 @@ impl Scoreboard {
 
     fn depart(&mut self, t: &CellTxn, port: u8) {
         self.departed += 1;
-        let h = t.beat.hdr;
+        let h = &t.beat.hdr;
         let key = (h.seq, t.beat.idx);
         let Some(last) = self.last.get_mut(h.flow as usize) else {
             self.misrouted += 1;
             self.note(|| format!("cycle {}: departure of unknown flow {}", t.cycle, h.flow));
             return;
         };
-        let prev = *last;
-        if prev.is_some_and(|p| key <= p) {
-            self.reordered += 1;
-            self.note(|| {
-                format!(
-                    "cycle {}: flow {} cell (seq {}, idx {}) departed after (seq {}, idx {})",
-                    t.cycle,
-                    h.flow,
-                    key.0,
-                    key.1,
-                    prev.map_or(0, |p| p.0),
-                    prev.map_or(0, |p| p.1)
-                )
-            });
-        } else {
-            *last = Some(key);
+        match *last {
+            Some(prev) if key <= prev => self.note_reordered(t, prev),
+            _ => *last = Some(key),
         }
         if port != h.dst {
-            self.misrouted += 1;
-            self.note(|| {
-                format!(
-                    "cycle {}: flow {} cell departed on port {port}, dst is {}",
-                    t.cycle, h.flow, h.dst
-                )
-            });
+            self.note_misrouted(t, port);
         }
+    }
+
+    /// Cell `t` departed behind `prev`, the highest `(seq, idx)` of its flow so far.
+    #[cold]
+    fn note_reordered(&mut self, t: &CellTxn, prev: (u32, u16)) {
+        self.reordered += 1;
+        self.note(|| {
+            format!(
+                "cycle {}: flow {} cell (seq {}, idx {}) departed after (seq {}, idx {})",
+                t.cycle, t.beat.hdr.flow, t.beat.hdr.seq, t.beat.idx, prev.0, prev.1
+            )
+        });
+    }
+
+    /// Cell `t` departed on `port`, not on its header's `dst`.
+    #[cold]
+    fn note_misrouted(&mut self, t: &CellTxn, port: u8) {
+        self.misrouted += 1;
+        self.note(|| {
+            format!(
+                "cycle {}: flow {} cell departed on port {port}, dst is {}",
+                t.cycle, t.beat.hdr.flow, t.beat.hdr.dst
+            )
+        });
     }
 
     pub fn dropped_total(&self) -> u64 {
