@@ -452,22 +452,27 @@ fn the_hcf_and_l2bm_measures_refuse_bad_values_naming_the_field() {
         .find(|(k, _)| k == "setup")
         .unwrap()
         .1;
-    let l = |policy: &str, load: &str| {
-        spec(&format!("measure = \"l2bm-hybrid\"\ncollect = [\"pause_frames\"]\n[parameters]\nsetup = [{setup}]\npolicy = [{policy}]\ntcp_load = [{load}]"))
+    let l = |policy: &str, load: &str, transport: &str| {
+        spec(&format!("measure = \"l2bm-hybrid\"\nseeds = [1]\ncollect = [\"pause_frames\"]\n[parameters]\nsetup = [{setup}]\npolicy = [{policy}]\ntcp_load = [{load}]\ntransport = [{transport}]"))
             .unwrap()
             .runs()
             .map(|r| r.len())
             .map_err(|e| e.to_string())
     };
-    assert_eq!(l("\"l2bm\"", "0.5"), Ok(1));
-    let e = l("\"l2bm\"", "1.5").unwrap_err();
+    assert_eq!(l("\"l2bm\"", "0.5", "\"dcqcn-dctcp\""), Ok(1));
+    let e = l("\"l2bm\"", "1.5", "\"dcqcn-dctcp\"").unwrap_err();
     assert!(
         e.ends_with("tcp_load: expected a number; allowed: (0, 1]"),
         "{e}"
     );
-    let e = l("\"dt\"", "0.5").unwrap_err();
+    let e = l("\"dt\"", "0.5", "\"dcqcn-dctcp\"").unwrap_err();
     assert!(
         e.ends_with("policy: allowed: dt_alpha_1_8, dt_alpha_1_2, l2bm"),
+        "{e}"
+    );
+    let e = l("\"l2bm\"", "0.5", "\"dctcp\"").unwrap_err();
+    assert!(
+        e.ends_with("transport: allowed: open-loop-reno, dcqcn-dctcp"),
         "{e}"
     );
 }
