@@ -378,12 +378,13 @@ fn a_measured_spec_checks_its_values_and_builtin_specs_load_by_name() {
         e.ends_with("r: expected a number; allowed: above 1, at most 64"),
         "{e}"
     );
-    // The HCF and L2BM reproductions: their runs, as the thread pools before had them.
+    // The HCF and L2BM reproductions: their runs, as the thread pools before had them
+    // (L2BM: two transports, three policies, eight loads, three seeds).
     for (name, runs) in [
         ("hcf-bins", 11),
         ("hcf-starvation", 2),
         ("hcf-incast", 15 * 6 * 2),
-        ("l2bm-hybrid", 3 * 8),
+        ("l2bm-hybrid", 2 * 3 * 8 * 3),
     ] {
         let b = Spec::load(name).unwrap();
         assert_eq!((b.name.as_str(), b.len()), (name, runs));
