@@ -40,8 +40,9 @@
 //! tracked as a `poisson` flow's (`Sim::messages`).
 //!
 //! The state is kept in `f64` (bits per second): this is the testbench's NIC, not the
-//! switch's hardware. Event-driven like `crate::tcp`: sends, CNP arrivals and the two timers
-//! wait in one binary heap; a timer restarted by a CNP leaves a stale event that is skipped.
+//! switch's hardware; the waveform shows it integer-scaled ([`DcqcnReg`]). Event-driven
+//! like `crate::tcp`: sends, CNP arrivals and the two timers wait in one binary heap; a
+//! timer restarted by a CNP leaves a stale event that is skipped.
 
 use crate::scenario::{Flow, MessageLoad, Pattern, SizeDist, MIN_PACKET_BYTES};
 use crate::source::{draw_linear, linear_cdf_mean, unit, MessageCounts, MessageStats, Messages};
@@ -187,6 +188,69 @@ impl Rp {
         let line = self.p.line_bps as f64;
         self.rt = self.rt.min(line);
         self.rc = ((self.rt + self.rc) / 2.0).min(line);
+    }
+}
+
+/// A reaction-point register of a DCQCN flow in the waveform,
+/// `top.nic.pNN.dcqcn.fFFF.<name>` (NIC of the flow's source port, flow id), as integers:
+/// the NIC's state is `f64` (module doc), so the rates are rounded to Mb/s and `alpha` to
+/// UQ0.16 (`alpha * 2^16`, 65536 = 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DcqcnReg {
+    /// `R_C`, Mb/s.
+    Rc,
+    /// `R_T`, Mb/s.
+    Rt,
+    /// `alpha * 2^16`.
+    Alpha,
+    /// Rate-increase events of the timer `T` since the last CNP (`T_c`).
+    TCount,
+    /// Rate-increase events of the byte counter `B` since the last CNP (`BC`).
+    BcCount,
+    /// CNPs the RP received.
+    Cnps,
+}
+
+impl DcqcnReg {
+    pub const ALL: [DcqcnReg; 6] = [
+        Self::Rc,
+        Self::Rt,
+        Self::Alpha,
+        Self::TCount,
+        Self::BcCount,
+        Self::Cnps,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rc => "rc_mbps",
+            Self::Rt => "rt_mbps",
+            Self::Alpha => "alpha_q16",
+            Self::TCount => "t_count",
+            Self::BcCount => "bc_count",
+            Self::Cnps => "cnps",
+        }
+    }
+
+    /// Bits in the waveform.
+    pub fn width(self) -> u32 {
+        match self {
+            Self::Alpha => 17,
+            Self::Cnps => 48,
+            Self::Rc | Self::Rt | Self::TCount | Self::BcCount => 32,
+        }
+    }
+
+    /// The register of `rp`, integer-scaled.
+    fn value(self, rp: &Rp) -> u64 {
+        match self {
+            Self::Rc => (rp.rc / 1e6).round() as u64,
+            Self::Rt => (rp.rt / 1e6).round() as u64,
+            Self::Alpha => (rp.alpha * 65536.0).round() as u64,
+            Self::TCount => rp.t_count as u64,
+            Self::BcCount => rp.bc_count as u64,
+            Self::Cnps => rp.cnps,
+        }
     }
 }
 
@@ -529,6 +593,17 @@ impl DcqcnFlows {
     /// Counts of the messages of the message flows so far.
     pub fn message_counts(&self) -> MessageCounts {
         self.done.counts
+    }
+
+    /// Source port and flow id of each DCQCN flow, in flow order (the index of
+    /// [`reg`](Self::reg)).
+    pub fn places(&self) -> impl Iterator<Item = (u8, u32)> + '_ {
+        self.flows.iter().map(|f| (f.src, f.id))
+    }
+
+    /// Register `r` of the reaction point of DCQCN flow `i` (in flow order).
+    pub fn reg(&self, i: usize, r: DcqcnReg) -> u64 {
+        r.value(&self.flows[i].rp)
     }
 
     /// Per DCQCN flow results so far, in flow order.

@@ -334,6 +334,7 @@ impl Sim {
         self.waves = Some(Waves::new(
             &self.mmu,
             &self.partners,
+            &self.dcqcn,
             file,
             path,
             format,
@@ -355,7 +356,12 @@ impl Sim {
 
     /// Every signal a VCD of this run can hold, and their current values.
     pub fn wave_signals(&self) -> WaveSignals {
-        WaveSignals::new(&self.mmu, &self.partners)
+        WaveSignals::new(&self.mmu, &self.partners, &self.dcqcn)
+    }
+
+    /// The DCQCN flows (their reaction points' registers, for the waveform).
+    pub fn dcqcn(&self) -> &DcqcnFlows {
+        &self.dcqcn
     }
 
     /// Every port's link partner.
@@ -594,7 +600,7 @@ impl Sim {
             return Err(RunError::Output(what, e));
         }
         if let Some(w) = &mut self.waves {
-            w.sample(now, &self.mmu, &self.partners)?;
+            w.sample(now, &self.mmu, &self.partners, &self.dcqcn)?;
         }
         self.now += 1;
         Ok(())

@@ -1,8 +1,10 @@
-//! Waveform output: the model's probed signals, and with ECM on the registers of every
-//! NIC's reaction point (`top.nic.pNN.rp.*`), sampled after every cycle into a VCD or an
-//! FST, and a GTKWave save file beside it (same stem, `.gtkw`) that opens the dump with the
-//! signal groups already laid out.
+//! Waveform output: the model's probed signals, with ECM on the registers of every
+//! NIC's reaction point (`top.nic.pNN.rp.*`), and the reaction-point registers of every
+//! DCQCN flow (`top.nic.pNN.dcqcn.fFFF.*`, [`DcqcnReg`]), sampled after every cycle into a
+//! VCD or an FST, and a GTKWave save file beside it (same stem, `.gtkw`) that opens the
+//! dump with the signal groups already laid out.
 
+use crate::dcqcn::{DcqcnFlows, DcqcnReg};
 use crate::link_partner::LinkPartner;
 use crate::reaction_point::{LimiterReg, LimiterState};
 use hw_model::Mmu;
@@ -25,11 +27,14 @@ enum RpSig {
     Lfsr(usize),
     InUse(usize),
     Limiter(usize, usize, LimiterReg),
+    /// NIC, DCQCN flow (index in flow order), register.
+    Dcqcn(usize, usize, DcqcnReg),
 }
 
 /// Every signal a VCD of this run can hold: the model's, then, with ECM on, the registers
 /// of each NIC's reaction point (its LFSR, its count of limiters in use, and the registers
-/// of its fine limiters and of the coarse limiters of the ECM priorities).
+/// of its fine limiters and of the coarse limiters of the ECM priorities), then the
+/// reaction-point registers of the DCQCN flows.
 pub struct WaveSignals {
     specs: Vec<SignalSpec>,
     /// Signals below this index are the model's; the rest are `rp_src`.
@@ -38,7 +43,7 @@ pub struct WaveSignals {
 }
 
 impl WaveSignals {
-    pub fn new(mmu: &Mmu, partners: &[LinkPartner]) -> Self {
+    pub fn new(mmu: &Mmu, partners: &[LinkPartner], dcqcn: &DcqcnFlows) -> Self {
         let mut specs: Vec<SignalSpec> = mmu
             .signals()
             .iter()
@@ -65,6 +70,13 @@ impl WaveSignals {
                 }
             }
         }
+        for (i, (nic, flow)) in dcqcn.places().enumerate() {
+            for r in DcqcnReg::ALL {
+                let path = format!("top.nic.p{nic:02}.dcqcn.f{flow:03}.{}", r.name());
+                specs.push(SignalSpec::new(path, r.width()));
+                rp_src.push(RpSig::Dcqcn(nic as usize, i, r));
+            }
+        }
         Self {
             specs,
             n_mmu,
@@ -76,35 +88,45 @@ impl WaveSignals {
         &self.specs
     }
 
-    /// The NIC, and the limiter if any, that reaction-point signal `i` belongs to; `None`
-    /// for the model's signals.
+    /// Where reaction-point signal `i` comes from; `None` for the model's signals.
+    fn rp_sig(&self, i: usize) -> Option<RpSig> {
+        self.rp_src.get(i.checked_sub(self.n_mmu)?).copied()
+    }
+
+    /// The NIC, and the limiter if any, that ECM reaction-point signal `i` belongs to;
+    /// `None` for the model's and the DCQCN signals.
     fn rp_place(&self, i: usize) -> Option<(usize, Option<usize>)> {
-        Some(match *self.rp_src.get(i.checked_sub(self.n_mmu)?)? {
-            RpSig::Lfsr(nic) | RpSig::InUse(nic) => (nic, None),
-            RpSig::Limiter(nic, l, _) => (nic, Some(l)),
-        })
+        match self.rp_sig(i)? {
+            RpSig::Lfsr(nic) | RpSig::InUse(nic) => Some((nic, None)),
+            RpSig::Limiter(nic, l, _) => Some((nic, Some(l))),
+            RpSig::Dcqcn(..) => None,
+        }
     }
 
     /// Current value of signal `i`.
     #[inline]
-    pub fn value(&self, i: usize, mmu: &Mmu, partners: &[LinkPartner]) -> u64 {
+    pub fn value(&self, i: usize, mmu: &Mmu, partners: &[LinkPartner], dcqcn: &DcqcnFlows) -> u64 {
         match i.checked_sub(self.n_mmu) {
             None => mmu.signal_value(i),
             Some(j) => match self.rp_src[j] {
                 RpSig::Lfsr(nic) => partners[nic].rp().lfsr().value() as u64,
                 RpSig::InUse(nic) => partners[nic].rp().in_use() as u64,
                 RpSig::Limiter(nic, l, r) => partners[nic].rp().limiter_reg(l, r),
+                RpSig::Dcqcn(_, f, r) => dcqcn.reg(f, r),
             },
         }
     }
 
-    /// GTKWave groups: the model's, then one per NIC for its reaction point; every trace
-    /// under its [`display_name`], occupancies, thresholds and rates drawn as analog.
+    /// GTKWave groups: the model's, then one per NIC for its ECM reaction point and one
+    /// per NIC for its DCQCN flows; every trace under its [`display_name`], occupancies,
+    /// thresholds and rates drawn as analog.
     fn gtkw_groups(&self, mmu: &Mmu) -> Vec<GtkwGroup> {
         let mut groups = mmu.gtkw_groups();
         for (i, spec) in self.specs.iter().enumerate().skip(self.n_mmu) {
-            let nic = self.rp_place(i).map_or(0, |(nic, _)| nic);
-            let name = format!("rp nic p{nic:02}");
+            let name = match self.rp_sig(i) {
+                Some(RpSig::Dcqcn(nic, ..)) => format!("dcqcn nic p{nic:02}"),
+                _ => format!("rp nic p{:02}", self.rp_place(i).map_or(0, |(nic, _)| nic)),
+            };
             match groups.last_mut() {
                 Some((g, v)) if *g == name => v.push(spec.path.clone()),
                 _ => groups.push((name, vec![spec.path.clone()])),
@@ -152,7 +174,16 @@ fn is_analog(path: &str) -> bool {
     let unit = parts.next().unwrap_or_default();
     leaf.ends_with("cells")
         || [
-            "t", "hp_len", "lp_len", "qlen", "qold", "rate_bps", "fifo_len",
+            "t",
+            "hp_len",
+            "lp_len",
+            "qlen",
+            "qold",
+            "rate_bps",
+            "fifo_len",
+            "rc_mbps",
+            "rt_mbps",
+            "alpha_q16",
         ]
         .contains(&leaf)
         || (leaf == "y"
@@ -220,6 +251,9 @@ pub struct Waves {
     primed: bool,
     /// The NICs with selected reaction-point signals.
     nics: Vec<NicSlots>,
+    /// The selected DCQCN signals' slots: compared in every sampled cycle (a flow's
+    /// registers change at its events, which the simulator clocks).
+    dcqcn_slots: Vec<u32>,
     /// What the `.gtkw` opens on: the dumped cycles.
     view: GtkwView,
     /// The first and the last cycle of the window: sampled whatever happens, as the dump
@@ -235,6 +269,7 @@ impl Waves {
     pub fn new(
         mmu: &Mmu,
         partners: &[LinkPartner],
+        dcqcn: &DcqcnFlows,
         file: File,
         path: &Path,
         format: Format,
@@ -242,7 +277,7 @@ impl Waves {
         window: Window,
         cycles: u64,
     ) -> Result<Self, WaveError> {
-        let signals = WaveSignals::new(mmu, partners);
+        let signals = WaveSignals::new(mmu, partners, dcqcn);
         let writer = AnyWriter::with_format(
             BufWriter::new(file),
             format,
@@ -265,7 +300,12 @@ impl Waves {
                 mask: 0,
             })
             .collect();
+        let mut dcqcn_slots = Vec::new();
         for (slot, &i) in writer.selected().iter().enumerate() {
+            if let Some(RpSig::Dcqcn(..)) = signals.rp_sig(i) {
+                dcqcn_slots.push(slot as u32);
+                continue;
+            }
             match signals.rp_place(i) {
                 None => {
                     slot_of[i] = slot as u32;
@@ -301,6 +341,7 @@ impl Waves {
             slot_of,
             block_selected,
             nics,
+            dcqcn_slots,
         })
     }
 
@@ -324,6 +365,7 @@ impl Waves {
         cycle: u64,
         mmu: &Mmu,
         partners: &[LinkPartner],
+        dcqcn: &DcqcnFlows,
     ) -> Result<(), WaveError> {
         for n in &mut self.nics {
             let rp = partners[n.nic].rp();
@@ -387,12 +429,13 @@ impl Waves {
                 }
             }
         }
+        todo.extend_from_slice(&self.dcqcn_slots);
         let (signals, values) = (&self.signals, &self.values);
         self.writer
             .sample_slots(cycle, todo.iter().map(|&s| s as usize), |i| {
                 match values.get(i) {
                     Some(&v) => v,
-                    None => signals.value(i, mmu, partners),
+                    None => signals.value(i, mmu, partners, dcqcn),
                 }
             })
     }

@@ -197,7 +197,7 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
     },
     Reproduction {
         name: "l2bm-hybrid",
-        description: "L2BM IV-A / Table II / Fig. 7: lossless web-search flows at load 0.4 + TCP at load 0.1-0.8 on one switch; PFC PAUSE frames, p99 occupancy and p99 FCT slowdown, DT 1/8 vs DT 1/2 vs L2BM",
+        description: "L2BM IV-A / Table II / Fig. 7: lossless web-search flows at load 0.4 + TCP at load 0.1-0.8 on one switch, open loop + Reno and DCQCN + DCTCP, seeds 1-3; PFC PAUSE frames, p99 occupancy and p99 FCT slowdown (mean, min-max), DT 1/8 vs DT 1/2 vs L2BM",
         run: l2bm_hybrid::run,
     },
 ];

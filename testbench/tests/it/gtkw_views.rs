@@ -187,6 +187,10 @@ fn dcqcn_view_names_signals_of_the_dcqcn_fanin_dump() {
         "top.mmu.egress.p07.q1.ecn.qlen",
         "top.mmu.egress.p07.q1.ecn.marked",
         "top.mmu.ingress.p02.pg1.lossy_shared_cells",
+        "top.nic.p00.dcqcn.f000.rc_mbps",
+        "top.nic.p02.dcqcn.f002.alpha_q16",
+        "top.nic.p01.dcqcn.f001.t_count",
+        "top.nic.p02.dcqcn.f002.cnps",
     ] {
         assert!(want.iter().any(|(w, _)| *w == p), "the view shows {p}");
     }

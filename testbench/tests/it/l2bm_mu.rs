@@ -162,7 +162,7 @@ fn l2bm_mu_sweep_is_the_scaled_setup_twice() {
             .unwrap();
         serde_json::from_value(v).unwrap()
     };
-    // The axes (loads, seeds, transports) are the spec's, not the setup's.
+    // The axes and the run's seed and transport are parameters, not part of the table.
     let scaled = Setup {
         tcp_loads: Vec::new(),
         seed: 0,

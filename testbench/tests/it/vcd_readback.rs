@@ -97,7 +97,7 @@ fn run_recording(
         let c = sim.now() - 1;
         if record(c, &sim) {
             let values = (0..signals.specs().len())
-                .map(|i| signals.value(i, sim.mmu(), sim.partners()))
+                .map(|i| signals.value(i, sim.mmu(), sim.partners(), sim.dcqcn()))
                 .collect();
             seen.insert(c, values);
         }
@@ -293,6 +293,27 @@ fn reaction_point_registers_read_back_from_the_vcd() {
         plain.wave_signals().specs().len(),
         plain.mmu().signals().len()
     );
+}
+
+/// The DCQCN flows' reaction points (`top.nic.pNN.dcqcn.fFFF.*`): `dcqcn-fanin` for
+/// 400 us (the CNPs start at about 220 us), the DCQCN signals selected, the values
+/// recorded after every 500th cycle, read back by `wellen`.
+#[test]
+fn dcqcn_registers_read_back_from_the_vcd() {
+    let n = read_back_selection(
+        "dcqcn",
+        sim("dcqcn-fanin", 400_000, None),
+        "top.nic.*.dcqcn.*",
+        500,
+        &[
+            "top.nic.p00.dcqcn.f000.rc_mbps",
+            "top.nic.p00.dcqcn.f000.rt_mbps",
+            "top.nic.p00.dcqcn.f000.alpha_q16",
+            "top.nic.p00.dcqcn.f000.t_count",
+            "top.nic.p00.dcqcn.f000.cnps",
+        ],
+    );
+    assert_eq!(n, 3 * 6, "three flows, six registers each");
 }
 
 /// A severe fan-in with one fine limiter per NIC (as in `tests/it/ecm.rs`): ECM(0,0)
