@@ -135,6 +135,12 @@ pub enum Tcp {
     /// sample, `minrto_` 200 ms, back-off up to `maxrto_` 60 s; the setup's `min_rto_us`,
     /// `init_cwnd` and `karn` are not used.
     Ns2,
+    /// ns-2.35's TCP without its start-up: `syn_ = false` (data with `windowInit_` 2 from
+    /// the start) and `rtxcur_init_ = 0.2` (the first RTO is `minrto_`, not 3 s); the rest
+    /// as [`Tcp::Ns2`]. The experiment that tells how much of the starvation of flows
+    /// started together comes from the lost SYNs and their 3 s timeouts.
+    #[serde(rename = "ns2-no-syn")]
+    Ns2NoSyn,
 }
 
 impl Tcp {
@@ -149,6 +155,7 @@ impl Tcp {
         match self {
             Self::Model => "model",
             Self::Ns2 => "ns2",
+            Self::Ns2NoSyn => "ns2-no-syn",
         }
     }
 
@@ -161,6 +168,7 @@ impl Tcp {
                 if karn { "on" } else { "off" }
             ),
             Self::Ns2 => "ns-2.35 TCP: SYN, windowInit_ 2, window_ 20, RTO 3 s before a sample, minrto_ 200 ms, maxrto_ 60 s".into(),
+            Self::Ns2NoSyn => "ns-2.35 TCP without its start-up: no SYN, windowInit_ 2, window_ 20, RTO 200 ms before a sample, minrto_ 200 ms, maxrto_ 60 s".into(),
         }
     }
 
@@ -172,6 +180,9 @@ impl Tcp {
                 "base_rtt_us = {base_rtt_us}, min_rto_us = {min_rto_us}, init_cwnd = {init_cwnd}, karn = {karn}"
             ),
             Self::Ns2 => format!("base_rtt_us = {base_rtt_us}, flavor = \"ns2\""),
+            Self::Ns2NoSyn => format!(
+                "base_rtt_us = {base_rtt_us}, flavor = \"ns2\", syn_ = false, rtxcur_init_ = 0.2"
+            ),
         }
     }
 }

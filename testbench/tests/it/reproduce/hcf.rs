@@ -242,3 +242,52 @@ fn ns2_incast_quick_sweep_rows_ranges_and_the_syn_round_trip() {
         m.max_fct_ms
     );
 }
+
+#[test]
+fn the_spec_files_of_the_comparison_runs_parse_to_their_variants() {
+    for (file, tcp) in [
+        ("hcf-starvation-model-together.toml", Tcp::Model),
+        ("hcf-starvation-ns2-no-syn.toml", Tcp::Ns2NoSyn),
+    ] {
+        let path = format!("{}/../sweeps/{file}", env!("CARGO_MANIFEST_DIR"));
+        let runs = Spec::read(std::path::Path::new(&path))
+            .unwrap()
+            .runs()
+            .unwrap();
+        assert_eq!(runs.len(), 6, "{file}");
+        let mut seeds = Vec::new();
+        for r in &runs {
+            let json = r.params.iter().find(|p| p.0 == "setup").unwrap().1.clone();
+            let setup: Setup = serde_json::from_value(json).unwrap();
+            assert_eq!(
+                (setup.tcp, setup.start_spread_s, setup.start_jitter_us),
+                (tcp, 0.0, 20),
+                "{file}"
+            );
+            // The paper's setup but for the TCP, the starts and the seed.
+            assert_eq!(
+                Setup {
+                    seed: 1,
+                    ..Setup::ns2(0.0, 1)
+                },
+                Setup {
+                    tcp: Tcp::Ns2,
+                    seed: 1,
+                    ..setup
+                }
+            );
+            seeds.push(setup.seed);
+        }
+        seeds.dedup();
+        assert_eq!(seeds, [1, 2, 3], "{file}");
+    }
+    let text = Setup {
+        tcp: Tcp::Ns2NoSyn,
+        ..Setup::ns2(0.0, 1)
+    }
+    .scenario(Discipline::Hcf(hcf_starvation::BASELINE));
+    assert!(
+        text.contains("flavor = \"ns2\", syn_ = false, rtxcur_init_ = 0.2"),
+        "{text}"
+    );
+}
