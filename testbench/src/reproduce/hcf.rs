@@ -135,12 +135,6 @@ pub enum Tcp {
     /// sample, `minrto_` 200 ms, back-off up to `maxrto_` 60 s; the setup's `min_rto_us`,
     /// `init_cwnd` and `karn` are not used.
     Ns2,
-    /// ns-2.35's TCP without its start-up: `syn_ = false` (data with `windowInit_` 2 from
-    /// the start) and `rtxcur_init_ = 0.2` (the first RTO is `minrto_`, not 3 s); the rest
-    /// as [`Tcp::Ns2`]. The experiment that tells how much of the starvation of flows
-    /// started together comes from the lost SYNs and their 3 s timeouts.
-    #[serde(rename = "ns2-no-syn")]
-    Ns2NoSyn,
 }
 
 impl Tcp {
@@ -155,7 +149,6 @@ impl Tcp {
         match self {
             Self::Model => "model",
             Self::Ns2 => "ns2",
-            Self::Ns2NoSyn => "ns2-no-syn",
         }
     }
 
@@ -168,7 +161,6 @@ impl Tcp {
                 if karn { "on" } else { "off" }
             ),
             Self::Ns2 => "ns-2.35 TCP: SYN, windowInit_ 2, window_ 20, RTO 3 s before a sample, minrto_ 200 ms, maxrto_ 60 s".into(),
-            Self::Ns2NoSyn => "ns-2.35 TCP without its start-up: no SYN, windowInit_ 2, window_ 20, RTO 200 ms before a sample, minrto_ 200 ms, maxrto_ 60 s".into(),
         }
     }
 
@@ -180,10 +172,52 @@ impl Tcp {
                 "base_rtt_us = {base_rtt_us}, min_rto_us = {min_rto_us}, init_cwnd = {init_cwnd}, karn = {karn}"
             ),
             Self::Ns2 => format!("base_rtt_us = {base_rtt_us}, flavor = \"ns2\""),
-            Self::Ns2NoSyn => format!(
-                "base_rtt_us = {base_rtt_us}, flavor = \"ns2\", syn_ = false, rtxcur_init_ = 0.2"
-            ),
         }
+    }
+}
+
+/// ns-2 keys of the flows' `tcp` table that override the defaults of [`Tcp::Ns2`]
+/// (docs/config.md; the scenario refuses them with the model's TCP). The experiments that
+/// take ns-2's start-up (`syn_`, `rtxcur_init_`) or its back-off cap (`maxrto_`) away.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ns2Keys {
+    /// `syn_`: packet 0 is a SYN sent with a window of 1.
+    #[serde(default, rename = "syn_", skip_serializing_if = "Option::is_none")]
+    pub syn: Option<bool>,
+    /// `rtxcur_init_`: the RTO before the first RTT sample, s.
+    #[serde(
+        default,
+        rename = "rtxcur_init_",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rtxcur_init_s: Option<f64>,
+    /// `maxrto_`: the cap of the backed-off RTO, s.
+    #[serde(default, rename = "maxrto_", skip_serializing_if = "Option::is_none")]
+    pub maxrto_s: Option<f64>,
+}
+
+impl Ns2Keys {
+    /// None given (`serde(skip_serializing_if)`).
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The given keys as `, key = value` for a flow's `tcp` table.
+    pub fn toml(&self) -> String {
+        let mut s = String::new();
+        if let Some(v) = self.syn {
+            let _ = write!(s, ", syn_ = {v}");
+        }
+        for (key, v) in [
+            ("rtxcur_init_", self.rtxcur_init_s),
+            ("maxrto_", self.maxrto_s),
+        ] {
+            if let Some(v) = v {
+                let _ = write!(s, ", {key} = {v:?}");
+            }
+        }
+        s
     }
 }
 

@@ -32,6 +32,10 @@ use std::fmt::Write;
 use std::path::Path;
 
 pub const CSV_HEADER: &str = "policy,servers,block_bytes,goodput_mbps,max_fct_ms,timeouts";
+/// Header of `incast_jitter.csv`: [`CSV_HEADER`]'s columns as means over the jittered
+/// trials, their number, and the range of the goodput.
+pub const JITTER_CSV_HEADER: &str =
+    "policy,servers,block_bytes,goodput_mbps,max_fct_ms,timeouts,trials,goodput_min_mbps,goodput_max_mbps";
 
 /// Most servers: one ingress port each, one port for the client, 64 ports.
 pub const MAX_SERVERS: usize = 63;

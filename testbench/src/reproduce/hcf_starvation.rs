@@ -26,7 +26,7 @@
 //! built-in sweep spec `hcf-starvation` ([`spec_text`]), run into `OUT/sweep/`, and the
 //! CSVs and plot are made from its rows.
 
-use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch, Tcp};
+use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, Ns2Keys, QueueWatch, Tcp};
 use super::plot::{xy_chart, Series};
 use super::{from_fields, to_fields, wrote, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
@@ -94,6 +94,9 @@ pub struct Setup {
     /// `seed` ([`hcf::start_jitter`]); 0 (or absent): no jitter.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub start_jitter_us: u64,
+    /// ns-2 keys that override `tcp = "ns2"`'s defaults (only with it); absent: none.
+    #[serde(default, skip_serializing_if = "Ns2Keys::is_none")]
+    pub ns2: Ns2Keys,
     /// The run's seed (`[run] seed`: the UDP arrivals, and the start jitter); 1 when absent.
     #[serde(default = "seed_one", skip_serializing_if = "is_one")]
     pub seed: u64,
@@ -128,6 +131,7 @@ impl Setup {
             ingress_gbps: 0.6,
             tcp: Tcp::Model,
             start_jitter_us: 0,
+            ns2: Ns2Keys::default(),
             seed: 1,
         }
     }
@@ -176,7 +180,7 @@ impl Setup {
             self.min_rto_us,
             self.init_cwnd,
             self.karn,
-        );
+        ) + &self.ns2.toml();
         let spread = self.cycles(self.start_spread_s);
         let jitter = self.start_jitter_us * CLOCK_MHZ as u64;
         for i in 0..self.flows {

@@ -255,10 +255,7 @@ fn hcf_incast_quick_sweep_rows_and_the_uncontended_point() {
     }
     let jitter = csv_rows(
         &dir.join("incast_jitter.csv"),
-        &format!(
-            "{},trials,goodput_min_mbps,goodput_max_mbps",
-            hcf_incast::CSV_HEADER
-        ),
+        hcf_incast::JITTER_CSV_HEADER,
     );
     assert_eq!(jitter.len(), 4);
     assert_png(&dir.join("incast.png"));

@@ -4,7 +4,7 @@
 //! that a run's measures agree with each other (with a companion that breaks a run).
 
 use super::{csv_rows, num, scratch};
-use testbench::reproduce::hcf::{Discipline, Tcp};
+use testbench::reproduce::hcf::{Discipline, Ns2Keys, Tcp};
 use testbench::reproduce::hcf_starvation::{self, Setup, SEEDS_CSV_HEADER, SPREAD_CSV_HEADER};
 use testbench::reproduce::{hcf_incast, NoProgress};
 use testbench::sweep::Spec;
@@ -15,6 +15,15 @@ fn starts(text: &str) -> Vec<u64> {
         .filter_map(|l| l.strip_prefix("start_cycle = "))
         .map(|v| v.parse().unwrap())
         .collect()
+}
+
+/// The `setup` of a spec's first run.
+fn first_setup(spec: &Spec) -> toml::Value {
+    spec.params(0)
+        .into_iter()
+        .find(|p| p.0 == "setup")
+        .unwrap()
+        .1
 }
 
 #[test]
@@ -43,23 +52,12 @@ fn ns2_specs_parse_and_the_old_specs_keep_their_setups() {
     }
     let incast = Spec::load("hcf-incast-ns2").unwrap();
     assert_eq!(incast.len(), 15 * 6 * 2);
-    let setup = incast
-        .params(0)
-        .into_iter()
-        .find(|p| p.0 == "setup")
-        .unwrap()
-        .1;
+    let setup = first_setup(&incast);
     assert_eq!(setup.get("tcp").and_then(|t| t.as_str()), Some("ns2"));
     // The variants before the option: no new key in their setups, so their runs keep
     // their ids (and rows).
     for name in ["hcf-starvation", "hcf-incast", "hcf-bins"] {
-        let spec = Spec::load(name).unwrap();
-        let setup = spec
-            .params(0)
-            .into_iter()
-            .find(|p| p.0 == "setup")
-            .unwrap()
-            .1;
+        let setup = first_setup(&Spec::load(name).unwrap());
         for key in ["tcp", "seed", "start_jitter_us"] {
             assert!(setup.get(key).is_none(), "{name}: {key} in {setup}");
         }
@@ -206,10 +204,7 @@ fn ns2_incast_quick_sweep_rows_ranges_and_the_syn_round_trip() {
     assert_eq!(points.len(), 2 * 3 * 2);
     let jitter = csv_rows(
         &dir.join("incast_jitter.csv"),
-        &format!(
-            "{},trials,goodput_min_mbps,goodput_max_mbps",
-            hcf_incast::CSV_HEADER
-        ),
+        hcf_incast::JITTER_CSV_HEADER,
     );
     assert_eq!(jitter.len(), 4);
     for r in &jitter {
@@ -245,49 +240,73 @@ fn ns2_incast_quick_sweep_rows_ranges_and_the_syn_round_trip() {
 
 #[test]
 fn the_spec_files_of_the_comparison_runs_parse_to_their_variants() {
-    for (file, tcp) in [
-        ("hcf-starvation-model-together.toml", Tcp::Model),
-        ("hcf-starvation-ns2-no-syn.toml", Tcp::Ns2NoSyn),
+    let no_start_up = Ns2Keys {
+        syn: Some(false),
+        rtxcur_init_s: Some(0.2),
+        maxrto_s: None,
+    };
+    let capped = Ns2Keys {
+        maxrto_s: Some(12.8),
+        ..no_start_up
+    };
+    for (file, variants) in [
+        (
+            "hcf-starvation-model-together.toml",
+            vec![(Tcp::Model, Ns2Keys::default())],
+        ),
+        (
+            "hcf-starvation-ns2-variants.toml",
+            vec![(Tcp::Ns2, no_start_up), (Tcp::Ns2, capped)],
+        ),
     ] {
         let path = format!("{}/../sweeps/{file}", env!("CARGO_MANIFEST_DIR"));
         let runs = Spec::read(std::path::Path::new(&path))
             .unwrap()
             .runs()
             .unwrap();
-        assert_eq!(runs.len(), 6, "{file}");
-        let mut seeds = Vec::new();
-        for r in &runs {
-            let json = r.params.iter().find(|p| p.0 == "setup").unwrap().1.clone();
-            let setup: Setup = serde_json::from_value(json).unwrap();
+        assert_eq!(runs.len(), 6 * variants.len(), "{file}");
+        let setups: Vec<Setup> = runs
+            .iter()
+            .map(|r| {
+                let json = r.params.iter().find(|p| p.0 == "setup").unwrap().1.clone();
+                serde_json::from_value(json).unwrap()
+            })
+            .collect();
+        // Per variant, seeds 1-3, each under FIFO and HCF; the rest is hcf-starvation-ns2's
+        // spread 0.
+        for (i, s) in setups.iter().enumerate() {
+            let (tcp, ns2) = variants[i / 6];
+            let seed = (i % 6 / 2 + 1) as u64;
             assert_eq!(
-                (setup.tcp, setup.start_spread_s, setup.start_jitter_us),
-                (tcp, 0.0, 20),
-                "{file}"
-            );
-            // The paper's setup but for the TCP, the starts and the seed.
-            assert_eq!(
+                *s,
                 Setup {
-                    seed: 1,
-                    ..Setup::ns2(0.0, 1)
+                    tcp,
+                    ns2,
+                    ..Setup::ns2(0.0, seed)
                 },
-                Setup {
-                    tcp: Tcp::Ns2,
-                    seed: 1,
-                    ..setup
-                }
+                "{file} run {i}"
             );
-            seeds.push(setup.seed);
         }
-        seeds.dedup();
-        assert_eq!(seeds, [1, 2, 3], "{file}");
     }
     let text = Setup {
-        tcp: Tcp::Ns2NoSyn,
+        ns2: capped,
         ..Setup::ns2(0.0, 1)
     }
     .scenario(Discipline::Hcf(hcf_starvation::BASELINE));
     assert!(
-        text.contains("flavor = \"ns2\", syn_ = false, rtxcur_init_ = 0.2"),
+        text.contains("flavor = \"ns2\", syn_ = false, rtxcur_init_ = 0.2, maxrto_ = 12.8"),
         "{text}"
     );
+    // The model's TCP refuses ns-2's keys: the run's check names the key.
+    let bad = Setup {
+        ns2: capped,
+        ..Setup::paper()
+    };
+    let plan = testbench::Scenario::parse(&bad.scenario(Discipline::Fifo), "bad")
+        .and_then(|s| s.plan(&testbench::Overrides::default()).map(|_| ()));
+    let e = plan
+        .err()
+        .expect("ns-2's keys refused with the model's TCP")
+        .to_string();
+    assert!(e.contains("syn_"), "{e}");
 }
