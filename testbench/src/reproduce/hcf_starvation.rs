@@ -758,8 +758,11 @@ pub const SEEDS_CSV_HEADER: &str = "policy,tcp,start_spread_s,seed,starved_pct,t
 /// Header of `starvation_spread.csv` (one line per discipline, spread and measure).
 pub const SPREAD_CSV_HEADER: &str = "policy,tcp,start_spread_s,seeds,measure,mean,std,min,max";
 
-/// The measures [`spread_rows`] summarises over seeds: column name and value of a run.
-pub const SEED_MEASURES: [(&str, fn(&Run) -> f64); 11] = [
+/// A measure of a run: its column name and its value.
+pub type SeedMeasure = (&'static str, fn(&Run) -> f64);
+
+/// The measures [`spread_rows`] summarises over seeds.
+pub const SEED_MEASURES: [SeedMeasure; 11] = [
     ("starved_pct", |r| r.starved_pct),
     ("throughput_variance", |r| r.variance),
     ("link_utilization", |r| r.link_utilization),

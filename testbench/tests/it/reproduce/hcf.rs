@@ -305,8 +305,7 @@ fn the_spec_files_of_the_comparison_runs_parse_to_their_variants() {
     let plan = testbench::Scenario::parse(&bad.scenario(Discipline::Fifo), "bad")
         .and_then(|s| s.plan(&testbench::Overrides::default()).map(|_| ()));
     let e = plan
-        .err()
-        .expect("ns-2's keys refused with the model's TCP")
+        .expect_err("ns-2's keys refused with the model's TCP")
         .to_string();
     assert!(e.contains("syn_"), "{e}");
 }
