@@ -122,26 +122,142 @@ impl Discipline {
     }
 }
 
+/// The senders' TCP in an HCF experiment (the setup's `tcp` key).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tcp {
+    /// The testbench's Reno-like sender (`crate::tcp`) with the setup's `min_rto_us`,
+    /// `init_cwnd` and `karn`: the reproductions' TCP before the ns-2 option.
+    #[default]
+    Model,
+    /// ns-2.35's `TcpAgent` defaults (`flavor = "ns2"`, docs/config.md): a SYN and a window
+    /// of 1 at start, then `windowInit_` 2, `window_` 20, RTO 3 s before the first RTT
+    /// sample, `minrto_` 200 ms, back-off up to `maxrto_` 60 s; the setup's `min_rto_us`,
+    /// `init_cwnd` and `karn` are not used.
+    Ns2,
+}
+
+impl Tcp {
+    /// `serde(skip_serializing_if)`: a setup with the model's TCP serializes as before the
+    /// key existed, so its sweep runs keep their ids.
+    pub fn is_model(&self) -> bool {
+        *self == Self::Model
+    }
+
+    /// `model` or `ns2`: the key's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Model => "model",
+            Self::Ns2 => "ns2",
+        }
+    }
+
+    /// The TCP for a report's header.
+    pub fn describe(self, min_rto_us: u64, init_cwnd: u32, karn: bool) -> String {
+        match self {
+            Self::Model => format!(
+                "model TCP: min RTO {} ms, initial window {init_cwnd}, Karn's rule {}",
+                min_rto_us / 1000,
+                if karn { "on" } else { "off" }
+            ),
+            Self::Ns2 => "ns-2.35 TCP: SYN, windowInit_ 2, window_ 20, RTO 3 s before a sample, minrto_ 200 ms, maxrto_ 60 s".into(),
+        }
+    }
+
+    /// The inside of a flow's `tcp = { .. }` table: the ACK delay and this TCP's keys
+    /// (`min_rto_us`, `init_cwnd`, `karn` only for the model's).
+    pub fn keys(self, base_rtt_us: u64, min_rto_us: u64, init_cwnd: u32, karn: bool) -> String {
+        match self {
+            Self::Model => format!(
+                "base_rtt_us = {base_rtt_us}, min_rto_us = {min_rto_us}, init_cwnd = {init_cwnd}, karn = {karn}"
+            ),
+            Self::Ns2 => format!("base_rtt_us = {base_rtt_us}, flavor = \"ns2\""),
+        }
+    }
+}
+
+/// ns-2 keys of the flows' `tcp` table that override the defaults of [`Tcp::Ns2`]
+/// (docs/config.md; the scenario refuses them with the model's TCP). The experiments that
+/// take ns-2's start-up (`syn_`, `rtxcur_init_`) or its back-off cap (`maxrto_`) away.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ns2Keys {
+    /// `syn_`: packet 0 is a SYN sent with a window of 1.
+    #[serde(default, rename = "syn_", skip_serializing_if = "Option::is_none")]
+    pub syn: Option<bool>,
+    /// `rtxcur_init_`: the RTO before the first RTT sample, s.
+    #[serde(
+        default,
+        rename = "rtxcur_init_",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rtxcur_init_s: Option<f64>,
+    /// `maxrto_`: the cap of the backed-off RTO, s.
+    #[serde(default, rename = "maxrto_", skip_serializing_if = "Option::is_none")]
+    pub maxrto_s: Option<f64>,
+}
+
+impl Ns2Keys {
+    /// None given (`serde(skip_serializing_if)`).
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The given keys as `, key = value` for a flow's `tcp` table.
+    pub fn toml(&self) -> String {
+        let mut s = String::new();
+        if let Some(v) = self.syn {
+            let _ = write!(s, ", syn_ = {v}");
+        }
+        for (key, v) in [
+            ("rtxcur_init_", self.rtxcur_init_s),
+            ("maxrto_", self.maxrto_s),
+        ] {
+            if let Some(v) = v {
+                let _ = write!(s, ", {key} = {v:?}");
+            }
+        }
+        s
+    }
+}
+
+/// A start offset of flow `i` drawn uniformly from `[0, span)` cycles by `key` (a seed or a
+/// trial): SplitMix64 of `key << 32 | i`, so it is fixed by `(key, i)` alone.
+pub fn start_jitter(key: u64, i: usize, span: u64) -> u64 {
+    let mut z = (key << 32 | i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) % span.max(1)
+}
+
 /// The parameters of a discipline in an HCF sweep measure.
 pub const DISCIPLINE_PARAMS: [&str; 3] = ["policy", "bins", "c0"];
 
 /// The spec text of an HCF sweep `name` over `measure` (collecting `fields`): the
-/// experiment `setup` as the one value of the parameter `setup`, the integer `axes`
+/// experiment `setups` in order as the values of the parameter `setup`, the integer `axes`
 /// (`key = [..]`), and the disciplines `discs` in order as a `[[zip]]` group of
 /// [`DISCIPLINE_PARAMS`].
 pub fn spec_text(
     name: &str,
     measure: &str,
     fields: &[&str],
-    setup: &impl serde::Serialize,
+    setups: &[impl serde::Serialize],
     axes: &[(&str, Vec<u64>)],
     discs: &[Discipline],
 ) -> String {
     let list = |xs: Vec<String>| xs.join(", ");
-    let setup = toml::Value::try_from(setup).expect("a setup is a TOML table");
+    let setups = setups
+        .iter()
+        .map(|s| {
+            toml::Value::try_from(s)
+                .expect("a setup is a TOML table")
+                .to_string()
+        })
+        .collect();
     let mut s = format!(
-        "name = \"{name}\"\nmeasure = \"{measure}\"\ncollect = [{}]\n[parameters]\nsetup = [{setup}]\n",
-        list(fields.iter().map(|f| format!("{f:?}")).collect())
+        "name = \"{name}\"\nmeasure = \"{measure}\"\ncollect = [{}]\n[parameters]\nsetup = [{}]\n",
+        list(fields.iter().map(|f| format!("{f:?}")).collect()),
+        list(setups)
     );
     for (key, values) in axes {
         let _ = writeln!(

@@ -87,7 +87,7 @@ pub fn jobs(bins: &[u32], c0s: &[u32]) -> Vec<(Sweep, Discipline)> {
 /// The built-in sweep spec `hcf-bins`: the runs of [`jobs`] on `setup`, in order.
 pub fn spec_text(setup: &Setup, bins: &[u32], c0s: &[u32]) -> String {
     let discs: Vec<Discipline> = jobs(bins, c0s).into_iter().map(|j| j.1).collect();
-    hcf_starvation::spec_text("hcf-bins", setup, &discs)
+    hcf_starvation::spec_text("hcf-bins", std::slice::from_ref(setup), &discs)
 }
 
 fn knobs(d: &Discipline) -> Option<HcfKnobs> {
@@ -117,7 +117,13 @@ pub fn sweep(
 ) -> Result<Vec<(Sweep, Run)>, ReproError> {
     let jobs = jobs(bins, c0s);
     let discs: Vec<Discipline> = jobs.iter().map(|j| j.1).collect();
-    let runs = hcf_starvation::sweep_runs(&out.join("sweep"), "hcf-bins", setup, &discs, progress)?;
+    let runs = hcf_starvation::sweep_runs(
+        &out.join("sweep"),
+        "hcf-bins",
+        std::slice::from_ref(setup),
+        &discs,
+        progress,
+    )?;
     let runs: Vec<(Sweep, Run)> = jobs.iter().map(|j| j.0).zip(runs).collect();
     /// One line of `bins.csv` ([`CSV_HEADER`]); `bins` and `c0` are empty for FIFO.
     #[derive(Default, serde::Serialize)]

@@ -21,7 +21,7 @@
 //! The runs are the built-in sweep spec `hcf-incast` ([`spec_text`]) over [`MEASURE`], run
 //! by the sweep engine into `OUT/sweep/`; the CSVs and plots are made from its rows.
 
-use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
+use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch, Tcp};
 use super::plot::{xy_chart, Series};
 use super::{from_fields, int_field, to_fields, to_json, Progress, ReproError};
 use crate::csv_file::Fixed;
@@ -32,6 +32,10 @@ use std::fmt::Write;
 use std::path::Path;
 
 pub const CSV_HEADER: &str = "policy,servers,block_bytes,goodput_mbps,max_fct_ms,timeouts";
+/// Header of `incast_jitter.csv`: [`CSV_HEADER`]'s columns as means over the jittered
+/// trials, their number, and the range of the goodput.
+pub const JITTER_CSV_HEADER: &str =
+    "policy,servers,block_bytes,goodput_mbps,max_fct_ms,timeouts,trials,goodput_min_mbps,goodput_max_mbps";
 
 /// Most servers: one ingress port each, one port for the client, 64 ports.
 pub const MAX_SERVERS: usize = 63;
@@ -40,6 +44,8 @@ const PACKET_BYTES: u32 = 1000;
 const LINK_GBPS: f64 = 1.0;
 /// `B`, packets (16 + 16 under HCF).
 pub const BUFFER_PACKETS: u32 = 32;
+/// `hcf-incast-ns2`'s limit on a run, simulated s.
+pub const NS2_CAP_S: f64 = 600.0;
 /// HCF of V-A: 16 bins, one credit, dynamic period.
 pub const HCF: HcfKnobs = HcfKnobs::dynamic(16, 1);
 
@@ -67,6 +73,9 @@ pub struct Setup {
     #[serde(skip)]
     pub jitter_trials: u32,
     pub jitter_us: u64,
+    /// The senders' TCP (`model` when absent: the variant before the key existed).
+    #[serde(default, skip_serializing_if = "Tcp::is_model")]
+    pub tcp: Tcp,
 }
 
 impl Setup {
@@ -82,6 +91,17 @@ impl Setup {
             cap_s: 120.0,
             jitter_trials: 5,
             jitter_us: 20,
+            tcp: Tcp::Model,
+        }
+    }
+
+    /// The published scenario under ns-2's TCP (`hcf-incast-ns2`): a lost SYN waits 3 s
+    /// and the back-off reaches 60 s, so a run may take minutes of simulated time.
+    pub fn ns2() -> Self {
+        Self {
+            tcp: Tcp::Ns2,
+            cap_s: NS2_CAP_S,
+            ..Self::paper()
         }
     }
 
@@ -107,8 +127,7 @@ impl Setup {
         if trial == 0 {
             return 0;
         }
-        let span = self.jitter_us * CLOCK_MHZ as u64;
-        splitmix64((trial as u64) << 32 | i as u64) % span.max(1)
+        hcf::start_jitter(trial as u64, i, self.jitter_us * CLOCK_MHZ as u64)
     }
 
     /// The scenario text for `n` servers under `disc` in `trial`.
@@ -117,11 +136,13 @@ impl Setup {
         let cap = (self.cap_s * CLOCK_MHZ as f64 * 1e6) as u64;
         let mut s = sw.header("hcf-incast", disc, cap, 1);
         let tcp = format!(
-            "base_rtt_us = {}, min_rto_us = {}, init_cwnd = {}, karn = {}, flow_bytes = {}",
-            sw.ack_delay_us(self.base_rtt_us),
-            self.min_rto_us,
-            self.init_cwnd,
-            self.karn,
+            "{}, flow_bytes = {}",
+            self.tcp.keys(
+                sw.ack_delay_us(self.base_rtt_us),
+                self.min_rto_us,
+                self.init_cwnd,
+                self.karn
+            ),
             self.flow_bytes(n)
         );
         for src in 0..n {
@@ -129,14 +150,6 @@ impl Setup {
         }
         s
     }
-}
-
-/// SplitMix64: a fixed, seedable mixer for the start jitter.
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// One run.
@@ -209,15 +222,16 @@ fn params(v: &Values) -> Result<(Setup, usize, Discipline, u32), crate::Scenario
     ))
 }
 
-/// The built-in sweep spec `hcf-incast` of `setup`: its servers x trials, FIFO and HCF.
-pub fn spec_text(setup: &Setup) -> String {
+/// The built-in sweep spec `name` (`hcf-incast`, `hcf-incast-ns2`) of `setup`: its
+/// servers x trials, FIFO and HCF.
+pub fn spec_text(name: &str, setup: &Setup) -> String {
     let servers = setup.servers.iter().map(|&n| n as u64).collect();
     let trials = (0..=setup.jitter_trials as u64).collect();
     hcf::spec_text(
-        "hcf-incast",
+        name,
         MEASURE.name,
         FIELDS,
-        setup,
+        std::slice::from_ref(setup),
         &[("servers", servers), ("trial", trials)],
         &DISCIPLINES,
     )
@@ -272,10 +286,14 @@ pub fn measure(setup: &Setup, n: usize, disc: Discipline, trial: u32) -> Result<
     })
 }
 
-/// Mean goodput, largest FCT and timeouts of the jittered trials of one point.
+/// Mean goodput (and its range), largest FCT and timeouts of the jittered trials of one
+/// point.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct JitterMean {
     pub goodput_mbps: f64,
+    /// The smallest and largest goodput of a trial.
+    pub goodput_min_mbps: f64,
+    pub goodput_max_mbps: f64,
     pub max_fct_ms: f64,
     pub timeouts: f64,
     pub trials: usize,
@@ -297,8 +315,11 @@ pub fn jitter_mean(points: &[Point], policy: &str, n: usize) -> Option<JitterMea
     if t.is_empty() {
         return None;
     }
+    let goodput = t.iter().map(|p| p.goodput_mbps);
     Some(JitterMean {
-        goodput_mbps: mean(t.iter().map(|p| p.goodput_mbps)),
+        goodput_mbps: mean(goodput.clone()),
+        goodput_min_mbps: goodput.clone().fold(f64::INFINITY, f64::min),
+        goodput_max_mbps: goodput.fold(f64::NEG_INFINITY, f64::max),
         max_fct_ms: mean(t.iter().map(|p| p.max_fct_ms)),
         timeouts: mean(t.iter().map(|p| p.timeouts as f64)),
         trials: t.len(),
@@ -312,10 +333,11 @@ const DISCIPLINES: [Discipline; 2] = [Discipline::Fifo, Discipline::Hcf(HCF)];
 /// `incast_fct.png` (longest completion time) into `out`.
 pub fn sweep(
     out: &Path,
+    name: &str,
     setup: &Setup,
     progress: &mut dyn Progress,
 ) -> Result<Vec<Point>, ReproError> {
-    let spec = Spec::parse(&spec_text(setup), "hcf-incast", Path::new("."))?;
+    let spec = Spec::parse(&spec_text(name, setup), name, Path::new("."))?;
     let rows = super::sweep_rows(&spec, &out.join("sweep"), progress)?;
     let mut points = rows
         .iter()
@@ -350,6 +372,8 @@ pub fn sweep(
         max_fct_ms: Fixed<3>,
         timeouts: Fixed<2>,
         trials: usize,
+        goodput_min_mbps: Fixed<2>,
+        goodput_max_mbps: Fixed<2>,
     }
     let grid = || {
         DISCIPLINES
@@ -377,6 +401,8 @@ pub fn sweep(
                 max_fct_ms: Fixed(m.max_fct_ms),
                 timeouts: Fixed(m.timeouts),
                 trials: m.trials,
+                goodput_min_mbps: Fixed(m.goodput_min_mbps),
+                goodput_max_mbps: Fixed(m.goodput_max_mbps),
             })
         });
         super::write_csv(&out.join("incast_jitter.csv"), lines)?;
@@ -446,14 +472,14 @@ pub fn sweep(
 
 pub fn report(setup: &Setup, points: &[Point], out: &Path) -> String {
     let mut rep = format!(
-        "HCF V-A incast: N servers x {} B / N to one 1 Gb/s port, B = {BUFFER_PACKETS} x {PACKET_BYTES} B packets, RTT {} us, min RTO {} ms, initial window {}, Karn's rule {}\n\
+        "HCF V-A incast: N servers x {} B / N to one 1 Gb/s port, B = {BUFFER_PACKETS} x {PACKET_BYTES} B packets, RTT {} us, {}\n\
          HCF: K = {}, c0 = {}, 16 + 16 packets, dynamic period\n\
-         'together': every flow starts at cycle 0; 'jitter': mean of {} trials with starts uniform in 0-{} us\n\n",
+         'together': every flow starts at cycle 0; 'jitter': mean [min-max] of {} trials with starts uniform in 0-{} us\n\n",
         setup.block_bytes,
         setup.base_rtt_us,
-        setup.min_rto_us / 1000,
-        setup.init_cwnd,
-        if setup.karn { "on" } else { "off" },
+        setup
+            .tcp
+            .describe(setup.min_rto_us, setup.init_cwnd, setup.karn),
         HCF.bins,
         HCF.c0,
         setup.jitter_trials,
@@ -461,7 +487,7 @@ pub fn report(setup: &Setup, points: &[Point], out: &Path) -> String {
     );
     let _ = writeln!(
         rep,
-        "{:>7} | {:>10} {:>9} {:>5} {:>5} {:>6} | {:>10} {:>9} {:>5} {:>5} {:>6} | {:>11} {:>11}",
+        "{:>7} | {:>10} {:>9} {:>5} {:>5} {:>6} | {:>10} {:>9} {:>5} {:>5} {:>6} | {:>20} {:>20}",
         "servers",
         "FIFO Mb/s",
         "fct ms",
@@ -484,7 +510,12 @@ pub fn report(setup: &Setup, points: &[Point], out: &Path) -> String {
         }
     };
     let jm = |name: &str, n: usize| {
-        jitter_mean(points, name, n).map_or("-".to_string(), |m| format!("{:.1}", m.goodput_mbps))
+        jitter_mean(points, name, n).map_or("-".to_string(), |m| {
+            format!(
+                "{:.1} [{:.1}-{:.1}]",
+                m.goodput_mbps, m.goodput_min_mbps, m.goodput_max_mbps
+            )
+        })
     };
     for &n in &setup.servers {
         let (Some(f), Some(h)) = (together(points, "fifo", n), together(points, "hcf", n)) else {
@@ -492,7 +523,7 @@ pub fn report(setup: &Setup, points: &[Point], out: &Path) -> String {
         };
         let _ = writeln!(
             rep,
-            "{n:>7} | {:>10.1} {:>9.2} {:>5} {:>5} {:>6} | {:>10.1} {:>9.2} {:>5} {:>5} {:>6} | {:>11} {:>11}",
+            "{n:>7} | {:>10.1} {:>9.2} {:>5} {:>5} {:>6} | {:>10.1} {:>9.2} {:>5} {:>5} {:>6} | {:>20} {:>20}",
             f.goodput_mbps,
             f.max_fct_ms,
             f.timeouts,
@@ -554,6 +585,13 @@ pub fn report(setup: &Setup, points: &[Point], out: &Path) -> String {
 
 pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
     let setup = Setup::paper();
-    let points = sweep(out, &setup, progress)?;
+    let points = sweep(out, "hcf-incast", &setup, progress)?;
+    Ok(report(&setup, &points, out))
+}
+
+/// `hcf-incast-ns2`: the same under ns-2's TCP ([`Setup::ns2`]).
+pub fn run_ns2(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
+    let setup = Setup::ns2();
+    let points = sweep(out, "hcf-incast-ns2", &setup, progress)?;
     Ok(report(&setup, &points, out))
 }

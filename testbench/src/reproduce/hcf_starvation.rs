@@ -26,14 +26,14 @@
 //! built-in sweep spec `hcf-starvation` ([`spec_text`]), run into `OUT/sweep/`, and the
 //! CSVs and plot are made from its rows.
 
-use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch};
+use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, Ns2Keys, QueueWatch, Tcp};
 use super::plot::{xy_chart, Series};
 use super::{from_fields, to_fields, wrote, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
 use crate::sweep::stats::{mean, variance};
 use crate::sweep::{Measure, Spec, Values};
 use crate::{Overrides, Scenario};
-use hw_model::DropReason;
+use hw_model::{CellFate, DropReason};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -46,6 +46,17 @@ pub const FLOWS_CSV_HEADER: &str = "policy,flow,packets,goodput_bytes,timeouts,l
 /// The paper's numbers (V-B-2): starved %, variance.
 pub const PAPER_FIFO: (f64, f64) = (32.0, 5.55e4);
 pub const PAPER_HCF: (f64, f64) = (1.5, 6.74e3);
+
+/// `hcf-starvation-ns2`: the spreads of the flows' starts, s: together, 10 ms, and the
+/// 1 s of `hcf-starvation`.
+pub const NS2_SPREADS_S: [f64; 3] = [0.0, 0.01, 1.0];
+/// `hcf-starvation-ns2`: the seeds of every spread and discipline.
+pub const NS2_SEEDS: [u64; 3] = [1, 2, 3];
+/// `hcf-starvation-ns2`: each flow's start is jittered by a draw in `[0, 20)` us from the
+/// seed, as `hcf-incast`'s jittered trials are: less than one 1500 B packet time on the
+/// bottleneck (121.6 us), so the flows still start together, but their order on the
+/// shared ingress link and their phases differ from seed to seed.
+pub const NS2_JITTER_US: u64 = 20;
 
 /// Core clock, MHz: one cycle is 1 us.
 const CLOCK_MHZ: u32 = 1;
@@ -76,6 +87,31 @@ pub struct Setup {
     pub udp_fraction: f64,
     pub bottleneck_gbps: f64,
     pub ingress_gbps: f64,
+    /// The senders' TCP (`model` when absent: the variant before the key existed).
+    #[serde(default, skip_serializing_if = "Tcp::is_model")]
+    pub tcp: Tcp,
+    /// Each flow's start is delayed by a draw uniform in `[0, start_jitter_us)` us from
+    /// `seed` ([`hcf::start_jitter`]); 0 (or absent): no jitter.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_jitter_us: u64,
+    /// ns-2 keys that override `tcp = "ns2"`'s defaults (only with it); absent: none.
+    #[serde(default, skip_serializing_if = "Ns2Keys::is_none")]
+    pub ns2: Ns2Keys,
+    /// The run's seed (`[run] seed`: the UDP arrivals, and the start jitter); 1 when absent.
+    #[serde(default = "seed_one", skip_serializing_if = "is_one")]
+    pub seed: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+fn is_one(x: &u64) -> bool {
+    *x == 1
+}
+
+fn seed_one() -> u64 {
+    1
 }
 
 impl Setup {
@@ -93,6 +129,22 @@ impl Setup {
             udp_fraction: 0.05,
             bottleneck_gbps: 0.1,
             ingress_gbps: 0.6,
+            tcp: Tcp::Model,
+            start_jitter_us: 0,
+            ns2: Ns2Keys::default(),
+            seed: 1,
+        }
+    }
+
+    /// V-B under ns-2's TCP with the flows' starts spread over `start_spread_s`, each
+    /// jittered by up to [`NS2_JITTER_US`] from `seed`: the runs of `hcf-starvation-ns2`.
+    pub fn ns2(start_spread_s: f64, seed: u64) -> Self {
+        Self {
+            tcp: Tcp::Ns2,
+            start_spread_s,
+            start_jitter_us: NS2_JITTER_US,
+            seed,
+            ..Self::paper()
         }
     }
 
@@ -122,17 +174,19 @@ impl Setup {
     pub fn scenario(&self, disc: Discipline) -> String {
         let sw = self.switch();
         let (_, end) = self.window_cycles();
-        let mut s = sw.header("hcf-starvation", disc, end, 1);
-        let tcp = format!(
-            "base_rtt_us = {}, min_rto_us = {}, init_cwnd = {}, karn = {}",
+        let mut s = sw.header("hcf-starvation", disc, end, self.seed);
+        let tcp = self.tcp.keys(
             sw.ack_delay_us(self.base_rtt_us),
             self.min_rto_us,
             self.init_cwnd,
-            self.karn
-        );
+            self.karn,
+        ) + &self.ns2.toml();
         let spread = self.cycles(self.start_spread_s);
+        let jitter = self.start_jitter_us * CLOCK_MHZ as u64;
         for i in 0..self.flows {
-            s += &sw.tcp_flow(0, &tcp, i as u64 * spread / self.flows as u64);
+            let start =
+                i as u64 * spread / self.flows as u64 + hcf::start_jitter(self.seed, i, jitter);
+            s += &sw.tcp_flow(0, &tcp, start);
         }
         s += &sw.udp_flow(0, self.udp_fraction * self.bottleneck_gbps);
         s
@@ -175,9 +229,98 @@ pub struct Run {
     pub periods: u64,
     /// HCF: share of the packets the queue took in the window that joined HP, percent.
     pub hp_pct: f64,
+    /// What the bottleneck did with the TCP packets of the whole run ([`Silences`]).
+    #[serde(default)]
+    pub silences: Silences,
 }
 
+/// The bottleneck's treatment of TCP packets that end a silence of their flow, next to all
+/// TCP packets, over the whole run. A packet ends a silence when its flow had no packet
+/// reach the bottleneck for [`SILENCE_S`] or more: after a retransmission timeout, the
+/// first packet of the go-back-N (an ACK-clocked flow is never idle that long).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Silences {
+    /// TCP packets that reached the bottleneck queue, and those it dropped.
+    pub tcp_packets: u64,
+    pub tcp_dropped: u64,
+    /// Packets that ended a silence, those dropped, and those HCF put in HP.
+    pub after_silence: u64,
+    pub after_silence_dropped: u64,
+    pub after_silence_hp: u64,
+}
+
+impl Silences {
+    /// Share of the packets that ended a silence that HCF put in HP, percent.
+    pub fn hp_pct(&self) -> f64 {
+        100.0 * self.after_silence_hp as f64 / self.after_silence.max(1) as f64
+    }
+
+    /// Drop rate of all TCP packets and of the packets that end a silence, percent.
+    pub fn drop_pcts(&self) -> (f64, f64) {
+        let pct = |a: u64, b: u64| 100.0 * a as f64 / b.max(1) as f64;
+        (
+            pct(self.tcp_dropped, self.tcp_packets),
+            pct(self.after_silence_dropped, self.after_silence),
+        )
+    }
+}
+
+/// The silence after which a flow's next packet counts in [`Silences`], s: the minimum RTO
+/// of both TCPs (the model's `min_rto_us` of [`Setup::paper`] and ns-2's `minrto_`).
+pub const SILENCE_S: f64 = 0.2;
+
 impl Run {
+    /// The measures that count the same packets two ways agree: a flow with no packet in
+    /// the window was silent for at least the window (its longest gap); the packets in the
+    /// window (per flow, plus UDP) are the link's utilization times its capacity; the
+    /// starved share is the share of flows with no packet; no more packets end a silence,
+    /// are dropped after one, or join HP after one, than there are.
+    pub fn consistent(&self) -> Result<(), ReproError> {
+        let bad = |what: String| {
+            Err(ReproError::Invariant(format!(
+                "hcf-starvation {}: {what}",
+                self.disc.label()
+            )))
+        };
+        let window = self.setup.window_s;
+        if let Some((i, f)) = self
+            .flows
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.packets == 0 && f.longest_gap_s < window)
+        {
+            return bad(format!(
+                "flow {i} has no packet in the {window} s window but its longest gap is {} s",
+                f.longest_gap_s
+            ));
+        }
+        let packets: u64 = self.flows.iter().map(|f| f.packets).sum::<u64>() + self.udp_packets;
+        let sw = self.setup.switch();
+        let capacity = self.setup.bottleneck_gbps * 1e9 * window / sw.wire_bits() as f64;
+        if (packets as f64 - self.link_utilization * capacity).abs() > 0.5 {
+            return bad(format!(
+                "{packets} packets in the window, but utilization {} of {capacity} packets",
+                self.link_utilization
+            ));
+        }
+        let starved = self.flows.iter().filter(|f| f.packets == 0).count();
+        if (self.starved_pct - 100.0 * starved as f64 / self.flows.len().max(1) as f64).abs() > 1e-9
+        {
+            return bad(format!(
+                "{} % starved, but {starved} flows have no packet",
+                self.starved_pct
+            ));
+        }
+        let s = &self.silences;
+        if s.after_silence > s.tcp_packets
+            || s.after_silence_dropped > s.after_silence.min(s.tcp_dropped)
+            || s.after_silence_hp + s.after_silence_dropped > s.after_silence
+        {
+            return bad(format!("silences out of range: {s:?}"));
+        }
+        Ok(())
+    }
+
     /// The smallest and largest per-flow packet counts.
     pub fn min_max_packets(&self) -> (u64, u64) {
         let it = self.flows.iter().map(|f| f.packets);
@@ -222,6 +365,7 @@ const FIELDS: &[&str] = &[
     "pct_drops_at_b",
     "periods",
     "hp_pct",
+    "silences",
 ];
 
 /// One run of the V-B setup as a sweep measure: parameters `setup` (a [`Setup`] table) and
@@ -246,29 +390,35 @@ fn params(v: &Values) -> Result<(Setup, Discipline), crate::ScenarioError> {
     Ok((hcf::setup_of(v)?, Discipline::from_values(v)?))
 }
 
-/// The sweep spec `name` of `setup` under the disciplines `discs`, in order.
-pub fn spec_text(name: &str, setup: &Setup, discs: &[Discipline]) -> String {
-    hcf::spec_text(name, MEASURE.name, FIELDS, setup, &[], discs)
+/// The sweep spec `name` of `setups` under the disciplines `discs`, in order (every setup
+/// under every discipline, the disciplines inner).
+pub fn spec_text(name: &str, setups: &[Setup], discs: &[Discipline]) -> String {
+    hcf::spec_text(name, MEASURE.name, FIELDS, setups, &[], discs)
 }
 
-/// Run the sweep `name` of `setup` under `discs` into `dir` (the engine, every core): the
-/// runs in `discs` order.
+/// Run the sweep `name` of `setups` under `discs` into `dir` (the engine, every core): the
+/// runs in [`spec_text`]'s order.
 pub fn sweep_runs(
     dir: &Path,
     name: &str,
-    setup: &Setup,
+    setups: &[Setup],
     discs: &[Discipline],
     progress: &mut dyn Progress,
 ) -> Result<Vec<Run>, ReproError> {
-    let spec = Spec::parse(&spec_text(name, setup, discs), name, Path::new("."))?;
+    let spec = Spec::parse(&spec_text(name, setups, discs), name, Path::new("."))?;
     let rows = super::sweep_rows(&spec, dir, progress)?;
-    let setup = super::to_json(setup)?;
+    let jobs = setups
+        .iter()
+        .flat_map(|setup| discs.iter().map(move |disc| (setup, disc)));
     rows.iter()
-        .zip(discs)
-        .map(|(row, disc)| {
+        .zip(jobs)
+        .map(|(row, (setup, disc))| {
             from_fields(
                 &row.fields,
-                [("disc", super::to_json(disc)?), ("setup", setup.clone())],
+                [
+                    ("disc", super::to_json(disc)?),
+                    ("setup", super::to_json(setup)?),
+                ],
             )
         })
         .collect()
@@ -288,6 +438,10 @@ pub fn measure(setup: &Setup, disc: Discipline) -> Result<Run, ReproError> {
     let mut packets = vec![0u64; n + 1];
     let mut watch = QueueWatch::new();
     let mut at_w0 = (Vec::new(), watch.drops, [0u64; 3]);
+    let silence = (SILENCE_S * clock).round() as u64;
+    let mut last_arrival = starts.clone();
+    let mut silences = Silences::default();
+    let mut hp_seen = 0;
     while sim.now() < w1 {
         if sim.now() == w0 {
             at_w0 = (sim.tcp_stats(), watch.drops, hcf_counts(&sim, port));
@@ -295,6 +449,29 @@ pub fn measure(setup: &Setup, disc: Discipline) -> Result<Run, ReproError> {
         sim.step()?;
         watch.observe(&sim, port);
         let now = sim.now() - 1;
+        for ev in &sim.outputs().cell_events {
+            if ev.beat.hdr.dst as usize != port || !ev.beat.sop() {
+                continue;
+            }
+            // One ingress link: at most one packet arrives in a cycle, so HCF's HP
+            // counter moved for this one if at all.
+            let hp = hcf_counts(&sim, port)[1];
+            let joined_hp = hp > hp_seen;
+            hp_seen = hp;
+            let f = ev.beat.hdr.flow as usize;
+            if f >= n {
+                continue;
+            }
+            let dropped = matches!(ev.fate, CellFate::Dropped(_));
+            silences.tcp_packets += 1;
+            silences.tcp_dropped += dropped as u64;
+            if now - last_arrival[f] >= silence {
+                silences.after_silence += 1;
+                silences.after_silence_dropped += dropped as u64;
+                silences.after_silence_hp += joined_hp as u64;
+            }
+            last_arrival[f] = now;
+        }
         for dep in &sim.outputs().departures {
             if dep.port as usize != port || !dep.beat.eop() {
                 continue;
@@ -350,8 +527,10 @@ pub fn measure(setup: &Setup, disc: Discipline) -> Result<Run, ReproError> {
         pct_drops_at_b: watch.pct_dropped_at_or_above(BUFFER_PACKETS),
         periods: hcf1[0] - hcf0[0],
         hp_pct: 100.0 * to_hp as f64 / (to_hp + to_lp).max(1) as f64,
+        silences,
         flows,
     })
+    .and_then(|r| r.consistent().map(|()| r))
 }
 
 /// The baseline HCF of V-B: K = 20, c0 = 1, dynamic period.
@@ -404,7 +583,7 @@ pub fn compare(
     let runs = sweep_runs(
         &out.join("sweep"),
         "hcf-starvation",
-        setup,
+        std::slice::from_ref(setup),
         &DISCIPLINES,
         progress,
     )?;
@@ -563,4 +742,226 @@ pub fn report(runs: &[Run], out: &Path) -> String {
 pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
     let runs = compare(out, &Setup::paper(), progress)?;
     Ok(report(&runs, out))
+}
+
+/// The runs of `hcf-starvation-ns2`: V-B under ns-2's TCP ([`Setup::ns2`]) for every
+/// spread of `spreads` (outer) and seed of `seeds`.
+pub fn ns2_setups(spreads: &[f64], seeds: &[u64]) -> Vec<Setup> {
+    spreads
+        .iter()
+        .flat_map(|&spread| seeds.iter().map(move |&seed| Setup::ns2(spread, seed)))
+        .collect()
+}
+
+/// Header of `starvation_seeds.csv` (one line per run).
+pub const SEEDS_CSV_HEADER: &str = "policy,tcp,start_spread_s,seed,starved_pct,throughput_variance,link_utilization,gap_median_s,gap_max_s,gap_over_20s_pct,window_drops,hp_pct,tcp_drop_pct,after_silence_drop_pct,after_silence_hp_pct";
+/// Header of `starvation_spread.csv` (one line per discipline, spread and measure).
+pub const SPREAD_CSV_HEADER: &str = "policy,tcp,start_spread_s,seeds,measure,mean,std,min,max";
+
+/// A measure of a run: its column name and its value.
+pub type SeedMeasure = (&'static str, fn(&Run) -> f64);
+
+/// The measures [`spread_rows`] summarises over seeds.
+pub const SEED_MEASURES: [SeedMeasure; 11] = [
+    ("starved_pct", |r| r.starved_pct),
+    ("throughput_variance", |r| r.variance),
+    ("link_utilization", |r| r.link_utilization),
+    ("gap_median_s", |r| r.gap_median_max().0),
+    ("gap_max_s", |r| r.gap_median_max().1),
+    ("gap_over_20s_pct", |r| r.pct_gap_over(20.0)),
+    ("window_drops", |r| {
+        r.window_drops.iter().sum::<u64>() as f64
+    }),
+    ("hp_pct", |r| r.hp_pct),
+    ("tcp_drop_pct", |r| r.silences.drop_pcts().0),
+    ("after_silence_drop_pct", |r| r.silences.drop_pcts().1),
+    ("after_silence_hp_pct", |r| r.silences.hp_pct()),
+];
+
+impl Run {
+    /// Share of the flows whose longest silence exceeds `s` seconds, percent.
+    pub fn pct_gap_over(&self, s: f64) -> f64 {
+        let n = self.flows.iter().filter(|f| f.longest_gap_s > s).count();
+        100.0 * n as f64 / self.flows.len().max(1) as f64
+    }
+}
+
+/// One measure over the seeds of one discipline and spread.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct SpreadRow {
+    pub policy: &'static str,
+    pub tcp: &'static str,
+    pub start_spread_s: Plain,
+    pub seeds: usize,
+    pub measure: &'static str,
+    pub mean: Fixed<3>,
+    /// Population standard deviation over the seeds.
+    pub std: Fixed<3>,
+    pub min: Fixed<3>,
+    pub max: Fixed<3>,
+}
+
+/// The [`SEED_MEASURES`] of `runs` over seeds: one row per (discipline, TCP, spread) in
+/// the runs' order of first appearance, and measure.
+pub fn spread_rows(runs: &[Run]) -> Vec<SpreadRow> {
+    let key = |r: &Run| (r.disc, r.setup.tcp, r.setup.start_spread_s.to_bits());
+    let mut keys = Vec::new();
+    for r in runs {
+        if !keys.contains(&key(r)) {
+            keys.push(key(r));
+        }
+    }
+    keys.iter()
+        .flat_map(|k| {
+            let group: Vec<&Run> = runs.iter().filter(|r| key(r) == *k).collect();
+            SEED_MEASURES.iter().map(move |&(measure, f)| {
+                let xs = group.iter().map(|r| f(r));
+                let (m, sd) = crate::sweep::stats::mean_std(xs.clone());
+                SpreadRow {
+                    policy: k.0.name(),
+                    tcp: k.1.name(),
+                    start_spread_s: Plain(f64::from_bits(k.2)),
+                    seeds: group.len(),
+                    measure,
+                    mean: Fixed(m),
+                    std: Fixed(sd),
+                    min: Fixed(xs.clone().fold(f64::INFINITY, f64::min)),
+                    max: Fixed(xs.fold(f64::NEG_INFINITY, f64::max)),
+                }
+            })
+        })
+        .collect()
+}
+
+/// One line of `starvation_seeds.csv` ([`SEEDS_CSV_HEADER`]).
+#[derive(Debug, Default, serde::Serialize)]
+struct SeedLine {
+    policy: &'static str,
+    tcp: &'static str,
+    start_spread_s: Plain,
+    seed: u64,
+    starved_pct: Fixed<2>,
+    throughput_variance: Fixed<1>,
+    link_utilization: Fixed<4>,
+    gap_median_s: Fixed<3>,
+    gap_max_s: Fixed<3>,
+    gap_over_20s_pct: Fixed<2>,
+    window_drops: u64,
+    hp_pct: Fixed<2>,
+    tcp_drop_pct: Fixed<2>,
+    after_silence_drop_pct: Fixed<2>,
+    after_silence_hp_pct: Fixed<2>,
+}
+
+/// FIFO and baseline HCF on every setup of `setups` (runs in `out/sweep/` as the sweep
+/// `name`): writes `starvation_seeds.csv` and `starvation_spread.csv` into `out`.
+pub fn compare_seeds(
+    out: &Path,
+    name: &str,
+    setups: &[Setup],
+    progress: &mut dyn Progress,
+) -> Result<Vec<Run>, ReproError> {
+    let runs = sweep_runs(&out.join("sweep"), name, setups, &DISCIPLINES, progress)?;
+    let lines = runs.iter().map(|r| SeedLine {
+        policy: r.disc.name(),
+        tcp: r.setup.tcp.name(),
+        start_spread_s: Plain(r.setup.start_spread_s),
+        seed: r.setup.seed,
+        starved_pct: Fixed(r.starved_pct),
+        throughput_variance: Fixed(r.variance),
+        link_utilization: Fixed(r.link_utilization),
+        gap_median_s: Fixed(r.gap_median_max().0),
+        gap_max_s: Fixed(r.gap_median_max().1),
+        gap_over_20s_pct: Fixed(r.pct_gap_over(20.0)),
+        window_drops: r.window_drops.iter().sum(),
+        hp_pct: Fixed(r.hp_pct),
+        tcp_drop_pct: Fixed(r.silences.drop_pcts().0),
+        after_silence_drop_pct: Fixed(r.silences.drop_pcts().1),
+        after_silence_hp_pct: Fixed(r.silences.hp_pct()),
+    });
+    super::write_csv(&out.join("starvation_seeds.csv"), lines)?;
+    super::write_csv(&out.join("starvation_spread.csv"), spread_rows(&runs))?;
+    Ok(runs)
+}
+
+/// The text report of [`compare_seeds`]: per discipline and spread, the mean and the
+/// min-max over the seeds.
+pub fn seeds_report(runs: &[Run], out: &Path) -> String {
+    let s = runs.first().map(|r| r.setup).unwrap_or_else(Setup::paper);
+    let mut rep = format!(
+        "HCF V-B long-flow starvation, {}: {} flows + UDP at {:.0} % of {} Mb/s, B = {BUFFER_PACKETS} packets, warm-up {} s, window {} s;\n\
+         flow i starts at i x spread / {} plus a draw in [0, {}) us from the seed; mean [min-max] over the seeds\n\n",
+        s.tcp.describe(s.min_rto_us, s.init_cwnd, s.karn),
+        s.flows,
+        s.udp_fraction * 100.0,
+        s.bottleneck_gbps * 1000.0,
+        s.warmup_s,
+        s.window_s,
+        s.flows,
+        s.start_jitter_us
+    );
+    let _ = writeln!(
+        rep,
+        "{:<7} {:>9} {:>5} {:>22} {:>26} {:>20} {:>22} {:>20} {:>20} {:>22} {:>20}",
+        "policy",
+        "spread s",
+        "seeds",
+        "starved %",
+        "variance",
+        "gap median s",
+        "flows gap > 20 s %",
+        "util",
+        "TCP drop %",
+        "drop after silence %",
+        "HP after silence %"
+    );
+    let rows = spread_rows(runs);
+    for group in rows.chunks(SEED_MEASURES.len()) {
+        let cell = |m: &str, d: usize| {
+            group
+                .iter()
+                .find(|r| r.measure == m)
+                .map_or(String::new(), |r| {
+                    format!("{:.d$} [{:.d$}-{:.d$}]", r.mean.0, r.min.0, r.max.0)
+                })
+        };
+        let g = &group[0];
+        let _ = writeln!(
+            rep,
+            "{:<7} {:>9} {:>5} {:>22} {:>26} {:>20} {:>22} {:>20} {:>20} {:>22} {:>20}",
+            g.policy,
+            g.start_spread_s.0,
+            g.seeds,
+            cell("starved_pct", 2),
+            cell("throughput_variance", 0),
+            cell("gap_median_s", 2),
+            cell("gap_over_20s_pct", 1),
+            cell("link_utilization", 4),
+            cell("tcp_drop_pct", 1),
+            cell("after_silence_drop_pct", 1),
+            cell("after_silence_hp_pct", 1)
+        );
+    }
+    let _ = writeln!(
+        rep,
+        "\npaper (ns-2): FIFO {} % starved, variance {:.3e}; HCF {} % starved, variance {:.3e}",
+        PAPER_FIFO.0, PAPER_FIFO.1, PAPER_HCF.0, PAPER_HCF.1
+    );
+    let _ = writeln!(
+        rep,
+        "{}",
+        wrote(out, &["starvation_seeds.csv", "starvation_spread.csv"])
+    );
+    rep
+}
+
+/// `hcf-starvation-ns2`: V-B under ns-2's TCP over [`NS2_SPREADS_S`] x [`NS2_SEEDS`].
+pub fn run_ns2(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
+    let runs = compare_seeds(
+        out,
+        "hcf-starvation-ns2",
+        &ns2_setups(&NS2_SPREADS_S, &NS2_SEEDS),
+        progress,
+    )?;
+    Ok(seeds_report(&runs, out))
 }

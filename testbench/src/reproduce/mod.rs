@@ -171,9 +171,19 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         run: hcf_starvation::run,
     },
     Reproduction {
+        name: "hcf-starvation-ns2",
+        description: "HCF V-B under ns-2's TCP: hcf-starvation with flows starting together, 10 ms or 1 s apart, over seeds (mean and min-max), FIFO vs HCF",
+        run: hcf_starvation::run_ns2,
+    },
+    Reproduction {
         name: "hcf-incast",
         description: "HCF V-A / Fig. 2(a): TCP incast block goodput vs number of servers (1 MB block, 1 Gb/s, 32-packet buffer), FIFO vs HCF",
         run: hcf_incast::run,
+    },
+    Reproduction {
+        name: "hcf-incast-ns2",
+        description: "HCF Fig. 2(a) under ns-2's TCP: hcf-incast's flows started together and its jittered trials (mean and min-max), FIFO vs HCF",
+        run: hcf_incast::run_ns2,
     },
     Reproduction {
         name: "hcf-bins",
@@ -223,7 +233,11 @@ pub fn builtin_spec(name: &str) -> Option<(&'static str, String)> {
         )),
         "hcf-incast" => Some((
             "hcf-incast",
-            hcf_incast::spec_text(&hcf_incast::Setup::paper()),
+            hcf_incast::spec_text("hcf-incast", &hcf_incast::Setup::paper()),
+        )),
+        "hcf-incast-ns2" => Some((
+            "hcf-incast-ns2",
+            hcf_incast::spec_text("hcf-incast-ns2", &hcf_incast::Setup::ns2()),
         )),
         "l2bm-hybrid" => Some((
             "l2bm-hybrid",
@@ -233,7 +247,18 @@ pub fn builtin_spec(name: &str) -> Option<(&'static str, String)> {
             "hcf-starvation",
             hcf_starvation::spec_text(
                 "hcf-starvation",
-                &hcf_starvation::Setup::paper(),
+                &[hcf_starvation::Setup::paper()],
+                &hcf_starvation::DISCIPLINES,
+            ),
+        )),
+        "hcf-starvation-ns2" => Some((
+            "hcf-starvation-ns2",
+            hcf_starvation::spec_text(
+                "hcf-starvation-ns2",
+                &hcf_starvation::ns2_setups(
+                    &hcf_starvation::NS2_SPREADS_S,
+                    &hcf_starvation::NS2_SEEDS,
+                ),
                 &hcf_starvation::DISCIPLINES,
             ),
         )),

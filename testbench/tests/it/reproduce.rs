@@ -1,8 +1,11 @@
 //! Paper reproductions: their numbers, their files, and the `reproduce` command line. The
-//! ECM and L2BM ones are in `reproduce/ecm.rs` and `reproduce/l2bm.rs`.
+//! ECM and L2BM ones are in `reproduce/ecm.rs` and `reproduce/l2bm.rs`, the HCF ones under
+//! ns-2's TCP in `reproduce/hcf.rs`.
 
 #[path = "reproduce/ecm.rs"]
 mod ecm;
+#[path = "reproduce/hcf.rs"]
+mod hcf;
 #[path = "reproduce/l2bm.rs"]
 mod l2bm;
 
@@ -222,7 +225,7 @@ fn hcf_incast_quick_sweep_rows_and_the_uncontended_point() {
         jitter_trials: 1,
         ..hcf_incast::Setup::paper()
     };
-    let points = hcf_incast::sweep(&dir, &setup, &mut NoProgress).unwrap();
+    let points = hcf_incast::sweep(&dir, "hcf-incast", &setup, &mut NoProgress).unwrap();
     assert_eq!(points.len(), 2 * 2 * 2);
     let rows = csv_rows(&dir.join("incast.csv"), hcf_incast::CSV_HEADER);
     let keys: Vec<(&str, &str)> = rows
@@ -252,7 +255,7 @@ fn hcf_incast_quick_sweep_rows_and_the_uncontended_point() {
     }
     let jitter = csv_rows(
         &dir.join("incast_jitter.csv"),
-        &format!("{},trials", hcf_incast::CSV_HEADER),
+        hcf_incast::JITTER_CSV_HEADER,
     );
     assert_eq!(jitter.len(), 4);
     assert_png(&dir.join("incast.png"));
@@ -341,7 +344,9 @@ fn cli_lists_every_reproduction() {
         "dsh-fig11",
         "collateral",
         "hcf-starvation",
+        "hcf-starvation-ns2",
         "hcf-incast",
+        "hcf-incast-ns2",
         "hcf-bins",
         "ecm-fig1",
         "ecm-severe",
