@@ -473,7 +473,9 @@ impl Sources {
 
     /// The next cycle a source fires in, `u64::MAX` when all are finished.
     pub fn next_time(&self) -> u64 {
-        self.events.peek().map_or(u64::MAX, |Reverse(k)| (k >> 32) as u64)
+        self.events
+            .peek()
+            .map_or(u64::MAX, |Reverse(k)| (k >> 32) as u64)
     }
 
     /// Record the packets of `poisson` messages whose last cell departed at `now`.
