@@ -263,6 +263,30 @@ pub struct EcnConfig {
     pub mark_on: MarkOn,
     /// Seed of the marking LFSRs (each queue XORs `port << 3 | queue` in).
     pub lfsr_seed: u32,
+    /// `[[switch.ecn.curves]]`: priorities with a curve of their own (the keys above give
+    /// the curve of `priorities`). Left out of the serialized configuration while empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub curves: Vec<EcnCurveConfig>,
+}
+
+/// `[[switch.ecn.curves]]`: a RED curve of its own for the egress queues of `priorities`,
+/// in `[switch.ecn]`'s `unit` and `mark_on`: a chip with per-class ECN profiles, such as
+/// DCTCP's step threshold on a lossy class beside DCQCN's RED curve on a lossless one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnCurveConfig {
+    /// Priorities (0..=7) that mark on this curve: none of `[switch.ecn] priorities` nor
+    /// of another curve.
+    pub priorities: Vec<u8>,
+    pub kmin: u32,
+    pub kmax: u32,
+    /// `Pmax`; 1 when left out (a step threshold `kmin = kmax` does not use it).
+    #[serde(default = "one")]
+    pub pmax: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for EcnConfig {
@@ -277,6 +301,7 @@ impl Default for EcnConfig {
             pmax: 0.01,
             mark_on: MarkOn::Enqueue,
             lfsr_seed: 0xEC41,
+            curves: Vec::new(),
         }
     }
 }
@@ -284,7 +309,7 @@ impl Default for EcnConfig {
 impl EcnConfig {
     /// No queue marks.
     pub fn is_off(&self) -> bool {
-        self.priorities.is_empty()
+        self.priorities.is_empty() && self.curves.is_empty()
     }
 }
 
@@ -293,12 +318,9 @@ pub const ECN_K_MAX: u32 = (1 << 27) - 1;
 /// Fraction bits of `Pmax` and of the random draw the marker compares with.
 pub const ECN_P_FRAC: u32 = 16;
 
-/// Validated ECN parameters.
+/// The registers of one validated RED curve.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EcnParams {
-    /// Bit `p`: the egress queues of priority `p` mark.
-    pub mask: u8,
-    pub unit: EcnUnit,
+pub struct EcnCurve {
     pub kmin: u32,
     pub kmax: u32,
     /// `Pmax` in UQ0.16 (`1..=65536`).
@@ -307,8 +329,27 @@ pub struct EcnParams {
     /// RED line would reach probability 1 (0: step threshold). Written by the control plane,
     /// so the marker needs no divider (`crate::ecn_marker`).
     pub span: u64,
+}
+
+/// Validated ECN parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EcnParams {
+    /// Bit `p`: the egress queues of priority `p` mark.
+    pub mask: u8,
+    pub unit: EcnUnit,
+    /// The curves: `[switch.ecn]`'s first, then `[[switch.ecn.curves]]` in order.
+    pub curves: Vec<EcnCurve>,
+    /// Per priority, its index in `curves`.
+    pub curve_of: [u8; QUEUES],
     pub mark_on: MarkOn,
     pub lfsr_seed: u32,
+}
+
+impl EcnParams {
+    /// The curve the queues of priority `prio` mark on.
+    pub fn curve(&self, prio: usize) -> &EcnCurve {
+        &self.curves[self.curve_of[prio] as usize]
+    }
 }
 
 /// `[switch.ecm]`: the congestion point of ECM section 3.2 at every egress queue of the
@@ -383,33 +424,68 @@ pub struct EcmParams {
     pub lfsr_seed: u32,
 }
 
-/// Validate `[switch.ecn]`; precompute the RED line's span.
-fn ecn_params(e: &EcnConfig) -> Result<EcnParams, ConfigError> {
-    let mut mask = 0u8;
-    for &p in &e.priorities {
-        check_range("switch.ecn.priorities", p, 0, 7)?;
-        mask |= 1 << p;
-    }
-    check_range("switch.ecn.kmin", e.kmin, 0, ECN_K_MAX)?;
-    check_range("switch.ecn.kmax", e.kmax, e.kmin, ECN_K_MAX)?;
+/// Validate one RED curve whose keys are `{field}.kmin` etc.; precompute its span.
+fn ecn_curve(field: &str, kmin: u32, kmax: u32, pmax: f64) -> Result<EcnCurve, ConfigError> {
+    check_range(&format!("{field}.kmin"), kmin, 0, ECN_K_MAX)?;
+    check_range(&format!("{field}.kmax"), kmax, kmin, ECN_K_MAX)?;
     let one = 1u32 << ECN_P_FRAC;
-    let q = (e.pmax * one as f64).round();
-    if !(e.pmax.is_finite() && (1.0..=one as f64).contains(&q)) {
+    let q = (pmax * one as f64).round();
+    if !(pmax.is_finite() && (1.0..=one as f64).contains(&q)) {
         return Err(range_err(
-            "switch.ecn.pmax",
-            e.pmax,
+            &format!("{field}.pmax"),
+            pmax,
             "2^-16..=1 (stored with 16 fraction bits)",
         ));
     }
     let pmax_q16 = q as u32;
-    let span = ((e.kmax - e.kmin) as u64) << ECN_P_FRAC;
+    let span = ((kmax - kmin) as u64) << ECN_P_FRAC;
+    Ok(EcnCurve {
+        kmin,
+        kmax,
+        pmax_q16,
+        span: span.div_ceil(pmax_q16 as u64),
+    })
+}
+
+/// Validate `[switch.ecn]` and its `[[switch.ecn.curves]]`: each priority on one curve.
+fn ecn_params(e: &EcnConfig) -> Result<EcnParams, ConfigError> {
+    let top = (
+        "switch.ecn".to_string(),
+        &e.priorities,
+        e.kmin,
+        e.kmax,
+        e.pmax,
+    );
+    let all = std::iter::once(top).chain(e.curves.iter().enumerate().map(|(i, c)| {
+        let field = format!("switch.ecn.curves[{i}]");
+        (field, &c.priorities, c.kmin, c.kmax, c.pmax)
+    }));
+    let (mut mask, mut curve_of, mut curves) = (0u8, [0u8; QUEUES], Vec::new());
+    for (field, prios, kmin, kmax, pmax) in all {
+        if !curves.is_empty() && prios.is_empty() {
+            return Err(ConfigError::new(
+                format!("{field}.priorities"),
+                "empty; allowed: one or more of 0..=7",
+            ));
+        }
+        for &p in prios {
+            check_range(&format!("{field}.priorities"), p, 0, 7)?;
+            if mask & (1 << p) != 0 {
+                return Err(ConfigError::new(
+                    format!("{field}.priorities"),
+                    format!("priority {p} marks on another curve already; allowed: one curve per priority"),
+                ));
+            }
+            mask |= 1 << p;
+            curve_of[p as usize] = curves.len() as u8;
+        }
+        curves.push(ecn_curve(&field, kmin, kmax, pmax)?);
+    }
     Ok(EcnParams {
         mask,
         unit: e.unit,
-        kmin: e.kmin,
-        kmax: e.kmax,
-        pmax_q16,
-        span: span.div_ceil(pmax_q16 as u64),
+        curves,
+        curve_of,
         mark_on: e.mark_on,
         lfsr_seed: e.lfsr_seed,
     })

@@ -20,9 +20,11 @@
 //! (`switch.ecn.unit`), a register counted from a packet's admission to its dequeue (like
 //! the egress counters), updated at the clock edge with the cycle's arrivals and
 //! departures; `lfsr`, an `rtl::Lfsr32` (`x^32 + x^22 + x^2 + x + 1`), the random source;
-//! `marked`, the packets marked. Shared by the marking queues, configuration registers:
-//! `Kmin`, `Kmax` and `span = ceil((Kmax - Kmin) * 2^16 / Pmax)`, which the control plane
-//! computes when it writes the curve, so the datapath has no divider.
+//! `marked`, the packets marked. Shared by the marking queues of a curve, configuration
+//! registers: `Kmin`, `Kmax` and `span = ceil((Kmax - Kmin) * 2^16 / Pmax)`, which the
+//! control plane computes when it writes the curve, so the datapath has no divider. The
+//! curve is `[switch.ecn]`'s, or, for the priorities of a `[[switch.ecn.curves]]` entry,
+//! that entry's (a per-class ECN profile: a queue selects its curve by its priority).
 //!
 //! The draw: 16 fresh LFSR bits `r` (one clock of a 16-way unrolled register), and a mark
 //! iff `floor(r * span / 2^16) < q - Kmin`. So the random threshold is uniform over
@@ -43,7 +45,7 @@
 //! stores the descriptor with its CE bit. Several arrivals at one queue in a cycle draw
 //! from its LFSR in ingress port order (a chain inside the block).
 
-use crate::config::{Derived, EcnParams, EcnUnit, MarkOn, ECN_P_FRAC, QUEUES};
+use crate::config::{Derived, EcnCurve, EcnParams, EcnUnit, MarkOn, ECN_P_FRAC, QUEUES};
 use crate::ingress::Ingress;
 use crate::packet_queue::Desc;
 use crate::ports::each_port;
@@ -66,6 +68,8 @@ pub struct EcnQueue {
     arrived: u32,
     departed: u32,
     pub lfsr: Lfsr32,
+    /// Index of the queue's curve in `EcnParams::curves`.
+    curve: u8,
     /// Packets marked CE.
     pub marked: u64,
     /// ECN-capable packets looked at.
@@ -82,7 +86,7 @@ pub fn units(unit: EcnUnit, d: &Desc) -> u32 {
 }
 
 /// The RED decision at queue length `q`: draws from `lfsr` only for `Kmin < q <= Kmax`.
-pub fn decide(e: &EcnParams, q: u32, lfsr: &mut Lfsr32) -> bool {
+pub fn decide(e: &EcnCurve, q: u32, lfsr: &mut Lfsr32) -> bool {
     if q <= e.kmin {
         return false;
     }
@@ -94,7 +98,7 @@ pub fn decide(e: &EcnParams, q: u32, lfsr: &mut Lfsr32) -> bool {
 }
 
 /// The exact probability [`decide`] marks with at queue length `q`.
-pub fn mark_probability(e: &EcnParams, q: u32) -> f64 {
+pub fn mark_probability(e: &EcnCurve, q: u32) -> f64 {
     if q <= e.kmin {
         return 0.0;
     }
@@ -115,6 +119,7 @@ impl EcnQueue {
             arrived: 0,
             departed: 0,
             lfsr: Lfsr32::new(e.lfsr_seed ^ ((port as u32) << 3 | queue as u32)),
+            curve: e.curve_of[queue as usize],
             marked: 0,
             seen: 0,
         }
@@ -126,7 +131,7 @@ impl EcnQueue {
             return;
         }
         self.seen += 1;
-        if decide(e, q, &mut self.lfsr) {
+        if decide(&e.curves[self.curve as usize], q, &mut self.lfsr) {
             self.marked += 1;
             d.hdr.ecn = Codepoint::Ce;
         }
@@ -220,9 +225,12 @@ impl EcnMarker {
         }
     }
 
-    /// [`crate::Fault::EcnNoPmax`]: the `span` register written as if `Pmax` were 1.
+    /// [`crate::Fault::EcnNoPmax`]: every curve's `span` register written as if `Pmax`
+    /// were 1.
     pub(crate) fn drop_pmax(&mut self) {
-        self.params.span = (self.params.kmax - self.params.kmin) as u64;
+        for c in &mut self.params.curves {
+            c.span = (c.kmax - c.kmin) as u64;
+        }
     }
 }
 
@@ -283,11 +291,11 @@ mod tests {
     use super::*;
     use crate::config::EcnConfig;
 
-    fn params(f: impl FnOnce(&mut EcnConfig)) -> EcnParams {
+    fn params(f: impl FnOnce(&mut EcnConfig)) -> EcnCurve {
         let mut c = crate::SwitchConfig::small();
         c.ecn.priorities = vec![1];
         f(&mut c.ecn);
-        c.build().unwrap().ecn
+        c.build().unwrap().ecn.curve(1).clone()
     }
 
     #[test]

@@ -29,8 +29,8 @@ pub mod wires;
 mod mmu;
 
 pub use config::{
-    ConfigError, Derived, EcmConfig, EcnConfig, EcnUnit, EtaSizing, HcfConfig, HcfUnit,
-    HeadroomMode, L2bmMu, MarkOn, PacketCost, PfcRxMode, Policy, SwitchConfig,
+    ConfigError, Derived, EcmConfig, EcnConfig, EcnCurveConfig, EcnUnit, EtaSizing, HcfConfig,
+    HcfUnit, HeadroomMode, L2bmMu, MarkOn, PacketCost, PfcRxMode, Policy, SwitchConfig,
 };
 pub use mmu::{Fault, InvariantError, Mmu, Unit, PHASES};
 /// L2BM's units and constants, at the path the tests use.

@@ -10,7 +10,9 @@
 //!   microseconds" per flow). The CNP reaches the RP `cnp_delay_us` later, the same
 //!   no-reverse-path model as `crate::tcp`'s ACKs.
 //! - **RP** (sender NIC, [`Rp`]): the packets leave ECT(0), paced at the current rate `R_C`
-//!   in wire bits (preamble and gap included, as `crate::source` counts rates). Section 3.1's
+//!   in wire bits (preamble and gap included, as `crate::source` counts rates), each gap
+//!   from the cycle of the previous send rounded up to a whole cycle (so slightly below
+//!   `R_C`: 82 instead of 81.6 cycles for 1000 B at 100 Gb/s and 1 GHz). Section 3.1's
 //!   Algorithm, per flow:
 //!   - on a CNP: `R_T = R_C`, `R_C = R_C (1 - alpha/2)` (Eq. 1, not below `min_rate`),
 //!     `alpha = (1 - g) alpha + g` (Eq. 2), and the alpha timer, rate timer, byte counter and
@@ -26,13 +28,28 @@
 //!   A flow starts at line rate (the paper has no slow start) with `alpha = 1`; the timers
 //!   and the byte counter run from its first CNP (before it the rate cannot rise).
 //!
+//! A flow is long-lived (it sends from `start_cycle` to `stop_cycle`), or, with
+//! `message_cdf`, a source of Poisson messages ([`MessageGen`]): messages arrive as those of
+//! a `poisson` flow (the same arrival process and size draw, `crate::source`) until
+//! `stop_cycle`, wait in the NIC in arrival order, and the RP paces their packets (each
+//! message cut into `size_bytes` packets, the last one shorter, at least 64 B). A message
+//! that finds the flow idle (nothing queued) starts a fresh RP, at line rate with
+//! `alpha = 1` and no timer, as a new queue pair does in an RDMA NIC (ns-3's RDMA NIC
+//! gives each message its own queue pair); a message that arrives while others wait joins
+//! them at the current rate. The NP's CNP interval `N` is per flow. Their completion is
+//! tracked as a `poisson` flow's (`Sim::messages`).
+//!
 //! The state is kept in `f64` (bits per second): this is the testbench's NIC, not the
 //! switch's hardware. Event-driven like `crate::tcp`: sends, CNP arrivals and the two timers
 //! wait in one binary heap; a timer restarted by a CNP leaves a stale event that is skipped.
 
-use crate::scenario::{Flow, Pattern, SizeDist};
+use crate::scenario::{Flow, MessageLoad, Pattern, SizeDist, MIN_PACKET_BYTES};
+use crate::source::{draw_linear, linear_cdf_mean, unit, MessageCounts, MessageStats, Messages};
 use crate::timeline::Timeline;
 use hw_model::{Departure, Derived, Ecn, FiveTuple, PacketHdr};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
 
 /// Validated DCQCN parameters of a flow, named as in the paper; times in ns, rates in b/s.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,6 +127,15 @@ impl Rp {
         }
     }
 
+    /// A new queue pair: line rate, `alpha = 1`, no increase state; the counters stay.
+    pub fn restart(&mut self) {
+        *self = Self {
+            cnps: self.cnps,
+            cuts: self.cuts,
+            ..Self::new(self.p)
+        };
+    }
+
     /// A CNP arrives: Eq. 1 and 2, and the increase state restarts.
     pub fn on_cnp(&mut self) {
         self.cnps += 1;
@@ -185,10 +211,63 @@ pub struct DcqcnStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     Send,
+    /// A message of a message flow arrives at the NIC.
+    Message,
     Cnp,
     /// A timer's deadline as it stood when queued (stale if the timer restarted since).
     AlphaTimer(u64),
     RateTimer(u64),
+}
+
+/// The Poisson messages of a flow with `message_cdf` (module doc).
+#[derive(Debug, Clone)]
+pub struct MessageGen {
+    /// The flow's random stream `(seed, flow id)`, as a `poisson` flow's.
+    rng: ChaCha8Rng,
+    cdf: Vec<(u64, f64)>,
+    /// Mean inter-arrival, cycles, and the next arrival in fractional cycles.
+    mean_gap: f64,
+    next_arrival: f64,
+    /// Bytes still to send of the queued messages, oldest first.
+    queued: VecDeque<u64>,
+    /// `seq` of the first packet of the next message to arrive.
+    next_first_seq: u32,
+}
+
+impl MessageGen {
+    fn new(load: &MessageLoad, id: u32, start: u64, seed: u64, clock_hz: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(id as u64);
+        let mean_gap =
+            linear_cdf_mean(&load.message_cdf) * 8.0 * clock_hz as f64 / load.rate_bps as f64;
+        let mut g = Self {
+            rng,
+            cdf: load.message_cdf.clone(),
+            mean_gap,
+            next_arrival: start as f64,
+            queued: VecDeque::new(),
+            next_first_seq: 0,
+        };
+        g.next_arrival += g.gap();
+        g
+    }
+
+    /// An exponential inter-arrival gap, cycles.
+    fn gap(&mut self) -> f64 {
+        -(1.0 - unit(&mut self.rng)).ln() * self.mean_gap
+    }
+
+    /// The length of the next packet (`mtu` at most, the message's last one at least 64 B),
+    /// taken from the oldest queued message; `None` when nothing is queued.
+    fn take_packet(&mut self, mtu: u32) -> Option<u32> {
+        let left = self.queued.front_mut()?;
+        let len = (*left).min(mtu as u64);
+        *left -= len;
+        if *left == 0 {
+            self.queued.pop_front();
+        }
+        Some((len as u32).max(MIN_PACKET_BYTES))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -201,6 +280,10 @@ struct DcqcnFlow {
     len: u32,
     stop_cycle: u64,
     rp: Rp,
+    /// `Some` for a flow of messages.
+    messages: Option<MessageGen>,
+    /// A `Send` event is pending (a message flow with nothing queued has none).
+    sending: bool,
     /// Next send time in fractional cycles.
     next_send: f64,
     next_seq: u32,
@@ -227,28 +310,44 @@ pub struct DcqcnFlows {
     /// `(cycle, insertion order, flow index, event)`, as in `crate::tcp`.
     events: Timeline<Event>,
     clock_hz: u64,
-    /// Wire bits of each flow's packet.
-    wire_bits: Vec<u64>,
+    /// `Derived::wire_bits` adds this to a packet's length.
+    wire_overhead_bytes: u32,
+    /// Completion of the message flows' messages.
+    done: Messages,
 }
 
 impl DcqcnFlows {
-    /// The DCQCN flows among `flows` (the others are left to their own generators).
-    pub fn new(flows: &[Flow], d: &Derived) -> Self {
+    /// The DCQCN flows among `flows` (the others are left to their own generators); `seed`
+    /// is the run's, for the message arrivals.
+    pub fn new(flows: &[Flow], seed: u64, d: &Derived) -> Self {
         let cyc = |ns: u64| crate::scenario::ns_to_cycles(ns, d.clock_hz);
         let mut t = Self {
             flows: Vec::new(),
             index: vec![None; flows.len()],
             events: Timeline::new(),
             clock_hz: d.clock_hz,
-            wire_bits: Vec::new(),
+            wire_overhead_bytes: d.cfg.wire_overhead_bytes,
+            done: Messages::new(
+                flows.len(),
+                flows
+                    .iter()
+                    .any(|f| matches!(&f.pattern, Pattern::Dcqcn(p) if p.messages.is_some())),
+            ),
         };
         for f in flows {
-            let (Pattern::Dcqcn(p), SizeDist::Fixed(len)) = (&f.pattern, &f.size) else {
+            let (Pattern::Dcqcn(plan), SizeDist::Fixed(len)) = (&f.pattern, &f.size) else {
                 continue;
             };
-            let i = t.flows.len() as u32;
+            let (p, i) = (plan.rp, t.flows.len() as u32);
             t.index[f.id as usize] = Some(i);
-            t.wire_bits.push(d.wire_bits(*len));
+            let messages = plan
+                .messages
+                .as_ref()
+                .map(|m| MessageGen::new(m, f.id, f.start_cycle, seed, d.clock_hz));
+            match &messages {
+                Some(m) => t.push_arrival(m.next_arrival, f.stop_cycle, i),
+                None => t.push(f.start_cycle, i, Event::Send),
+            }
             t.flows.push(DcqcnFlow {
                 id: f.id,
                 src: f.src,
@@ -257,7 +356,9 @@ impl DcqcnFlows {
                 tuple: f.five_tuple(FiveTuple::UDP),
                 len: *len,
                 stop_cycle: f.stop_cycle,
-                rp: Rp::new(*p),
+                rp: Rp::new(p),
+                sending: messages.is_none(),
+                messages,
                 next_send: f.start_cycle as f64,
                 next_seq: 0,
                 alpha_deadline: None,
@@ -271,7 +372,6 @@ impl DcqcnFlows {
                 bytes_delivered: 0,
                 cnps_sent: 0,
             });
-            t.push(f.start_cycle, i, Event::Send);
         }
         t
     }
@@ -280,29 +380,44 @@ impl DcqcnFlows {
         self.events.push(at, i, ev);
     }
 
+    /// The next message arrival of flow `i`, at fractional cycle `at`, unless it is at or
+    /// after `stop`.
+    fn push_arrival(&mut self, at: f64, stop: u64, i: u32) {
+        let at = at.ceil() as u64;
+        if at < stop {
+            self.push(at, i, Event::Message);
+        }
+    }
+
     /// The cycle of the next send, CNP or timer, `u64::MAX` if none is pending.
     pub fn next_time(&self) -> u64 {
         self.events.next_time()
     }
 
-    /// Process the sends, CNPs and timers due at `now`, handing packets to `out`.
+    /// Process the sends, message arrivals, CNPs and timers due at `now`, handing packets
+    /// to `out`.
     pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {
         while let Some((_, i, ev)) = self.events.pop_due(now) {
-            let (clock, bits) = (self.clock_hz as f64, self.wire_bits[i as usize]);
+            let clock = self.clock_hz as f64;
             let f = &mut self.flows[i as usize];
             let mut next = [None; 2];
             match ev {
                 Event::Send => {
-                    if now >= f.stop_cycle {
+                    let len = match &mut f.messages {
+                        Some(m) => m.take_packet(f.len),
+                        None => (now < f.stop_cycle).then_some(f.len),
+                    };
+                    let Some(len) = len else {
+                        f.sending = false;
                         continue;
-                    }
+                    };
                     out(PacketHdr {
                         flow: f.id,
                         seq: f.next_seq,
                         src: f.src,
                         dst: f.dst,
                         prio: f.prio,
-                        len: f.len as u16,
+                        len: len as u16,
                         tuple: f.tuple,
                         cm_tag: None,
                         ecn: Ecn::Ect0,
@@ -310,10 +425,42 @@ impl DcqcnFlows {
                     f.next_seq = f.next_seq.wrapping_add(1);
                     f.packets_sent += 1;
                     if f.rate_deadline.is_some() {
-                        f.rp.on_sent(f.len as u64);
+                        f.rp.on_sent(len as u64);
                     }
-                    f.next_send = f.next_send.max(now as f64) + bits as f64 * clock / f.rp.rc;
+                    let bits = (len + self.wire_overhead_bytes) as f64 * 8.0;
+                    f.next_send = f.next_send.max(now as f64) + bits * clock / f.rp.rc;
                     next[0] = Some(((f.next_send.ceil() as u64).max(now + 1), Event::Send));
+                }
+                Event::Message => {
+                    let m = f
+                        .messages
+                        .as_mut()
+                        .expect("only message flows get arrivals");
+                    let bytes = draw_linear(&m.cdf, unit(&mut m.rng));
+                    let packets = bytes.div_ceil(f.len as u64) as u32;
+                    self.done.arrived(MessageStats {
+                        flow: f.id,
+                        bytes,
+                        packets,
+                        first_seq: m.next_first_seq,
+                        arrival_cycle: now,
+                        last_departure_cycle: None,
+                        delivered_packets: 0,
+                    });
+                    m.next_first_seq = m.next_first_seq.wrapping_add(packets);
+                    m.queued.push_back(bytes);
+                    m.next_arrival = m.next_arrival.max(now as f64) + m.gap();
+                    let (at, stop) = (m.next_arrival, f.stop_cycle);
+                    if !f.sending {
+                        // An idle flow: a new queue pair, a fresh RP (module doc).
+                        f.sending = true;
+                        f.rp.restart();
+                        f.alpha_deadline = None;
+                        f.rate_deadline = None;
+                        f.next_send = now as f64;
+                        next[0] = Some((now, Event::Send));
+                    }
+                    self.push_arrival(at, stop, i);
                 }
                 Event::Cnp => {
                     f.rp.on_cnp();
@@ -349,6 +496,7 @@ impl DcqcnFlows {
         if self.flows.is_empty() {
             return;
         }
+        self.done.departed_all(now, departures);
         for dep in departures {
             if !dep.beat.eop() {
                 continue;
@@ -366,6 +514,21 @@ impl DcqcnFlows {
             let at = now + f.cnp_delay;
             self.push(at, i, Event::Cnp);
         }
+    }
+
+    /// Keep every message of the message flows, for [`messages`](Self::messages).
+    pub fn keep_messages(&mut self) {
+        self.done.keep();
+    }
+
+    /// The kept and the open messages of the message flows, in arrival order.
+    pub fn messages(&self) -> Vec<MessageStats> {
+        self.done.all()
+    }
+
+    /// Counts of the messages of the message flows so far.
+    pub fn message_counts(&self) -> MessageCounts {
+        self.done.counts
     }
 
     /// Per DCQCN flow results so far, in flow order.
@@ -450,6 +613,79 @@ mod tests {
             rt + 40e6 + 100e6,
             "both counters past F: hyper increase, i = 1"
         );
+    }
+
+    /// Flow 0 of a small switch (100 Gb/s, 1 GHz): messages of about 1 MB at a mean load
+    /// of 1 Gb/s in 1000 B packets; its `DcqcnFlows` and the cycles one packet takes on the
+    /// wire at `gbps`.
+    fn message_flow() -> (DcqcnFlows, impl Fn(f64) -> f64) {
+        let text = "[switch]\nprofile = \"small\"\n[run]\ncycles = 1\n[[flows]]\nsrc = 1\ndst = 0\nprio = 1\n\
+                    size_bytes = 1000\nrate_gbps = 1\nmessage_cdf = [[999000, 0.0], [1000000, 1.0]]\n\
+                    pattern = { dcqcn = {} }\n";
+        let sim = crate::Sim::new(
+            &crate::Scenario::parse(text, "dcqcn-messages").unwrap(),
+            crate::Overrides::default(),
+        )
+        .unwrap();
+        let d = &sim.plan().derived;
+        let per_packet = d.wire_bits(1000) as f64 * d.clock_hz as f64;
+        (
+            DcqcnFlows::new(&sim.plan().flows, 1, d),
+            move |gbps: f64| per_packet / (gbps * 1e9),
+        )
+    }
+
+    /// Run `t` up to cycle `until`; the cycles and lengths of the packets it sent.
+    fn sends(t: &mut DcqcnFlows, until: u64) -> Vec<(u64, u16)> {
+        let mut got = Vec::new();
+        while t.next_time() <= until {
+            let now = t.next_time();
+            t.fire_due(now, |h| got.push((now, h.len)));
+        }
+        got
+    }
+
+    #[test]
+    fn message_flow_paces_at_rc_and_cuts_on_a_cnp() {
+        let (mut t, cycles_at) = message_flow();
+        let first = t.next_time();
+        assert!(first > 0 && first < u64::MAX, "a message arrives");
+        let at_line = sends(&mut t, first + 20_000);
+        let m = &t.messages()[0];
+        assert_eq!(m.arrival_cycle, first);
+        assert_eq!(m.packets as u64, m.bytes.div_ceil(1000));
+        assert_eq!(at_line[0].0, first, "the first packet leaves on arrival");
+        // 100 Gb/s: a 1000 B packet (1020 B on the wire) every 81.6 cycles, each gap rounded
+        // up to a whole cycle (module doc): 82.
+        let gap = |s: &[(u64, u16)]| (s[s.len() - 1].0 - s[0].0) as f64 / (s.len() - 1) as f64;
+        assert_eq!(gap(&at_line), cycles_at(100.0).ceil());
+        // A CNP: alpha = 1 halves R_C (Eq. 1); the gap doubles.
+        let now = t.next_time();
+        t.push(now, 0, Event::Cnp);
+        let cut = sends(&mut t, now + 50_000);
+        assert_eq!(t.stats()[0].rate_cuts, 1);
+        assert_eq!(t.stats()[0].rate_gbps, 50.0);
+        assert_eq!(gap(&cut[1..]), cycles_at(50.0).ceil());
+        // The message ends with its rest (at least 64 B); the next one, to an idle flow,
+        // starts a fresh RP at line rate.
+        let mut all: Vec<_> = at_line.iter().chain(&cut).copied().collect();
+        while t.messages().len() < 2 {
+            let now = t.next_time();
+            t.fire_due(now, |h| all.push((now, h.len)));
+        }
+        let last = m.packets as usize - 1;
+        let rest = (m.bytes - 1000 * last as u64).max(64) as u16;
+        assert_eq!((all.len(), all[last].1), (last + 2, rest));
+        assert!(all[..last].iter().all(|&(_, len)| len == 1000));
+        let second = t.messages()[1].arrival_cycle;
+        assert_eq!(
+            all[last + 1].0,
+            second,
+            "the second message leaves on arrival"
+        );
+        all.extend(sends(&mut t, second + 1000));
+        assert_eq!(gap(&all[last + 1..]), cycles_at(100.0).ceil());
+        assert_eq!(t.stats()[0].rate_cuts, 1, "the restart keeps the counters");
     }
 
     #[test]

@@ -526,7 +526,23 @@ pub enum Pattern {
     /// Closed loop: window-limited, sent at the partner's line rate.
     Tcp(TcpParams),
     /// Closed loop: paced at the DCQCN reaction point's rate.
-    Dcqcn(DcqcnParams),
+    Dcqcn(DcqcnPlan),
+}
+
+/// A validated `dcqcn` flow: its reaction point, and, with `message_cdf`, the Poisson
+/// messages it sends (else it is long-lived).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DcqcnPlan {
+    pub rp: DcqcnParams,
+    pub messages: Option<MessageLoad>,
+}
+
+/// Poisson message arrivals at a mean load of `rate_bps` message bits per second, sizes
+/// from the piecewise-linear `message_cdf` (as `Pattern::Poisson`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageLoad {
+    pub rate_bps: u64,
+    pub message_cdf: Vec<(u64, f64)>,
 }
 
 /// A validated flow; `id` is its index in the scenario and its `PacketHdr.flow`.
@@ -1535,18 +1551,41 @@ fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError>
             Pattern::Tcp(plan_tcp(&f, &t)?)
         }
         PatternKind::Dcqcn(c) => {
-            unused("rate_gbps", s.rate_gbps.is_some())?;
             unused("on_cycles", s.on_cycles.is_some())?;
             unused("off_cycles", s.off_cycles.is_some())?;
             unused("burst_bytes", s.burst_bytes.is_some())?;
-            unused("message_cdf", s.message_cdf.is_some())?;
             if s.size_cdf.is_some() {
                 return Err(ScenarioError::new(
                     f("size_cdf"),
                     "not used by pattern Dcqcn: every packet is size_bytes",
                 ));
             }
-            Pattern::Dcqcn(plan_dcqcn(&f, &c, line)?)
+            let messages = match &s.message_cdf {
+                None if s.rate_gbps.is_some() => {
+                    return Err(ScenarioError::new(
+                        f("rate_gbps"),
+                        "not used by pattern Dcqcn without message_cdf (the rate is R_C)",
+                    ))
+                }
+                None => None,
+                Some(cdf) => {
+                    check_cdf(f("message_cdf"), cdf, 1, Some(1 << 32))?;
+                    if s.rate_gbps.is_none() {
+                        return Err(ScenarioError::new(
+                            f("rate_gbps"),
+                            "required by pattern Dcqcn with message_cdf (the offered load)",
+                        ));
+                    }
+                    Some(MessageLoad {
+                        rate_bps: rate_bps(&f, s.rate_gbps, line)?,
+                        message_cdf: cdf.clone(),
+                    })
+                }
+            };
+            Pattern::Dcqcn(DcqcnPlan {
+                rp: plan_dcqcn(&f, &c, line)?,
+                messages,
+            })
         }
     };
     let stop_cycle = s.stop_cycle.unwrap_or(u64::MAX);

@@ -258,7 +258,7 @@ impl Sim {
             mmu: Mmu::new(d.clone()),
             sources: Sources::new(&plan.flows, plan.seed, d),
             tcp: TcpFlows::new(&plan.flows, d.clock_hz),
-            dcqcn: DcqcnFlows::new(&plan.flows, d),
+            dcqcn: DcqcnFlows::new(&plan.flows, plan.seed, d),
             partners,
             wake: vec![u64::MAX; d.ports],
             active: 0,
@@ -349,7 +349,7 @@ impl Sim {
     pub fn attach_ns3(&mut self, dir: &Path) -> io::Result<()> {
         self.ns3 = Some(Ns3Out::new(dir, &self.plan)?);
         // Its flow-completion file lists every message.
-        self.sources.keep_messages();
+        self.keep_messages();
         Ok(())
     }
 
@@ -400,20 +400,30 @@ impl Sim {
     pub fn dcqcn_stats(&self) -> Vec<crate::dcqcn::DcqcnStats> {
         self.dcqcn.stats()
     }
-    /// Keep every message of the `poisson` flows for [`messages`](Self::messages)
-    /// (otherwise only the open ones are held, and the closed ones counted).
+    /// Keep every message of the `poisson` flows and of the `dcqcn` flows with messages
+    /// for [`messages`](Self::messages) (otherwise only the open ones are held, and the
+    /// closed ones counted).
     pub fn keep_messages(&mut self) {
         self.sources.keep_messages();
+        self.dcqcn.keep_messages();
     }
-    /// The kept and the open messages of the `poisson` flows, in arrival order, with their
-    /// completion: every message so far if [`keep_messages`](Self::keep_messages) was
-    /// called before the first cycle.
+    /// The kept and the open messages of the `poisson` and the `dcqcn` message flows, in
+    /// arrival order, with their completion: every message so far if
+    /// [`keep_messages`](Self::keep_messages) was called before the first cycle.
     pub fn messages(&self) -> Vec<MessageStats> {
-        self.sources.messages()
+        let mut all = self.sources.messages();
+        all.extend(self.dcqcn.messages());
+        all.sort_by_key(|m| (m.arrival_cycle, m.flow));
+        all
     }
-    /// Counts of the messages of the `poisson` flows so far.
+    /// Counts of the messages of the `poisson` and the `dcqcn` message flows so far.
     pub fn message_counts(&self) -> MessageCounts {
-        self.sources.message_counts()
+        let (a, b) = (self.sources.message_counts(), self.dcqcn.message_counts());
+        MessageCounts {
+            arrived: a.arrived + b.arrived,
+            complete: a.complete + b.complete,
+            incomplete: a.incomplete + b.incomplete,
+        }
     }
     /// Cells on the links, sent by partners and not yet seen by the MMU.
     pub fn cells_in_flight(&self) -> u64 {
@@ -663,7 +673,7 @@ impl Sim {
         }
         if let Some(n) = self.ns3.take() {
             let tcp = self.tcp.stats();
-            n.finish(self.now, &self.plan, &self.sources.messages(), &tcp)
+            n.finish(self.now, &self.plan, &self.messages(), &tcp)
                 .map_err(|e| RunError::Output(NS3_OUTPUT, e))?;
         }
         // The run's cost includes completing its outputs (an FST compresses its last block).

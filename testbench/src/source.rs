@@ -330,23 +330,59 @@ impl MessageCounts {
     }
 }
 
-/// Completion tracking of the messages of `poisson` flows. Only the open messages are
+/// Completion tracking of the messages of `poisson` flows (and of `dcqcn` flows with
+/// messages, `crate::dcqcn`). Only the open messages are
 /// held, per flow (a flow's packets leave in order, so only the oldest open message of a
 /// flow can see a departure); a closed one is counted, and kept only when
 /// [`Sources::keep_messages`] asked for it. So memory follows the messages in the network,
 /// not the run length.
 #[derive(Debug, Clone, Default)]
-struct Messages {
+pub(crate) struct Messages {
     /// Per scenario flow id, its open messages, oldest first.
     open: Vec<VecDeque<MessageStats>>,
     kept: Option<Vec<MessageStats>>,
-    counts: MessageCounts,
+    pub(crate) counts: MessageCounts,
 }
 
 impl Messages {
-    fn arrived(&mut self, m: MessageStats) {
+    /// Tracking for `flows` scenario flows, or none (`track = false`: no message flow).
+    pub(crate) fn new(flows: usize, track: bool) -> Self {
+        Self {
+            open: if track {
+                vec![VecDeque::new(); flows]
+            } else {
+                Vec::new()
+            },
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn arrived(&mut self, m: MessageStats) {
         self.counts.arrived += 1;
         self.open[m.flow as usize].push_back(m);
+    }
+
+    /// The packets of the messages whose last cell departed at `now`.
+    pub(crate) fn departed_all(&mut self, now: u64, departures: &[Departure]) {
+        if self.open.is_empty() {
+            return;
+        }
+        for dep in departures.iter().filter(|d| d.beat.eop()) {
+            self.departed(dep.beat.hdr.flow, dep.beat.hdr.seq, now);
+        }
+    }
+
+    /// Keep every message that closes from now on.
+    pub(crate) fn keep(&mut self) {
+        self.kept.get_or_insert_with(Vec::new);
+    }
+
+    /// The kept and the open messages, in arrival order.
+    pub(crate) fn all(&self) -> Vec<MessageStats> {
+        let kept = self.kept.iter().flatten();
+        let mut all: Vec<_> = kept.chain(self.open.iter().flatten()).cloned().collect();
+        all.sort_by_key(|m| (m.arrival_cycle, m.flow));
+        all
     }
 
     /// A departure of packet `seq` of `flow` at `now`.
@@ -416,14 +452,7 @@ impl Sources {
         let poisson = flows
             .iter()
             .any(|f| matches!(f.pattern, Pattern::Poisson { .. }));
-        let messages = Messages {
-            open: if poisson {
-                vec![VecDeque::new(); flows.len()]
-            } else {
-                Vec::new()
-            },
-            ..Messages::default()
-        };
+        let messages = Messages::new(flows.len(), poisson);
         Self {
             sources,
             events,
@@ -481,31 +510,19 @@ impl Sources {
     /// Record the packets of `poisson` messages whose last cell departed at `now`.
     #[inline]
     pub fn departed(&mut self, now: u64, departures: &[Departure]) {
-        if self.messages.open.is_empty() {
-            return;
-        }
-        for dep in departures.iter().filter(|d| d.beat.eop()) {
-            self.messages
-                .departed(dep.beat.hdr.flow, dep.beat.hdr.seq, now);
-        }
+        self.messages.departed_all(now, departures);
     }
 
     /// Keep every message that closes from now on, for [`messages`](Self::messages).
     pub fn keep_messages(&mut self) {
-        self.messages.kept.get_or_insert_with(Vec::new);
+        self.messages.keep();
     }
 
     /// The kept messages of the `poisson` flows and the open ones, in arrival order (a
     /// flow has at most one message per cycle). Every message only if
     /// [`keep_messages`](Self::keep_messages) was called before the first cycle.
     pub fn messages(&self) -> Vec<MessageStats> {
-        let kept = self.messages.kept.iter().flatten();
-        let mut all: Vec<_> = kept
-            .chain(self.messages.open.iter().flatten())
-            .cloned()
-            .collect();
-        all.sort_by_key(|m| (m.arrival_cycle, m.flow));
-        all
+        self.messages.all()
     }
 
     /// Counts of the messages of the `poisson` flows so far.

@@ -11,10 +11,11 @@
 //! `Fault::EcnNoPmax` (the `span` register written without `1 / Pmax`, so marks between
 //! `Kmin` and `Kmax` are `1 / Pmax` times too likely) is caught by the same bound.
 
+use hw_model::config::ECN_K_MAX;
 use hw_model::ecn_marker::mark_probability;
 use hw_model::{
-    Beat, CellFate, Ecn, EcnConfig, EcnUnit, Fault, FiveTuple, Inputs, MarkOn, Mmu, Outputs,
-    PacketHdr, SwitchConfig,
+    Beat, CellFate, Ecn, EcnConfig, EcnCurveConfig, EcnUnit, Fault, FiveTuple, Inputs, MarkOn, Mmu,
+    Outputs, PacketHdr, SwitchConfig,
 };
 use std::collections::VecDeque;
 
@@ -29,6 +30,15 @@ fn switch(ecn: EcnConfig) -> Mmu {
     c.lossy_alpha_log2 = 3;
     c.ecn = ecn;
     Mmu::new(c.build().unwrap())
+}
+
+/// The marker of queue `PRIO` of port `DST`.
+fn dst_queue(mmu: &Mmu) -> &hw_model::ecn_marker::EcnQueue {
+    let q = mmu
+        .ecn_queues()
+        .iter()
+        .find(|m| (m.port, m.queue) == (DST, PRIO));
+    q.expect("queue PRIO of DST marks")
 }
 
 /// What one run shows.
@@ -97,7 +107,7 @@ fn incast(mmu: &mut Mmu, senders: u8, packets: u32, ect: bool, fault: Option<Fau
                 None
             };
         }
-        let q = mmu.ecn_queues()[DST as usize].qlen;
+        let q = dst_queue(mmu).qlen;
         mmu.step(
             &Inputs {
                 ingress: &ingress,
@@ -109,7 +119,7 @@ fn incast(mmu: &mut Mmu, senders: u8, packets: u32, ect: bool, fault: Option<Fau
         for e in &out.cell_events {
             if e.beat.sop() && e.beat.hdr.ecn.capable() && matches!(e.fate, CellFate::Admitted(_)) {
                 run.admitted += 1;
-                let p = mark_probability(&params, q);
+                let p = mark_probability(params.curve(PRIO as usize), q);
                 run.mean += p;
                 run.var += p * (1.0 - p);
             }
@@ -124,8 +134,8 @@ fn incast(mmu: &mut Mmu, senders: u8, packets: u32, ect: bool, fault: Option<Fau
         }
     }
     mmu.check_invariants().unwrap();
-    assert_eq!(mmu.ecn_queues()[DST as usize].qlen, 0, "the queue drained");
-    let m = &mmu.ecn_queues()[DST as usize];
+    assert_eq!(dst_queue(mmu).qlen, 0, "the queue drained");
+    let m = &dst_queue(mmu);
     run.marked = m.marked;
     run.seen = m.seen;
     run
@@ -199,27 +209,93 @@ fn packets_that_are_not_ecn_capable_are_never_marked() {
     assert_eq!(r.departures.len(), 900);
 }
 
+/// The step threshold `K` on dequeue: in the drain after the last arrival, the packet
+/// that leaves `n` packets behind it is marked iff n * 1500 B > K, so all but the last
+/// floor(K / 1500) + 1 departures of a 3 x 100 packet incast are.
+fn check_step_on_dequeue(ecn: EcnConfig, k: u32) -> Result<(), String> {
+    let mut mmu = switch(EcnConfig {
+        mark_on: MarkOn::Dequeue,
+        ..ecn
+    });
+    let r = incast(&mut mmu, 3, 100, true, None);
+    let tail = (k / LEN as u32 + 1) as usize;
+    let (head, last) = r.departures.split_at(r.departures.len() - tail);
+    if last.iter().any(|&ce| ce) {
+        return Err(format!("one of the last {tail} departures is marked"));
+    }
+    if !head[head.len() - 100..].iter().all(|&ce| ce) {
+        return Err(format!(
+            "the drain before the last {tail} is not all marked"
+        ));
+    }
+    assert_eq!(r.seen, 300);
+    Ok(())
+}
+
 #[test]
 fn step_threshold_on_dequeue_marks_what_leaves_more_than_k_behind() {
     let k = 30_000;
-    let mut mmu = switch(EcnConfig {
+    let step = EcnConfig {
         priorities: vec![PRIO],
         kmin: k,
         kmax: k,
-        mark_on: MarkOn::Dequeue,
         ..EcnConfig::default()
-    });
-    let r = incast(&mut mmu, 3, 100, true, None);
-    // In the drain after the last arrival, the packet that leaves `n` packets behind it
-    // is marked iff n * 1500 B > K: all but the last floor(K / 1500) + 1 departures.
-    let tail = (k / LEN as u32 + 1) as usize;
-    let (head, last) = r.departures.split_at(r.departures.len() - tail);
-    assert!(last.iter().all(|&ce| !ce), "the last {tail} leave unmarked");
-    assert!(
-        head[head.len() - 100..].iter().all(|&ce| ce),
-        "the drain before them is marked"
-    );
-    assert_eq!(r.seen, 300);
+    };
+    check_step_on_dequeue(step, k).unwrap();
+}
+
+#[test]
+fn a_priority_marks_on_its_own_curve() {
+    let k = 30_000;
+    let never = ECN_K_MAX;
+    let curve = |priorities| EcnCurveConfig {
+        priorities,
+        kmin: k,
+        kmax: k,
+        pmax: 1.0,
+    };
+    // PRIO on the step curve of `[[curves]]`, priority 3 on the top curve, out of reach.
+    let own = EcnConfig {
+        priorities: vec![3],
+        kmin: never,
+        kmax: never,
+        curves: vec![curve(vec![PRIO])],
+        ..EcnConfig::default()
+    };
+    check_step_on_dequeue(own, k).unwrap();
+    // Companion: PRIO on the top curve and the step curve given to priority 3, so the
+    // queue marks on the wrong one: the same check fails.
+    let swapped = EcnConfig {
+        priorities: vec![PRIO],
+        kmin: never,
+        kmax: never,
+        curves: vec![curve(vec![3])],
+        ..EcnConfig::default()
+    };
+    let e = check_step_on_dequeue(swapped, k).expect_err("the wrong curve is caught");
+    assert!(e.contains("not all marked"), "{e}");
+}
+
+#[test]
+fn a_priority_on_two_curves_is_refused_naming_the_curve() {
+    let mut c = SwitchConfig::small();
+    c.ecn.priorities = vec![1, 3];
+    c.ecn.curves = vec![EcnCurveConfig {
+        priorities: vec![3],
+        kmin: 100,
+        kmax: 100,
+        pmax: 1.0,
+    }];
+    let e = c.build().expect_err("priority 3 twice");
+    assert_eq!(e.field, "switch.ecn.curves[0].priorities", "{e}");
+    c.ecn.curves[0].priorities = vec![2];
+    c.ecn.curves[0].kmax = 99;
+    let e = c.build().expect_err("kmax below kmin");
+    assert_eq!(e.field, "switch.ecn.curves[0].kmax", "{e}");
+    c.ecn.curves[0].kmax = 100;
+    let d = c.build().unwrap();
+    assert_eq!(d.ecn.mask, 0b1110);
+    assert_eq!((d.ecn.curve(1).kmin, d.ecn.curve(2).kmin), (5 * 1024, 100));
 }
 
 #[test]

@@ -52,7 +52,11 @@ use std::fmt::Write;
 use std::path::Path;
 
 /// Header of `l2bm.csv`.
-pub const CSV_HEADER: &str = "policy,tcp_load,pause_frames,p99_occupancy_bytes,p99_fct_slowdown_lossless,p99_fct_slowdown_lossy";
+pub const CSV_HEADER: &str = "transport,policy,tcp_load,seeds,\
+    pause_frames_mean,pause_frames_min,pause_frames_max,\
+    p99_occupancy_bytes_mean,p99_occupancy_bytes_min,p99_occupancy_bytes_max,\
+    p99_fct_slowdown_lossless_mean,p99_fct_slowdown_lossless_min,p99_fct_slowdown_lossless_max,\
+    p99_fct_slowdown_lossy_mean,p99_fct_slowdown_lossy_min,p99_fct_slowdown_lossy_max";
 
 /// Lossless (RDMA) priority: ingress priority group and egress queue.
 pub const LOSSLESS_PRIO: u8 = 3;
@@ -138,6 +142,36 @@ impl Policy {
     }
 }
 
+/// The transports of the two classes (in a sweep's `transport` parameter by
+/// [`name`](Transport::name)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum Transport {
+    /// Open-loop lossless messages (PFC their only rate control) and Reno-like TCP, no ECN.
+    #[default]
+    #[serde(rename = "open-loop-reno")]
+    OpenLoopReno,
+    /// The paper's (IV-A): DCQCN on the lossless messages (RED marking at their egress
+    /// queues, DCQCN's curve) and DCTCP on the lossy flows (a step threshold `K`).
+    #[serde(rename = "dcqcn-dctcp")]
+    DcqcnDctcp,
+}
+
+impl Transport {
+    pub const ALL: [Transport; 2] = [Transport::OpenLoopReno, Transport::DcqcnDctcp];
+
+    /// The CSV's `transport` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OpenLoopReno => "open-loop-reno",
+            Self::DcqcnDctcp => "dcqcn-dctcp",
+        }
+    }
+}
+
+/// DCTCP's `K` in packets at 10 Gb/s (Alizadeh et al. 2010, section 4: 65 packets of
+/// 1500 B), scaled with the line rate by [`Setup::dctcp_k_bytes`].
+pub const DCTCP_K_PACKETS_10G: f64 = 65.0;
+
 /// The size and timing of the experiment. In a run's `setup` parameter ([`MEASURE`])
 /// without `tcp_loads`, which is the sweep's axis `tcp_load`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -170,7 +204,17 @@ pub struct Setup {
     /// reaching the sender.
     pub tcp_ack_delay_us: u64,
     pub tcp_min_rto_us: u64,
+    /// The run's seed (the sweep's `seed` parameter; its axis is `seeds`).
+    #[serde(skip)]
     pub seed: u64,
+    /// Seeds of the sweep (the spec's `seeds`).
+    #[serde(skip)]
+    pub seeds: Vec<u64>,
+    /// The run's transports (the sweep's `transport` parameter; its axis is `transports`).
+    #[serde(skip)]
+    pub transport: Transport,
+    #[serde(skip)]
+    pub transports: Vec<Transport>,
     /// L2BM's drain rate `mu` (`l2bm_mu` of `[switch]`); left out of the table at its
     /// default, the line rate.
     #[serde(default, skip_serializing_if = "L2bmMu::is_line_rate")]
@@ -199,7 +243,32 @@ impl Setup {
             tcp_ack_delay_us: 4,
             tcp_min_rto_us: 1000,
             seed: 1,
+            seeds: vec![1, 2, 3],
+            transport: Transport::OpenLoopReno,
+            transports: Transport::ALL.to_vec(),
             l2bm_mu: L2bmMu::LineRate,
+        }
+    }
+
+    /// DCTCP's step threshold `K` of the lossy queues under [`Transport::DcqcnDctcp`],
+    /// bytes: [`DCTCP_K_PACKETS_10G`] packets of 1500 B (78 us at 10 Gb/s), scaled
+    /// with the line rate, as DCTCP's `K > C x RTT / 7` scales (section 3.4): the same
+    /// queueing delay, 78 us, at `port_gbps`.
+    pub fn dctcp_k_bytes(&self) -> u32 {
+        (DCTCP_K_PACKETS_10G * 1500.0 * self.port_gbps / 10.0).round() as u32
+    }
+
+    /// The `[switch.ecn]` of the transport: DCQCN's RED curve (the `[switch.ecn]`
+    /// defaults: `Kmin` 5 KB, `Kmax` 200 KB, `Pmax` 1 %, DCQCN section 5) on the lossless
+    /// queues, DCTCP's step at [`dctcp_k_bytes`](Self::dctcp_k_bytes) on the lossy ones;
+    /// none for the open loop.
+    fn ecn_keys(&self) -> String {
+        match self.transport {
+            Transport::OpenLoopReno => String::new(),
+            Transport::DcqcnDctcp => format!(
+                "[switch.ecn]\npriorities = [{LOSSLESS_PRIO}]\n[[switch.ecn.curves]]\npriorities = [{LOSSY_PRIO}]\nkmin = {k}\nkmax = {k}\n",
+                k = self.dctcp_k_bytes()
+            ),
         }
     }
 
@@ -251,7 +320,7 @@ impl Setup {
             "name = \"l2bm-hybrid\"\n[switch]\nprofile = \"small\"\nports = {p}\nport_speed_gbps = {}\n\
              core_clock_mhz = {}\nbuffer_bytes = {}\nlossy_pool_bytes = {}\n\
              sram_write_cells_per_cycle = {p}\nsram_read_cells_per_cycle = {p}\n\
-             lossless_priorities = [{LOSSLESS_PRIO}]\nlink_delay_ns = {}\nheadroom_min_packet_bytes = {MIN_PACKET_BYTES}\n{}{}\
+             lossless_priorities = [{LOSSLESS_PRIO}]\nlink_delay_ns = {}\nheadroom_min_packet_bytes = {MIN_PACKET_BYTES}\n{}{}{}\
              [run]\ncycles = {cycles}\nseed = {}\nexpect_lossless = true\n",
             self.port_gbps,
             self.clock_mhz,
@@ -263,6 +332,7 @@ impl Setup {
                 L2bmMu::LineRate => "",
                 L2bmMu::Measured => "l2bm_mu = \"measured\"\n",
             },
+            self.ecn_keys(),
             crate::int_keys::seed::toml_value(self.seed),
         )
     }
@@ -283,12 +353,23 @@ impl Setup {
         // `poisson` rates count message bytes; the load counts wire bytes (20 B per packet).
         let per_pair =
             self.lossless_load * self.port_gbps * pkt / (pkt + 20.0) / (self.ports - 1) as f64;
+        // DCQCN's CNP takes the TCP ACK's delay: the same reverse path.
+        let (lossless, cc) = match self.transport {
+            Transport::OpenLoopReno => ("\"poisson\"".to_string(), ""),
+            Transport::DcqcnDctcp => (
+                format!(
+                    "{{ dcqcn = {{ cnp_delay_us = {} }} }}",
+                    self.tcp_ack_delay_us
+                ),
+                ", cc = \"dctcp\"",
+            ),
+        };
         for src in 0..half {
             for dst in (0..self.ports).filter(|&d| d != src) {
                 let _ = write!(
                     s,
                     "\n[[flows]]\nsrc = {src}\ndst = {dst}\nprio = {LOSSLESS_PRIO}\nsize_bytes = {}\n\
-                     pattern = \"poisson\"\nrate_gbps = {per_pair}\nmessage_cdf = [{cdf_toml}]\nstop_cycle = {end}\n",
+                     pattern = {lossless}\nrate_gbps = {per_pair}\nmessage_cdf = [{cdf_toml}]\nstop_cycle = {end}\n",
                     self.packet_bytes
                 );
             }
@@ -315,7 +396,7 @@ impl Setup {
                 let _ = write!(
                     s,
                     "\n[[flows]]\nsrc = {src}\ndst = {dst}\nprio = {LOSSY_PRIO}\nsize_bytes = {}\nstart_cycle = {start}\n\
-                     pattern = {{ tcp = {{ base_rtt_us = {}, min_rto_us = {}, flow_bytes = {bytes} }} }}\n",
+                     pattern = {{ tcp = {{ base_rtt_us = {}, min_rto_us = {}, flow_bytes = {bytes}{cc} }} }}\n",
                     self.packet_bytes, self.tcp_ack_delay_us, self.tcp_min_rto_us
                 );
                 flows += 1;
@@ -328,8 +409,10 @@ impl Setup {
 /// One run's results.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Run {
+    pub transport: Transport,
     pub policy: Policy,
     pub tcp_load: f64,
+    pub seed: u64,
     /// PAUSE frames the switch sent over the whole run (Table II).
     pub pause_frames: u64,
     /// 99th percentile of the buffer occupancy during the arrivals, bytes.
@@ -349,6 +432,11 @@ pub struct Run {
     pub lossy_drops: u64,
     /// Cycles simulated.
     pub cycles: u64,
+    /// CE marks on the lossless and on the lossy egress queues, and the CNPs the DCQCN
+    /// receivers sent (0 for the open loop).
+    pub marks_lossless: u64,
+    pub marks_lossy: u64,
+    pub cnps: u64,
 }
 
 /// Wire time of a flow of `bytes` in packets of `setup.packet_bytes` (the last one shorter,
@@ -415,13 +503,17 @@ const FIELDS: &[&str] = &[
     "tcp_timeouts",
     "lossy_drops",
     "cycles",
+    "marks_lossless",
+    "marks_lossy",
+    "cnps",
 ];
 
 /// One run as a sweep measure: parameters `setup` (a [`Setup`] table), `policy` (a
-/// [`Policy::name`]) and `tcp_load`.
+/// [`Policy::name`]), `tcp_load`, `transport` (a [`Transport::name`]) and `seed` (the
+/// spec's `seeds`).
 pub const MEASURE: Measure = Measure {
     name: "l2bm-hybrid",
-    params: &["setup", "policy", "tcp_load"],
+    params: &["setup", "policy", "tcp_load", "transport", "seed"],
     fields: FIELDS,
     check: |v| params(v).map(|_| ()),
     run: |v| {
@@ -433,10 +525,10 @@ pub const MEASURE: Measure = Measure {
     },
 };
 
+/// The run's setup (its `transport` and `seed` set), policy and TCP load.
 fn params(v: &Values) -> Result<(Setup, Policy, f64), crate::ScenarioError> {
     let bad = |k: &str, m: String| crate::ScenarioError::new(k, m);
-    let setup: Setup = super::hcf::setup_of(v)?;
-    setup.validate().map_err(|e| bad("setup", e.to_string()))?;
+    let mut setup: Setup = super::hcf::setup_of(v)?;
     let names = || Policy::ALL.map(Policy::name).join(", ");
     let policy = v
         .get("policy")
@@ -447,18 +539,33 @@ fn params(v: &Values) -> Result<(Setup, Policy, f64), crate::ScenarioError> {
         .and_then(|l| l.as_f64())
         .filter(|l| *l > 0.0 && *l <= 1.0)
         .ok_or_else(|| bad("tcp_load", "expected a number; allowed: (0, 1]".into()))?;
+    setup.transport = v
+        .get("transport")
+        .and_then(|t| serde_json::from_value(t.clone()).ok())
+        .ok_or_else(|| {
+            let names = Transport::ALL.map(Transport::name).join(", ");
+            bad("transport", format!("allowed: {names}"))
+        })?;
+    setup.seed = v
+        .get("seed")
+        .and_then(|s| s.as_u64())
+        .ok_or_else(|| bad("seed", "expected an integer; allowed: 0..=2^63-1".into()))?;
+    setup.validate().map_err(|e| bad("setup", e.to_string()))?;
     Ok((setup, policy, load))
 }
 
-/// The built-in sweep spec `l2bm-hybrid` of `setup`: every policy at every TCP load.
+/// The built-in sweep spec `l2bm-hybrid` of `setup`: every transport, policy and TCP load,
+/// each over the seeds.
 pub fn spec_text(setup: &Setup) -> String {
     let list = |xs: Vec<String>| xs.join(", ");
     format!(
-        "name = \"l2bm-hybrid\"\nmeasure = \"l2bm-hybrid\"\ncollect = [{}]\n[parameters]\nsetup = [{}]\npolicy = [{}]\ntcp_load = [{}]\n",
+        "name = \"l2bm-hybrid\"\nmeasure = \"l2bm-hybrid\"\nseeds = [{}]\ncollect = [{}]\n[parameters]\nsetup = [{}]\npolicy = [{}]\ntcp_load = [{}]\ntransport = [{}]\n",
+        list(setup.seeds.iter().map(u64::to_string).collect()),
         list(FIELDS.iter().map(|f| format!("{f:?}")).collect()),
         toml::Value::try_from(setup).expect("a setup is a TOML table"),
         list(Policy::ALL.iter().map(|p| format!("{:?}", p.name())).collect()),
-        list(setup.tcp_loads.iter().map(|l| format!("{l:?}")).collect())
+        list(setup.tcp_loads.iter().map(|l| format!("{l:?}")).collect()),
+        list(setup.transports.iter().map(|t| format!("{:?}", t.name())).collect()),
     )
 }
 
@@ -537,10 +644,19 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         })
         .collect();
     let summary = sim.summary(0.0);
+    let marks = |prio: u8| -> u64 {
+        let queues = sim.mmu().ecn_queues().iter();
+        queues.filter(|q| q.queue == prio).map(|q| q.marked).sum()
+    };
     let lossless_flows = messages.len();
     Ok(Run {
+        transport: setup.transport,
         policy,
         tcp_load,
+        seed: setup.seed,
+        marks_lossless: marks(LOSSLESS_PRIO),
+        marks_lossy: marks(LOSSY_PRIO),
+        cnps: sim.dcqcn_stats().iter().map(|c| c.cnps_sent).sum(),
         pause_frames: summary.pfc_pause_frames,
         p99_occupancy_bytes: percentile(&mut occupancy, 0.99) as u64,
         p99_slowdown_lossless: percentile(&mut lossless, 0.99),
@@ -557,31 +673,139 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
     })
 }
 
-/// One line of `l2bm.csv` ([`CSV_HEADER`]).
-#[derive(Debug, Default, serde::Serialize)]
-pub struct CsvRow {
-    pub policy: &'static str,
-    pub tcp_load: Plain,
-    pub pause_frames: u64,
-    pub p99_occupancy_bytes: u64,
-    pub p99_fct_slowdown_lossless: Fixed<3>,
-    pub p99_fct_slowdown_lossy: Fixed<3>,
+/// Mean, least and largest of one panel's value over the seeds of a point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
 }
 
-/// The `l2bm.csv` row of a run.
-pub fn csv_row(r: &Run) -> CsvRow {
-    CsvRow {
-        policy: r.policy.name(),
-        tcp_load: Plain(r.tcp_load),
-        pause_frames: r.pause_frames,
-        p99_occupancy_bytes: r.p99_occupancy_bytes,
-        p99_fct_slowdown_lossless: Fixed(r.p99_slowdown_lossless),
-        p99_fct_slowdown_lossy: Fixed(r.p99_slowdown_lossy),
+impl Spread {
+    fn of(xs: impl Iterator<Item = f64> + Clone) -> Self {
+        Self {
+            mean: crate::sweep::stats::mean(xs.clone()),
+            min: xs.clone().fold(f64::INFINITY, f64::min),
+            max: xs.fold(f64::NEG_INFINITY, f64::max),
+        }
     }
 }
 
-/// Every policy at every TCP load of `setup` (runs in `out/sweep/`): writes `l2bm.csv` and
-/// the plots into `out`, returns the runs in CSV order (policy, then load).
+/// One point (transport, policy, TCP load) over its seeds: each panel's [`Spread`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub transport: Transport,
+    pub policy: Policy,
+    pub tcp_load: f64,
+    pub seeds: usize,
+    pub pause_frames: Spread,
+    pub p99_occupancy_bytes: Spread,
+    pub p99_slowdown_lossless: Spread,
+    pub p99_slowdown_lossy: Spread,
+}
+
+/// The panels: name in the CSV and plots, title, axis, value.
+type Panel = (&'static str, &'static str, &'static str, fn(&Run) -> f64);
+const PANELS: [Panel; 4] = [
+    (
+        "pause_frames",
+        "PFC PAUSE frames (Table II)",
+        "PAUSE frames",
+        |r| r.pause_frames as f64,
+    ),
+    (
+        "p99_occupancy_bytes",
+        "99th-percentile buffer occupancy (Fig. 7(c))",
+        "bytes",
+        |r| r.p99_occupancy_bytes as f64,
+    ),
+    (
+        "p99_fct_slowdown_lossless",
+        "99th-percentile FCT slowdown, lossless flows (Fig. 7(a))",
+        "FCT / ideal FCT",
+        |r| r.p99_slowdown_lossless,
+    ),
+    (
+        "p99_fct_slowdown_lossy",
+        "99th-percentile FCT slowdown, lossy TCP flows (Fig. 7(b))",
+        "FCT / ideal FCT",
+        |r| r.p99_slowdown_lossy,
+    ),
+];
+
+/// The runs grouped by point, in the order of `runs` (sorted: transport, policy, load).
+pub fn points(runs: &[Run]) -> Vec<Point> {
+    let mut out: Vec<Point> = Vec::new();
+    for group in runs
+        .chunk_by(|a, b| (a.transport, a.policy, a.tcp_load) == (b.transport, b.policy, b.tcp_load))
+    {
+        let spread = |i: usize| Spread::of(group.iter().map(PANELS[i].3));
+        out.push(Point {
+            transport: group[0].transport,
+            policy: group[0].policy,
+            tcp_load: group[0].tcp_load,
+            seeds: group.len(),
+            pause_frames: spread(0),
+            p99_occupancy_bytes: spread(1),
+            p99_slowdown_lossless: spread(2),
+            p99_slowdown_lossy: spread(3),
+        });
+    }
+    out
+}
+
+/// One line of `l2bm.csv` ([`CSV_HEADER`]): a point's mean and min-max over its seeds.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct CsvRow {
+    pub transport: &'static str,
+    pub policy: &'static str,
+    pub tcp_load: Plain,
+    pub seeds: usize,
+    pub pause_frames_mean: Fixed<1>,
+    pub pause_frames_min: u64,
+    pub pause_frames_max: u64,
+    pub p99_occupancy_bytes_mean: Fixed<0>,
+    pub p99_occupancy_bytes_min: u64,
+    pub p99_occupancy_bytes_max: u64,
+    pub p99_fct_slowdown_lossless_mean: Fixed<3>,
+    pub p99_fct_slowdown_lossless_min: Fixed<3>,
+    pub p99_fct_slowdown_lossless_max: Fixed<3>,
+    pub p99_fct_slowdown_lossy_mean: Fixed<3>,
+    pub p99_fct_slowdown_lossy_min: Fixed<3>,
+    pub p99_fct_slowdown_lossy_max: Fixed<3>,
+}
+
+/// The `l2bm.csv` row of a point.
+pub fn csv_row(p: &Point) -> CsvRow {
+    let (f, o, ll, ly) = (
+        p.pause_frames,
+        p.p99_occupancy_bytes,
+        p.p99_slowdown_lossless,
+        p.p99_slowdown_lossy,
+    );
+    CsvRow {
+        transport: p.transport.name(),
+        policy: p.policy.name(),
+        tcp_load: Plain(p.tcp_load),
+        seeds: p.seeds,
+        pause_frames_mean: Fixed(f.mean),
+        pause_frames_min: f.min as u64,
+        pause_frames_max: f.max as u64,
+        p99_occupancy_bytes_mean: Fixed(o.mean),
+        p99_occupancy_bytes_min: o.min as u64,
+        p99_occupancy_bytes_max: o.max as u64,
+        p99_fct_slowdown_lossless_mean: Fixed(ll.mean),
+        p99_fct_slowdown_lossless_min: Fixed(ll.min),
+        p99_fct_slowdown_lossless_max: Fixed(ll.max),
+        p99_fct_slowdown_lossy_mean: Fixed(ly.mean),
+        p99_fct_slowdown_lossy_min: Fixed(ly.min),
+        p99_fct_slowdown_lossy_max: Fixed(ly.max),
+    }
+}
+
+/// Every transport, policy and TCP load of `setup` over its seeds (runs in `out/sweep/`):
+/// writes `l2bm.csv` (mean and min-max per point) and the plots into `out`, returns the
+/// runs sorted by transport, policy, load and seed.
 pub fn sweep(
     out: &Path,
     setup: &Setup,
@@ -593,70 +817,73 @@ pub fn sweep(
     let mut runs = rows
         .iter()
         .map(|r| {
-            let (_, policy, load) = params(&r.params)?;
+            let (setup, policy, load) = params(&r.params)?;
             from_fields(
                 &r.fields,
-                [("policy", to_json(&policy)?), ("tcp_load", load.into())],
+                [
+                    ("transport", to_json(&setup.transport)?),
+                    ("policy", to_json(&policy)?),
+                    ("tcp_load", load.into()),
+                    ("seed", setup.seed.into()),
+                ],
             )
         })
         .collect::<Result<Vec<Run>, ReproError>>()?;
+    let pos = |r: &Run| {
+        (
+            Transport::ALL.iter().position(|&t| t == r.transport),
+            Policy::ALL.iter().position(|&p| p == r.policy),
+        )
+    };
     runs.sort_by(|a, b| {
-        let pos = |p: Policy| Policy::ALL.iter().position(|&q| q == p);
-        pos(a.policy)
-            .cmp(&pos(b.policy))
+        pos(a)
+            .cmp(&pos(b))
             .then(a.tcp_load.total_cmp(&b.tcp_load))
+            .then(a.seed.cmp(&b.seed))
     });
-    super::write_csv(&out.join("l2bm.csv"), runs.iter().map(csv_row))?;
-    plots(out, &runs)?;
+    let points = points(&runs);
+    super::write_csv(&out.join("l2bm.csv"), points.iter().map(csv_row))?;
+    plots(out, &points)?;
     Ok(runs)
 }
 
-/// The four panels of Fig. 7 as PNGs: `l2bm.png` (PAUSE frames, Fig. 7(d) / Table II),
-/// `l2bm_occupancy.png`, `l2bm_fct_lossless.png`, `l2bm_fct_lossy.png`.
-fn plots(out: &Path, runs: &[Run]) -> Result<(), ReproError> {
-    type Panel = (&'static str, &'static str, &'static str, fn(&Run) -> f64);
-    let panels: [Panel; 4] = [
-        (
-            "l2bm.png",
-            "PFC PAUSE frames (Table II)",
-            "PAUSE frames",
-            |r| r.pause_frames as f64,
-        ),
-        (
-            "l2bm_occupancy.png",
-            "99th-percentile buffer occupancy (Fig. 7(c))",
-            "bytes",
-            |r| r.p99_occupancy_bytes as f64,
-        ),
-        (
-            "l2bm_fct_lossless.png",
-            "99th-percentile FCT slowdown, lossless flows (Fig. 7(a))",
-            "FCT / ideal FCT",
-            |r| r.p99_slowdown_lossless,
-        ),
-        (
-            "l2bm_fct_lossy.png",
-            "99th-percentile FCT slowdown, lossy TCP flows (Fig. 7(b))",
-            "FCT / ideal FCT",
-            |r| r.p99_slowdown_lossy,
-        ),
+/// The four panels of Fig. 7 as PNGs, the mean over the seeds per transport and policy:
+/// `l2bm.png` (PAUSE frames, Fig. 7(d) / Table II), `l2bm_occupancy.png`,
+/// `l2bm_fct_lossless.png`, `l2bm_fct_lossy.png`.
+fn plots(out: &Path, points: &[Point]) -> Result<(), ReproError> {
+    let files = [
+        "l2bm.png",
+        "l2bm_occupancy.png",
+        "l2bm_fct_lossless.png",
+        "l2bm_fct_lossy.png",
     ];
-    for (file, title, y, value) in panels {
-        let series: Vec<Series> = Policy::ALL
-            .iter()
-            .map(|&p| Series {
-                name: p.label().into(),
-                points: runs
+    let means: [fn(&Point) -> f64; 4] = [
+        |p| p.pause_frames.mean,
+        |p| p.p99_occupancy_bytes.mean,
+        |p| p.p99_slowdown_lossless.mean,
+        |p| p.p99_slowdown_lossy.mean,
+    ];
+    for ((file, (_, title, y, _)), value) in files.iter().zip(PANELS).zip(means) {
+        let mut series = Vec::new();
+        for t in Transport::ALL {
+            for p in Policy::ALL {
+                let pts: Vec<(f64, f64)> = points
                     .iter()
-                    .filter(|r| r.policy == p)
-                    .map(|r| (r.tcp_load, value(r)))
-                    .collect(),
-                line: true,
-            })
-            .collect();
+                    .filter(|q| q.transport == t && q.policy == p)
+                    .map(|q| (q.tcp_load, value(q)))
+                    .collect();
+                if !pts.is_empty() {
+                    series.push(Series {
+                        name: format!("{} ({})", p.label(), t.name()),
+                        points: pts,
+                        line: true,
+                    });
+                }
+            }
+        }
         xy_chart(
             &out.join(file),
-            &format!("L2BM IV-A: {title}"),
+            &format!("L2BM IV-A: {title}, mean over seeds"),
             "TCP load",
             y,
             &series,
@@ -665,11 +892,18 @@ fn plots(out: &Path, runs: &[Run]) -> Result<(), ReproError> {
     Ok(())
 }
 
+/// `mean [min-max]` of a spread, with `d` decimals.
+fn show(s: Spread, d: usize) -> String {
+    format!("{:.d$} [{:.d$}-{:.d$}]", s.mean, s.min, s.max)
+}
+
 /// The text report of a sweep.
 pub fn report(setup: &Setup, runs: &[Run], out: &Path) -> String {
     let mut rep = format!(
         "L2BM IV-A / Table II: {} x {} Gb/s ports ({} lossless servers at load {}, {} TCP servers), buffer {} B (lossy segment {} B),\n\
-         web-search sizes / {}, {} B packets, {} ms of arrivals, hybrid ingress pool\n\n",
+         web-search sizes / {}, {} B packets, {} ms of arrivals, hybrid ingress pool; seeds {:?};\n\
+         dcqcn-dctcp: DCQCN's RED curve on the lossless queues, DCTCP K = {} B on the lossy ones\n\
+         mean [min-max] over the seeds\n\n",
         setup.ports,
         setup.port_gbps,
         setup.ports / 2,
@@ -679,42 +913,53 @@ pub fn report(setup: &Setup, runs: &[Run], out: &Path) -> String {
         setup.lossy_pool_bytes,
         setup.size_divisor,
         setup.packet_bytes,
-        setup.arrivals_ms
+        setup.arrivals_ms,
+        setup.seeds,
+        setup.dctcp_k_bytes(),
     );
     let _ = writeln!(
         rep,
-        "{:<13} {:>5} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7} {:>9} {:>8} {:>9} {:>9}",
+        "{:<14} {:<13} {:>5} {:>22} {:>30} {:>26} {:>26}",
+        "transport",
         "policy",
         "load",
         "pauses",
-        "p99 occ B",
-        "p99 LL",
-        "p99 TCP",
-        "med LL",
-        "med TCP",
-        "LL msgs",
-        "TCP flows",
-        "unfinish",
-        "RTOs",
-        "lossy drop"
+        "p99 occupancy B",
+        "p99 slowdown LL",
+        "p99 slowdown TCP"
+    );
+    for p in points(runs) {
+        let _ = writeln!(
+            rep,
+            "{:<14} {:<13} {:>5} {:>22} {:>30} {:>26} {:>26}",
+            p.transport.name(),
+            p.policy.name(),
+            p.tcp_load,
+            show(p.pause_frames, 1),
+            show(p.p99_occupancy_bytes, 0),
+            show(p.p99_slowdown_lossless, 2),
+            show(p.p99_slowdown_lossy, 2),
+        );
+    }
+    let _ = writeln!(
+        rep,
+        "\nper run: transport policy load seed | unfinished LL TCP | RTOs | lossy drops | CE marks LL lossy | CNPs"
     );
     for r in runs {
         let _ = writeln!(
             rep,
-            "{:<13} {:>5} {:>7} {:>10} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>7} {:>9} {:>8} {:>9} {:>9}",
+            "{} {} {} {} | {} {} | {} | {} | {} {} | {}",
+            r.transport.name(),
             r.policy.name(),
             r.tcp_load,
-            r.pause_frames,
-            r.p99_occupancy_bytes,
-            r.p99_slowdown_lossless,
-            r.p99_slowdown_lossy,
-            r.median_slowdown_lossless,
-            r.median_slowdown_lossy,
-            r.lossless_flows,
-            r.tcp_flows,
-            r.lossless_unfinished + r.tcp_unfinished,
+            r.seed,
+            r.lossless_unfinished,
+            r.tcp_unfinished,
             r.tcp_timeouts,
-            r.lossy_drops
+            r.lossy_drops,
+            r.marks_lossless,
+            r.marks_lossy,
+            r.cnps
         );
     }
     let _ = writeln!(

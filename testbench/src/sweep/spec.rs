@@ -270,8 +270,13 @@ impl Spec {
                     format!("{s} is not a seed; allowed: integers 0..=2^63-1"),
                 ));
             }
+            // A measured sweep's seeds are its measure's `seed` parameter.
+            let key = match &source {
+                Source::Base { .. } => "run.seed",
+                Source::Measure(_) => "seed",
+            };
             axes.push(Axis {
-                keys: vec!["run.seed".into()],
+                keys: vec![key.into()],
                 values: seeds.into_iter().map(|v| vec![v]).collect(),
             });
         }

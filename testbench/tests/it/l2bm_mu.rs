@@ -162,8 +162,12 @@ fn l2bm_mu_sweep_is_the_scaled_setup_twice() {
             .unwrap();
         serde_json::from_value(v).unwrap()
     };
+    // The axes (loads, seeds, transports) are the spec's, not the setup's.
     let scaled = Setup {
         tcp_loads: Vec::new(),
+        seed: 0,
+        seeds: Vec::new(),
+        transports: Vec::new(),
         ..Setup::scaled()
     };
     assert_eq!(setup_of(0), scaled);

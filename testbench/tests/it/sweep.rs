@@ -378,12 +378,13 @@ fn a_measured_spec_checks_its_values_and_builtin_specs_load_by_name() {
         e.ends_with("r: expected a number; allowed: above 1, at most 64"),
         "{e}"
     );
-    // The HCF and L2BM reproductions: their runs, as the thread pools before had them.
+    // The HCF and L2BM reproductions: their runs, as the thread pools before had them
+    // (L2BM: two transports, three policies, eight loads, three seeds).
     for (name, runs) in [
         ("hcf-bins", 11),
         ("hcf-starvation", 2),
         ("hcf-incast", 15 * 6 * 2),
-        ("l2bm-hybrid", 3 * 8),
+        ("l2bm-hybrid", 2 * 3 * 8 * 3),
     ] {
         let b = Spec::load(name).unwrap();
         assert_eq!((b.name.as_str(), b.len()), (name, runs));
@@ -452,22 +453,27 @@ fn the_hcf_and_l2bm_measures_refuse_bad_values_naming_the_field() {
         .find(|(k, _)| k == "setup")
         .unwrap()
         .1;
-    let l = |policy: &str, load: &str| {
-        spec(&format!("measure = \"l2bm-hybrid\"\ncollect = [\"pause_frames\"]\n[parameters]\nsetup = [{setup}]\npolicy = [{policy}]\ntcp_load = [{load}]"))
+    let l = |policy: &str, load: &str, transport: &str| {
+        spec(&format!("measure = \"l2bm-hybrid\"\nseeds = [1]\ncollect = [\"pause_frames\"]\n[parameters]\nsetup = [{setup}]\npolicy = [{policy}]\ntcp_load = [{load}]\ntransport = [{transport}]"))
             .unwrap()
             .runs()
             .map(|r| r.len())
             .map_err(|e| e.to_string())
     };
-    assert_eq!(l("\"l2bm\"", "0.5"), Ok(1));
-    let e = l("\"l2bm\"", "1.5").unwrap_err();
+    assert_eq!(l("\"l2bm\"", "0.5", "\"dcqcn-dctcp\""), Ok(1));
+    let e = l("\"l2bm\"", "1.5", "\"dcqcn-dctcp\"").unwrap_err();
     assert!(
         e.ends_with("tcp_load: expected a number; allowed: (0, 1]"),
         "{e}"
     );
-    let e = l("\"dt\"", "0.5").unwrap_err();
+    let e = l("\"dt\"", "0.5", "\"dcqcn-dctcp\"").unwrap_err();
     assert!(
         e.ends_with("policy: allowed: dt_alpha_1_8, dt_alpha_1_2, l2bm"),
+        "{e}"
+    );
+    let e = l("\"l2bm\"", "0.5", "\"dctcp\"").unwrap_err();
+    assert!(
+        e.ends_with("transport: allowed: open-loop-reno, dcqcn-dctcp"),
         "{e}"
     );
 }

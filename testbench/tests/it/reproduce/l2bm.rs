@@ -1,11 +1,13 @@
 //! The `l2bm-hybrid` reproduction (L2BM IV-A, Table II, Fig. 7) on a quick setup: its CSV,
-//! its plots, per-message completion of `poisson` flows, and the command line.
+//! its plots, per-message completion of `poisson` flows, the papers' transports (DCQCN and
+//! DCTCP) against the open loop, and the command line.
 
 use super::{assert_png, num, scratch};
-use testbench::reproduce::l2bm_hybrid::{self, Policy, Setup, CSV_HEADER};
+use testbench::reproduce::l2bm_hybrid::{self, Policy, Setup, Transport, CSV_HEADER};
 use testbench::reproduce::NoProgress;
 
-/// 8 ports (4 lossless and 4 TCP servers), 4 ms of arrivals, two TCP loads, seed 2.
+/// 8 ports (4 lossless and 4 TCP servers), 4 ms of arrivals, two TCP loads, seed 2, the
+/// open loop.
 fn quick() -> Setup {
     Setup {
         ports: 8,
@@ -13,6 +15,8 @@ fn quick() -> Setup {
         max_drain_ms: 10.0,
         tcp_loads: vec![0.2, 0.8],
         seed: 2,
+        seeds: vec![2],
+        transports: vec![Transport::OpenLoopReno],
         ..Setup::scaled()
     }
 }
@@ -26,27 +30,30 @@ fn quick_sweep_writes_every_policy_and_l2bm_pauses_least() {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some(CSV_HEADER));
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    let keys: Vec<(&str, &str)> = rows.iter().map(|r| (r[0], r[1])).collect();
+    let keys: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[1], r[2])).collect();
+    let o = "open-loop-reno";
     assert_eq!(
         keys,
         [
-            ("dt_alpha_1_8", "0.2"),
-            ("dt_alpha_1_8", "0.8"),
-            ("dt_alpha_1_2", "0.2"),
-            ("dt_alpha_1_2", "0.8"),
-            ("l2bm", "0.2"),
-            ("l2bm", "0.8"),
+            (o, "dt_alpha_1_8", "0.2"),
+            (o, "dt_alpha_1_8", "0.8"),
+            (o, "dt_alpha_1_2", "0.2"),
+            (o, "dt_alpha_1_2", "0.8"),
+            (o, "l2bm", "0.2"),
+            (o, "l2bm", "0.8"),
         ]
     );
     for r in &rows {
-        assert_eq!(r.len(), 6, "{r:?}");
-        assert!(r[2].parse::<u64>().is_ok(), "pause frames {r:?}");
-        let occ = num(r[3]);
+        assert_eq!(r.len(), 16, "{r:?}");
+        assert_eq!(r[3], "1", "one seed {r:?}");
+        assert!(r[5].parse::<u64>().is_ok(), "pause frames {r:?}");
+        assert_eq!(num(r[4]), num(r[5]), "one seed: mean = min {r:?}");
+        let occ = num(r[7]);
         assert!(
             occ > 0.0 && occ <= setup.buffer_bytes as f64,
             "occupancy {r:?}"
         );
-        for slowdown in [num(r[4]), num(r[5])] {
+        for slowdown in [num(r[10]), num(r[13])] {
             assert!((1.0..1e5).contains(&slowdown), "slowdown {r:?}");
         }
     }
@@ -80,6 +87,56 @@ fn quick_sweep_writes_every_policy_and_l2bm_pauses_least() {
         "l2bm_fct_lossy.png",
     ] {
         assert_png(&dir.join(f));
+    }
+}
+
+/// DT 1/8 at TCP load 0.8 on the quick setup under `transport` with `seed`.
+fn dt_at_08(transport: Transport, seed: u64) -> l2bm_hybrid::Run {
+    let setup = Setup {
+        transport,
+        seed,
+        ..quick()
+    };
+    l2bm_hybrid::measure(&setup, Policy::DtEighth, 0.8).unwrap()
+}
+
+/// The papers' transports pause at most a quarter as often as the open loop, which pauses.
+fn dcqcn_cuts_pauses(open: &l2bm_hybrid::Run, papers: &l2bm_hybrid::Run) -> Result<(), String> {
+    if open.pause_frames == 0 || 4 * papers.pause_frames > open.pause_frames {
+        return Err(format!(
+            "seed {}: {} PAUSE frames against the open loop's {}",
+            papers.seed, papers.pause_frames, open.pause_frames
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn dcqcn_and_dctcp_pause_far_less_than_the_open_loop() {
+    for seed in [1, 2, 3] {
+        let open = dt_at_08(Transport::OpenLoopReno, seed);
+        let papers = dt_at_08(Transport::DcqcnDctcp, seed);
+        eprintln!(
+            "seed {seed}: PAUSE frames open loop {}, dcqcn-dctcp {} ({} CNPs, {} + {} CE marks)",
+            open.pause_frames,
+            papers.pause_frames,
+            papers.cnps,
+            papers.marks_lossless,
+            papers.marks_lossy
+        );
+        dcqcn_cuts_pauses(&open, &papers).unwrap();
+        assert!(papers.cnps > 0 && papers.marks_lossless > 0, "{papers:?}");
+        assert_eq!(
+            (open.cnps, open.marks_lossless, open.marks_lossy),
+            (0, 0, 0)
+        );
+        assert_eq!(
+            (papers.lossless_unfinished, papers.tcp_unfinished),
+            (0, 0),
+            "{papers:?}"
+        );
+        // Companion: with DCQCN off (the open loop in its place) the check fails.
+        dcqcn_cuts_pauses(&open, &open).expect_err("the open loop does not pass");
     }
 }
 
