@@ -311,16 +311,33 @@ impl LinkPartner {
     }
 
     /// Start the next packet if one is eligible; an idle line forgets its remainder.
+    /// Nothing queued and an idle reaction point (no limiter in use, so none holds a
+    /// frame) is the common case between packets, decided here without the search.
+    #[inline]
+    fn start_next(&mut self, now: u64, d: &Derived) {
+        if self.nonempty == 0 && !self.rp.busy() {
+            self.line.clear();
+            return;
+        }
+        self.start_queued(now, d);
+    }
+
+    /// [`start_next`](Self::start_next) with a packet queued or a reaction point in use.
     ///
     /// Heads of the class queues pass the reaction point's filters: a matched frame moves
     /// to its limiter's FIFO and the search goes on, the first unmatched frame is sent.
     /// Only when no class offers one may a rate limiter send (absolute priority of the
     /// unmatched path, ECM Fig. 7). The filters match by flow, so a matched head moves
     /// with the rest of its run.
-    fn start_next(&mut self, now: u64, d: &Derived) {
+    fn start_queued(&mut self, now: u64, d: &Derived) {
         let next = loop {
             let Some(c) = self.arbitrate(now) else {
-                break self.rp.next_limited(now, self.paused_mask(now));
+                // An idle reaction point has no limiter in use, so nothing to send.
+                break if self.rp.busy() {
+                    self.rp.next_limited(now, self.paused_mask(now))
+                } else {
+                    None
+                };
             };
             let queue = &mut self.queues[c];
             let Some(head) = queue.head() else {
@@ -467,7 +484,13 @@ impl LinkPartner {
             self.line.advance(ticks);
             self.line_at = now;
         }
-        while let Some(mut w) = self.on_wire {
+        while let Some(w) = &self.on_wire {
+            // `due_bits` is the packet's wire bits once every beat left: not reached, nothing
+            // leaves and the packet is not done (the common case, left without a copy).
+            if !self.line.reached(w.due_bits) {
+                break;
+            }
+            let mut w = *w;
             while w.next_idx < w.ncells && self.line.reached(w.due_bits) {
                 let beat = Beat {
                     hdr: w.hdr,

@@ -219,13 +219,14 @@ impl RunQueue {
 
     /// Append a run, joining it to the tail run if it continues it.
     pub fn push(&mut self, run: PacketRun) {
-        let rest = match self.runs.back_mut() {
-            Some(tail) => tail.join(run),
-            None => Some(run),
+        let run = match self.runs.back_mut() {
+            Some(tail) => match tail.join(run) {
+                Some(run) => run,
+                None => return,
+            },
+            None => run,
         };
-        if let Some(run) = rest {
-            self.runs.push_back(run);
-        }
+        self.runs.push_back(run);
     }
 
     pub fn is_empty(&self) -> bool {

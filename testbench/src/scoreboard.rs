@@ -13,7 +13,7 @@
 //! count, so the equation balances on every cycle, not only when no packet is mid-arrival.
 
 use crate::monitor::{CellTxn, TxnKind};
-use hw_model::{DropReason, Segment};
+use hw_model::DropReason;
 use std::fmt;
 
 /// Cell counts of the conservation check.
@@ -94,19 +94,19 @@ impl Scoreboard {
         }
     }
 
+    #[inline]
     pub fn record(&mut self, t: &CellTxn) {
         match t.kind {
             TxnKind::Inject => self.injected += 1,
             TxnKind::Admit(s) => {
-                let i = Segment::ALL.iter().position(|&x| x == s).unwrap_or(0);
-                self.admitted[i] += 1;
+                // `Segment::ALL` lists the segments in declaration order (unit test below).
+                self.admitted[s as usize] += 1;
                 if let Some(o) = self.owed.get_mut(t.beat.hdr.src as usize) {
                     *o = t.beat.ncells.saturating_sub(t.beat.idx + 1);
                 }
             }
             TxnKind::Drop(r) => {
-                let i = DropReason::ALL.iter().position(|&x| x == r).unwrap_or(0);
-                self.dropped[i] += 1;
+                self.dropped[r as usize] += 1;
                 if let Some(o) = self.owed.get_mut(t.beat.hdr.src as usize) {
                     *o = 0;
                 }
@@ -117,39 +117,44 @@ impl Scoreboard {
 
     fn depart(&mut self, t: &CellTxn, port: u8) {
         self.departed += 1;
-        let h = t.beat.hdr;
+        let h = &t.beat.hdr;
         let key = (h.seq, t.beat.idx);
         let Some(last) = self.last.get_mut(h.flow as usize) else {
             self.misrouted += 1;
             self.note(|| format!("cycle {}: departure of unknown flow {}", t.cycle, h.flow));
             return;
         };
-        let prev = *last;
-        if prev.is_some_and(|p| key <= p) {
-            self.reordered += 1;
-            self.note(|| {
-                format!(
-                    "cycle {}: flow {} cell (seq {}, idx {}) departed after (seq {}, idx {})",
-                    t.cycle,
-                    h.flow,
-                    key.0,
-                    key.1,
-                    prev.map_or(0, |p| p.0),
-                    prev.map_or(0, |p| p.1)
-                )
-            });
-        } else {
-            *last = Some(key);
+        match *last {
+            Some(prev) if key <= prev => self.note_reordered(t, prev),
+            _ => *last = Some(key),
         }
         if port != h.dst {
-            self.misrouted += 1;
-            self.note(|| {
-                format!(
-                    "cycle {}: flow {} cell departed on port {port}, dst is {}",
-                    t.cycle, h.flow, h.dst
-                )
-            });
+            self.note_misrouted(t, port);
         }
+    }
+
+    /// Cell `t` departed behind `prev`, the highest `(seq, idx)` of its flow so far.
+    #[cold]
+    fn note_reordered(&mut self, t: &CellTxn, prev: (u32, u16)) {
+        self.reordered += 1;
+        self.note(|| {
+            format!(
+                "cycle {}: flow {} cell (seq {}, idx {}) departed after (seq {}, idx {})",
+                t.cycle, t.beat.hdr.flow, t.beat.hdr.seq, t.beat.idx, prev.0, prev.1
+            )
+        });
+    }
+
+    /// Cell `t` departed on `port`, not on its header's `dst`.
+    #[cold]
+    fn note_misrouted(&mut self, t: &CellTxn, port: u8) {
+        self.misrouted += 1;
+        self.note(|| {
+            format!(
+                "cycle {}: flow {} cell departed on port {port}, dst is {}",
+                t.cycle, t.beat.hdr.flow, t.beat.hdr.dst
+            )
+        });
     }
 
     pub fn dropped_total(&self) -> u64 {
@@ -157,10 +162,7 @@ impl Scoreboard {
     }
 
     pub fn dropped_for(&self, r: DropReason) -> u64 {
-        DropReason::ALL
-            .iter()
-            .position(|&x| x == r)
-            .map_or(0, |i| self.dropped[i])
+        self.dropped[r as usize]
     }
 
     pub fn dropped_lossless(&self) -> u64 {
@@ -191,5 +193,23 @@ impl Scoreboard {
     /// The first ordering or routing error seen, for the report.
     pub fn first_error(&self) -> Option<&str> {
         self.first_error.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hw_model::Segment;
+
+    /// The counters are indexed by discriminant: `ALL` must list the variants in
+    /// declaration order, or a cell is counted under another segment or reason.
+    #[test]
+    fn segments_and_drop_reasons_are_indexed_in_all_order() {
+        for (i, s) in Segment::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i, "{}", s.name());
+        }
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i, "{}", r.name());
+        }
     }
 }

@@ -26,7 +26,7 @@ use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
 use crate::ns3::Ns3Out;
 use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
-use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
+use crate::scenario::{Overrides, Pattern, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::{MessageCounts, MessageStats, Sources};
@@ -228,6 +228,8 @@ pub struct Sim {
     ns3: Option<Ns3Out>,
     /// `--trace-events`: the co-simulation event stream.
     events: Option<EventTrace>,
+    /// The plan has TCP or DCQCN flows: departures go back to their senders.
+    closed_loop: bool,
     pfc_pause_frames: u64,
     pfc_port_pause_frames: u64,
     pfc_port_resume_frames: u64,
@@ -277,6 +279,10 @@ impl Sim {
             waves: None,
             ns3: None,
             events: None,
+            closed_loop: plan
+                .flows
+                .iter()
+                .any(|f| matches!(f.pattern, Pattern::Tcp(_) | Pattern::Dcqcn(_))),
             pfc_pause_frames: 0,
             pfc_port_pause_frames: 0,
             pfc_port_resume_frames: 0,
@@ -488,8 +494,12 @@ impl Sim {
             partners[src].enqueue(hdr);
             Self::wake_partner(wake, active, src, now);
         };
-        self.tcp.fire_due(now, &mut send);
-        self.dcqcn.fire_due(now, &mut send);
+        if self.tcp.next_time() <= now {
+            self.tcp.fire_due(now, &mut send);
+        }
+        if self.dcqcn.next_time() <= now {
+            self.dcqcn.fire_due(now, &mut send);
+        }
 
         let mut awake = self.active;
         while awake != 0 {
@@ -551,8 +561,10 @@ impl Sim {
         for dep in &self.out.departures {
             self.sinks.absorb(dep);
         }
-        self.tcp.departed(now, &self.out.departures);
-        self.dcqcn.departed(now, &self.out.departures);
+        if self.closed_loop {
+            self.tcp.departed(now, &self.out.departures);
+            self.dcqcn.departed(now, &self.out.departures);
+        }
         self.sources.departed(now, &self.out.departures);
         for &(port, frame) in &self.out.pfc_tx {
             if frame.paused() != 0 {

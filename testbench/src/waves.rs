@@ -225,6 +225,9 @@ struct NicSlots {
     mask: u128,
 }
 
+/// `Waves::slot_of` of a model signal the filter left out.
+const NO_SLOT: u32 = u32::MAX;
+
 /// A waveform being written for one run.
 pub struct Waves {
     writer: AnyWriter<BufWriter<File>>,
@@ -232,17 +235,19 @@ pub struct Waves {
     signals: WaveSignals,
     /// The signals that passed the filter (what the .gtkw may reference).
     dumped: Vec<SignalSpec>,
-    /// Writer slots grouped by the model's signal block, so a cycle samples only the
-    /// blocks the model touched: block `b`'s are `block_slots[block_start[b]..block_start[b
-    /// + 1]]`.
-    block_slots: Vec<u32>,
-    block_start: Vec<u32>,
-    /// The slots to compare in the current cycle (kept to reuse its allocation).
+    /// Per model signal, its writer slot (`NO_SLOT` if the filter left it out); per signal
+    /// block, whether any of its signals has a slot. A cycle reads only the blocks the
+    /// model touched and that have slots.
+    slot_of: Vec<u32>,
+    block_selected: Vec<bool>,
+    /// The slots that changed in the current cycle (kept to reuse its allocation).
     todo: Vec<u32>,
-    /// The model's signal values, read a whole block at a time (`Mmu::sample_block`) when
-    /// the block is dirty and has selected slots; `primed` once every such block was read
-    /// (at the first sample in the window, which dumps every value).
+    /// The model's signal values, read a whole block at a time (`Mmu::sample_block`) into
+    /// `fresh`, then compared with these, so the writer sees only the signals that moved;
+    /// `primed` once every selected block was read (at the first sample in the window,
+    /// which dumps every value).
     values: Vec<u64>,
+    fresh: Vec<u64>,
     primed: bool,
     /// The NICs with selected reaction-point signals.
     nics: Vec<NicSlots>,
@@ -281,7 +286,8 @@ impl Waves {
             filter,
             window,
         )?;
-        let mut slots_by_block = vec![Vec::new(); mmu.signal_blocks()];
+        let mut slot_of = vec![NO_SLOT; mmu.signals().len()];
+        let mut block_selected = vec![false; mmu.signal_blocks()];
         let mut nics: Vec<NicSlots> = (0..partners.len())
             .map(|nic| NicSlots {
                 nic,
@@ -301,7 +307,10 @@ impl Waves {
                 continue;
             }
             match signals.rp_place(i) {
-                None => slots_by_block[mmu.signal_block(i)].push(slot),
+                None => {
+                    slot_of[i] = slot as u32;
+                    block_selected[mmu.signal_block(i)] = true;
+                }
                 Some((nic, None)) => nics[nic].common.push(slot),
                 Some((nic, Some(l))) => match nics[nic].limiters.last_mut() {
                     Some((last, s)) if *last == l => s.push(slot),
@@ -310,12 +319,10 @@ impl Waves {
             }
         }
         nics.retain(|n| !n.common.is_empty() || !n.limiters.is_empty());
-        let mut block_start = vec![0u32];
-        let mut block_slots = Vec::new();
-        for slots in &slots_by_block {
-            block_slots.extend(slots.iter().map(|&s| s as u32));
-            block_start.push(block_slots.len() as u32);
-        }
+        let widest = (0..mmu.signal_blocks())
+            .map(|b| mmu.block_signals(b).len())
+            .max()
+            .unwrap_or(0);
         let tpc = writer.timescale().ticks_per_cycle();
         let end = window.to.unwrap_or(cycles).min(cycles);
         let view = GtkwView::new(window.from * tpc, end * tpc);
@@ -327,11 +334,12 @@ impl Waves {
             path: path.to_path_buf(),
             dumped: filter.apply(signals.specs()),
             signals,
-            todo: Vec::with_capacity(block_slots.len()),
+            todo: Vec::with_capacity(slot_of.len()),
             values: vec![0; mmu.signals().len()],
+            fresh: vec![0; widest],
             primed: false,
-            block_slots,
-            block_start,
+            slot_of,
+            block_selected,
             nics,
             dcqcn_slots,
         })
@@ -386,22 +394,29 @@ impl Waves {
         if cycle >= self.first && !self.primed {
             self.primed = true;
             for b in 0..mmu.signal_blocks() {
-                if self.block_start[b] != self.block_start[b + 1] {
+                if self.block_selected[b] {
                     mmu.sample_block(b, &mut self.values[mmu.block_signals(b)]);
                 }
             }
-        }
-        for (w, &word) in mmu.dirty_blocks().iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let b = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if let (Some(&from), Some(&to)) =
-                    (self.block_start.get(b), self.block_start.get(b + 1))
-                {
-                    if from != to && self.primed {
-                        mmu.sample_block(b, &mut self.values[mmu.block_signals(b)]);
-                        todo.extend_from_slice(&self.block_slots[from as usize..to as usize]);
+        } else if self.primed {
+            for (w, &word) in mmu.dirty_blocks().iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let b = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if self.block_selected.get(b) == Some(&true) {
+                        let r = mmu.block_signals(b);
+                        let fresh = &mut self.fresh[..r.len()];
+                        mmu.sample_block(b, fresh);
+                        let (old, slots) = (&mut self.values[r.clone()], &self.slot_of[r]);
+                        for ((o, &f), &slot) in old.iter_mut().zip(fresh.iter()).zip(slots) {
+                            if *o != f {
+                                *o = f;
+                                if slot != NO_SLOT {
+                                    todo.push(slot);
+                                }
+                            }
+                        }
                     }
                 }
             }

@@ -62,6 +62,17 @@ pub trait Visit: Sized {
     fn unit(&mut self, name: impl Into<Name>, unit: &impl Probed) {
         self.scope(name, |v| unit.probe(v));
     }
+
+    /// Two units of the same kind side by side, wire by wire ([`interleave`]). A visitor
+    /// that wants only the values overrides this to skip the names.
+    fn pair<U: Probed>(&mut self, a: (Name, &U), b: (Name, &U)) {
+        let (ra, rb) = (Record::of(a.1), Record::of(b.1));
+        assert_eq!(ra.n, rb.n, "interleave: units of different shapes");
+        for (ea, eb) in ra.entries[..ra.n].iter().zip(&rb.entries[..rb.n]) {
+            self.scope(a.0, |v| emit(v, &ea.path[..ea.len], ea.width, ea.value));
+            self.scope(b.0, |v| emit(v, &eb.path[..eb.len], eb.width, eb.value));
+        }
+    }
 }
 
 /// A block whose wires can be observed.
@@ -141,6 +152,24 @@ impl Visit for Read<'_> {
     #[inline]
     fn scope(&mut self, _: impl Into<Name>, inside: impl FnOnce(&mut Self)) {
         inside(self);
+    }
+
+    /// Each unit's values into a buffer of its own, then alternated: no names recorded
+    /// (this runs for every dirty block of every sampled cycle).
+    fn pair<U: Probed>(&mut self, a: (Name, &U), b: (Name, &U)) {
+        let mut va = [0u64; MAX_WIRES];
+        let mut vb = [0u64; MAX_WIRES];
+        let mut ra = Read::new(&mut va);
+        a.1.probe(&mut ra);
+        let n = ra.len();
+        let mut rb = Read::new(&mut vb);
+        b.1.probe(&mut rb);
+        assert_eq!(n, rb.len(), "interleave: units of different shapes");
+        for (x, y) in va[..n].iter().zip(&vb[..n]) {
+            self.out[self.at] = *x;
+            self.out[self.at + 1] = *y;
+            self.at += 2;
+        }
     }
 }
 
@@ -238,12 +267,7 @@ fn emit<V: Visit>(v: &mut V, path: &[Name], width: u32, value: u64) {
 /// Two units of the same kind side by side, wire by wire: `a.x, b.x, a.y, b.y, ...`, each
 /// under its own scope (`a` and `b` are the scope names). For units of at most 16 wires.
 pub fn interleave<V: Visit, U: Probed>(v: &mut V, a: (Name, &U), b: (Name, &U)) {
-    let (ra, rb) = (Record::of(a.1), Record::of(b.1));
-    assert_eq!(ra.n, rb.n, "interleave: units of different shapes");
-    for (ea, eb) in ra.entries[..ra.n].iter().zip(&rb.entries[..rb.n]) {
-        v.scope(a.0, |v| emit(v, &ea.path[..ea.len], ea.width, ea.value));
-        v.scope(b.0, |v| emit(v, &eb.path[..eb.len], eb.width, eb.value));
-    }
+    v.pair(a, b);
 }
 
 #[cfg(test)]

@@ -28,12 +28,6 @@ struct Slot {
     id_len: u8,
 }
 
-impl Slot {
-    fn id(&self) -> &[u8] {
-        &self.id[..usize::from(self.id_len)]
-    }
-}
-
 /// Formats VCD text: the header with the `vcd` crate, the values straight into a byte
 /// buffer (`0!` for a bit, `b0101 !` for a vector, leading zeros kept).
 #[derive(Debug)]
@@ -169,24 +163,31 @@ fn push_decimal(buf: &mut Vec<u8>, mut v: u64) {
 
 /// `0!` for a scalar, `b<width binary digits> <id>` for a vector. Vectors keep
 /// their leading zeros: the lint (and some tools) want values exactly as wide
-/// as declared.
+/// as declared. The line is built on the stack and appended in one copy (a change is
+/// written for every value that moves, so this is the dump's innermost loop).
 fn push_change(buf: &mut Vec<u8>, slot: &Slot, v: u64) {
-    if slot.width == 1 {
-        buf.push(b'0' + (v & 1) as u8);
+    // Fixed-size copies only: all 64 digits land at `DIGITS`, and the line starts `width`
+    // digits before the id (plus the `b`), so no copy depends on the width.
+    const DIGITS: usize = 1 + 64;
+    let mut line = [0u8; DIGITS + 64 + 1 + MAX_ID_LEN + 1];
+    let w = slot.width as usize;
+    let (start, mut end) = if w == 1 {
+        line[DIGITS + 63] = b'0' + (v & 1) as u8;
+        (DIGITS + 63, DIGITS + 64)
     } else {
-        buf.push(b'b');
-        push_binary(buf, v, slot.width);
-        buf.push(b' ');
-    }
-    // Byte by byte: an id is one to three bytes, less than a call to copy them.
-    for &c in slot.id() {
-        buf.push(c);
-    }
-    buf.push(b'\n');
+        line[DIGITS..DIGITS + 64].copy_from_slice(&binary64(v));
+        line[DIGITS + 64] = b' ';
+        line[DIGITS + 63 - w] = b'b';
+        (DIGITS + 63 - w, DIGITS + 65)
+    };
+    line[end..end + MAX_ID_LEN].copy_from_slice(&slot.id);
+    end += usize::from(slot.id_len);
+    line[end] = b'\n';
+    buf.extend_from_slice(&line[start..=end]);
 }
 
 /// Byte `b` as eight ASCII binary digits, most significant first.
-pub(crate) const BINARY: [[u8; 8]; 256] = {
+const BINARY: [[u8; 8]; 256] = {
     let mut t = [[b'0'; 8]; 256];
     let mut b = 0;
     while b < 256 {
@@ -200,17 +201,18 @@ pub(crate) const BINARY: [[u8; 8]; 256] = {
     t
 };
 
-/// The low `width` bits of `v` (`1..=64`) as ASCII binary digits, most significant first:
-/// the bits above a multiple of eight one by one, then eight at a time.
+/// All 64 bits of `v` as ASCII binary digits, most significant first, eight at a time.
+fn binary64(v: u64) -> [u8; 64] {
+    let mut out = [0u8; 64];
+    for (k, chunk) in out.chunks_exact_mut(8).enumerate() {
+        chunk.copy_from_slice(&BINARY[(v >> (56 - 8 * k)) as u8 as usize]);
+    }
+    out
+}
+
+/// The low `width` bits of `v` (`1..=64`) as ASCII binary digits, most significant first.
 pub(crate) fn push_binary(buf: &mut Vec<u8>, v: u64, width: u32) {
-    let head = width % 8;
-    let bytes = width / 8;
-    for bit in (0..head).rev() {
-        buf.push(b'0' + (v >> (8 * bytes + bit) & 1) as u8);
-    }
-    for k in (0..bytes).rev() {
-        buf.extend_from_slice(&BINARY[(v >> (8 * k)) as u8 as usize]);
-    }
+    buf.extend_from_slice(&binary64(v)[64 - width as usize..]);
 }
 
 #[cfg(test)]
