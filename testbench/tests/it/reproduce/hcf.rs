@@ -288,6 +288,31 @@ fn the_spec_files_of_the_comparison_runs_parse_to_their_variants() {
             );
         }
     }
+    // More credits: HCF with c0 = 2 and 4 on hcf-starvation-ns2's spreads 0 and 1 s.
+    let path = format!(
+        "{}/../sweeps/hcf-starvation-ns2-credits.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let runs = Spec::read(std::path::Path::new(&path))
+        .unwrap()
+        .runs()
+        .unwrap();
+    let got: Vec<(Setup, String, u64)> = runs
+        .iter()
+        .map(|r| {
+            let v = |k: &str| r.params.iter().find(|p| p.0 == k).unwrap().1.clone();
+            (
+                serde_json::from_value(v("setup")).unwrap(),
+                v("policy").as_str().unwrap().to_string(),
+                v("c0").as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(Setup, String, u64)> = hcf_starvation::ns2_setups(&[0.0, 1.0], &[1, 2, 3])
+        .into_iter()
+        .flat_map(|s| [2, 4].map(|c0| (s, "hcf".to_string(), c0)))
+        .collect();
+    assert_eq!(got, want);
     let text = Setup {
         ns2: capped,
         ..Setup::ns2(0.0, 1)
