@@ -306,9 +306,8 @@ fn start_tx<P>(
             return Ok(false);
         }
         let hp = input.hcf.hp_sel(p);
-        let nonempty = queues.nonempty[p];
         let eligible = queues.ready_mask(p, hp) & !input.rx.paused(p);
-        let Some(q) = sched.pick(nonempty, eligible, |q| queues.head_len(p, q, hp)) else {
+        let Some(q) = sched.pick(eligible, |q| queues.head_len(p, q, hp)) else {
             return Ok(false);
         };
         let mut desc = queues.dequeue(p, q, hp, now);
