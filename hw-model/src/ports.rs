@@ -77,8 +77,9 @@ pub fn each_port(mut ports: u64) -> impl Iterator<Item = usize> {
     })
 }
 
+/// The set of ports `0..n`.
 #[inline]
-fn mask(n: usize) -> u64 {
+pub fn mask(n: usize) -> u64 {
     if n >= 64 {
         u64::MAX
     } else {
