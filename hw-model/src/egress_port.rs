@@ -23,7 +23,7 @@ use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
-use crate::ports::{advance_rr, each_port, mask, rotate_ports, unrotate};
+use crate::ports::{advance_rr, each_port, mask, next_rr, rotate_ports, unrotate};
 use crate::probes::Dirty;
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
@@ -439,11 +439,7 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             }
         }
         self.wake_min = later;
-        self.read_rr = if self.read_rr + 1 == n {
-            0
-        } else {
-            self.read_rr + 1
-        };
+        self.read_rr = next_rr(self.read_rr, n);
         Ok(())
     }
 }

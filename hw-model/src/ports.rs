@@ -93,6 +93,16 @@ pub fn advance_rr(rr: usize, cycles: u64, n: usize) -> usize {
     ((rr as u64 + cycles) % n as u64) as usize
 }
 
+/// A round-robin pointer over `n` ports one cycle later (without a division).
+#[inline]
+pub fn next_rr(rr: usize, n: usize) -> usize {
+    if rr + 1 == n {
+        0
+    } else {
+        rr + 1
+    }
+}
+
 /// Port `(i + r) % n` for `i, r < n`: bit `i` of a set rotated by [`rotate_ports`].
 #[inline]
 pub fn unrotate(i: usize, r: usize, n: usize) -> usize {
