@@ -4,10 +4,7 @@
 //! group the first two hold its lossy private and lossy shared cells). Egress, per
 //! (port, queue). Totals: lossless shared (the `sum omega_s` of Eq. 2), lossless headroom,
 //! lossy shared, all lossy cells (the occupancy of L2BM's lossy egress pool) and the whole
-//! buffer. Updates made in a cycle change the registers at the edge: each update moves
-//! the D inputs of the counters it touches at once (the next values, in the order of the
-//! updates), and the edge copies the D inputs of the moved counters to the registers,
-//! which every reader sees.
+//! buffer. Updates made in a cycle are applied at the edge.
 //!
 //! Watermarks ([`Watermarks`]) sit next to the counters they watch: the highest value each
 //! counter held at an edge since reset, the registers SAI reads as `..._WATERMARK_BYTES`
@@ -93,110 +90,7 @@ pub struct Accounting {
     /// with `X_poff`, Eq. 6) and the lossless headroom cells (DSH: the port's insurance).
     pub port_shared: Vec<Cells>,
     pub port_headroom: Vec<Cells>,
-    /// The D inputs of the registers above.
-    next: Next,
-    /// Per update of the cycle: its ingress group, its egress queue and whether it is a
-    /// charge (the registers the edge publishes, and the watermarks it raises).
-    moved: Vec<(u32, u32, bool)>,
-    /// The first update of the cycle that would have wrapped a counter.
-    wrapped: Option<CounterError>,
-}
-
-/// The counters as the cycle's updates leave them.
-#[derive(Debug, Clone)]
-struct Next {
-    ingress: Vec<[Cells; 3]>,
-    egress: Vec<Cells>,
-    shared_total: Cells,
-    lossy_shared_total: Cells,
-    lossy_total: Cells,
-    total: Cells,
-    headroom_total: Cells,
-    port_shared: Vec<Cells>,
-    port_headroom: Vec<Cells>,
-}
-
-impl Next {
-    fn new(ports: usize) -> Self {
-        Self {
-            ingress: vec![[Cells::ZERO; 3]; ports * QUEUES],
-            egress: vec![Cells::ZERO; ports * QUEUES],
-            shared_total: Cells::ZERO,
-            lossy_shared_total: Cells::ZERO,
-            lossy_total: Cells::ZERO,
-            total: Cells::ZERO,
-            headroom_total: Cells::ZERO,
-            port_shared: vec![Cells::ZERO; ports],
-            port_headroom: vec![Cells::ZERO; ports],
-        }
-    }
-
-    /// One update. A counter that would wrap is a model bug and is returned as such.
-    fn apply(&mut self, u: Update) -> Result<(), CounterError> {
-        match u {
-            Update::Charge {
-                port,
-                pg,
-                seg,
-                dport,
-                n,
-            } => {
-                self.ingress[port as usize * QUEUES + pg as usize][slot(seg)].add(n)?;
-                self.egress[dport as usize * QUEUES + pg as usize].add(n)?;
-                self.total.add(n)?;
-                match seg {
-                    Segment::Shared => {
-                        self.shared_total.add(n)?;
-                        self.port_shared[port as usize].add(n)?;
-                    }
-                    Segment::Headroom => {
-                        self.port_headroom[port as usize].add(n)?;
-                        self.headroom_total.add(n)?;
-                    }
-                    Segment::LossyShared => {
-                        self.lossy_shared_total.add(n)?;
-                        self.lossy_total.add(n)?;
-                    }
-                    Segment::LossyPrivate => self.lossy_total.add(n)?,
-                    Segment::Private => {}
-                }
-            }
-            Update::Release {
-                port,
-                pg,
-                lossless,
-                dport,
-            } => {
-                let g = &mut self.ingress[port as usize * QUEUES + pg as usize];
-                let s = if g[2].get() > 0 {
-                    2
-                } else if g[1].get() > 0 {
-                    1
-                } else {
-                    0
-                };
-                g[s].sub(1)?;
-                self.egress[dport as usize * QUEUES + pg as usize].sub(1)?;
-                self.total.sub(1)?;
-                if !lossless {
-                    self.lossy_total.sub(1)?;
-                }
-                match (s, lossless) {
-                    (1, true) => {
-                        self.shared_total.sub(1)?;
-                        self.port_shared[port as usize].sub(1)?;
-                    }
-                    (1, false) => self.lossy_shared_total.sub(1)?,
-                    (2, _) => {
-                        self.port_headroom[port as usize].sub(1)?;
-                        self.headroom_total.sub(1)?;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Ok(())
-    }
+    pending: Vec<Update>,
 }
 
 impl Accounting {
@@ -219,9 +113,7 @@ impl Accounting {
             },
             port_shared: vec![Cells::ZERO; ports],
             port_headroom: vec![Cells::ZERO; ports],
-            next: Next::new(ports),
-            moved: Vec::with_capacity(ports * 4),
-            wrapped: None,
+            pending: Vec::with_capacity(ports * 4),
         }
     }
 
@@ -234,65 +126,106 @@ impl Accounting {
     /// Whether updates wait for the edge (the counters move at it).
     #[inline]
     pub fn has_updates(&self) -> bool {
-        !self.moved.is_empty()
+        !self.pending.is_empty()
     }
 
-    /// An update of the cycle: a release picks its segment from the levels the earlier
-    /// updates of the cycle left (every charge of admission, then the releases of egress).
     #[inline]
     pub fn push(&mut self, u: Update) {
-        let (port, pg, dport, charged) = match u {
-            Update::Charge {
-                port, pg, dport, ..
-            } => (port, pg, dport, true),
-            Update::Release {
-                port, pg, dport, ..
-            } => (port, pg, dport, false),
-        };
-        if let Err(e) = self.next.apply(u) {
-            self.wrapped.get_or_insert(e);
-        }
-        let g = port as u32 * QUEUES as u32 + pg as u32;
-        let e = dport as u32 * QUEUES as u32 + pg as u32;
-        self.moved.push((g, e, charged));
+        self.pending.push(u);
     }
 
-    /// Add one cell to ingress counter `slot` of group `g` without a cell behind it
-    /// (`Fault::SkewCounter`).
-    pub fn skew(&mut self, g: usize, slot: usize) {
-        for c in [&mut self.ingress[g][slot], &mut self.next.ingress[g][slot]] {
-            c.add(1).expect("room for one more cell");
+    /// The updates of the cycle, in the order they were pushed. A counter that would wrap
+    /// is a model bug and is returned as such.
+    fn apply(&mut self) -> Result<(), CounterError> {
+        for i in 0..self.pending.len() {
+            match self.pending[i] {
+                Update::Charge {
+                    port,
+                    pg,
+                    seg,
+                    dport,
+                    n,
+                } => {
+                    self.ingress[port as usize * QUEUES + pg as usize][slot(seg)].add(n)?;
+                    self.egress[dport as usize * QUEUES + pg as usize].add(n)?;
+                    self.total.add(n)?;
+                    match seg {
+                        Segment::Shared => {
+                            self.shared_total.add(n)?;
+                            self.port_shared[port as usize].add(n)?;
+                        }
+                        Segment::Headroom => {
+                            self.port_headroom[port as usize].add(n)?;
+                            self.headroom_total.add(n)?;
+                        }
+                        Segment::LossyShared => {
+                            self.lossy_shared_total.add(n)?;
+                            self.lossy_total.add(n)?;
+                        }
+                        Segment::LossyPrivate => self.lossy_total.add(n)?,
+                        Segment::Private => {}
+                    }
+                }
+                Update::Release {
+                    port,
+                    pg,
+                    lossless,
+                    dport,
+                } => {
+                    let g = &mut self.ingress[port as usize * QUEUES + pg as usize];
+                    let s = if g[2].get() > 0 {
+                        2
+                    } else if g[1].get() > 0 {
+                        1
+                    } else {
+                        0
+                    };
+                    g[s].sub(1)?;
+                    self.egress[dport as usize * QUEUES + pg as usize].sub(1)?;
+                    self.total.sub(1)?;
+                    if !lossless {
+                        self.lossy_total.sub(1)?;
+                    }
+                    match (s, lossless) {
+                        (1, true) => {
+                            self.shared_total.sub(1)?;
+                            self.port_shared[port as usize].sub(1)?;
+                        }
+                        (1, false) => self.lossy_shared_total.sub(1)?,
+                        (2, _) => {
+                            self.port_headroom[port as usize].sub(1)?;
+                            self.headroom_total.sub(1)?;
+                        }
+                        _ => {}
+                    }
+                }
+            }
         }
+        Ok(())
     }
 
-    /// The edge: the moved counters take their D inputs, then the watermarks of the
-    /// counters charged at this edge rise to their registered values (a charge and a
-    /// release in one cycle leave the net value, which is what the registers held).
-    fn publish(&mut self) {
-        let next = &self.next;
-        let wm = &mut self.watermarks;
+    /// After the edge's updates: raise the watermarks of the counters charged at this edge
+    /// to their registered values (a charge and a release in one cycle leave the net value,
+    /// which is what the registers held).
+    fn update_watermarks(&mut self) {
         let mut charged = false;
-        for &(g, e, charge) in &self.moved {
-            let (g, e, port) = (g as usize, e as usize, g as usize / QUEUES);
-            self.ingress[g] = next.ingress[g];
-            self.egress[e] = next.egress[e];
-            self.port_shared[port] = next.port_shared[port];
-            self.port_headroom[port] = next.port_headroom[port];
-            if charge {
+        let wm = &mut self.watermarks;
+        for u in &self.pending {
+            if let Update::Charge {
+                port, pg, dport, ..
+            } = *u
+            {
                 charged = true;
-                let c = &self.ingress[g];
-                let now = [c[0].get() + c[1].get() + c[2].get(), c[1].get(), c[2].get()];
-                for (w, v) in wm.ingress[g].iter_mut().zip(now) {
+                let i = port as usize * QUEUES + pg as usize;
+                let g = &self.ingress[i];
+                let now = [g[0].get() + g[1].get() + g[2].get(), g[1].get(), g[2].get()];
+                for (w, v) in wm.ingress[i].iter_mut().zip(now) {
                     *w = (*w).max(v);
                 }
+                let e = dport as usize * QUEUES + pg as usize;
                 wm.egress[e] = wm.egress[e].max(self.egress[e].get());
             }
         }
-        self.shared_total = next.shared_total;
-        self.lossy_shared_total = next.lossy_shared_total;
-        self.lossy_total = next.lossy_total;
-        self.total = next.total;
-        self.headroom_total = next.headroom_total;
         if charged {
             wm.shared_total = wm.shared_total.max(self.shared_total.get());
             wm.headroom_total = wm.headroom_total.max(self.headroom_total.get());
@@ -374,13 +307,13 @@ impl Accounting {
 }
 
 impl Clocked for Accounting {
-    /// The clock edge: publish the cycle's updates and raise the watermarks.
+    /// The clock edge: apply the cycle's updates, then raise the watermarks.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
-        self.publish();
-        self.moved.clear();
-        match self.wrapped.take() {
-            None => Ok(()),
-            Some(e) => Err(BlockError(e.to_string())),
+        let applied = self.apply();
+        if applied.is_ok() {
+            self.update_watermarks();
         }
+        self.pending.clear();
+        applied.map_err(|e| BlockError(e.to_string()))
     }
 }

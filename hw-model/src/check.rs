@@ -310,7 +310,11 @@ impl Core {
             Fault::LeakCell => {
                 self.free.pop();
             }
-            Fault::SkewCounter => self.acct.skew(0, 1),
+            Fault::SkewCounter => {
+                self.acct.ingress[0][1]
+                    .add(1)
+                    .expect("room for one more cell");
+            }
             Fault::HcfNoSwap => self.hcf.queues.iter_mut().for_each(|h| h.swap = false),
             Fault::HcfCreditAboveC0 => {
                 if let Some(h) = self.hcf.queues.first_mut() {
