@@ -115,6 +115,7 @@ impl<T: Copy + Default> Sram<T> {
 
 impl<T: Copy + Default> Clocked for Sram<T> {
     /// The edge ending cycle `now`: latch its reads into their slots, then land the writes.
+    #[inline]
     fn commit(&mut self, now: u64) -> Result<(), BlockError> {
         if !self.issued.is_empty() {
             let slot = (now % self.latency as u64) as usize;

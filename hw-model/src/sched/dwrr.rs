@@ -39,11 +39,7 @@ impl Dwrr {
 
     /// Pick the queue to send next. `eligible`: the queues that may send now (nonempty,
     /// head ready, not paused); `head_len(q)`: head packet bytes.
-    pub fn pick(
-        &mut self,
-        eligible: u8,
-        head_len: impl Fn(usize) -> u32,
-    ) -> Option<usize> {
+    pub fn pick(&mut self, eligible: u8, head_len: impl Fn(usize) -> u32) -> Option<usize> {
         let c = self.control as usize;
         if eligible & (1 << c) != 0 {
             return Some(c);
@@ -162,7 +158,10 @@ mod tests {
             }
             let len = std::array::from_fn(|q| 64 + 97 * q as u32 * (1 + lfsr.draw(3)));
             let picked = fast.pick(eligible, |q| len[q]);
-            assert_eq!(picked, Some(pick_by_walking(&mut walk, nonempty, eligible, &len)));
+            assert_eq!(
+                picked,
+                Some(pick_by_walking(&mut walk, nonempty, eligible, &len))
+            );
             let q = picked.unwrap();
             packets[q] -= 1;
             if packets[q] == 0 {
