@@ -65,8 +65,8 @@ impl Tx {
 }
 
 /// A port is evaluated only in cycles where something can happen to it: its wake cycle
-/// (next cell read point, end of frame, SRAM data due), or a kick from outside (a packet
-/// enqueued, a PFC frame to send, a pause change). In between, the wire's phase
+/// (next cell read point, end of frame, SRAM data due; idle: its queue's refetch done), or,
+/// idle, a kick from outside (a packet enqueued, a PFC frame to send, a pause change). In between, the wire's phase
 /// accumulator is advanced in one step by the cycles skipped, which gives exactly the
 /// same bit times as ticking every cycle.
 #[derive(Debug, Clone)]
