@@ -86,6 +86,7 @@ impl DtThreshold {
 
 impl Block<u32, ()> for DtThreshold {
     /// The thresholds phase: next `T` from the registered occupancy.
+    #[inline]
     fn eval(&mut self, _: u64, occupancy: u32, _: ()) -> Result<(), BlockError> {
         DtThreshold::eval(self, occupancy);
         Ok(())

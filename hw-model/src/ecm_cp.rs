@@ -215,16 +215,24 @@ impl Ecm {
 
 impl<'a> Block<EcmIn<'a>, &'a mut Vec<EcmFrame>> for Ecm {
     /// The arrivals of the cycle's admitted packets, in ingress port order (the order of
-    /// the CP registers' chain).
+    /// the CP registers' chain). With ECM off it is one test in the phase.
+    #[inline(always)]
     fn eval(
         &mut self,
         _: u64,
         input: EcmIn<'a>,
         out: &'a mut Vec<EcmFrame>,
     ) -> Result<(), BlockError> {
-        if self.cps.is_empty() {
-            return Ok(());
+        if !self.cps.is_empty() {
+            self.arrivals(input, out);
         }
+        Ok(())
+    }
+}
+
+impl Ecm {
+    /// The arrivals of the cycle's admitted packets at the congestion points.
+    fn arrivals(&mut self, input: EcmIn<'_>, out: &mut Vec<EcmFrame>) {
         for p in each_port(input.admitted) {
             let hdr = &input.ingress.newest(p).hdr;
             if let Some(cp) = self.cp(hdr.dst as usize, hdr.prio as usize) {
@@ -233,7 +241,6 @@ impl<'a> Block<EcmIn<'a>, &'a mut Vec<EcmFrame>> for Ecm {
                 }
             }
         }
-        Ok(())
     }
 }
 

@@ -203,11 +203,15 @@ impl EcnMarker {
     /// Packet `d` is dequeued from egress queue `q` of `port`: it leaves the count, and is
     /// marked now under `mark_on = "dequeue"` against the registered length less the
     /// packets dequeued from it in this cycle, itself included (a chain in the block).
-    #[inline]
+    #[inline(always)]
     pub fn depart(&mut self, port: usize, q: usize, d: &mut Desc) {
-        let Some(i) = self.queue(port, q) else {
-            return;
-        };
+        if let Some(i) = self.queue(port, q) {
+            self.depart_from(i, d);
+        }
+    }
+
+    /// [`Self::depart`] from marking queue `i`.
+    fn depart_from(&mut self, i: usize, d: &mut Desc) {
         let e = &self.params;
         let m = &mut self.queues[i];
         Self::touch(&mut self.touched, m, i);
@@ -236,11 +240,20 @@ impl EcnMarker {
 
 impl<'a> Block<EcnIn<'a>, ()> for EcnMarker {
     /// The cycle's admitted packets join their queue's count, in ingress port order; under
-    /// `mark_on = "enqueue"` each ECN-capable one is looked at.
+    /// `mark_on = "enqueue"` each ECN-capable one is looked at. With ECN off it is one
+    /// test in the phase.
+    #[inline(always)]
     fn eval(&mut self, _: u64, input: EcnIn<'a>, _: ()) -> Result<(), BlockError> {
         if self.queues.is_empty() {
             return Ok(());
         }
+        self.arrivals(input)
+    }
+}
+
+impl EcnMarker {
+    /// The arrivals of the cycle's admitted packets at the marking queues.
+    fn arrivals(&mut self, input: EcnIn<'_>) -> Result<(), BlockError> {
         let e = &self.params;
         for p in each_port(input.admitted) {
             let Some(d) = input.ingress.ports[p].pending.back_mut() else {
@@ -265,6 +278,7 @@ impl<'a> Block<EcnIn<'a>, ()> for EcnMarker {
 impl Clocked for EcnMarker {
     /// `qlen += arrivals - departures`; a result below zero or above the register is a
     /// model bug.
+    #[inline]
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         for &i in &self.touched {
             let m = &mut self.queues[i as usize];

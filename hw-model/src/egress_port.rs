@@ -23,7 +23,7 @@ use crate::packet_queue::{Desc, PacketQueues};
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
-use crate::ports::{advance_rr, each_port, rotate_ports, unrotate};
+use crate::ports::{advance_rr, each_port, mask, next_rr, rotate_ports, unrotate};
 use crate::probes::Dirty;
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
@@ -65,8 +65,8 @@ impl Tx {
 }
 
 /// A port is evaluated only in cycles where something can happen to it: its wake cycle
-/// (next cell read point, end of frame, SRAM data due), or a kick from outside (a packet
-/// enqueued, a PFC frame to send, a pause change). In between, the wire's phase
+/// (next cell read point, end of frame, SRAM data due; idle: its queue's refetch done), or,
+/// idle, a kick from outside (a packet enqueued, a PFC frame to send, a pause change). In between, the wire's phase
 /// accumulator is advanced in one step by the cycles skipped, which gives exactly the
 /// same bit times as ticking every cycle.
 #[derive(Debug, Clone)]
@@ -98,6 +98,9 @@ pub struct Egress {
     pub sched: Vec<Dwrr>,
     read_cells: u32,
     read_rr: usize,
+    /// Ports whose transmitter is idle. Only they act on a kick: a busy port always has a
+    /// wake, at which it takes pending frames, sees new packets and its pause mask.
+    idle: u64,
     /// Ports with a finite `wake`, and a lower bound of their wakes (exact after a cycle
     /// in which a port was due): the phase looks at no port before that cycle unless
     /// kicked.
@@ -148,6 +151,7 @@ impl Egress {
                 .collect(),
             read_cells: d.cfg.sram_read_cells_per_cycle,
             read_rr: 0,
+            idle: mask(d.ports),
             timed: 0,
             wake_min: u64::MAX,
             latency: d.cfg.sram_read_latency as u64,
@@ -283,7 +287,13 @@ impl Egress {
                 }
             }
         }
-        port.wake = wake.min(input.queues.refill_at(p));
+        // A busy port looks at its queues again at the end of its frame or packet (its
+        // wake); an idle one waits for its refetch.
+        port.wake = if matches!(port.tx, Tx::Idle) {
+            wake.min(input.queues.refill_at(p))
+        } else {
+            wake
+        };
         Ok(())
     }
 }
@@ -306,9 +316,8 @@ fn start_tx<P>(
             return Ok(false);
         }
         let hp = input.hcf.hp_sel(p);
-        let nonempty = queues.nonempty[p];
         let eligible = queues.ready_mask(p, hp) & !input.rx.paused(p);
-        let Some(q) = sched.pick(nonempty, eligible, |q| queues.head_len(p, q, hp)) else {
+        let Some(q) = sched.pick(eligible, |q| queues.head_len(p, q, hp)) else {
             return Ok(false);
         };
         let mut desc = queues.dequeue(p, q, hp, now);
@@ -393,8 +402,9 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
     ) -> Result<(), BlockError> {
         let n = self.ports.len();
         let mut budget = self.read_cells;
-        let mut active =
+        let kicked =
             input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();
+        let mut active = kicked & self.idle;
         // The earliest wake of the ports not visited now (a lower bound when no port was
         // due: a kicked port's old wake may be the one it keeps).
         let mut later = self.wake_min;
@@ -416,6 +426,8 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             let p = unrotate(i, self.read_rr, n);
             out.dirty.egress(p);
             self.visit(now, p, &mut budget, &mut input, &mut out)?;
+            let idle = matches!(self.ports[p].tx, Tx::Idle) as u64;
+            self.idle = self.idle & !(1 << p) | idle << p;
         }
         for p in each_port(active) {
             let wake = self.ports[p].wake;
@@ -427,11 +439,7 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             }
         }
         self.wake_min = later;
-        self.read_rr = if self.read_rr + 1 == n {
-            0
-        } else {
-            self.read_rr + 1
-        };
+        self.read_rr = next_rr(self.read_rr, n);
         Ok(())
     }
 }

@@ -20,7 +20,7 @@ use crate::admission::Plan;
 use crate::config::Derived;
 use crate::free_list::FreeList;
 use crate::packet_queue::{Desc, PacketQueues, NULL};
-use crate::ports::{advance_rr, rotate_ports, unrotate};
+use crate::ports::{advance_rr, next_rr, rotate_ports, unrotate};
 use crate::stats::Stats;
 use crate::wires::{Beat, CellFate, DropReason, Segment};
 use rtl::{Block, BlockError, Clocked, Visit};
@@ -223,7 +223,7 @@ impl Ingress {
                 }
                 port.fifo.push_back(FifoCell { beat: *b, plan });
                 self.fifo_ports |= 1 << p;
-                stats.admitted[seg_index(seg)] += 1;
+                stats.admitted[seg.index()] += 1;
                 CellFate::Admitted(seg)
             }
             Some(Err(r)) => {
@@ -305,7 +305,7 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
                     .enqueue(desc.hdr.dst as usize, desc.hdr.prio as usize, desc);
             }
         }
-        self.write_rr = (self.write_rr + 1) % n;
+        self.write_rr = next_rr(self.write_rr, n);
         Ok(())
     }
 }
@@ -344,8 +344,4 @@ fn segment_of(lossless: bool, k: u16, seg0: u16, seg1: u16) -> Segment {
     } else {
         s[2]
     }
-}
-
-fn seg_index(s: Segment) -> usize {
-    Segment::ALL.iter().position(|&x| x == s).unwrap()
 }

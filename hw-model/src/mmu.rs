@@ -640,6 +640,7 @@ impl Mmu {
     /// `u64::MAX` if nothing would ever happen without input. A driver may jump to it with
     /// [`Mmu::skip_to`] instead of stepping the idle cycles in between
     /// (docs/architecture.md, "Events").
+    #[inline]
     pub fn next_event(&self) -> u64 {
         with_policy_ref!(&self.policy, p => self.core.next_event(p))
     }

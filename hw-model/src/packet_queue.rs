@@ -9,6 +9,11 @@
 //! Dequeue hands the head descriptor to the transmitter and refetches the next one: a read
 //! of the packet link RAM, then of the descriptor RAM, `2 * latency` cycles in all. The
 //! port starts no other packet until the refetch is done (one refetch engine per port).
+//! The model takes both words when the refetch starts and holds the descriptor back until
+//! its cycle: neither can change in between (the link word of the packet just taken was
+//! written when the next packet joined, in an earlier cycle; the next packet's descriptor
+//! is written once, when it joins, and its cell is not free until it leaves), so the
+//! values are those of the two reads, and nothing has to run at the first read's cycle.
 //! This is hidden when a packet lasts at least `2 * latency` cycles on the wire; it is not
 //! for minimum-size packets at 400G (about 1.7 cycles per 64 B packet at 1 GHz), where it
 //! costs throughput: a deeper per-queue prefetch would fix that.
@@ -45,11 +50,11 @@ pub struct Desc {
     pub due: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Refill {
-    Idle,
-    LinkRead,
-    DescRead,
+/// A head refetch in flight: the list, and its next head descriptor.
+#[derive(Debug, Clone, Copy)]
+struct Refetch {
+    list: u32,
+    desc: Desc,
 }
 
 /// Registers of one linked list of packets.
@@ -59,8 +64,8 @@ pub struct ListRegs {
     pub tail: u32,
     pub packets: u32,
     pub cells: u32,
+    /// The prefetched head descriptor; `None` while its refetch runs.
     pub head_desc: Option<Desc>,
-    refill: Refill,
 }
 
 impl Default for ListRegs {
@@ -71,7 +76,6 @@ impl Default for ListRegs {
             packets: 0,
             cells: 0,
             head_desc: None,
-            refill: Refill::Idle,
         }
     }
 }
@@ -91,9 +95,9 @@ pub struct PacketQueues {
     pub desc: Sram<Desc>,
     /// Bit `q` of `nonempty[port]`.
     pub nonempty: Vec<u8>,
-    /// Per port, the list whose head is being refetched (one at a time per port).
-    refilling: Vec<Option<u32>>,
-    /// Per port, the cycle the refetch's next read data is on the RAM's output.
+    /// Per port, the refetch in flight (one at a time per port).
+    refetch: Vec<Option<Refetch>>,
+    /// Per port, the cycle its refetch is done (`u64::MAX`: none in flight).
     refill_at: Vec<u64>,
     latency: u64,
     /// Ports that got a packet in this cycle, and in the last (published at the edge).
@@ -123,7 +127,7 @@ impl PacketQueues {
             pkt_link: Sram::new("pkt_link", cells as usize, ports, write_ports, latency),
             desc: Sram::new("desc", cells as usize, ports, write_ports, latency),
             nonempty: vec![0; ports],
-            refilling: vec![None; ports],
+            refetch: vec![None; ports],
             refill_at: vec![u64::MAX; ports],
             latency: latency as u64,
             enqueued: 0,
@@ -230,10 +234,14 @@ impl PacketQueues {
                 self.nonempty[port] &= !(1 << q);
             }
         } else {
-            self.pkt_link.read(port, r.head as usize, now);
-            r.refill = Refill::LinkRead;
-            self.refilling[port] = Some(li as u32);
-            self.refill_at[port] = now + self.latency;
+            // The link read, then the descriptor read (see the module doc).
+            let next = self.pkt_link.backdoor(r.head as usize);
+            r.head = next;
+            self.refetch[port] = Some(Refetch {
+                list: li as u32,
+                desc: self.desc.backdoor(next as usize),
+            });
+            self.refill_at[port] = now + 2 * self.latency;
         }
         d
     }
@@ -241,59 +249,32 @@ impl PacketQueues {
     /// Whether `port` has a refetch in flight (its scheduler waits for it).
     #[inline]
     pub fn refilling(&self, port: usize) -> bool {
-        self.refilling[port].is_some()
+        self.refetch[port].is_some()
     }
 
-    /// Cycle at which `port`'s refetch needs its next step (`u64::MAX`: none in flight).
+    /// Cycle at which `port`'s refetch is done (`u64::MAX`: none in flight).
     #[inline]
     pub fn refill_at(&self, port: usize) -> u64 {
         self.refill_at[port]
     }
 
-    /// Advance the refetch of `port` if its read data is on the RAM output in cycle `now`.
+    /// Finish the refetch of `port` if it is done by cycle `now`: its list gets the head
+    /// descriptor. Called whenever the port's transmitter looks at its queues, which is
+    /// the only reader of a head descriptor.
+    #[inline]
     pub fn advance_refill(&mut self, port: usize, now: u64) {
-        if self.refill_at[port] != now {
-            return;
-        }
-        let Some(li) = self.refilling[port] else {
-            return;
-        };
-        let li = li as usize;
-        match self.lists[li].refill {
-            Refill::LinkRead => {
-                let next = self
-                    .pkt_link
-                    .rdata(port, now)
-                    .expect("packet link data due this cycle");
-                self.lists[li].head = next;
-                self.desc.read(port, next as usize, now);
-                self.lists[li].refill = Refill::DescRead;
-                self.refill_at[port] = now + self.latency;
-            }
-            Refill::DescRead => {
-                let d = self
-                    .desc
-                    .rdata(port, now)
-                    .expect("descriptor data due this cycle");
-                self.lists[li].head_desc = Some(d);
-                self.lists[li].refill = Refill::Idle;
-                self.refilling[port] = None;
+        if self.refill_at[port] <= now {
+            if let Some(f) = self.refetch[port].take() {
+                self.lists[f.list as usize].head_desc = Some(f.desc);
                 self.refill_at[port] = u64::MAX;
             }
-            Refill::Idle => unreachable!("refilling port without a refill state"),
         }
     }
 
     /// Walk a list's packets through the RAMs (checker access, no timing).
     pub fn walk(&self, li: usize, mut f: impl FnMut(&Desc)) {
         let r = &self.lists[li];
-        // While the link read of a refetch is in flight, `head` still names the packet
-        // that was just taken.
-        let mut p = if r.refill == Refill::LinkRead {
-            self.pkt_link.backdoor(r.head as usize)
-        } else {
-            r.head
-        };
+        let mut p = r.head;
         for i in 0..r.packets {
             let d = if i == 0 {
                 match r.head_desc {

@@ -77,8 +77,9 @@ pub fn each_port(mut ports: u64) -> impl Iterator<Item = usize> {
     })
 }
 
+/// The set of ports `0..n`.
 #[inline]
-fn mask(n: usize) -> u64 {
+pub fn mask(n: usize) -> u64 {
     if n >= 64 {
         u64::MAX
     } else {
@@ -90,6 +91,16 @@ fn mask(n: usize) -> u64 {
 #[inline]
 pub fn advance_rr(rr: usize, cycles: u64, n: usize) -> usize {
     ((rr as u64 + cycles) % n as u64) as usize
+}
+
+/// A round-robin pointer over `n` ports one cycle later (without a division).
+#[inline]
+pub fn next_rr(rr: usize, n: usize) -> usize {
+    if rr + 1 == n {
+        0
+    } else {
+        rr + 1
+    }
 }
 
 /// Port `(i + r) % n` for `i, r < n`: bit `i` of a set rotated by [`rotate_ports`].

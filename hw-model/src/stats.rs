@@ -112,7 +112,7 @@ impl Stats {
     }
 
     pub fn admitted_in(&self, s: Segment) -> u64 {
-        self.admitted[Segment::ALL.iter().position(|&x| x == s).unwrap()]
+        self.admitted[s.index()]
     }
     pub fn dropped_for(&self, r: DropReason) -> u64 {
         self.dropped[reason_index(r)]

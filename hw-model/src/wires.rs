@@ -208,6 +208,12 @@ impl Segment {
         Segment::LossyPrivate,
         Segment::LossyShared,
     ];
+    /// Position in [`Segment::ALL`].
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Private => "private",
@@ -328,5 +334,17 @@ impl Outputs {
         self.departures.clear();
         self.pfc_tx.clear();
         self.ecm_tx.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_index_is_its_position_in_all() {
+        for (i, s) in Segment::ALL.into_iter().enumerate() {
+            assert_eq!(s.index(), i, "{}", s.name());
+        }
     }
 }

@@ -115,12 +115,15 @@ impl<T: Copy + Default> Sram<T> {
 
 impl<T: Copy + Default> Clocked for Sram<T> {
     /// The edge ending cycle `now`: latch its reads into their slots, then land the writes.
+    #[inline]
     fn commit(&mut self, now: u64) -> Result<(), BlockError> {
-        let slot = (now % self.latency as u64) as usize;
-        for &(p, v) in &self.issued {
-            self.pipe[p * self.latency + slot] = (now, v);
+        if !self.issued.is_empty() {
+            let slot = (now % self.latency as u64) as usize;
+            for &(p, v) in &self.issued {
+                self.pipe[p * self.latency + slot] = (now, v);
+            }
+            self.issued.clear();
         }
-        self.issued.clear();
         for &(addr, data) in &self.writes {
             self.mem[addr] = data;
         }

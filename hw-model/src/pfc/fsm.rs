@@ -201,10 +201,15 @@ impl PfcFsm {
 
     /// Raise the refresh PAUSE of every port with OFF queues or in POFF whose deadline is
     /// `now`.
+    #[inline(always)]
     pub fn refresh(&mut self, now: u64) {
-        if now < self.next_refresh {
-            return;
+        if now >= self.next_refresh {
+            self.refresh_due(now);
         }
+    }
+
+    /// The refreshes due in cycle `now`, and the next one.
+    fn refresh_due(&mut self, now: u64) {
         let mut next = u64::MAX;
         for p in each_port(self.off_ports | self.poff) {
             if self.refresh_at[p] == now {
@@ -277,6 +282,7 @@ impl PfcFsm {
 impl<'a, P: BufferPolicy> Block<FsmIn<'a, P>, &'a mut Dirty> for PfcFsm {
     /// The flow-control phase: admission's requests (per port, QOFF before POFF), the
     /// policy's QON/PON checks on the queues and ports not charged now, the refreshes due.
+    #[inline]
     fn eval(
         &mut self,
         now: u64,

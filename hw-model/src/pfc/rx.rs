@@ -188,6 +188,7 @@ impl PfcRx {
 
 impl<'a> Block<&'a [(u8, PfcFrame)], &'a mut Stats> for PfcRx {
     /// Latch the frames received in this cycle (ports already checked) and count them.
+    #[inline]
     fn eval(
         &mut self,
         _: u64,
@@ -206,6 +207,7 @@ impl<'a> Block<&'a [(u8, PfcFrame)], &'a mut Stats> for PfcRx {
 impl Clocked for PfcRx {
     /// The pauses that run out at this edge, then the frames of the cycle (a frame received
     /// now overrides a pause that ends now).
+    #[inline]
     fn commit(&mut self, now: u64) -> Result<(), BlockError> {
         self.changed = 0;
         self.probed = 0;

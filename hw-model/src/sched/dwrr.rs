@@ -2,16 +2,17 @@
 //! Round Robin (Shreedhar and Varghese) for the rest.
 //!
 //! A queue's turn adds one quantum to its deficit; it sends head packets while the head
-//! fits in the deficit, then the pointer moves on. A queue found empty loses its deficit;
-//! a paused queue keeps it and is skipped. The decision is combinational over at most eight
-//! queues and as many rounds as a packet larger than the quantum needs.
+//! fits in the deficit, then the pointer moves on to the next eligible queue. A queue that
+//! goes empty loses its deficit; a paused queue keeps it and is skipped. The decision is
+//! combinational over at most eight queues and as many rounds as a packet larger than the
+//! quantum needs.
 
 use rtl::Visit;
 
 #[derive(Debug, Clone)]
 pub struct Dwrr {
     quantum: u32,
-    /// Bound of the pointer walk: each full pass adds a quantum to every eligible queue,
+    /// Bound of the turns of one pick: each full pass adds a quantum to every eligible queue,
     /// so a head of at most 65535 bytes is served within `ceil(65535 / quantum)` passes.
     max_steps: u32,
     control: u8,
@@ -36,14 +37,9 @@ impl Dwrr {
         self.deficit[q]
     }
 
-    /// Pick the queue to send next. `nonempty`: queues holding a packet; `eligible`: those
-    /// that may send now (nonempty, head ready, not paused); `head_len(q)`: head packet bytes.
-    pub fn pick(
-        &mut self,
-        nonempty: u8,
-        eligible: u8,
-        head_len: impl Fn(usize) -> u32,
-    ) -> Option<usize> {
+    /// Pick the queue to send next. `eligible`: the queues that may send now (nonempty,
+    /// head ready, not paused); `head_len(q)`: head packet bytes.
+    pub fn pick(&mut self, eligible: u8, head_len: impl Fn(usize) -> u32) -> Option<usize> {
         let c = self.control as usize;
         if eligible & (1 << c) != 0 {
             return Some(c);
@@ -64,10 +60,12 @@ impl Dwrr {
                     self.deficit[q] -= len;
                     return Some(q);
                 }
-            } else if nonempty & (1 << q) == 0 {
-                self.deficit[q] = 0;
             }
-            self.ptr = (self.ptr + 1) % 8;
+            // The pointer goes straight to the next eligible queue: the queues it passes
+            // change nothing, a paused one keeps its deficit and an empty one has none
+            // (its deficit went to 0 with the dequeue that emptied it, `queue_emptied`).
+            let after = rr.rotate_right((q as u32 + 1) % 8);
+            self.ptr = ((q as u32 + 1 + after.trailing_zeros()) % 8) as u8;
             self.turn_open = false;
         }
         unreachable!("DWRR found no packet within the bounded number of rounds")
@@ -91,7 +89,7 @@ mod tests {
     #[test]
     fn control_queue_has_strict_priority() {
         let mut s = Dwrr::new(1600, 7);
-        assert_eq!(s.pick(0xFF, 0xFF, |_| 1500), Some(7));
+        assert_eq!(s.pick(0xFF, |_| 1500), Some(7));
     }
 
     #[test]
@@ -100,7 +98,7 @@ mod tests {
         let lens = [1500u32, 300, 64, 0, 0, 0, 0, 0];
         let mut bytes = [0u64; 8];
         for _ in 0..30_000 {
-            let q = s.pick(0b111, 0b111, |q| lens[q]).unwrap();
+            let q = s.pick(0b111, |q| lens[q]).unwrap();
             bytes[q] += lens[q] as u64;
         }
         let (a, b, c) = (bytes[0] as f64, bytes[1] as f64, bytes[2] as f64);
@@ -114,13 +112,69 @@ mod tests {
     fn paused_queue_is_skipped() {
         let mut s = Dwrr::new(1600, 7);
         for _ in 0..10 {
-            assert_eq!(s.pick(0b11, 0b10, |_| 1000), Some(1));
+            assert_eq!(s.pick(0b10, |_| 1000), Some(1));
+        }
+    }
+
+    /// The walk of the pointer one queue at a time (the scheduler before it jumped to the
+    /// next eligible queue), zeroing the deficit of each empty queue it passes.
+    fn pick_by_walking(s: &mut Dwrr, nonempty: u8, eligible: u8, len: &[u32; 8]) -> usize {
+        let c = s.control as usize;
+        if eligible & (1 << c) != 0 {
+            return c;
+        }
+        let rr = eligible & !(1 << c);
+        loop {
+            let q = s.ptr as usize;
+            if rr & (1 << q) != 0 {
+                if !s.turn_open {
+                    s.deficit[q] += s.quantum;
+                    s.turn_open = true;
+                }
+                if len[q] <= s.deficit[q] {
+                    s.deficit[q] -= len[q];
+                    return q;
+                }
+            } else if nonempty & (1 << q) == 0 {
+                s.deficit[q] = 0;
+            }
+            s.ptr = (s.ptr + 1) % 8;
+            s.turn_open = false;
+        }
+    }
+
+    #[test]
+    fn jumping_to_the_next_eligible_queue_is_the_walk() {
+        let (mut fast, mut walk) = (Dwrr::new(300, 7), Dwrr::new(300, 7));
+        let mut lfsr = rtl::Lfsr32::new(12);
+        let mut packets = [0u32; 8];
+        for _ in 0..20_000 {
+            let q = lfsr.draw(7) as usize;
+            packets[q] += 1;
+            let nonempty = (0..8).fold(0u8, |m, q| m | ((packets[q] > 0) as u8) << q);
+            let eligible = nonempty & lfsr.draw(255) as u8;
+            if eligible == 0 {
+                continue;
+            }
+            let len = std::array::from_fn(|q| 64 + 97 * q as u32 * (1 + lfsr.draw(3)));
+            let picked = fast.pick(eligible, |q| len[q]);
+            assert_eq!(
+                picked,
+                Some(pick_by_walking(&mut walk, nonempty, eligible, &len))
+            );
+            let q = picked.unwrap();
+            packets[q] -= 1;
+            if packets[q] == 0 {
+                fast.queue_emptied(q);
+                walk.queue_emptied(q);
+            }
+            assert_eq!((fast.deficit, fast.ptr), (walk.deficit, walk.ptr));
         }
     }
 
     #[test]
     fn packet_larger_than_quantum_is_served_after_enough_rounds() {
         let mut s = Dwrr::new(64, 7);
-        assert_eq!(s.pick(1, 1, |_| 9000), Some(0));
+        assert_eq!(s.pick(1, |_| 9000), Some(0));
     }
 }

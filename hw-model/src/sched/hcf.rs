@@ -400,6 +400,7 @@ impl Hcf {
 
 impl<'a> Block<(), &'a mut Dirty> for Hcf {
     /// The fixed-period boundaries of this cycle (IV-C), after its arrivals.
+    #[inline]
     fn eval(&mut self, now: u64, _: (), dirty: &'a mut Dirty) -> Result<(), BlockError> {
         if now < self.next_boundary {
             return Ok(());
