@@ -429,6 +429,11 @@ impl LinkPartner {
     /// The first cycle after `now`, the cycle of the last [`step`](Self::step), in which
     /// `step` has work without new input; `u64::MAX` if none. New input (a packet queued, a
     /// PFC or ECM frame sent toward this partner) may bring it forward.
+    ///
+    /// Inlined into the simulator's loop: a line that is busy or idle with nothing queued
+    /// and an idle reaction point (every partner of a loaded switch, nearly always) costs no
+    /// call; pauses and limiters are `waiting_event`'s.
+    #[inline]
     pub fn next_event(&self, now: u64) -> u64 {
         if !self.held.is_empty() {
             return now + 1;
@@ -437,25 +442,36 @@ impl LinkPartner {
         if let Some(&(at, _)) = self.pfc_in.front() {
             t = t.min(at);
         }
-        if self.rp.busy() {
-            t = t.min(self.rp.next_event());
+        if let Some(w) = &self.on_wire {
+            t = t.min(now + self.line.ticks_until(w.due_bits));
         }
-        match &self.on_wire {
-            Some(w) => t = t.min(now + self.line.ticks_until(w.due_bits)),
-            None => {
-                // Every class with a packet is paused (or `step` would have started one).
-                if self.nonempty != 0 {
-                    t = t.min(self.unpaused_after(now, self.nonempty));
-                }
-                if self.rp.queued_frames() {
-                    t = t.min(
-                        self.rp
-                            .next_send(now, |prio| self.unpaused_after(now, 1 << prio)),
-                    );
-                }
-            }
+        if self.rp.busy() || (self.on_wire.is_none() && self.nonempty != 0) {
+            t = t.min(self.waiting_event(now));
         }
         t.max(now + 1)
+    }
+
+    /// [`next_event`](Self::next_event)'s part for a busy reaction point (its timers and
+    /// frames) and, with no packet on the wire, for packets held by pauses or limiters.
+    fn waiting_event(&self, now: u64) -> u64 {
+        let mut t = if self.rp.busy() {
+            self.rp.next_event()
+        } else {
+            u64::MAX
+        };
+        if self.on_wire.is_none() {
+            // Every class with a packet is paused (or `step` would have started one).
+            if self.nonempty != 0 {
+                t = t.min(self.unpaused_after(now, self.nonempty));
+            }
+            if self.rp.queued_frames() {
+                t = t.min(
+                    self.rp
+                        .next_send(now, |prio| self.unpaused_after(now, 1 << prio)),
+                );
+            }
+        }
+        t
     }
 
     /// Clock cycle `now`. `inject` sees each beat as it leaves onto the link; the beat that

@@ -205,57 +205,67 @@ impl PacketRun {
 }
 
 /// A FIFO of packet runs; see the module doc.
+///
+/// The first run is held apart from the others: a queue of one run (a partner's class
+/// queue between packets at line rate, one packet handed over and taken in the same cycle)
+/// is a slot written and emptied, without the ring buffer's bookkeeping.
 #[derive(Debug, Clone, Default)]
 pub struct RunQueue {
-    runs: VecDeque<PacketRun>,
+    /// The first run; `None` only when the queue is empty.
+    first: Option<PacketRun>,
+    /// The runs after it.
+    rest: VecDeque<PacketRun>,
 }
 
 impl RunQueue {
+    /// A queue with room for `runs` runs before it allocates.
     pub fn with_capacity(runs: usize) -> Self {
         Self {
-            runs: VecDeque::with_capacity(runs),
+            first: None,
+            rest: VecDeque::with_capacity(runs.saturating_sub(1)),
         }
     }
 
     /// Append a run, joining it to the tail run if it continues it.
     pub fn push(&mut self, run: PacketRun) {
-        let run = match self.runs.back_mut() {
-            Some(tail) => match tail.join(run) {
-                Some(run) => run,
-                None => return,
-            },
-            None => run,
+        let Some(first) = &mut self.first else {
+            self.first = Some(run);
+            return;
         };
-        self.runs.push_back(run);
+        let tail = self.rest.back_mut().unwrap_or(first);
+        if let Some(run) = tail.join(run) {
+            self.rest.push_back(run);
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.runs.is_empty()
+        self.first.is_none()
     }
 
     /// Runs held (not packets).
     pub fn runs(&self) -> usize {
-        self.runs.len()
+        self.first.is_some() as usize + self.rest.len()
     }
 
     /// The next packet.
     pub fn head(&self) -> Option<&PacketHdr> {
-        self.runs.front().map(PacketRun::head)
+        self.first.as_ref().map(PacketRun::head)
     }
 
     /// Take the next packet.
     pub fn take(&mut self) -> Option<PacketHdr> {
-        let run = self.runs.front_mut()?;
-        let (hdr, more) = run.take();
+        let (hdr, more) = self.first.as_mut()?.take();
         if !more {
-            self.runs.pop_front();
+            self.first = self.rest.pop_front();
         }
         Some(hdr)
     }
 
     /// Take the whole first run.
     pub fn take_run(&mut self) -> Option<PacketRun> {
-        self.runs.pop_front()
+        let run = self.first.take()?;
+        self.first = self.rest.pop_front();
+        Some(run)
     }
 }
 
