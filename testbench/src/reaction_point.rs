@@ -49,8 +49,9 @@
 //! - `R` saturates to `[Rmin, C]` (`Rmin` the limiter's register) after every change; it
 //!   is 0 only in TIMEOUT. Every message is ignored while the limiter is in TIMEOUT.
 //! - Every `Td` (a free-running timer from cycle 0) each ACTIVE limiter gains `Rd`, up to `C`.
-//! - A limiter is reclaimed as soon as its FIFO is empty and `R = C`: checked after a frame
-//!   leaves it (the pseudo-code's only place) and after every rate change.
+//! - A limiter is reclaimed once its FIFO is empty and `R = C`: checked after a frame
+//!   leaves it (the pseudo-code's only place), after every rate change, and at every `Td`
+//!   (also for a limiter already at `C`, e.g. instantiated at `Ri = C`).
 //! - No free fine limiter for a new flow: the coarse limiter of the flow's priority is
 //!   instantiated instead, and every fine limiter of that priority is set to `C` (and out
 //!   of TIMEOUT) to drain. While a coarse limiter is in use it takes every ECM frame for
@@ -609,16 +610,23 @@ impl ReactionPoint {
         }
     }
 
-    /// `Td` expired: every ACTIVE limiter below `C` gains `Rd`.
+    /// `Td` expired: every ACTIVE limiter gains `Rd`, up to `C` (pseudo-code 3.3.3,
+    /// `Td_timeout()`: `RL[*].rate += Rd`, saturated at `C`, for every ACTIVE RL, also one
+    /// already at `C`), then the reclaim check. So a limiter at `C` with an empty FIFO is
+    /// reclaimed by the next `Td` however it got there, also when instantiated at
+    /// `Ri = C`: the self-increase "will cause its decommissioning" (3.3.1, item 2).
     pub fn self_increase(&mut self, now: u64) {
         for i in 0..self.lim.len() {
             let l = &self.lim[i];
-            if l.state == LimiterState::Active && l.rate_bps < self.c_bps {
+            if l.state != LimiterState::Active {
+                continue;
+            }
+            if l.rate_bps < self.c_bps {
                 let after = (l.rate_bps + self.p.rd_bps).min(self.c_bps);
                 let before = self.set_rate(now, i, after);
                 self.event(now, i, RpEventKind::SelfIncrease, None, before);
-                self.try_reclaim(now, i);
             }
+            self.try_reclaim(now, i);
         }
     }
 

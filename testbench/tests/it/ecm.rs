@@ -849,6 +849,51 @@ proptest! {
     }
 }
 
+/// The case proptest found (saved in `tests/proptest-regressions/ecm.txt`): a limiter
+/// instantiated at `Ri = C` sits at `C` with an empty FIFO. The `Td` tick of cycle 1000 (1 GHz)
+/// reclaims it (pseudo-code 3.3.3 `Td_timeout()` visits every ACTIVE RL), so the second
+/// message instantiates a fresh one at `Ri = C` instead of decreasing by `2 alpha` (the RP
+/// used to skip limiters at `C` in the self-increase and left them in use for ever:
+/// 9,999,694,824 b/s against the reference's 10 Gb/s).
+#[test]
+fn rp_limiter_instantiated_at_line_rate_is_reclaimed_at_td() {
+    let msg = |gap, qoff| Msg {
+        gap,
+        flow: 0,
+        prio_hi: false,
+        cp: 0,
+        fb: Some((qoff, 2, true)),
+        tag: 0,
+        age: 0,
+    };
+    let c = RpCase {
+        p: EcmRpParams {
+            fine_limiters: 1,
+            flowid_bits: 1,
+            w_q3: 1,
+            gi_q16: 1,
+            gd_q24: 1,
+            alpha_q16: 1,
+            beta_q16: 1,
+            ri_q16: 1 << 16,
+            ru_bps: 1_000_000,
+            rd_bps: 1_000_000,
+            td_us: 1,
+            rmin_bps: 1_000_000,
+            tmax_us: 1,
+            wrtt: 0,
+            unit: 0,
+            qbit_direction: QbitDirection::Fb,
+        },
+        speed_gbps: 10.0,
+        msgs: vec![msg(0, 0), msg(999, 1)],
+    };
+    let events = rp_agreement(&c, c.p, RpMutation::None).unwrap();
+    assert_eq!(events[RpEventKind::Instantiate as usize], 2);
+    assert_eq!(events[RpEventKind::Reclaim as usize], 1);
+    assert_eq!(events[RpEventKind::Decrease as usize], 0);
+}
+
 /// A hand-made case: two flows, one CP each; `msgs` as `(gap, flow, cp, qoff, qdelta, q)`.
 fn rp_sequence(p: EcmRpParams, msgs: &[(u32, u8, u8, i32, i32, bool)]) -> RpCase {
     RpCase {
