@@ -68,7 +68,8 @@ fn proptest_config() -> ProptestConfig {
     if std::env::var_os("PROPTEST_CASES").is_none() {
         c.cases = DEFAULT_CASES;
     }
-    // Regressions go to `tests/it/properties.proptest-regressions`, as with `proptest!`.
+    // Regressions go to `tests/proptest-regressions/properties.txt`, as with `proptest!`
+    // (proptest mirrors the path below the test binary's root, `tests/it/`).
     c.source_file = Some(file!());
     c
 }
