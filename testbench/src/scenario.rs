@@ -12,7 +12,7 @@ use crate::reaction_point::{self as rp, EcmRpParams, QbitDirection};
 use crate::scenario_file::{check_flow_count, Layout, ARRAYS};
 use crate::tcp::Ns2Params;
 use hw_model::config::{eta_cells_for, EQ1_PFC_BYTES, PFC_FRAME_WIRE_BYTES};
-use hw_model::config::{EcmConfig, EcnConfig, HcfConfig};
+use hw_model::config::{EcmConfig, EcnConfig, EcnCurveConfig, HcfConfig};
 use hw_model::{
     ConfigError, Derived, Ecn, FiveTuple, HeadroomMode, PacketCost, PfcFrame, Policy, SwitchConfig,
 };
@@ -1005,8 +1005,9 @@ fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
 }
 
 /// The path of the unknown field `key` that serde reported for `[switch]`: in the first
-/// nested table that does not accept it (`ecm.KEY`, `ecn.KEY`, `hcf[1].KEY`), else in `[switch]`
-/// itself. Serde names an unknown field without the table it is in.
+/// nested table that does not accept it (`ecm.KEY`, `ecn.KEY`, `ecn.curves[0].KEY`,
+/// `hcf[1].KEY`), else in `[switch]` itself. Serde names an unknown field without the table
+/// it is in.
 fn unknown_key_path(table: &toml::Table, key: &str) -> String {
     let rejects = |v: &toml::Value, check: fn(toml::Value) -> Result<(), toml::de::Error>| {
         v.as_table().is_some_and(|t| t.contains_key(key))
@@ -1023,15 +1024,21 @@ fn unknown_key_path(table: &toml::Table, key: &str) -> String {
             return format!("{name}.{key}");
         }
     }
-    if let Some(toml::Value::Array(entries)) = table.get("hcf") {
-        if let Some(i) = entries
-            .iter()
-            .position(|v| rejects(v, |v| v.try_into::<HcfConfig>().map(|_| ())))
-        {
-            return format!("hcf[{i}].{key}");
-        }
-    }
-    key.to_string()
+    // The first entry of an array of tables that rejects the key.
+    let entry = |array: Option<&toml::Value>, at: &str, check: Check| {
+        let i = array?.as_array()?.iter().position(|v| rejects(v, check))?;
+        Some(format!("{at}[{i}].{key}"))
+    };
+    let curves = table.get("ecn").and_then(|e| e.get("curves"));
+    entry(curves, "ecn.curves", |v| {
+        v.try_into::<EcnCurveConfig>().map(|_| ())
+    })
+    .or_else(|| {
+        entry(table.get("hcf"), "hcf", |v| {
+            v.try_into::<HcfConfig>().map(|_| ())
+        })
+    })
+    .unwrap_or_else(|| key.to_string())
 }
 
 fn ports_err(field: String, p: usize, d: &Derived) -> ScenarioError {

@@ -151,7 +151,7 @@ fn out_of_range_keys_exit_2_naming_the_key() {
         ),
         (
             "switch.ecn.curves=[{priorities=[2],kmin=5,kmax=5,bogus=1}]",
-            "unknown field `bogus`, expected one of `priorities`, `kmin`, `kmax`, `pmax`",
+            "switch.ecn.curves[0].bogus: unknown field `bogus`, expected one of `priorities`, `kmin`, `kmax`, `pmax`",
         ),
     ] {
         let o = mmu_sim(&["validate", "dcqcn-fanin", "--set", set]);
