@@ -206,6 +206,7 @@ impl Ecm {
     }
 
     /// `egress.pNN.qQ.ecm.*` of a queue with a CP.
+    #[inline]
     pub fn probe_queue<V: Visit>(&self, port: usize, q: usize, v: &mut V) {
         if let Some(cp) = self.cp(port, q) {
             v.scope("ecm", |v| self.cps[cp].probe(v));

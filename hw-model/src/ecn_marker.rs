@@ -223,6 +223,7 @@ impl EcnMarker {
     }
 
     /// `egress.pNN.qQ.ecn.*` of a marking queue.
+    #[inline]
     pub fn probe_queue<V: Visit>(&self, port: usize, q: usize, v: &mut V) {
         if let Some(i) = self.queue(port, q) {
             v.scope("ecn", |v| self.queues[i].probe(v));

@@ -387,6 +387,7 @@ impl Hcf {
     }
 
     /// `egress.pNN.qQ.hcf.*` of an HCF queue.
+    #[inline]
     pub fn probe_queue<V: Visit>(&self, port: usize, q: usize, v: &mut V) {
         if let Some(h) = self.queue(port, q) {
             let hp = self.hp_list(port, q);
