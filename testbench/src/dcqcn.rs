@@ -46,7 +46,7 @@
 
 use crate::scenario::{Flow, MessageLoad, Pattern, SizeDist, MIN_PACKET_BYTES};
 use crate::source::{draw_linear, linear_cdf_mean, unit, MessageCounts, MessageStats, Messages};
-use crate::timeline::Timeline;
+use crate::timeline::{FlowIndex, Timeline};
 use hw_model::{Departure, Derived, Ecn, FiveTuple, PacketHdr};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -370,7 +370,7 @@ struct DcqcnFlow {
 pub struct DcqcnFlows {
     flows: Vec<DcqcnFlow>,
     /// Per scenario flow id, its index in `flows` (DCQCN flows only).
-    index: Vec<Option<u32>>,
+    index: FlowIndex,
     /// `(cycle, insertion order, flow index, event)`, as in `crate::tcp`.
     events: Timeline<Event>,
     clock_hz: u64,
@@ -387,7 +387,7 @@ impl DcqcnFlows {
         let cyc = |ns: u64| crate::scenario::ns_to_cycles(ns, d.clock_hz);
         let mut t = Self {
             flows: Vec::new(),
-            index: vec![None; flows.len()],
+            index: FlowIndex::new(flows.len()),
             events: Timeline::new(),
             clock_hz: d.clock_hz,
             wire_overhead_bytes: d.cfg.wire_overhead_bytes,
@@ -403,7 +403,7 @@ impl DcqcnFlows {
                 continue;
             };
             let (p, i) = (plan.rp, t.flows.len() as u32);
-            t.index[f.id as usize] = Some(i);
+            t.index.set(f.id, i);
             let messages = plan
                 .messages
                 .as_ref()
@@ -562,10 +562,7 @@ impl DcqcnFlows {
         }
         self.done.departed_all(now, departures);
         for dep in departures {
-            if !dep.beat.eop() {
-                continue;
-            }
-            let Some(&Some(i)) = self.index.get(dep.beat.hdr.flow as usize) else {
+            let Some(i) = self.index.completed(dep) else {
                 continue;
             };
             let f = &mut self.flows[i as usize];

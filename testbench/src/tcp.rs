@@ -71,7 +71,7 @@
 //! cycle costs one heap peek plus the departures it has, however many flows there are.
 
 use crate::scenario::{Flow, Pattern, SizeDist};
-use crate::timeline::Timeline;
+use crate::timeline::{FlowIndex, Timeline};
 use hw_model::{Departure, Ecn, FiveTuple, PacketHdr};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -576,7 +576,7 @@ impl TcpFlow {
 pub struct TcpFlows {
     flows: Vec<TcpFlow>,
     /// Per scenario flow id, its index in `flows` (TCP flows only).
-    index: Vec<Option<u32>>,
+    index: FlowIndex,
     /// `(cycle, insertion order, flow index, event)`: the insertion order keeps a flow's
     /// ACKs of one cycle in the order they were sent, and runs deterministic.
     events: Timeline<Event>,
@@ -592,7 +592,7 @@ impl TcpFlows {
     pub fn new(flows: &[Flow], clock_hz: u64) -> Self {
         let mut t = Self {
             flows: Vec::new(),
-            index: vec![None; flows.len()],
+            index: FlowIndex::new(flows.len()),
             events: Timeline::new(),
         };
         for f in flows {
@@ -603,7 +603,7 @@ impl TcpFlows {
                 .flow_bytes
                 .map_or(u64::MAX, |b| b.div_ceil(*mss as u64).max(1));
             let i = t.flows.len() as u32;
-            t.index[f.id as usize] = Some(i);
+            t.index.set(f.id, i);
             t.flows.push(TcpFlow {
                 id: f.id,
                 src: f.src,
@@ -723,10 +723,7 @@ impl TcpFlows {
             return;
         }
         for dep in departures {
-            if !dep.beat.eop() {
-                continue;
-            }
-            let Some(&Some(i)) = self.index.get(dep.beat.hdr.flow as usize) else {
+            let Some(i) = self.index.completed(dep) else {
                 continue;
             };
             let f = &mut self.flows[i as usize];

@@ -2,8 +2,36 @@
 //! cycle, and events of the same cycle in the order they were pushed, so a run does not
 //! depend on how the heap breaks ties.
 
+use hw_model::Departure;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// Per scenario flow id, the index of its closed-loop sender (TCP or DCQCN) in that
+/// sender's own list; `None` for the flows it does not drive.
+#[derive(Debug, Clone)]
+pub struct FlowIndex(Vec<Option<u32>>);
+
+impl FlowIndex {
+    /// No flow of the `flows` scenario flows driven yet.
+    pub fn new(flows: usize) -> Self {
+        Self(vec![None; flows])
+    }
+
+    /// Scenario flow `id` is the sender's flow `i`.
+    pub fn set(&mut self, id: u32, i: u32) {
+        self.0[id as usize] = Some(i);
+    }
+
+    /// The sender's flow whose packet `dep` completes (its last cell), if it drives it: what
+    /// the receiving NIC answers (an ACK, a CNP).
+    #[inline]
+    pub fn completed(&self, dep: &Departure) -> Option<u32> {
+        if !dep.beat.eop() {
+            return None;
+        }
+        *self.0.get(dep.beat.hdr.flow as usize)?
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Timeline<E> {
