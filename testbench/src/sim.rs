@@ -26,7 +26,7 @@ use crate::link_partner::LinkPartner;
 use crate::monitor::{self, CellTxn, TxnKind};
 use crate::ns3::Ns3Out;
 use crate::reaction_point::{LimiterState, RpEvent, RpEventKind};
-use crate::scenario::{Overrides, Pattern, Plan, Scenario, ScenarioError};
+use crate::scenario::{Overrides, Plan, Scenario, ScenarioError};
 use crate::scoreboard::Scoreboard;
 use crate::sink::{PfcScript, Sinks};
 use crate::source::{MessageCounts, MessageStats, Sources};
@@ -228,8 +228,6 @@ pub struct Sim {
     ns3: Option<Ns3Out>,
     /// `--trace-events`: the co-simulation event stream.
     events: Option<EventTrace>,
-    /// The plan has TCP or DCQCN flows: departures go back to their senders.
-    closed_loop: bool,
     pfc_pause_frames: u64,
     pfc_port_pause_frames: u64,
     pfc_port_resume_frames: u64,
@@ -279,10 +277,6 @@ impl Sim {
             waves: None,
             ns3: None,
             events: None,
-            closed_loop: plan
-                .flows
-                .iter()
-                .any(|f| matches!(f.pattern, Pattern::Tcp(_) | Pattern::Dcqcn(_))),
             pfc_pause_frames: 0,
             pfc_port_pause_frames: 0,
             pfc_port_resume_frames: 0,
@@ -561,10 +555,9 @@ impl Sim {
         for dep in &self.out.departures {
             self.sinks.absorb(dep);
         }
-        if self.closed_loop {
-            self.tcp.departed(now, &self.out.departures);
-            self.dcqcn.departed(now, &self.out.departures);
-        }
+        // Each returns at once when the plan has none of its flows.
+        self.tcp.departed(now, &self.out.departures);
+        self.dcqcn.departed(now, &self.out.departures);
         self.sources.departed(now, &self.out.departures);
         for &(port, frame) in &self.out.pfc_tx {
             if frame.paused() != 0 {

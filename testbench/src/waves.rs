@@ -300,6 +300,8 @@ impl Waves {
                 mask: 0,
             })
             .collect();
+        // Every selected slot can change in one cycle: `todo` never grows after this.
+        let selected = writer.selected().len();
         let mut dcqcn_slots = Vec::new();
         for (slot, &i) in writer.selected().iter().enumerate() {
             if let Some(RpSig::Dcqcn(..)) = signals.rp_sig(i) {
@@ -334,7 +336,7 @@ impl Waves {
             path: path.to_path_buf(),
             dumped: filter.apply(signals.specs()),
             signals,
-            todo: Vec::with_capacity(slot_of.len()),
+            todo: Vec::with_capacity(selected),
             values: vec![0; mmu.signals().len()],
             fresh: vec![0; widest],
             primed: false,
