@@ -193,8 +193,11 @@ impl LinkPartner {
     /// held apart, as [`step`](Self::step) would start it in this cycle (the only packet
     /// queued, on an idle line): unless a PFC frame acts in this cycle, the reaction point
     /// is in use or the packet's class is paused, which are the step's to decide (the
-    /// packet is queued for it). Returns the cycle the partner must be stepped in: `now`
-    /// if the step has work in this cycle, else [`next_event`](Self::next_event).
+    /// packet is queued for it). Returns the cycle the partner must be stepped in for the
+    /// packet: `now` if the step has work in this cycle, else the cycle its first beat is
+    /// due. Its other events are those of [`next_event`](Self::next_event) at its last
+    /// step (an idle line adds none, and an idle reaction point none), so the caller keeps
+    /// the earlier of the two.
     #[inline]
     pub fn start_handed(&mut self, now: u64, d: &Derived) -> u64 {
         let Some(hdr) = self.handed.take() else {
@@ -213,11 +216,7 @@ impl LinkPartner {
         let due_bits = self.put_on_wire(hdr, d);
         self.line.advance(1);
         self.line_at = now;
-        if self.line.reached(due_bits) {
-            now
-        } else {
-            self.next_event(now)
-        }
+        now + self.line.ticks_until(due_bits)
     }
 
     /// A PFC frame the MMU sent toward this partner at `cycle` (after this partner's step
@@ -495,7 +494,7 @@ impl LinkPartner {
     /// Inlined into the simulator's loop: a line that is busy or idle with nothing queued
     /// and an idle reaction point (every partner of a loaded switch, nearly always) costs no
     /// call; pauses and limiters are `waiting_event`'s.
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&self, now: u64) -> u64 {
         if !self.held.is_empty() {
             return now + 1;

@@ -64,6 +64,7 @@ struct LosslessDrops {
 
 impl LosslessDrops {
     /// The first cell of a lossless packet was dropped for `reason` in `cycle`.
+    #[cold]
     fn note(&mut self, cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) {
         self.packets += 1;
         if self.first.len() < FIRST_DROPS {
@@ -480,11 +481,13 @@ impl Sim {
         let partners = &mut self.partners;
         // The hand-over phase: bit `p`, partner `p` was handed packets.
         let mut handed = 0u64;
-        self.sources.fire_due(now, d, &self.plan.flows, |run| {
-            let src = run.head().src as usize;
-            partners[src].offer(run);
-            handed |= 1 << src;
-        });
+        if self.sources.next_time() <= now {
+            self.sources.fire_due(now, d, &self.plan.flows, |run| {
+                let src = run.head().src as usize;
+                partners[src].offer(run);
+                handed |= 1 << src;
+            });
+        }
         let mut send = |hdr: hw_model::PacketHdr| {
             let src = hdr.src as usize;
             partners[src].offer(hdr.into());
