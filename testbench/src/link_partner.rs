@@ -175,7 +175,7 @@ impl LinkPartner {
     /// for it, so that a partner given one packet in a cycle starts it without the class
     /// queue's round trip; anything more goes to the class queues in hand-over order, as
     /// [`enqueue`](Self::enqueue) would have put it.
-    #[inline]
+    #[inline(always)]
     pub fn offer(&mut self, run: PacketRun) {
         if let Some(h) = self.handed.take() {
             self.enqueue(h);

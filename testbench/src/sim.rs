@@ -194,9 +194,19 @@ impl Observers {
         }
     }
 
-    #[inline]
+    /// Inlined into the loop: without a trace, a cell transaction is the scoreboard's
+    /// counting and checking alone (an injected beat, one increment).
+    #[inline(always)]
     fn record(&mut self, t: &CellTxn) {
         self.scoreboard.record(t);
+        if self.trace.is_some() {
+            self.trace_txn(t);
+        }
+    }
+
+    /// Write `t` into the cell trace.
+    #[inline(never)]
+    fn trace_txn(&mut self, t: &CellTxn) {
         if let Some(tr) = &mut self.trace {
             if let Err(e) = tr.record(t) {
                 self.trace_err.get_or_insert(e);
