@@ -428,7 +428,7 @@ fn wake_key(t: u64, i: u32) -> u128 {
     (t as u128) << 32 | i as u128
 }
 
-/// Slots of the [`Calendar`]'s wheel, one cycle each: a power of two (a time's slot is a
+/// Slots of the sources' calendar wheel, one cycle each: a power of two (a time's slot is a
 /// mask) and at most 64 (their occupancy is one `u64`). A constant flow of minimum frames
 /// at a port's line rate wakes every few cycles, well inside it.
 pub const SLOTS: u64 = 64;
