@@ -104,6 +104,9 @@ pub struct LinkPartner {
     /// The last cycle the line was clocked with a packet on the wire.
     line_at: u64,
     on_wire: Option<OnWire>,
+    /// A single packet [`offer`](Self::offer) held apart in the hand-over phase of a cycle
+    /// for [`start_handed`](Self::start_handed) (`None` outside that phase).
+    handed: Option<PacketHdr>,
     last_len: LenCost,
     /// The last cycle a beat left onto the link.
     sent_at: Option<u64>,
@@ -143,6 +146,7 @@ impl LinkPartner {
             line: PhaseAccumulator::new(rate_bps, d.clock_hz),
             line_at: 0,
             on_wire: None,
+            handed: None,
             last_len: LenCost::default(),
             sent_at: None,
             held: VecDeque::with_capacity(4),
@@ -163,6 +167,56 @@ impl LinkPartner {
         let prio = run.head().prio;
         self.queues[prio as usize].push(run);
         self.nonempty |= 1 << prio;
+    }
+
+    /// Hand over a packet, or a run, in the hand-over phase of a cycle: after the
+    /// partner's last step, before this cycle's. [`start_handed`](Self::start_handed) ends
+    /// the phase. A single packet reaching an idle line with nothing queued is held apart
+    /// for it, so that a partner given one packet in a cycle starts it without the class
+    /// queue's round trip; anything more goes to the class queues in hand-over order, as
+    /// [`enqueue`](Self::enqueue) would have put it.
+    #[inline(always)]
+    pub fn offer(&mut self, run: PacketRun) {
+        if let Some(h) = self.handed.take() {
+            self.enqueue(h);
+        } else if self.nonempty == 0 && self.on_wire.is_none() {
+            if let Some(&h) = run.single() {
+                self.handed = Some(h);
+                return;
+            }
+        }
+        self.enqueue(run);
+    }
+
+    /// End of the hand-over phase of cycle `now`, in which this partner was handed
+    /// something: start the packet [`offer`](Self::offer)
+    /// held apart, as [`step`](Self::step) would start it in this cycle (the only packet
+    /// queued, on an idle line): unless a PFC frame acts in this cycle, the reaction point
+    /// is in use or the packet's class is paused, which are the step's to decide (the
+    /// packet is queued for it). Returns the cycle the partner must be stepped in for the
+    /// packet: `now` if the step has work in this cycle, else the cycle its first beat is
+    /// due. Its other events are those of [`next_event`](Self::next_event) at its last
+    /// step (an idle line adds none, and an idle reaction point none), so the caller keeps
+    /// the earlier of the two.
+    #[inline]
+    pub fn start_handed(&mut self, now: u64, d: &Derived) -> u64 {
+        let Some(hdr) = self.handed.take() else {
+            return now;
+        };
+        let c = hdr.prio as usize;
+        if self.rp.busy()
+            || self.paused_mask(now) & (1 << c) != 0
+            || self.pfc_in.front().is_some_and(|&(at, _)| at <= now)
+        {
+            self.enqueue(hdr);
+            return now;
+        }
+        // `arbitrate` with this class alone ready, then the step's first clock of the line.
+        self.rr_next = ((c + 1) % 8) as u8;
+        let due_bits = self.put_on_wire(hdr, d);
+        self.line.advance(1);
+        self.line_at = now;
+        now + self.line.ticks_until(due_bits)
     }
 
     /// A PFC frame the MMU sent toward this partner at `cycle` (after this partner's step
@@ -361,6 +415,12 @@ impl LinkPartner {
             self.line.clear();
             return;
         };
+        self.put_on_wire(hdr, d);
+    }
+
+    /// Put packet `hdr` on the line; returns the bits its first beat is due at.
+    #[inline]
+    fn put_on_wire(&mut self, hdr: PacketHdr, d: &Derived) -> u64 {
         if hdr.len != self.last_len.len || self.last_len.ncells == 0 {
             let len = hdr.len as u32;
             self.last_len = LenCost {
@@ -379,6 +439,7 @@ impl LinkPartner {
         };
         w.due_bits = self.due_bits(&w);
         self.on_wire = Some(w);
+        w.due_bits
     }
 
     /// Bits of the packet that must be on the wire before beat `next_idx` is complete, or
@@ -433,7 +494,7 @@ impl LinkPartner {
     /// Inlined into the simulator's loop: a line that is busy or idle with nothing queued
     /// and an idle reaction point (every partner of a loaded switch, nearly always) costs no
     /// call; pauses and limiters are `waiting_event`'s.
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&self, now: u64) -> u64 {
         if !self.held.is_empty() {
             return now + 1;
@@ -478,6 +539,7 @@ impl LinkPartner {
     /// reaches the MMU this cycle, if any, is returned. The cycles since the last step must
     /// hold no event ([`next_event`](Self::next_event)).
     pub fn step(&mut self, now: u64, d: &Derived, mut inject: impl FnMut(&Beat)) -> Option<Beat> {
+        debug_assert!(self.handed.is_none(), "a step inside the hand-over phase");
         while let Some(&(at, frame)) = self.pfc_in.front() {
             if at > now {
                 break;
@@ -565,6 +627,92 @@ mod tests {
         assert_eq!(picks, [1, 4, 7, 1]);
         p.link.arbitration = Arbitration::Strict;
         assert_eq!(p.arbitrate(0), Some(7));
+    }
+
+    /// A partner handed packets through `offer` and `start_handed` and stepped only in the
+    /// cycles it asks for sends the same beats in the same cycles as one given them by
+    /// `enqueue` and stepped every cycle: a single packet on an idle line, two classes in one
+    /// cycle (the arbiter's pick, not the first handed), a packet behind one on the wire, a
+    /// class paused by a frame acting in the cycle of the hand-over, a 1500 B packet.
+    #[test]
+    fn a_handed_packet_starts_as_the_step_would_start_it() {
+        let d = SwitchConfig::small().build().unwrap();
+        // (cycle, prio, len): hand-overs.
+        let plan = [
+            (0, 1, 64),
+            (40, 1, 64),
+            (40, 5, 200),
+            (41, 2, 64),
+            (90, 3, 1500),
+            (91, 4, 64),
+            (400, 0, 64),
+        ];
+        let pause_3 = {
+            let mut f = PfcFrame {
+                class_enable: 1 << 3,
+                ..PfcFrame::default()
+            };
+            f.quanta[3] = 20;
+            f
+        };
+        for arbitration in [Arbitration::Strict, Arbitration::RoundRobin] {
+            let link = Link {
+                prop_cycles: 3,
+                proc_cycles: 0,
+                arbitration,
+            };
+            let mut every = LinkPartner::new(0, link, &d);
+            let mut handed = LinkPartner::new(0, link, &d);
+            let (mut seen_every, mut seen_handed) = (Vec::new(), Vec::new());
+            let (mut wake, mut steps) = (u64::MAX, 0);
+            for now in 0..1000u64 {
+                for (i, &(_, prio, len)) in plan.iter().enumerate().filter(|p| p.1 .0 == now) {
+                    let hdr = PacketHdr {
+                        flow: i as u32,
+                        seq: 0,
+                        src: 0,
+                        dst: 1,
+                        prio,
+                        len,
+                        tuple: hw_model::FiveTuple::for_flow(i as u32, 0, 1, 0),
+                        cm_tag: None,
+                        ecn: hw_model::Ecn::NotEct,
+                    };
+                    every.enqueue(hdr);
+                    handed.offer(hdr.into());
+                }
+                if plan.iter().any(|p| p.0 == now) {
+                    wake = wake.min(handed.start_handed(now, &d));
+                }
+                let log = |seen: &mut Vec<_>, p: &mut LinkPartner| {
+                    let out = p.step(now, &d, |b| seen.push((now, "inject", b.hdr.flow, b.idx)));
+                    if let Some(b) = out {
+                        seen.push((now, "deliver", b.hdr.flow, b.idx));
+                    }
+                };
+                log(&mut seen_every, &mut every);
+                if wake <= now {
+                    log(&mut seen_handed, &mut handed);
+                    wake = handed.next_event(now);
+                    steps += 1;
+                }
+                if now == 87 {
+                    every.pfc_sent(now, pause_3);
+                    wake = wake.min(handed.pfc_sent(now, pause_3));
+                }
+            }
+            assert_eq!(seen_handed, seen_every, "{arbitration:?}");
+            assert_eq!(handed.stats(), every.stats());
+            assert_eq!(every.stats().packets_sent, plan.len() as u64);
+            assert!(
+                steps < 200,
+                "{steps} steps: the handed packets started without one"
+            );
+            if arbitration == Arbitration::Strict {
+                let first_after_40 = seen_every.iter().find(|s| s.0 >= 40).unwrap();
+                assert_eq!(first_after_40.2, 2, "class 5 first, though handed second");
+            }
+        }
     }
 
     #[test]

@@ -122,6 +122,15 @@ impl PacketRun {
         }
     }
 
+    /// The packet, if the run is a single one.
+    #[inline]
+    pub fn single(&self) -> Option<&PacketHdr> {
+        match &self.0 {
+            Run::One(h) => Some(h),
+            Run::Many(_) => None,
+        }
+    }
+
     /// Packets in the run. Drawn sizes are drawn ahead on a copy of the random stream, so
     /// that costs time in proportion to the packets (once, when a rate limiter takes the
     /// run).

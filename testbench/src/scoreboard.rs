@@ -115,6 +115,7 @@ impl Scoreboard {
         }
     }
 
+    #[inline]
     fn depart(&mut self, t: &CellTxn, port: u8) {
         self.departed += 1;
         let h = &t.beat.hdr;

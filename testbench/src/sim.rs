@@ -3,7 +3,8 @@
 //!
 //! Order within cycle `now` (0-based; the MMU's own cycle counter is `now + 1` after it):
 //! 1. sources due at `now`, and TCP senders with ACKs or timeouts due, hand packets to
-//!    their partners' class queues;
+//!    their partners' class queues; a partner handed a single packet on an idle line with
+//!    nothing queued starts it at once, as its step would (`LinkPartner::offer`);
 //! 2. every busy link partner applies PFC frames due now, clocks its ECM reaction point
 //!    (timers, then ECM frames due now), transmits, and delivers the beat that reaches the
 //!    MMU now into `Inputs::ingress`;
@@ -63,6 +64,7 @@ struct LosslessDrops {
 
 impl LosslessDrops {
     /// The first cell of a lossless packet was dropped for `reason` in `cycle`.
+    #[cold]
     fn note(&mut self, cycle: u64, reason: DropReason, b: &Beat, mmu: &Mmu, plan: &Plan) {
         self.packets += 1;
         if self.first.len() < FIRST_DROPS {
@@ -192,9 +194,19 @@ impl Observers {
         }
     }
 
-    #[inline]
+    /// Inlined into the loop: without a trace, a cell transaction is the scoreboard's
+    /// counting and checking alone (an injected beat, one increment).
+    #[inline(always)]
     fn record(&mut self, t: &CellTxn) {
         self.scoreboard.record(t);
+        if self.trace.is_some() {
+            self.trace_txn(t);
+        }
+    }
+
+    /// Write `t` into the cell trace.
+    #[inline(never)]
+    fn trace_txn(&mut self, t: &CellTxn) {
         if let Some(tr) = &mut self.trace {
             if let Err(e) = tr.record(t) {
                 self.trace_err.get_or_insert(e);
@@ -477,22 +489,31 @@ impl Sim {
         let now = self.now;
         let d = &self.plan.derived;
         let partners = &mut self.partners;
-        let (wake, active) = (&mut self.wake, &mut self.active);
-        self.sources.fire_due(now, d, &self.plan.flows, |run| {
-            let src = run.head().src as usize;
-            partners[src].enqueue(run);
-            Self::wake_partner(wake, active, src, now);
-        });
+        // The hand-over phase: bit `p`, partner `p` was handed packets.
+        let mut handed = 0u64;
+        if self.sources.next_time() <= now {
+            self.sources.fire_due(now, d, &self.plan.flows, |run| {
+                let src = run.head().src as usize;
+                partners[src].offer(run);
+                handed |= 1 << src;
+            });
+        }
         let mut send = |hdr: hw_model::PacketHdr| {
             let src = hdr.src as usize;
-            partners[src].enqueue(hdr);
-            Self::wake_partner(wake, active, src, now);
+            partners[src].offer(hdr.into());
+            handed |= 1 << src;
         };
         if self.tcp.next_time() <= now {
             self.tcp.fire_due(now, &mut send);
         }
         if self.dcqcn.next_time() <= now {
             self.dcqcn.fire_due(now, &mut send);
+        }
+        while handed != 0 {
+            let p = handed.trailing_zeros() as usize;
+            handed &= handed - 1;
+            let at = partners[p].start_handed(now, d);
+            Self::wake_partner(&mut self.wake, &mut self.active, p, at);
         }
 
         let mut awake = self.active;

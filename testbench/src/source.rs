@@ -1,8 +1,9 @@
 //! Traffic sources: each flow's arrival process, driven by an event queue.
 //!
 //! A source does no work on cycles where it has nothing to send: [`Sources`] keeps one
-//! pending wake-up time per flow in a binary heap, so the per-cycle cost is one heap peek
-//! however many flows the scenario has. Packets go to the link partner of the flow's source
+//! pending wake-up time per flow in a calendar (a timing wheel of one-cycle slots for the
+//! next [`SLOTS`] cycles, a heap for later ones), so the per-cycle cost is one bit test
+//! however many flows the scenario has, and a wake-up within the wheel costs a push. Packets go to the link partner of the flow's source
 //! port, which queues them per priority and puts them on the wire at line rate. A burst or
 //! a message is handed over as one [`PacketRun`], whose packets are made as the partner
 //! takes them, so memory does not grow with its size.
@@ -18,7 +19,6 @@ use hw_model::{Departure, Derived, FiveTuple, PacketHdr};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// A uniform draw in `[0, 1)` with 53 bits of precision.
@@ -362,11 +362,16 @@ impl Messages {
         self.open[m.flow as usize].push_back(m);
     }
 
-    /// The packets of the messages whose last cell departed at `now`.
+    /// The packets of the messages whose last cell departed at `now`; nothing to do (an
+    /// inlined test) without message flows.
+    #[inline]
     pub(crate) fn departed_all(&mut self, now: u64, departures: &[Departure]) {
-        if self.open.is_empty() {
-            return;
+        if !self.open.is_empty() {
+            self.departed_each(now, departures);
         }
+    }
+
+    fn departed_each(&mut self, now: u64, departures: &[Departure]) {
         for dep in departures.iter().filter(|d| d.beat.eop()) {
             self.departed(dep.beat.hdr.flow, dep.beat.hdr.seq, now);
         }
@@ -423,13 +428,118 @@ fn wake_key(t: u64, i: u32) -> u128 {
     (t as u128) << 32 | i as u128
 }
 
+/// Slots of the sources' calendar wheel, one cycle each: a power of two (a time's slot is a
+/// mask) and at most 64 (their occupancy is one `u64`). A constant flow of minimum frames
+/// at a port's line rate wakes every few cycles, well inside it.
+pub const SLOTS: u64 = 64;
+
+/// Wake-up times of the sources, by cycle: a timing wheel for the next [`SLOTS`] cycles and
+/// a heap for the rest. Sources due in the same cycle are handed out by index, the order
+/// of the `(time, index)` heap this replaces, so runs are the same.
+#[derive(Debug, Clone)]
+struct Calendar {
+    /// No wake-up is earlier: slot `t % SLOTS` holds the sources due at `t` for
+    /// `now <= t < now + SLOTS`.
+    now: u64,
+    slots: Vec<Vec<u32>>,
+    /// Bit `s`: slot `s` holds a wake-up.
+    occupied: u64,
+    /// Wake-ups at `now + SLOTS` or later as [`wake_key`]s, earliest first.
+    later: BinaryHeap<Reverse<u128>>,
+}
+
+impl Calendar {
+    fn new() -> Self {
+        Self {
+            now: 0,
+            slots: vec![Vec::new(); SLOTS as usize],
+            occupied: 0,
+            later: BinaryHeap::new(),
+        }
+    }
+
+    /// Source `i` wakes at `t` (not before the calendar's time).
+    #[inline]
+    fn schedule(&mut self, t: u64, i: u32) {
+        debug_assert!(t >= self.now, "a wake-up in the past");
+        if t - self.now < SLOTS {
+            let s = (t % SLOTS) as usize;
+            self.slots[s].push(i);
+            self.occupied |= 1 << s;
+        } else {
+            self.later.push(Reverse(wake_key(t, i)));
+        }
+    }
+
+    /// The earliest wake-up, `u64::MAX` if none: the nearest occupied slot from the
+    /// calendar's time (every wake-up in the heap is later).
+    #[inline]
+    fn next_time(&self) -> u64 {
+        if self.occupied != 0 {
+            let ahead = self.occupied.rotate_right((self.now % SLOTS) as u32);
+            return self.now + ahead.trailing_zeros() as u64;
+        }
+        self.later
+            .peek()
+            .map_or(u64::MAX, |Reverse(k)| (k >> 32) as u64)
+    }
+
+    /// Move the calendar's time to `t` (no wake-up is earlier) and the heap's wake-ups
+    /// now within the wheel into their slots.
+    fn advance(&mut self, t: u64) {
+        self.now = t;
+        while let Some(&Reverse(k)) = self.later.peek() {
+            let at = (k >> 32) as u64;
+            if at - t >= SLOTS {
+                break;
+            }
+            self.later.pop();
+            let s = (at % SLOTS) as usize;
+            self.slots[s].push(k as u32);
+            self.occupied |= 1 << s;
+        }
+    }
+
+    /// The sources due at the earliest wake-up if it is not after `now`, by index, with
+    /// the calendar moved to that time; the caller hands the list back with
+    /// [`done`](Self::done) (rescheduling never lands in its slot: a wake-up is in the
+    /// future, and the slot's next time is a whole wheel ahead, in the heap).
+    #[inline]
+    fn take_due(&mut self, now: u64) -> Option<(u64, Vec<u32>)> {
+        let t = self.next_time();
+        if t > now {
+            return None;
+        }
+        if t != self.now || self.occupied == 0 {
+            self.advance(t);
+        }
+        let s = (t % SLOTS) as usize;
+        self.occupied &= !(1 << s);
+        let mut due = std::mem::take(&mut self.slots[s]);
+        due.sort_unstable();
+        Some((t, due))
+    }
+
+    /// The list [`take_due`](Self::take_due) handed out, back into its slot (empty, with
+    /// its capacity).
+    #[inline]
+    fn done(&mut self, t: u64, mut due: Vec<u32>) {
+        let s = (t % SLOTS) as usize;
+        debug_assert!(
+            self.slots[s].is_empty(),
+            "a wake-up landed in the slot taken"
+        );
+        due.clear();
+        self.slots[s] = due;
+    }
+}
+
 /// All sources and their wake-up times.
 #[derive(Debug, Clone)]
 pub struct Sources {
     sources: Vec<Source>,
-    /// Wake-ups as [`wake_key`]s, earliest first: ties resolve by source index, so runs
-    /// are deterministic.
-    events: BinaryHeap<Reverse<u128>>,
+    /// Wake-ups; ties resolve by source index, so runs are deterministic.
+    calendar: Calendar,
     messages: Messages,
 }
 
@@ -438,14 +548,14 @@ impl Sources {
     /// [`crate::tcp::TcpFlows`].
     pub fn new(flows: &[Flow], seed: u64, d: &Derived) -> Self {
         let mut sources = Vec::new();
-        let mut events = BinaryHeap::new();
+        let mut calendar = Calendar::new();
         for f in flows
             .iter()
             .filter(|f| !matches!(f.pattern, Pattern::Tcp(_) | Pattern::Dcqcn(_)))
         {
             let mut s = Source::new(f, seed, d);
             if let Some(t) = s.first_time(f) {
-                events.push(Reverse(wake_key(t, sources.len() as u32)));
+                calendar.schedule(t, sources.len() as u32);
             }
             sources.push(s);
         }
@@ -455,13 +565,13 @@ impl Sources {
         let messages = Messages::new(flows.len(), poisson);
         Self {
             sources,
-            events,
+            calendar,
             messages,
         }
     }
 
-    /// Fire every source due at `now`, handing packet runs to `out`; `flows` are the
-    /// plan's.
+    /// Fire every source due at `now` (or before: the simulator steps every cycle with a
+    /// wake-up, so none is), handing packet runs to `out`; `flows` are the plan's.
     pub fn fire_due(
         &mut self,
         now: u64,
@@ -469,42 +579,35 @@ impl Sources {
         flows: &[Flow],
         mut out: impl FnMut(PacketRun),
     ) {
-        while let Some(mut top) = self.events.peek_mut() {
-            let Reverse(key) = *top;
-            let (t, i) = ((key >> 32) as u64, key as u32);
-            if t > now {
-                break;
-            }
-            let src = &mut self.sources[i as usize];
-            let flow = &flows[src.hdr.flow as usize];
-            let first_seq = src.seq;
-            let next = src.fire(flow, now, d, &mut out);
-            if let Some(bytes) = src.fired_message.take() {
-                self.messages.arrived(MessageStats {
-                    flow: flow.id,
-                    bytes,
-                    packets: src.seq.wrapping_sub(first_seq),
-                    first_seq,
-                    arrival_cycle: now,
-                    last_departure_cycle: None,
-                    delivered_packets: 0,
-                });
-            }
-            // The next wake-up replaces this one in place: one sift instead of two.
-            match next {
-                Some(next) => *top = Reverse(wake_key(next, i)),
-                None => {
-                    PeekMut::pop(top);
+        while let Some((t, due)) = self.calendar.take_due(now) {
+            for &i in &due {
+                let src = &mut self.sources[i as usize];
+                let flow = &flows[src.hdr.flow as usize];
+                let first_seq = src.seq;
+                let next = src.fire(flow, now, d, &mut out);
+                if let Some(bytes) = src.fired_message.take() {
+                    self.messages.arrived(MessageStats {
+                        flow: flow.id,
+                        bytes,
+                        packets: src.seq.wrapping_sub(first_seq),
+                        first_seq,
+                        arrival_cycle: now,
+                        last_departure_cycle: None,
+                        delivered_packets: 0,
+                    });
+                }
+                if let Some(next) = next {
+                    self.calendar.schedule(next, i);
                 }
             }
+            self.calendar.done(t, due);
         }
     }
 
     /// The next cycle a source fires in, `u64::MAX` when all are finished.
+    #[inline]
     pub fn next_time(&self) -> u64 {
-        self.events
-            .peek()
-            .map_or(u64::MAX, |Reverse(k)| (k >> 32) as u64)
+        self.calendar.next_time()
     }
 
     /// Record the packets of `poisson` messages whose last cell departed at `now`.
@@ -609,6 +712,48 @@ mod tests {
         }
         assert!(m.open[0].is_empty() && m.kept.is_none());
         assert_eq!(m.counts.complete, 1000);
+    }
+
+    /// The calendar hands out the wake-ups in the order of the `(time, index)` heap it
+    /// replaced, across the wheel's wrap and the heap of later ones, and with cycles
+    /// skipped between calls.
+    #[test]
+    fn calendar_wakes_in_time_then_index_order() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut cal = Calendar::new();
+        let mut heap = BinaryHeap::new();
+        for i in 0..40u32 {
+            let t = rng.next_u64() % 300;
+            cal.schedule(t, i);
+            heap.push(Reverse(wake_key(t, i)));
+        }
+        let mut now = 0;
+        while let Some(&Reverse(k)) = heap.peek() {
+            assert_eq!(cal.next_time(), (k >> 32) as u64);
+            now += 1 + rng.next_u64() % 5;
+            let mut expect = Vec::new();
+            while let Some(&Reverse(k)) = heap.peek() {
+                if (k >> 32) as u64 > now {
+                    break;
+                }
+                heap.pop();
+                expect.push(k as u32);
+            }
+            let mut got = Vec::new();
+            while let Some((t, due)) = cal.take_due(now) {
+                got.extend(&due);
+                cal.done(t, due);
+            }
+            assert_eq!(got, expect, "at cycle {now}");
+            for &i in &got {
+                if now < 2000 {
+                    let t = now + 1 + rng.next_u64() % 150;
+                    cal.schedule(t, i);
+                    heap.push(Reverse(wake_key(t, i)));
+                }
+            }
+        }
+        assert_eq!(cal.next_time(), u64::MAX);
     }
 
     #[test]
