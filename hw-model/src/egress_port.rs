@@ -260,25 +260,40 @@ impl Egress {
                 }
                 Tx::Data(t) => {
                     let n = t.ncells;
-                    if t.cell_ptr.is_none() && t.k < n {
-                        if now == t.ptr_at {
-                            t.cell_ptr = input.queues.cell_link.rdata(p, now);
-                        } else if now > t.ptr_at {
-                            return Err(format!("egress p{p}: next-pointer read data missed"));
-                        }
-                    }
                     let read_point = |k: u16| (k as u64 * cell_bits).saturating_sub(ovh_bits);
-                    if t.k < n && port.wire.reached(read_point(t.k)) {
-                        match t.cell_ptr {
-                            Some(ptr) if *budget > 0 => {
-                                *budget -= 1;
-                                read_cell(now, p, t, &mut port.hdr, ptr, input, out);
-                                t.ptr_at = now + latency;
-                            }
-                            _ => {
+                    if n == 1 {
+                        // A one-cell packet: its only cell's read point is the start and
+                        // its pointer the handle, so it needs a read grant and nothing else.
+                        if t.k == 0 {
+                            if *budget == 0 {
                                 out.stats.read_stall_cycles += 1;
                                 wake = now + 1;
                                 break;
+                            }
+                            *budget -= 1;
+                            let hdr = first_header(now, p, t, input);
+                            cell_leaves(p, &hdr, t, t.head, input, out);
+                        }
+                    } else if t.k < n {
+                        if t.cell_ptr.is_none() {
+                            if now == t.ptr_at {
+                                t.cell_ptr = input.queues.cell_link.rdata(p, now);
+                            } else if now > t.ptr_at {
+                                return Err(format!("egress p{p}: next-pointer read data missed"));
+                            }
+                        }
+                        if port.wire.reached(read_point(t.k)) {
+                            match t.cell_ptr {
+                                Some(ptr) if *budget > 0 => {
+                                    *budget -= 1;
+                                    read_cell(now, p, t, &mut port.hdr, ptr, input, out);
+                                    t.ptr_at = now + latency;
+                                }
+                                _ => {
+                                    out.stats.read_stall_cycles += 1;
+                                    wake = now + 1;
+                                    break;
+                                }
                             }
                         }
                     }
@@ -376,9 +391,28 @@ fn start_tx<P>(
     Ok(true)
 }
 
-/// Read cell `t.k` of the packet on port `p` from `ptr`: it leaves, and is freed. The
-/// first cell's read takes the header from the descriptor table, and latches it in `latch`
-/// if more cells follow.
+/// The header of `t`, the packet on port `p`, read from the descriptor table as its first
+/// cell is read (the read that frees the head cell, the entry's index).
+#[inline(always)]
+fn first_header<P: BufferPolicy>(
+    now: u64,
+    p: usize,
+    t: &DataTx,
+    input: &mut EgressIn<'_, P>,
+) -> PacketHdr {
+    let d = input.queues.desc_of(t.head);
+    if P::RECORDS_DEQUEUES {
+        // L2BM: the packet leaves its ingress queue's recorder with its first cell.
+        let qi = d.hdr.src as usize * QUEUES + d.hdr.prio as usize;
+        let eq = p * QUEUES + d.hdr.prio as usize;
+        input.policy.dequeued(qi, eq, t.ncells.into(), d.due, now);
+    }
+    d.hdr
+}
+
+/// Read cell `t.k` of a packet of more than one cell on port `p` from `ptr`, and issue
+/// the read of the next cell's pointer. The first cell's read latches the header in
+/// `latch`.
 fn read_cell<P: BufferPolicy>(
     now: u64,
     p: usize,
@@ -388,45 +422,46 @@ fn read_cell<P: BufferPolicy>(
     input: &mut EgressIn<'_, P>,
     out: &mut EgressOut<'_>,
 ) {
-    let hdr = if t.k == 0 {
-        let d = input.queues.desc_of(t.head);
-        if P::RECORDS_DEQUEUES {
-            // L2BM: the packet leaves its ingress queue's recorder with its first cell.
-            let qi = d.hdr.src as usize * QUEUES + d.hdr.prio as usize;
-            let eq = p * QUEUES + d.hdr.prio as usize;
-            input.policy.dequeued(qi, eq, t.ncells.into(), d.due, now);
-        }
-        if t.ncells > 1 {
-            *latch = d.hdr;
-        }
-        d.hdr
-    } else {
-        *latch
-    };
-    let lossless = input.d.is_lossless(hdr.prio);
+    if t.k == 0 {
+        *latch = first_header(now, p, t, input);
+    }
+    cell_leaves(p, latch, t, ptr, input, out);
+    t.last_ptr = ptr;
+    t.cell_ptr = None;
+    if t.k < t.ncells {
+        input.queues.cell_link.read(p, ptr as usize, now);
+    }
+}
+
+/// Cell `t.k` of the packet on port `p`, at `ptr`, leaves with header `hdr`: it is freed,
+/// its charge released, its departure driven.
+#[inline(always)]
+fn cell_leaves<P: BufferPolicy>(
+    p: usize,
+    hdr: &PacketHdr,
+    t: &mut DataTx,
+    ptr: u32,
+    input: &mut EgressIn<'_, P>,
+    out: &mut EgressOut<'_>,
+) {
     input.free.push(ptr);
     out.dirty.ingress(hdr.src as usize);
     input.acct.push(Update::Release {
         port: hdr.src,
         pg: hdr.prio,
-        lossless,
+        lossless: input.d.is_lossless(hdr.prio),
         dport: p as u8,
     });
     out.out.departures.push(Departure {
         port: p as u8,
         beat: Beat {
-            hdr,
+            hdr: *hdr,
             idx: t.k,
             ncells: t.ncells,
         },
     });
     out.stats.cells_out += 1;
     t.k += 1;
-    t.last_ptr = ptr;
-    t.cell_ptr = None;
-    if t.k < t.ncells {
-        input.queues.cell_link.read(p, ptr as usize, now);
-    }
 }
 
 impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
