@@ -114,6 +114,12 @@ pub struct PacketQueues {
     pub desc: Sram<Desc>,
     /// Bit `q` of `nonempty[port]`.
     pub nonempty: Vec<u8>,
+    /// Bit `q` of `ready[port]`: the first list of queue `q` has a ready head (its
+    /// `head_ready`, kept as a mask so a FIFO port's ready queues are one load).
+    ready: Vec<u8>,
+    /// Bit `q` of `two[port]`: queue `q` has a second list (HCF), so which list it serves
+    /// depends on HCF's select and its ready bit is computed.
+    two: Vec<u8>,
     /// Per port, the list whose head the refetch in flight reads (`NULL`: none).
     refetch: Vec<u32>,
     /// Per port, the cycle its refetch is done (`u64::MAX`: none in flight).
@@ -135,8 +141,10 @@ impl PacketQueues {
     ) -> Self {
         // The cell link RAM: one read port per egress port, one write per cell written.
         let mut second = vec![NULL; ports * 8];
+        let mut two = vec![0u8; ports];
         for (i, &qi) in two_lists.iter().enumerate() {
             second[qi] = (ports * 8 + i) as u32;
+            two[qi / 8] |= 1 << (qi % 8);
         }
         Self {
             lists: vec![ListRegs::default(); ports * 8 + two_lists.len()],
@@ -147,6 +155,8 @@ impl PacketQueues {
             pkt_link: Sram::new("pkt_link", cells as usize, 0, write_ports, latency),
             desc: Sram::new("desc", cells as usize, 0, write_ports, latency),
             nonempty: vec![0; ports],
+            ready: vec![0; ports],
+            two,
             refetch: vec![NULL; ports],
             refill_at: vec![u64::MAX; ports],
             latency: latency as u64,
@@ -192,13 +202,24 @@ impl PacketQueues {
 
     /// Queue `q` of `port` has a head packet the scheduler may pick now; `hp` as in
     /// [`Self::dequeue`].
-    #[inline]
+    #[inline(always)]
     pub fn ready_mask(&self, port: usize, hp: u8) -> u8 {
+        let two = self.two[port];
+        let m = self.ready[port] & !two;
+        if two & self.nonempty[port] == 0 {
+            m
+        } else {
+            m | self.ready_two(port, hp, two & self.nonempty[port])
+        }
+    }
+
+    /// The ready bits of the HCF queues `qs` of `port`: their served list's head.
+    #[inline(never)]
+    fn ready_two(&self, port: usize, hp: u8, mut qs: u8) -> u8 {
         let mut m = 0;
-        let mut ne = self.nonempty[port];
-        while ne != 0 {
-            let q = ne.trailing_zeros() as usize;
-            ne &= ne - 1;
+        while qs != 0 {
+            let q = qs.trailing_zeros() as usize;
+            qs &= qs - 1;
             if self.lists[self.serve_list(port * 8 + q, hp)].head_ready {
                 m |= 1 << q;
             }
@@ -232,9 +253,11 @@ impl PacketQueues {
             // The prefetched head is the descriptor being written (a bypass of the RAM
             // write: the transmitters look at it in the next cycle, after the edge).
             r.head = d.head;
-            r.head_ready = true;
             r.head_len = d.hdr.len;
             r.head_ncells = d.ncells;
+            r.head_ready = true;
+            // The ready mask holds first lists only.
+            self.ready[port] |= ((d.sub == 0) as u8) << q;
         } else {
             self.pkt_link.write(r.tail as usize, d.head);
         }
@@ -261,6 +284,8 @@ impl PacketQueues {
             ncells: r.head_ncells,
             sub: (li != qi) as u8,
         };
+        // The ready mask holds first lists only.
+        self.ready[port] &= !(((head.sub == 0) as u8) << q);
         r.head_ready = false;
         r.packets -= 1;
         r.cells -= head.ncells as u32;
@@ -300,9 +325,13 @@ impl PacketQueues {
             let li = std::mem::replace(&mut self.refetch[port], NULL);
             let r = &mut self.lists[li as usize];
             let d = self.desc.word(r.head as usize);
-            r.head_ready = true;
             r.head_len = d.hdr.len;
             r.head_ncells = d.ncells;
+            r.head_ready = true;
+            // The ready mask holds first lists only (a second list's index is beyond it).
+            if let Some(m) = self.ready.get_mut(li as usize / 8) {
+                *m |= 1 << (li % 8);
+            }
             self.refill_at[port] = u64::MAX;
         }
     }
@@ -325,5 +354,56 @@ impl Clocked for PacketQueues {
         self.desc.commit(cycle)?;
         self.enqueued_last = std::mem::take(&mut self.enqueued);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wires::PacketHdr;
+    use rtl::Lfsr32;
+
+    /// The ready mask from the list registers, queue by queue (what the kept mask saves).
+    fn ready_by_lists(pq: &PacketQueues, port: usize, hp: u8) -> u8 {
+        (0..8)
+            .filter(|&q| pq.nonempty[port] & (1 << q) != 0)
+            .filter(|&q| pq.lists[pq.serve_list(port * 8 + q, hp)].head_ready)
+            .fold(0, |m, q| m | 1 << q)
+    }
+
+    #[test]
+    fn kept_ready_mask_is_the_lists_heads() {
+        // Two ports; queue 3 of port 0 and queue 5 of port 1 are HCF (two lists).
+        let mut pq = PacketQueues::new(2, 64, 1, 2, &[3, 13]);
+        let mut free: Vec<u32> = (0..64).collect();
+        let mut lfsr = Lfsr32::new(7);
+        for now in 0..20_000u64 {
+            // HCF's select has bits for its queues only.
+            let port = lfsr.draw(1) as usize;
+            let hp = lfsr.draw(255) as u8 & pq.two[port];
+            pq.advance_refill(port, now);
+            let ready = pq.ready_mask(port, hp);
+            assert_eq!(ready, ready_by_lists(&pq, port, hp), "cycle {now}");
+            if lfsr.draw(1) == 0 && !pq.refilling(port) && ready != 0 {
+                let q = (0..8).find(|q| ready & (1 << q) != 0).unwrap();
+                free.push(pq.dequeue(port, q, hp, now).h);
+            } else if let Some(head) = free.pop() {
+                let q = lfsr.draw(7) as usize;
+                let sub = (pq.second[port * 8 + q] != NULL && lfsr.draw(1) == 1) as u8;
+                let hdr = PacketHdr {
+                    len: 64,
+                    ..PacketHdr::default()
+                };
+                let d = Desc {
+                    hdr,
+                    ncells: 1,
+                    head,
+                    sub,
+                    due: 0,
+                };
+                pq.enqueue(port, q, d);
+            }
+            pq.commit(now).unwrap();
+        }
     }
 }
