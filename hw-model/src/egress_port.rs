@@ -194,6 +194,16 @@ impl Egress {
         self.read_rr = advance_rr(self.read_rr, cycles, self.ports.len());
     }
 
+    /// The `idle` mask is `Tx::Idle`, port by port, and every busy port has a wake: a kick
+    /// acts only on an idle port, so a busy one without a wake would never be visited
+    /// again (checked after every cycle in debug builds).
+    fn idle_mask_holds(&self) -> bool {
+        self.ports.iter().enumerate().all(|(p, e)| {
+            let idle = matches!(e.tx, Tx::Idle);
+            (self.idle >> p) & 1 == idle as u64 && (idle || e.wake != u64::MAX)
+        })
+    }
+
     /// `egress.pNN.{tx_state, tx_queue}`.
     pub fn probe_port<V: Visit>(&self, p: usize, v: &mut V) {
         let tx = &self.ports[p].tx;
@@ -512,6 +522,10 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         }
         self.wake_min = later;
         self.read_rr = next_rr(self.read_rr, n);
+        debug_assert!(
+            self.idle_mask_holds(),
+            "egress: the idle mask is not Tx::Idle, or a busy port has no wake"
+        );
         Ok(())
     }
 }
@@ -521,5 +535,37 @@ impl Clocked for Egress {
     /// link reads) lands at the edge in the blocks it belongs to.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SwitchConfig;
+
+    fn egress() -> Egress {
+        Egress::new(&SwitchConfig::small().build().unwrap())
+    }
+
+    #[test]
+    fn idle_mask_check_holds_for_idle_and_timed_busy_ports() {
+        let mut e = egress();
+        assert!(e.idle_mask_holds());
+        e.ports[1].tx = Tx::Pfc(PfcFrame::default());
+        e.ports[1].wake = 7;
+        e.idle &= !(1 << 1);
+        assert!(e.idle_mask_holds());
+    }
+
+    /// Companion: a busy port without a wake, and a busy port still marked idle.
+    #[test]
+    fn idle_mask_check_catches_a_busy_port_without_a_wake_or_bit() {
+        let mut e = egress();
+        e.ports[1].tx = Tx::Pfc(PfcFrame::default());
+        e.idle &= !(1 << 1);
+        assert!(!e.idle_mask_holds(), "busy, no wake");
+        e.ports[1].wake = 7;
+        e.idle |= 1 << 1;
+        assert!(!e.idle_mask_holds(), "busy, marked idle");
     }
 }
