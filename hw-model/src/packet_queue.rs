@@ -270,6 +270,7 @@ impl PacketQueues {
 
     /// Take the head packet of `(port, q)` in cycle `now`; its refetch starts now. `hp`:
     /// bit `q` set when physical list 1 is the queue's HP list.
+    #[inline]
     pub fn dequeue(&mut self, port: usize, q: usize, hp: u8, now: u64) -> Head {
         let qi = port * 8 + q;
         let li = self.serve_list(qi, hp);
