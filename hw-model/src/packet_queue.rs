@@ -4,7 +4,7 @@
 //! packet (written by the ingress write stage, walked by the egress transmitter); the
 //! *packet link RAM* chains the packets of a queue; the *descriptor RAM* holds each
 //! packet's header, indexed by its first cell. A queue's registers are head, tail, packet
-//! and cell counts, and a prefetched copy of the head descriptor.
+//! and cell counts, and the prefetched head (its handle, length and cell count).
 //!
 //! A packet's descriptor is written once, when the packet joins its queue, into the
 //! descriptor RAM at its head cell; from then on the packet moves as a *handle*, that head
