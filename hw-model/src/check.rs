@@ -9,6 +9,7 @@ use crate::egress_port::Tx;
 use crate::mmu::{Core, Fault};
 use crate::packet_queue::Desc;
 use crate::policy::BufferPolicy;
+use crate::wires::PacketHdr;
 use bitvec::prelude::*;
 use rtl::Clocked;
 
@@ -83,7 +84,7 @@ impl Core {
     fn check_policy<P: BufferPolicy>(&self, policy: &P, queued: &[Desc]) -> Result<(), String> {
         let pending = self.ingress.ports.iter().flat_map(|i| i.pending.iter());
         let sending = self.egress.ports.iter().filter_map(|e| match &e.tx {
-            Tx::Data(t) if t.k == 0 => Some(&t.desc),
+            Tx::Data(t) if t.k == 0 => Some(self.queues.desc_of(t.head)),
             _ => None,
         });
         let packets = queued
@@ -119,10 +120,10 @@ impl Core {
         let ports = self.d.ports;
         let mut ing = vec![0u32; ports * QUEUES];
         let mut eg = vec![0u32; ports * QUEUES];
-        let mut charge = |d: &Desc, from: u16| {
-            let r = (d.ncells - from) as u32;
-            ing[d.hdr.src as usize * QUEUES + d.hdr.prio as usize] += r;
-            eg[d.hdr.dst as usize * QUEUES + d.hdr.prio as usize] += r;
+        let mut charge = |h: &PacketHdr, ncells: u16, from: u16| {
+            let r = (ncells - from) as u32;
+            ing[h.src as usize * QUEUES + h.prio as usize] += r;
+            eg[h.dst as usize * QUEUES + h.prio as usize] += r;
         };
         let cell_link = &self.queues.cell_link;
         let mut walk_cells = |first: u32, count: u32, what: &str| -> Result<(), String> {
@@ -160,14 +161,14 @@ impl Core {
         self.check_policy(policy, &queued)?;
         for d in &queued {
             walk_cells(d.head, d.ncells as u32, "queued packet")?;
-            charge(d, 0);
+            charge(&d.hdr, d.ncells, 0);
         }
         for (p, ip) in self.ingress.ports.iter().enumerate() {
             for (i, d) in ip.pending.iter().enumerate() {
                 if i == 0 && ip.written > 0 {
                     walk_cells(d.head, ip.written as u32, "packet being written")?;
                 }
-                charge(d, 0);
+                charge(&d.hdr, d.ncells, 0);
             }
             if ip.pending.len() > ip.fifo.len() + 2 {
                 return Err(format!(
@@ -179,14 +180,14 @@ impl Core {
         }
         for e in &self.egress.ports {
             if let Tx::Data(t) = e.tx {
-                let left = (t.desc.ncells - t.k) as u32;
+                let left = (t.ncells - t.k) as u32;
                 if left > 0 {
                     let first = t
                         .cell_ptr
                         .unwrap_or_else(|| cell_link.backdoor(t.last_ptr as usize));
                     walk_cells(first, left, "packet being sent")?;
+                    charge(e.header(&t, &self.queues), t.ncells, t.k);
                 }
-                charge(&t.desc, t.k);
             }
         }
         if let Some(leak) = owner.iter_zeros().next() {

@@ -19,7 +19,7 @@ use crate::config::{Derived, PFC_FRAME_WIRE_BYTES, QUEUES};
 use crate::ecm_cp::Ecm;
 use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
-use crate::packet_queue::{Desc, PacketQueues};
+use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
@@ -28,12 +28,18 @@ use crate::probes::Dirty;
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
 use crate::stats::Stats;
-use crate::wires::{Beat, Departure, Outputs, PfcFrame};
+use crate::wires::{Beat, Departure, Outputs, PacketHdr, PfcFrame};
 use rtl::{Block, BlockError, Clocked, PhaseAccumulator, Visit};
 
+/// The packet on a port's wire, as its handle: its header stays in the descriptor table
+/// until its first cell is read ([`EgressPort::hdr`]).
 #[derive(Debug, Clone, Copy)]
 pub struct DataTx {
-    pub desc: Desc,
+    /// Handle: the head cell, the index of its descriptor.
+    pub head: u32,
+    pub ncells: u16,
+    /// Bytes on the wire (the end of the packet), from its descriptor.
+    pub len: u16,
     /// Egress queue the packet came from.
     pub queue: u8,
     /// Next cell to read.
@@ -72,6 +78,11 @@ impl Tx {
 #[derive(Debug, Clone)]
 pub struct EgressPort {
     pub tx: Tx,
+    /// The header of a packet of more than one cell, latched from the descriptor table as
+    /// its first cell is read: that read frees the head cell, the entry's index, which may
+    /// then be reused. The later cells' departures carry it. A one-cell packet's only
+    /// departure reads the table.
+    pub hdr: PacketHdr,
     pub wire: PhaseAccumulator,
     /// Last cycle the port was evaluated.
     pub last_visit: u64,
@@ -83,9 +94,20 @@ impl EgressPort {
     pub fn new(rate_bps: u64, clock_hz: u64) -> Self {
         Self {
             tx: Tx::Idle,
+            hdr: PacketHdr::default(),
             wire: PhaseAccumulator::new(rate_bps, clock_hz),
             last_visit: 0,
             wake: u64::MAX,
+        }
+    }
+
+    /// The header of `t`, the packet on this port (checker access): the table's until its
+    /// first cell is read, then the latched one.
+    pub fn header<'a>(&'a self, t: &DataTx, queues: &'a PacketQueues) -> &'a PacketHdr {
+        if t.k == 0 {
+            &queues.desc_of(t.head).hdr
+        } else {
+            &self.hdr
         }
     }
 }
@@ -172,6 +194,16 @@ impl Egress {
         self.read_rr = advance_rr(self.read_rr, cycles, self.ports.len());
     }
 
+    /// The `idle` mask is `Tx::Idle`, port by port, and every busy port has a wake: a kick
+    /// acts only on an idle port, so a busy one without a wake would never be visited
+    /// again (checked after every cycle in debug builds).
+    fn idle_mask_holds(&self) -> bool {
+        self.ports.iter().enumerate().all(|(p, e)| {
+            let idle = matches!(e.tx, Tx::Idle);
+            (self.idle >> p) & 1 == idle as u64 && (idle || e.wake != u64::MAX)
+        })
+    }
+
     /// `egress.pNN.{tx_state, tx_queue}`.
     pub fn probe_port<V: Visit>(&self, p: usize, v: &mut V) {
         let tx = &self.ports[p].tx;
@@ -237,26 +269,41 @@ impl Egress {
                     out.out.pfc_tx.push((p as u8, frame));
                 }
                 Tx::Data(t) => {
-                    let n = t.desc.ncells;
-                    if t.cell_ptr.is_none() && t.k < n {
-                        if now == t.ptr_at {
-                            t.cell_ptr = input.queues.cell_link.rdata(p, now);
-                        } else if now > t.ptr_at {
-                            return Err(format!("egress p{p}: next-pointer read data missed"));
-                        }
-                    }
+                    let n = t.ncells;
                     let read_point = |k: u16| (k as u64 * cell_bits).saturating_sub(ovh_bits);
-                    if t.k < n && port.wire.reached(read_point(t.k)) {
-                        match t.cell_ptr {
-                            Some(ptr) if *budget > 0 => {
-                                *budget -= 1;
-                                read_cell(now, p, t, ptr, input, out);
-                                t.ptr_at = now + latency;
-                            }
-                            _ => {
+                    if n == 1 {
+                        // A one-cell packet: its only cell's read point is the start and
+                        // its pointer the handle, so it needs a read grant and nothing else.
+                        if t.k == 0 {
+                            if *budget == 0 {
                                 out.stats.read_stall_cycles += 1;
                                 wake = now + 1;
                                 break;
+                            }
+                            *budget -= 1;
+                            let hdr = first_header(now, p, t, input);
+                            cell_leaves(p, &hdr, t, t.head, input, out);
+                        }
+                    } else if t.k < n {
+                        if t.cell_ptr.is_none() {
+                            if now == t.ptr_at {
+                                t.cell_ptr = input.queues.cell_link.rdata(p, now);
+                            } else if now > t.ptr_at {
+                                return Err(format!("egress p{p}: next-pointer read data missed"));
+                            }
+                        }
+                        if port.wire.reached(read_point(t.k)) {
+                            match t.cell_ptr {
+                                Some(ptr) if *budget > 0 => {
+                                    *budget -= 1;
+                                    read_cell(now, p, t, &mut port.hdr, ptr, input, out);
+                                    t.ptr_at = now + latency;
+                                }
+                                _ => {
+                                    out.stats.read_stall_cycles += 1;
+                                    wake = now + 1;
+                                    break;
+                                }
                             }
                         }
                     }
@@ -264,7 +311,7 @@ impl Egress {
                         port.wire.tick();
                         ticked = true;
                     }
-                    let wire_bits = input.d.wire_bits(t.desc.hdr.len as u32);
+                    let wire_bits = input.d.wire_bits(t.len as u32);
                     if t.k == n && port.wire.reached(wire_bits) {
                         port.wire.consume(wire_bits);
                         port.tx = Tx::Idle;
@@ -320,25 +367,31 @@ fn start_tx<P>(
         let Some(q) = sched.pick(eligible, |q| queues.head_len(p, q, hp)) else {
             return Ok(false);
         };
-        let mut desc = queues.dequeue(p, q, hp, now);
+        let head = queues.dequeue(p, q, hp, now);
         input
             .hcf
-            .depart(p, q, desc.sub, desc.ncells, now)
+            .depart(p, q, head.sub, head.ncells, now)
             .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
         input
             .ecm
-            .depart(p, q, desc.hdr.len)
+            .depart(p, q, head.len)
             .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
-        input.ecn.depart(p, q, &mut desc);
+        if input.ecn.queue(p, q).is_some() {
+            // A CE mark lands in the header the transmitter reads next.
+            let desc = queues.desc.backdoor_mut(head.h as usize);
+            input.ecn.depart(p, q, desc);
+        }
         if queues.nonempty[p] & (1 << q) == 0 {
             sched.queue_emptied(q);
         }
         port.tx = Tx::Data(DataTx {
-            desc,
+            head: head.h,
+            ncells: head.ncells,
+            len: head.len,
             queue: q as u8,
             k: 0,
-            cell_ptr: Some(desc.head),
-            last_ptr: desc.head,
+            cell_ptr: Some(head.h),
+            last_ptr: head.h,
             ptr_at: u64::MAX,
         });
     }
@@ -348,48 +401,77 @@ fn start_tx<P>(
     Ok(true)
 }
 
-/// Read cell `t.k` of the packet on port `p` from `ptr`: it leaves, and is freed.
+/// The header of `t`, the packet on port `p`, read from the descriptor table as its first
+/// cell is read (the read that frees the head cell, the entry's index).
+#[inline(always)]
+fn first_header<P: BufferPolicy>(
+    now: u64,
+    p: usize,
+    t: &DataTx,
+    input: &mut EgressIn<'_, P>,
+) -> PacketHdr {
+    let d = input.queues.desc_of(t.head);
+    if P::RECORDS_DEQUEUES {
+        // L2BM: the packet leaves its ingress queue's recorder with its first cell.
+        let qi = d.hdr.src as usize * QUEUES + d.hdr.prio as usize;
+        let eq = p * QUEUES + d.hdr.prio as usize;
+        input.policy.dequeued(qi, eq, t.ncells.into(), d.due, now);
+    }
+    d.hdr
+}
+
+/// Read cell `t.k` of a packet of more than one cell on port `p` from `ptr`, and issue
+/// the read of the next cell's pointer. The first cell's read latches the header in
+/// `latch`.
 fn read_cell<P: BufferPolicy>(
     now: u64,
     p: usize,
+    t: &mut DataTx,
+    latch: &mut PacketHdr,
+    ptr: u32,
+    input: &mut EgressIn<'_, P>,
+    out: &mut EgressOut<'_>,
+) {
+    if t.k == 0 {
+        *latch = first_header(now, p, t, input);
+    }
+    cell_leaves(p, latch, t, ptr, input, out);
+    t.last_ptr = ptr;
+    t.cell_ptr = None;
+    if t.k < t.ncells {
+        input.queues.cell_link.read(p, ptr as usize, now);
+    }
+}
+
+/// Cell `t.k` of the packet on port `p`, at `ptr`, leaves with header `hdr`: it is freed,
+/// its charge released, its departure driven.
+#[inline(always)]
+fn cell_leaves<P: BufferPolicy>(
+    p: usize,
+    hdr: &PacketHdr,
     t: &mut DataTx,
     ptr: u32,
     input: &mut EgressIn<'_, P>,
     out: &mut EgressOut<'_>,
 ) {
-    let hdr = &t.desc.hdr;
-    let lossless = input.d.is_lossless(hdr.prio);
-    if P::RECORDS_DEQUEUES && t.k == 0 {
-        // L2BM: the packet leaves its ingress queue's recorder with its first cell.
-        let qi = hdr.src as usize * QUEUES + hdr.prio as usize;
-        let eq = p * QUEUES + hdr.prio as usize;
-        input
-            .policy
-            .dequeued(qi, eq, t.desc.ncells.into(), t.desc.due, now);
-    }
     input.free.push(ptr);
     out.dirty.ingress(hdr.src as usize);
     input.acct.push(Update::Release {
         port: hdr.src,
         pg: hdr.prio,
-        lossless,
+        lossless: input.d.is_lossless(hdr.prio),
         dport: p as u8,
     });
     out.out.departures.push(Departure {
         port: p as u8,
         beat: Beat {
-            hdr: t.desc.hdr,
+            hdr: *hdr,
             idx: t.k,
-            ncells: t.desc.ncells,
+            ncells: t.ncells,
         },
     });
     out.stats.cells_out += 1;
     t.k += 1;
-    t.last_ptr = ptr;
-    t.cell_ptr = None;
-    if t.k < t.desc.ncells {
-        input.queues.cell_link.read(p, ptr as usize, now);
-    }
 }
 
 impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
@@ -440,6 +522,10 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         }
         self.wake_min = later;
         self.read_rr = next_rr(self.read_rr, n);
+        debug_assert!(
+            self.idle_mask_holds(),
+            "egress: the idle mask is not Tx::Idle, or a busy port has no wake"
+        );
         Ok(())
     }
 }
@@ -449,5 +535,37 @@ impl Clocked for Egress {
     /// link reads) lands at the edge in the blocks it belongs to.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SwitchConfig;
+
+    fn egress() -> Egress {
+        Egress::new(&SwitchConfig::small().build().unwrap())
+    }
+
+    #[test]
+    fn idle_mask_check_holds_for_idle_and_timed_busy_ports() {
+        let mut e = egress();
+        assert!(e.idle_mask_holds());
+        e.ports[1].tx = Tx::Pfc(PfcFrame::default());
+        e.ports[1].wake = 7;
+        e.idle &= !(1 << 1);
+        assert!(e.idle_mask_holds());
+    }
+
+    /// Companion: a busy port without a wake, and a busy port still marked idle.
+    #[test]
+    fn idle_mask_check_catches_a_busy_port_without_a_wake_or_bit() {
+        let mut e = egress();
+        e.ports[1].tx = Tx::Pfc(PfcFrame::default());
+        e.idle &= !(1 << 1);
+        assert!(!e.idle_mask_holds(), "busy, no wake");
+        e.ports[1].wake = 7;
+        e.idle |= 1 << 1;
+        assert!(!e.idle_mask_holds(), "busy, marked idle");
     }
 }

@@ -139,6 +139,7 @@ impl Ingress {
 
     /// The ingress bus protocol: a beat the MMU cannot have been sent by a MAC is refused
     /// with an error naming the port and the field, not left to corrupt the buffer.
+    #[inline]
     pub fn check_beat(&self, p: usize, b: &Beat, d: &Derived) -> Result<(), String> {
         let h = &b.hdr;
         let bad = |what: String| Err(format!("ingress p{p}: malformed beat {b:?}: {what}"));
@@ -173,6 +174,7 @@ impl Ingress {
 
     /// The fate admission decided for the packet starting on port `p`: an admitted one
     /// waits as its descriptor until its last cell is written.
+    #[inline]
     pub fn start_packet(
         &mut self,
         p: usize,
@@ -205,6 +207,7 @@ impl Ingress {
     }
 
     /// A beat of port `p` takes the fate of its packet: into the cell FIFO, or dropped.
+    #[inline]
     pub fn take_cell(
         &mut self,
         p: usize,

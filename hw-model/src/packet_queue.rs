@@ -4,16 +4,23 @@
 //! packet (written by the ingress write stage, walked by the egress transmitter); the
 //! *packet link RAM* chains the packets of a queue; the *descriptor RAM* holds each
 //! packet's header, indexed by its first cell. A queue's registers are head, tail, packet
-//! and cell counts, and a prefetched copy of the head descriptor.
+//! and cell counts, and the prefetched head (its handle, length and cell count).
 //!
-//! Dequeue hands the head descriptor to the transmitter and refetches the next one: a read
+//! A packet's descriptor is written once, when the packet joins its queue, into the
+//! descriptor RAM at its head cell; from then on the packet moves as a *handle*, that head
+//! cell's pointer: through the list registers, the refetch and the transmitter, which reads
+//! the header from the table when it takes the packet.
+//!
+//! Dequeue hands the head packet to the transmitter and refetches the next one: a read
 //! of the packet link RAM, then of the descriptor RAM, `2 * latency` cycles in all. The
 //! port starts no other packet until the refetch is done (one refetch engine per port).
-//! The model takes both words when the refetch starts and holds the descriptor back until
-//! its cycle: neither can change in between (the link word of the packet just taken was
+//! The model takes the link word when the refetch starts and marks the head ready at its
+//! cycle: neither word can change in between (the link word of the packet just taken was
 //! written when the next packet joined, in an earlier cycle; the next packet's descriptor
 //! is written once, when it joins, and its cell is not free until it leaves), so the
 //! values are those of the two reads, and nothing has to run at the first read's cycle.
+//! The two RAMs are therefore read by backdoor and built with no read ports: their reads'
+//! timing is the refetch's delay, modelled here.
 //! This is hidden when a packet lasts at least `2 * latency` cycles on the wire; it is not
 //! for minimum-size packets at 400G (about 1.7 cycles per 64 B packet at 1 GHz), where it
 //! costs throughput: a deeper per-queue prefetch would fix that.
@@ -50,13 +57,6 @@ pub struct Desc {
     pub due: u64,
 }
 
-/// A head refetch in flight: the list, and its next head descriptor.
-#[derive(Debug, Clone, Copy)]
-struct Refetch {
-    list: u32,
-    desc: Desc,
-}
-
 /// Registers of one linked list of packets.
 #[derive(Debug, Clone, Copy)]
 pub struct ListRegs {
@@ -64,8 +64,24 @@ pub struct ListRegs {
     pub tail: u32,
     pub packets: u32,
     pub cells: u32,
-    /// The prefetched head descriptor; `None` while its refetch runs.
-    pub head_desc: Option<Desc>,
+    /// The head's descriptor has been read; `false` while its refetch runs, and in an
+    /// empty list.
+    pub head_ready: bool,
+    /// The prefetched head: the fields of its descriptor the scheduler and these
+    /// registers use (the rest stays in the table, at `head`).
+    pub head_len: u16,
+    pub head_ncells: u16,
+}
+
+/// A packet taken from its queue: its handle (head cell), and the fields of its
+/// descriptor the dequeue read.
+#[derive(Debug, Clone, Copy)]
+pub struct Head {
+    pub h: u32,
+    pub len: u16,
+    pub ncells: u16,
+    /// The physical list it left (`Desc::sub`).
+    pub sub: u8,
 }
 
 impl Default for ListRegs {
@@ -75,7 +91,9 @@ impl Default for ListRegs {
             tail: NULL,
             packets: 0,
             cells: 0,
-            head_desc: None,
+            head_ready: false,
+            head_len: 0,
+            head_ncells: 0,
         }
     }
 }
@@ -92,11 +110,18 @@ pub struct PacketQueues {
     pub cell_link: Sram<u32>,
     /// `pkt_link[head cell of P]` = head cell of the packet after P in its list.
     pub pkt_link: Sram<u32>,
+    /// The descriptor table: `desc[head cell of P]` = P's descriptor.
     pub desc: Sram<Desc>,
     /// Bit `q` of `nonempty[port]`.
     pub nonempty: Vec<u8>,
-    /// Per port, the refetch in flight (one at a time per port).
-    refetch: Vec<Option<Refetch>>,
+    /// Bit `q` of `ready[port]`: the first list of queue `q` has a ready head (its
+    /// `head_ready`, kept as a mask so a FIFO port's ready queues are one load).
+    ready: Vec<u8>,
+    /// Bit `q` of `two[port]`: queue `q` has a second list (HCF), so which list it serves
+    /// depends on HCF's select and its ready bit is computed.
+    two: Vec<u8>,
+    /// Per port, the list whose head the refetch in flight reads (`NULL`: none).
+    refetch: Vec<u32>,
     /// Per port, the cycle its refetch is done (`u64::MAX`: none in flight).
     refill_at: Vec<u64>,
     latency: u64,
@@ -116,18 +141,23 @@ impl PacketQueues {
     ) -> Self {
         // The cell link RAM: one read port per egress port, one write per cell written.
         let mut second = vec![NULL; ports * 8];
+        let mut two = vec![0u8; ports];
         for (i, &qi) in two_lists.iter().enumerate() {
             second[qi] = (ports * 8 + i) as u32;
+            two[qi / 8] |= 1 << (qi % 8);
         }
         Self {
             lists: vec![ListRegs::default(); ports * 8 + two_lists.len()],
             second,
             cell_link: Sram::new("cell_link", cells as usize, ports, write_ports, latency),
-            // One read port per egress port; one write per cell written per cycle.
-            pkt_link: Sram::new("pkt_link", cells as usize, ports, write_ports, latency),
-            desc: Sram::new("desc", cells as usize, ports, write_ports, latency),
+            // No read ports (the refetch's reads, see the module doc); one write per cell
+            // written per cycle.
+            pkt_link: Sram::new("pkt_link", cells as usize, 0, write_ports, latency),
+            desc: Sram::new("desc", cells as usize, 0, write_ports, latency),
             nonempty: vec![0; ports],
-            refetch: vec![None; ports],
+            ready: vec![0; ports],
+            two,
+            refetch: vec![NULL; ports],
             refill_at: vec![u64::MAX; ports],
             latency: latency as u64,
             enqueued: 0,
@@ -172,28 +202,45 @@ impl PacketQueues {
 
     /// Queue `q` of `port` has a head packet the scheduler may pick now; `hp` as in
     /// [`Self::dequeue`].
-    #[inline]
+    #[inline(always)]
     pub fn ready_mask(&self, port: usize, hp: u8) -> u8 {
+        let two = self.two[port];
+        let m = self.ready[port] & !two;
+        if two & self.nonempty[port] == 0 {
+            m
+        } else {
+            m | self.ready_two(port, hp, two & self.nonempty[port])
+        }
+    }
+
+    /// The ready bits of the HCF queues `qs` of `port`: their served list's head.
+    #[inline(never)]
+    fn ready_two(&self, port: usize, hp: u8, mut qs: u8) -> u8 {
         let mut m = 0;
-        let mut ne = self.nonempty[port];
-        while ne != 0 {
-            let q = ne.trailing_zeros() as usize;
-            ne &= ne - 1;
-            if self.lists[self.serve_list(port * 8 + q, hp)]
-                .head_desc
-                .is_some()
-            {
+        while qs != 0 {
+            let q = qs.trailing_zeros() as usize;
+            qs &= qs - 1;
+            if self.lists[self.serve_list(port * 8 + q, hp)].head_ready {
                 m |= 1 << q;
             }
         }
         m
     }
 
-    #[inline]
+    /// Bytes of the head packet of queue `q` of `port` (the scheduler asks only for a
+    /// ready head, [`Self::ready_mask`]).
+    #[inline(always)]
     pub fn head_len(&self, port: usize, q: usize, hp: u8) -> u32 {
-        self.lists[self.serve_list(port * 8 + q, hp)]
-            .head_desc
-            .map_or(0, |d| d.hdr.len as u32)
+        let r = &self.lists[self.serve_list(port * 8 + q, hp)];
+        debug_assert!(r.head_ready, "head_len of a head not yet read");
+        r.head_len as u32
+    }
+
+    /// The descriptor of the packet whose handle (head cell) is `h`: the table entry the
+    /// refetch or the enqueue bypass read.
+    #[inline(always)]
+    pub fn desc_of(&self, h: u32) -> &Desc {
+        self.desc.word(h as usize)
     }
 
     /// A fully written packet joins the tail of its list of queue `(port, q)` (ingress
@@ -203,8 +250,14 @@ impl PacketQueues {
         self.desc.write(d.head as usize, d);
         let r = &mut self.lists[li];
         if r.packets == 0 {
+            // The prefetched head is the descriptor being written (a bypass of the RAM
+            // write: the transmitters look at it in the next cycle, after the edge).
             r.head = d.head;
-            r.head_desc = Some(d);
+            r.head_len = d.hdr.len;
+            r.head_ncells = d.ncells;
+            r.head_ready = true;
+            // The ready mask holds first lists only.
+            self.ready[port] |= ((d.sub == 0) as u8) << q;
         } else {
             self.pkt_link.write(r.tail as usize, d.head);
         }
@@ -217,16 +270,26 @@ impl PacketQueues {
 
     /// Take the head packet of `(port, q)` in cycle `now`; its refetch starts now. `hp`:
     /// bit `q` set when physical list 1 is the queue's HP list.
-    pub fn dequeue(&mut self, port: usize, q: usize, hp: u8, now: u64) -> Desc {
+    #[inline]
+    pub fn dequeue(&mut self, port: usize, q: usize, hp: u8, now: u64) -> Head {
         let qi = port * 8 + q;
         let li = self.serve_list(qi, hp);
         let r = &mut self.lists[li];
-        let d = r
-            .head_desc
-            .take()
-            .expect("scheduler picked a queue without a ready head");
+        assert!(
+            r.head_ready,
+            "scheduler picked a queue without a ready head"
+        );
+        let head = Head {
+            h: r.head,
+            len: r.head_len,
+            ncells: r.head_ncells,
+            sub: (li != qi) as u8,
+        };
+        // The ready mask holds first lists only.
+        self.ready[port] &= !(((head.sub == 0) as u8) << q);
+        r.head_ready = false;
         r.packets -= 1;
-        r.cells -= d.ncells as u32;
+        r.cells -= head.ncells as u32;
         if r.packets == 0 {
             r.head = NULL;
             r.tail = NULL;
@@ -234,22 +297,18 @@ impl PacketQueues {
                 self.nonempty[port] &= !(1 << q);
             }
         } else {
-            // The link read, then the descriptor read (see the module doc).
-            let next = self.pkt_link.backdoor(r.head as usize);
-            r.head = next;
-            self.refetch[port] = Some(Refetch {
-                list: li as u32,
-                desc: self.desc.backdoor(next as usize),
-            });
+            // The link read now, the descriptor read when it is done (module doc).
+            r.head = self.pkt_link.backdoor(head.h as usize);
+            self.refetch[port] = li as u32;
             self.refill_at[port] = now + 2 * self.latency;
         }
-        d
+        head
     }
 
     /// Whether `port` has a refetch in flight (its scheduler waits for it).
     #[inline]
     pub fn refilling(&self, port: usize) -> bool {
-        self.refetch[port].is_some()
+        self.refetch[port] != NULL
     }
 
     /// Cycle at which `port`'s refetch is done (`u64::MAX`: none in flight).
@@ -258,16 +317,23 @@ impl PacketQueues {
         self.refill_at[port]
     }
 
-    /// Finish the refetch of `port` if it is done by cycle `now`: its list gets the head
-    /// descriptor. Called whenever the port's transmitter looks at its queues, which is
-    /// the only reader of a head descriptor.
+    /// Finish the refetch of `port` if it is done by cycle `now`: its list's head is
+    /// ready. Called whenever the port's transmitter looks at its queues, which is the
+    /// only reader of a head descriptor.
     #[inline]
     pub fn advance_refill(&mut self, port: usize, now: u64) {
         if self.refill_at[port] <= now {
-            if let Some(f) = self.refetch[port].take() {
-                self.lists[f.list as usize].head_desc = Some(f.desc);
-                self.refill_at[port] = u64::MAX;
+            let li = std::mem::replace(&mut self.refetch[port], NULL);
+            let r = &mut self.lists[li as usize];
+            let d = self.desc.word(r.head as usize);
+            r.head_len = d.hdr.len;
+            r.head_ncells = d.ncells;
+            r.head_ready = true;
+            // The ready mask holds first lists only (a second list's index is beyond it).
+            if let Some(m) = self.ready.get_mut(li as usize / 8) {
+                *m |= 1 << (li % 8);
             }
+            self.refill_at[port] = u64::MAX;
         }
     }
 
@@ -275,16 +341,8 @@ impl PacketQueues {
     pub fn walk(&self, li: usize, mut f: impl FnMut(&Desc)) {
         let r = &self.lists[li];
         let mut p = r.head;
-        for i in 0..r.packets {
-            let d = if i == 0 {
-                match r.head_desc {
-                    Some(d) => d,
-                    None => self.desc.backdoor(p as usize),
-                }
-            } else {
-                self.desc.backdoor(p as usize)
-            };
-            f(&d);
+        for _ in 0..r.packets {
+            f(self.desc_of(p));
             p = self.pkt_link.backdoor(p as usize);
         }
     }
@@ -297,5 +355,56 @@ impl Clocked for PacketQueues {
         self.desc.commit(cycle)?;
         self.enqueued_last = std::mem::take(&mut self.enqueued);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wires::PacketHdr;
+    use rtl::Lfsr32;
+
+    /// The ready mask from the list registers, queue by queue (what the kept mask saves).
+    fn ready_by_lists(pq: &PacketQueues, port: usize, hp: u8) -> u8 {
+        (0..8)
+            .filter(|&q| pq.nonempty[port] & (1 << q) != 0)
+            .filter(|&q| pq.lists[pq.serve_list(port * 8 + q, hp)].head_ready)
+            .fold(0, |m, q| m | 1 << q)
+    }
+
+    #[test]
+    fn kept_ready_mask_is_the_lists_heads() {
+        // Two ports; queue 3 of port 0 and queue 5 of port 1 are HCF (two lists).
+        let mut pq = PacketQueues::new(2, 64, 1, 2, &[3, 13]);
+        let mut free: Vec<u32> = (0..64).collect();
+        let mut lfsr = Lfsr32::new(7);
+        for now in 0..20_000u64 {
+            // HCF's select has bits for its queues only.
+            let port = lfsr.draw(1) as usize;
+            let hp = lfsr.draw(255) as u8 & pq.two[port];
+            pq.advance_refill(port, now);
+            let ready = pq.ready_mask(port, hp);
+            assert_eq!(ready, ready_by_lists(&pq, port, hp), "cycle {now}");
+            if lfsr.draw(1) == 0 && !pq.refilling(port) && ready != 0 {
+                let q = (0..8).find(|q| ready & (1 << q) != 0).unwrap();
+                free.push(pq.dequeue(port, q, hp, now).h);
+            } else if let Some(head) = free.pop() {
+                let q = lfsr.draw(7) as usize;
+                let sub = (pq.second[port * 8 + q] != NULL && lfsr.draw(1) == 1) as u8;
+                let hdr = PacketHdr {
+                    len: 64,
+                    ..PacketHdr::default()
+                };
+                let d = Desc {
+                    hdr,
+                    ncells: 1,
+                    head,
+                    sub,
+                    due: 0,
+                };
+                pq.enqueue(port, q, d);
+            }
+            pq.commit(now).unwrap();
+        }
     }
 }

@@ -6,6 +6,11 @@
 //! The number of reads per port and writes per cycle is bounded; exceeding it is a model
 //! bug and panics with the memory's name, as a synthesis tool would refuse the design.
 //!
+//! A memory whose owner models its reads' timing itself (a fixed delay, with the word
+//! known not to change before it) may be built with no read ports and read through
+//! [`Sram::word`] or [`Sram::backdoor`]: the packet link and descriptor RAMs of the egress
+//! queues, whose head refetch is such a delay (`hw-model/src/packet_queue.rs`).
+//!
 //! The clock edge costs time in proportion to the accesses of the cycle, not to the port
 //! count: each read slot carries the cycle it was issued in, so stale slots need no
 //! clearing, and a model may skip idle cycles without touching the memory (every access
@@ -105,6 +110,20 @@ impl<T: Copy + Default> Sram<T> {
     /// Test and checker access that bypasses the ports (no timing, no port use).
     pub fn backdoor(&self, addr: usize) -> T {
         self.mem[addr]
+    }
+
+    /// The stored word at `addr`, by reference: a read whose timing the owner models (see
+    /// the module doc), or checker access.
+    #[inline]
+    pub fn word(&self, addr: usize) -> &T {
+        &self.mem[addr]
+    }
+
+    /// The stored word at `addr`, changed in place by its owner (a field rewritten as the
+    /// word is read out, which the owner's timing covers), or by fault injection.
+    #[inline]
+    pub fn backdoor_mut(&mut self, addr: usize) -> &mut T {
+        &mut self.mem[addr]
     }
 
     /// Fault injection and initialisation that bypasses the ports.

@@ -5,16 +5,18 @@
 //! fits in the deficit, then the pointer moves on to the next eligible queue. A queue that
 //! goes empty loses its deficit; a paused queue keeps it and is skipped. The decision is
 //! combinational over at most eight queues and as many rounds as a packet larger than the
-//! quantum needs.
+//! quantum needs. With one queue eligible, its turns follow one another: the pick adds
+//! the quanta its head needs without stepping the pointer.
 
 use rtl::Visit;
 
 #[derive(Debug, Clone)]
 pub struct Dwrr {
     quantum: u32,
-    /// Bound of the turns of one pick: each full pass adds a quantum to every eligible queue,
-    /// so a head of at most 65535 bytes is served within `ceil(65535 / quantum)` passes.
-    max_steps: u32,
+    /// Turns a queue needs at most to send a head of up to 65535 bytes from no deficit:
+    /// `ceil(65535 / quantum)`. A pick takes at most `eligible * turns + 1` steps (each
+    /// step but the first lands on an eligible queue and gives it a quantum, in turn).
+    turns: u32,
     control: u8,
     ptr: u8,
     turn_open: bool,
@@ -25,7 +27,7 @@ impl Dwrr {
     pub fn new(quantum_bytes: u32, control_queue: u8) -> Self {
         Self {
             quantum: quantum_bytes,
-            max_steps: 8 * (u16::MAX as u32 / quantum_bytes + 2),
+            turns: (u16::MAX as u32).div_ceil(quantum_bytes),
             control: control_queue,
             ptr: 0,
             turn_open: false,
@@ -48,7 +50,11 @@ impl Dwrr {
         if rr == 0 {
             return None;
         }
-        for _ in 0..self.max_steps {
+        if rr & (rr - 1) == 0 {
+            let q = rr.trailing_zeros() as usize;
+            return Some(self.pick_only(q, head_len(q)));
+        }
+        for _ in 0..rr.count_ones() * self.turns + 1 {
             let q = self.ptr as usize;
             if rr & (1 << q) != 0 {
                 if !self.turn_open {
@@ -69,6 +75,26 @@ impl Dwrr {
             self.turn_open = false;
         }
         unreachable!("DWRR found no packet within the bounded number of rounds")
+    }
+
+    /// The pick when `q` is the only eligible queue, with head `len` bytes: the pointer
+    /// lands on it (a new turn if it was elsewhere) and each turn that cannot send moves
+    /// the pointer back to it, with a new quantum.
+    #[inline(always)]
+    fn pick_only(&mut self, q: usize, len: u32) -> usize {
+        if self.ptr as usize != q {
+            self.ptr = q as u8;
+            self.turn_open = false;
+        }
+        if !self.turn_open {
+            self.deficit[q] += self.quantum;
+            self.turn_open = true;
+        }
+        while len > self.deficit[q] {
+            self.deficit[q] += self.quantum;
+        }
+        self.deficit[q] -= len;
+        q
     }
 
     /// A queue that went empty after a dequeue forfeits its deficit.
@@ -170,6 +196,19 @@ mod tests {
             }
             assert_eq!((fast.deficit, fast.ptr), (walk.deficit, walk.ptr));
         }
+    }
+
+    /// The longest pick: seven queues eligible, every head 65535 bytes, no deficit, the
+    /// pointer on a queue whose turn is open (a step without a quantum). It needs
+    /// `7 * (turns - 1) + 2` steps; a bound one step below `eligible * (turns - 1) + 2`
+    /// would end in `unreachable!`.
+    #[test]
+    fn the_step_bound_covers_the_longest_pick() {
+        let mut s = Dwrr::new(64, 7);
+        s.turn_open = true;
+        assert_eq!(s.pick(0x7F, |_| u16::MAX as u32), Some(1));
+        assert_eq!(s.deficit[1], 1024 * 64 - u16::MAX as u32);
+        assert_eq!(s.deficit[0], 1023 * 64);
     }
 
     #[test]
