@@ -309,7 +309,7 @@ impl Admission {
 
     /// Charge the cells of an admitted packet to its segments (they land at the edge) and
     /// add its shared cells to the running sum of its pool.
-    #[inline]
+    #[inline(always)]
     pub fn charge(&mut self, r: &Request, plan: &Plan, acct: &mut Accounting) {
         let [private, shared, headroom] = segments(r.lossless);
         let mut push = |seg, n: u16| {
