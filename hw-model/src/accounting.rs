@@ -351,3 +351,72 @@ impl Clocked for Accounting {
         applied.map_err(|e| BlockError(e.to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn charge(acct: &mut Accounting, seg: Segment, n: u32) {
+        acct.push(Update::Charge {
+            port: 0,
+            pg: 3,
+            seg,
+            dport: 1,
+            n,
+        });
+    }
+
+    fn release(acct: &mut Accounting) {
+        acct.push(Update::Release {
+            port: 0,
+            pg: 3,
+            lossless: true,
+            dport: 1,
+        });
+    }
+
+    #[test]
+    fn counters_move_at_the_edge_only() {
+        let mut acct = Accounting::new(2);
+        charge(&mut acct, Segment::Private, 2);
+        assert!(acct.has_updates());
+        assert_eq!(acct.group(0, 3), [0, 0, 0], "a charge waits for the edge");
+        acct.commit(0).unwrap();
+        assert!(!acct.has_updates());
+        assert_eq!(acct.group(0, 3), [2, 0, 0]);
+        assert_eq!(acct.egress[QUEUES + 3].get(), 2);
+        assert_eq!(acct.total.get(), 2);
+    }
+
+    #[test]
+    fn a_release_drains_the_levels_the_cycles_charges_left() {
+        let mut acct = Accounting::new(2);
+        charge(&mut acct, Segment::Private, 2);
+        acct.commit(0).unwrap();
+        // Admission's charge comes before egress's release in a cycle: the release takes
+        // the shared cell charged in the same cycle, not a private one.
+        charge(&mut acct, Segment::Shared, 1);
+        release(&mut acct);
+        acct.commit(1).unwrap();
+        assert_eq!(acct.group(0, 3), [2, 0, 0]);
+        assert_eq!(acct.shared_total.get(), 0);
+        assert_eq!(acct.port_shared[0].get(), 0);
+        assert_eq!(acct.egress[QUEUES + 3].get(), 2);
+        assert_eq!(acct.total.get(), 2);
+        // The watermarks see the net value the registers held, not the charge alone.
+        assert_eq!(acct.watermarks.ingress[3], [2, 0, 0]);
+        assert_eq!(acct.watermarks.egress[QUEUES + 3], 2);
+        assert_eq!(acct.watermarks.shared_total, 0);
+    }
+
+    #[test]
+    fn a_counter_that_would_wrap_is_an_error_at_the_edge() {
+        let mut acct = Accounting::new(2);
+        charge(&mut acct, Segment::Shared, Cells::MAX + 1);
+        let err = acct.commit(0).unwrap_err();
+        assert!(err.0.contains("overflow"), "{err}");
+        release(&mut acct);
+        let err = acct.commit(1).unwrap_err();
+        assert!(err.0.contains("underflow"), "{err}");
+    }
+}
