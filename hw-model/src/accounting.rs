@@ -54,6 +54,12 @@ pub enum Update {
     },
 }
 
+/// Ingress group or egress queue `port * 8 + q`.
+#[inline(always)]
+fn index(port: u8, q: u8) -> u16 {
+    (port as usize * QUEUES + q as usize) as u16
+}
+
 /// An [`Update::Charge`] as the edge replays it: the counter indices computed once.
 #[derive(Debug, Clone, Copy)]
 struct Charge {
@@ -165,9 +171,9 @@ impl Accounting {
                 dport,
                 n,
             } => self.charges.push(Charge {
-                group: (port as usize * QUEUES + pg as usize) as u16,
+                group: index(port, pg),
                 slot: slot(seg) as u8,
-                queue: (dport as usize * QUEUES + pg as usize) as u16,
+                queue: index(dport, pg),
                 port,
                 seg,
                 n,
@@ -178,8 +184,8 @@ impl Accounting {
                 lossless,
                 dport,
             } => self.releases.push(Release {
-                group: (port as usize * QUEUES + pg as usize) as u16,
-                queue: (dport as usize * QUEUES + pg as usize) as u16,
+                group: index(port, pg),
+                queue: index(dport, pg),
                 port,
                 lossless,
             }),
