@@ -163,14 +163,17 @@ impl Rp {
         self.increase();
     }
 
-    /// `len` bytes went out: the byte counter `B`.
-    pub fn on_sent(&mut self, len: u64) {
+    /// `len` bytes went out: the byte counter `B`. Whether it fired (a rate-increase
+    /// event: the registers of [`DcqcnReg`] may have changed).
+    pub fn on_sent(&mut self, len: u64) -> bool {
         self.bytes += len;
-        if self.bytes >= self.p.b_bytes {
+        let fired = self.bytes >= self.p.b_bytes;
+        if fired {
             self.bytes -= self.p.b_bytes;
             self.bc_count += 1;
             self.increase();
         }
+        fired
     }
 
     /// One rate-increase event: fast recovery, additive or hyper increase, then Eq. 4.
@@ -378,6 +381,10 @@ pub struct DcqcnFlows {
     wire_overhead_bytes: u32,
     /// Completion of the message flows' messages.
     done: Messages,
+    /// Bit `i`: an event of cycle `touched_at` changed (or may have changed) a register of
+    /// flow `i`'s reaction point ([`touched`](Self::touched)).
+    touched: Vec<u64>,
+    touched_at: u64,
 }
 
 impl DcqcnFlows {
@@ -397,6 +404,8 @@ impl DcqcnFlows {
                     .iter()
                     .any(|f| matches!(&f.pattern, Pattern::Dcqcn(p) if p.messages.is_some())),
             ),
+            touched: Vec::new(),
+            touched_at: u64::MAX,
         };
         for f in flows {
             let (Pattern::Dcqcn(plan), SizeDist::Fixed(len)) = (&f.pattern, &f.size) else {
@@ -437,6 +446,7 @@ impl DcqcnFlows {
                 cnps_sent: 0,
             });
         }
+        t.touched = vec![0; t.flows.len().div_ceil(64)];
         t
     }
 
@@ -465,7 +475,8 @@ impl DcqcnFlows {
             let clock = self.clock_hz as f64;
             let f = &mut self.flows[i as usize];
             let mut next = [None; 2];
-            match ev {
+            // Whether the event changed a register of the RP (`DcqcnReg`).
+            let changed = match ev {
                 Event::Send => {
                     let len = match &mut f.messages {
                         Some(m) => m.take_packet(f.len),
@@ -488,12 +499,11 @@ impl DcqcnFlows {
                     });
                     f.next_seq = f.next_seq.wrapping_add(1);
                     f.packets_sent += 1;
-                    if f.rate_deadline.is_some() {
-                        f.rp.on_sent(len as u64);
-                    }
+                    let fired = f.rate_deadline.is_some() && f.rp.on_sent(len as u64);
                     let bits = (len + self.wire_overhead_bytes) as f64 * 8.0;
                     f.next_send = f.next_send.max(now as f64) + bits * clock / f.rp.rc;
                     next[0] = Some(((f.next_send.ceil() as u64).max(now + 1), Event::Send));
+                    fired
                 }
                 Event::Message => {
                     let m = f
@@ -515,7 +525,8 @@ impl DcqcnFlows {
                     m.queued.push_back(bytes);
                     m.next_arrival = m.next_arrival.max(now as f64) + m.gap();
                     let (at, stop) = (m.next_arrival, f.stop_cycle);
-                    if !f.sending {
+                    let idle = !f.sending;
+                    if idle {
                         // An idle flow: a new queue pair, a fresh RP (module doc).
                         f.sending = true;
                         f.rp.restart();
@@ -525,6 +536,7 @@ impl DcqcnFlows {
                         next[0] = Some((now, Event::Send));
                     }
                     self.push_arrival(at, stop, i);
+                    idle
                 }
                 Event::Cnp => {
                     f.rp.on_cnp();
@@ -535,23 +547,61 @@ impl DcqcnFlows {
                         Some((a, Event::AlphaTimer(a))),
                         Some((r, Event::RateTimer(r))),
                     ];
+                    true
                 }
                 Event::AlphaTimer(d) if f.alpha_deadline == Some(d) => {
                     f.rp.on_alpha_timer();
                     f.alpha_deadline = Some(d + f.k);
                     next[0] = Some((d + f.k, Event::AlphaTimer(d + f.k)));
+                    true
                 }
                 Event::RateTimer(d) if f.rate_deadline == Some(d) => {
                     f.rp.on_rate_timer();
                     f.rate_deadline = Some(d + f.t);
                     next[0] = Some((d + f.t, Event::RateTimer(d + f.t)));
+                    true
                 }
-                Event::AlphaTimer(_) | Event::RateTimer(_) => {}
+                Event::AlphaTimer(_) | Event::RateTimer(_) => false,
+            };
+            if changed {
+                self.touch(now, i as usize);
             }
             for (at, ev) in next.into_iter().flatten() {
                 self.push(at, i, ev);
             }
         }
+    }
+
+    /// Note that an event of cycle `now` changed a register of flow `i`'s RP.
+    fn touch(&mut self, now: u64, i: usize) {
+        if self.touched_at != now {
+            self.touched_at = now;
+            self.touched.fill(0);
+        }
+        self.touched[i / 64] |= 1 << (i % 64);
+    }
+
+    /// The flows (in flow order, the index of [`reg`](Self::reg)) whose RP registers the
+    /// events of cycle `cycle` changed: the only registers that can differ from their values
+    /// after the previous cycle, as they change only in [`fire_due`](Self::fire_due) (the
+    /// waveform, sampled after every cycle the simulator clocks, compares only these).
+    /// Empty unless `cycle` is the last cycle `fire_due` changed a register in.
+    pub fn touched(&self, cycle: u64) -> impl Iterator<Item = usize> + '_ {
+        let words = if cycle == self.touched_at {
+            &self.touched[..]
+        } else {
+            &[]
+        };
+        words.iter().enumerate().flat_map(|(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    w * 64 + b
+                })
+            })
+        })
     }
 
     /// The NPs take the packets whose last cell departed at `now`: a CE mark sends a CNP

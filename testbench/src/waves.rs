@@ -251,9 +251,9 @@ pub struct Waves {
     primed: bool,
     /// The NICs with selected reaction-point signals.
     nics: Vec<NicSlots>,
-    /// The selected DCQCN signals' slots: compared in every sampled cycle (a flow's
-    /// registers change at its events, which the simulator clocks).
-    dcqcn_slots: Vec<u32>,
+    /// Per DCQCN flow (in flow order), its selected signals' slots: compared in the cycles
+    /// whose events touched the flow (`DcqcnFlows::touched`).
+    dcqcn_slots: Vec<Vec<u32>>,
     /// What the `.gtkw` opens on: the dumped cycles.
     view: GtkwView,
     /// The first and the last cycle of the window: sampled whatever happens, as the dump
@@ -302,10 +302,10 @@ impl Waves {
             .collect();
         // Every selected slot can change in one cycle: `todo` never grows after this.
         let selected = writer.selected().len();
-        let mut dcqcn_slots = Vec::new();
+        let mut dcqcn_slots = vec![Vec::new(); dcqcn.places().count()];
         for (slot, &i) in writer.selected().iter().enumerate() {
-            if let Some(RpSig::Dcqcn(..)) = signals.rp_sig(i) {
-                dcqcn_slots.push(slot as u32);
+            if let Some(RpSig::Dcqcn(_, f, _)) = signals.rp_sig(i) {
+                dcqcn_slots[f].push(slot as u32);
                 continue;
             }
             match signals.rp_place(i) {
@@ -431,7 +431,9 @@ impl Waves {
                 }
             }
         }
-        todo.extend_from_slice(&self.dcqcn_slots);
+        for f in dcqcn.touched(cycle) {
+            todo.extend_from_slice(&self.dcqcn_slots[f]);
+        }
         let (signals, values) = (&self.signals, &self.values);
         self.writer
             .sample_slots(cycle, todo.iter().map(|&s| s as usize), |i| {

@@ -1,10 +1,11 @@
 //! DCQCN (Zhu et al., SIGCOMM 2015; `testbench::dcqcn`, docs/ecn.md): two flows into one
-//! port share it fairly with the queue in the RED band, and the range errors of the
-//! pattern's keys.
+//! port share it fairly with the queue in the RED band, the flows a cycle's events touched
+//! (what the waveform compares), and the range errors of the pattern's keys.
 
 use crate::common::mmu_sim;
+use testbench::dcqcn::{DcqcnFlows, DcqcnReg};
 use testbench::scenario::{Overrides, Scenario};
-use testbench::Sim;
+use testbench::{builtin, Sim};
 
 /// What two DCQCN flows into one port show after the second has started.
 #[derive(Debug)]
@@ -119,6 +120,85 @@ fn companion_without_marks_the_check_fails() {
     eprintln!("no marks: {s:?}");
     assert_eq!(s.cnps, 0);
     fair_in_band(&s).expect_err("no marks, no rate control");
+}
+
+/// Every register of every flow's reaction point, in flow order.
+fn registers(t: &DcqcnFlows) -> Vec<Vec<u64>> {
+    (0..t.places().count())
+        .map(|i| DcqcnReg::ALL.iter().map(|&r| t.reg(i, r)).collect())
+        .collect()
+}
+
+/// Step `sim` to its end; in each cycle, every flow whose registers moved must be among
+/// `DcqcnFlows::touched` (the waveform compares only those). Returns the flow-cycles in
+/// which a register moved and those touched.
+fn touched_covers_every_change(mut sim: Sim) -> (u64, u64) {
+    let (mut moved, mut touched) = (0, 0);
+    let mut before = registers(sim.dcqcn());
+    while sim.now() < sim.plan().cycles {
+        let c = sim.now();
+        sim.step().unwrap();
+        let after = registers(sim.dcqcn());
+        let listed: Vec<usize> = sim.dcqcn().touched(c).collect();
+        for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+            if b != a {
+                moved += 1;
+                assert!(
+                    listed.contains(&i),
+                    "cycle {c}: flow {i} {b:?} -> {a:?} not touched"
+                );
+            }
+        }
+        touched += listed.len() as u64;
+        before = after;
+    }
+    (moved, touched)
+}
+
+/// `dcqcn-fanin` (long-lived flows: CNPs, both timers) and three message flows (an idle
+/// flow restarts its RP at each message; 400-600 KB messages at 30 Gb/s each into a marking
+/// port, a byte counter `B` of 100 KB): a
+/// register moves only in cycles that list its flow, and few cycles list one (the
+/// waveform's saving: 3 of 3 x 300 k flow-cycles would be every one).
+#[test]
+fn touched_lists_every_flow_whose_registers_moved() {
+    let fanin = Sim::new(
+        &builtin::load("dcqcn-fanin").unwrap(),
+        Overrides {
+            cycles: Some(1_000_000),
+            ..Overrides::default()
+        },
+    )
+    .unwrap();
+    let (moved, touched) = touched_covers_every_change(fanin);
+    eprintln!("dcqcn-fanin: {moved} flow-cycles moved, {touched} touched");
+    assert!(moved > 20, "CNPs and timers move the registers");
+    assert!(touched < 3 * 1_000_000 / 1000, "{touched}");
+
+    let flow = |src: u32| {
+        format!(
+            "[[flows]]\nsrc = {src}\ndst = 0\nprio = 1\nsize_bytes = 1000\nrate_gbps = 30\n\
+             message_cdf = [[400000, 0.0], [600000, 1.0]]\npattern = {{ dcqcn = {{ b_bytes = 100000 }} }}\n"
+        )
+    };
+    let text = format!(
+        "[switch]\nprofile = \"small\"\nlossless_priorities = [3]\nlossy_pool_bytes = {POOL}\n\
+         [switch.ecn]\npriorities = [1]\n[run]\ncycles = 1000000\n{}{}{}",
+        flow(1),
+        flow(2),
+        flow(3)
+    );
+    let sim = Sim::new(
+        &Scenario::parse(&text, "dcqcn-messages").unwrap(),
+        Overrides::default(),
+    )
+    .unwrap();
+    let (moved, _) = touched_covers_every_change(sim);
+    eprintln!("messages: {moved} flow-cycles moved");
+    assert!(
+        moved > 10,
+        "restarts, CNPs, timers and the byte counter move the registers"
+    );
 }
 
 #[test]
