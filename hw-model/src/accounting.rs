@@ -54,6 +54,33 @@ pub enum Update {
     },
 }
 
+/// Ingress group or egress queue `port * 8 + q`.
+#[inline(always)]
+fn index(port: u8, q: u8) -> u16 {
+    (port as usize * QUEUES + q as usize) as u16
+}
+
+/// An [`Update::Charge`] as the edge replays it: the counter indices computed once.
+#[derive(Debug, Clone, Copy)]
+struct Charge {
+    /// Ingress group `port * 8 + pg`, its counter slot, egress queue `dport * 8 + pg`.
+    group: u16,
+    slot: u8,
+    queue: u16,
+    port: u8,
+    seg: Segment,
+    n: u32,
+}
+
+/// An [`Update::Release`] as the edge replays it.
+#[derive(Debug, Clone, Copy)]
+struct Release {
+    group: u16,
+    queue: u16,
+    port: u8,
+    lossless: bool,
+}
+
 /// Highest value since reset of the occupancy counters, cells; each register is
 /// `CNT_BITS` wide like the counter it watches and never below it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,7 +117,11 @@ pub struct Accounting {
     /// with `X_poff`, Eq. 6) and the lossless headroom cells (DSH: the port's insurance).
     pub port_shared: Vec<Cells>,
     pub port_headroom: Vec<Cells>,
-    pending: Vec<Update>,
+    /// The cycle's updates, waiting for the edge, in the order they were pushed. Charges
+    /// (admission, phase 2) all come before releases (egress, phase 4), so two lists
+    /// replayed one after the other keep that order.
+    charges: Vec<Charge>,
+    releases: Vec<Release>,
 }
 
 impl Accounting {
@@ -113,7 +144,8 @@ impl Accounting {
             },
             port_shared: vec![Cells::ZERO; ports],
             port_headroom: vec![Cells::ZERO; ports],
-            pending: Vec::with_capacity(ports * 4),
+            charges: Vec::with_capacity(ports * 3),
+            releases: Vec::with_capacity(ports),
         }
     }
 
@@ -126,79 +158,92 @@ impl Accounting {
     /// Whether updates wait for the edge (the counters move at it).
     #[inline]
     pub fn has_updates(&self) -> bool {
-        !self.pending.is_empty()
+        !(self.charges.is_empty() && self.releases.is_empty())
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, u: Update) {
-        self.pending.push(u);
+        match u {
+            Update::Charge {
+                port,
+                pg,
+                seg,
+                dport,
+                n,
+            } => self.charges.push(Charge {
+                group: index(port, pg),
+                slot: slot(seg) as u8,
+                queue: index(dport, pg),
+                port,
+                seg,
+                n,
+            }),
+            Update::Release {
+                port,
+                pg,
+                lossless,
+                dport,
+            } => self.releases.push(Release {
+                group: index(port, pg),
+                queue: index(dport, pg),
+                port,
+                lossless,
+            }),
+        }
     }
 
-    /// The updates of the cycle, in the order they were pushed. A counter that would wrap
-    /// is a model bug and is returned as such.
+    /// The updates of the cycle, in the order they were pushed: the charges, then the
+    /// releases. A counter that would wrap is a model bug and is returned as such.
     fn apply(&mut self) -> Result<(), CounterError> {
-        for i in 0..self.pending.len() {
-            match self.pending[i] {
-                Update::Charge {
-                    port,
-                    pg,
-                    seg,
-                    dport,
-                    n,
-                } => {
-                    self.ingress[port as usize * QUEUES + pg as usize][slot(seg)].add(n)?;
-                    self.egress[dport as usize * QUEUES + pg as usize].add(n)?;
-                    self.total.add(n)?;
-                    match seg {
-                        Segment::Shared => {
-                            self.shared_total.add(n)?;
-                            self.port_shared[port as usize].add(n)?;
-                        }
-                        Segment::Headroom => {
-                            self.port_headroom[port as usize].add(n)?;
-                            self.headroom_total.add(n)?;
-                        }
-                        Segment::LossyShared => {
-                            self.lossy_shared_total.add(n)?;
-                            self.lossy_total.add(n)?;
-                        }
-                        Segment::LossyPrivate => self.lossy_total.add(n)?,
-                        Segment::Private => {}
-                    }
+        for c in &self.charges {
+            let (n, port) = (c.n, c.port as usize);
+            self.ingress[c.group as usize][c.slot as usize].add(n)?;
+            self.egress[c.queue as usize].add(n)?;
+            self.total.add(n)?;
+            match c.seg {
+                Segment::Shared => {
+                    self.shared_total.add(n)?;
+                    self.port_shared[port].add(n)?;
                 }
-                Update::Release {
-                    port,
-                    pg,
-                    lossless,
-                    dport,
-                } => {
-                    let g = &mut self.ingress[port as usize * QUEUES + pg as usize];
-                    let s = if g[2].get() > 0 {
-                        2
-                    } else if g[1].get() > 0 {
-                        1
-                    } else {
-                        0
-                    };
-                    g[s].sub(1)?;
-                    self.egress[dport as usize * QUEUES + pg as usize].sub(1)?;
-                    self.total.sub(1)?;
-                    if !lossless {
-                        self.lossy_total.sub(1)?;
-                    }
-                    match (s, lossless) {
-                        (1, true) => {
-                            self.shared_total.sub(1)?;
-                            self.port_shared[port as usize].sub(1)?;
-                        }
-                        (1, false) => self.lossy_shared_total.sub(1)?,
-                        (2, _) => {
-                            self.port_headroom[port as usize].sub(1)?;
-                            self.headroom_total.sub(1)?;
-                        }
-                        _ => {}
-                    }
+                Segment::Headroom => {
+                    self.port_headroom[port].add(n)?;
+                    self.headroom_total.add(n)?;
                 }
+                Segment::LossyShared => {
+                    self.lossy_shared_total.add(n)?;
+                    self.lossy_total.add(n)?;
+                }
+                Segment::LossyPrivate => self.lossy_total.add(n)?,
+                Segment::Private => {}
+            }
+        }
+        for r in &self.releases {
+            let port = r.port as usize;
+            let g = &mut self.ingress[r.group as usize];
+            let s = if g[2].get() > 0 {
+                2
+            } else if g[1].get() > 0 {
+                1
+            } else {
+                0
+            };
+            g[s].sub(1)?;
+            self.egress[r.queue as usize].sub(1)?;
+            self.total.sub(1)?;
+            if !r.lossless {
+                self.lossy_total.sub(1)?;
+            }
+            match (s, r.lossless) {
+                (1, true) => {
+                    self.shared_total.sub(1)?;
+                    self.port_shared[port].sub(1)?;
+                }
+                (1, false) => self.lossy_shared_total.sub(1)?,
+                (2, _) => {
+                    self.port_headroom[port].sub(1)?;
+                    self.headroom_total.sub(1)?;
+                }
+                _ => {}
             }
         }
         Ok(())
@@ -208,30 +253,24 @@ impl Accounting {
     /// to their registered values (a charge and a release in one cycle leave the net value,
     /// which is what the registers held).
     fn update_watermarks(&mut self) {
-        let mut charged = false;
+        if self.charges.is_empty() {
+            return;
+        }
         let wm = &mut self.watermarks;
-        for u in &self.pending {
-            if let Update::Charge {
-                port, pg, dport, ..
-            } = *u
-            {
-                charged = true;
-                let i = port as usize * QUEUES + pg as usize;
-                let g = &self.ingress[i];
-                let now = [g[0].get() + g[1].get() + g[2].get(), g[1].get(), g[2].get()];
-                for (w, v) in wm.ingress[i].iter_mut().zip(now) {
-                    *w = (*w).max(v);
-                }
-                let e = dport as usize * QUEUES + pg as usize;
-                wm.egress[e] = wm.egress[e].max(self.egress[e].get());
+        for c in &self.charges {
+            let i = c.group as usize;
+            let g = &self.ingress[i];
+            let now = [g[0].get() + g[1].get() + g[2].get(), g[1].get(), g[2].get()];
+            for (w, v) in wm.ingress[i].iter_mut().zip(now) {
+                *w = (*w).max(v);
             }
+            let e = c.queue as usize;
+            wm.egress[e] = wm.egress[e].max(self.egress[e].get());
         }
-        if charged {
-            wm.shared_total = wm.shared_total.max(self.shared_total.get());
-            wm.headroom_total = wm.headroom_total.max(self.headroom_total.get());
-            wm.lossy_shared_total = wm.lossy_shared_total.max(self.lossy_shared_total.get());
-            wm.total = wm.total.max(self.total.get());
-        }
+        wm.shared_total = wm.shared_total.max(self.shared_total.get());
+        wm.headroom_total = wm.headroom_total.max(self.headroom_total.get());
+        wm.lossy_shared_total = wm.lossy_shared_total.max(self.lossy_shared_total.get());
+        wm.total = wm.total.max(self.total.get());
     }
 
     /// The counters of ingress queue `(port, pg)`, named for its pool.
@@ -313,7 +352,77 @@ impl Clocked for Accounting {
         if applied.is_ok() {
             self.update_watermarks();
         }
-        self.pending.clear();
+        self.charges.clear();
+        self.releases.clear();
         applied.map_err(|e| BlockError(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn charge(acct: &mut Accounting, seg: Segment, n: u32) {
+        acct.push(Update::Charge {
+            port: 0,
+            pg: 3,
+            seg,
+            dport: 1,
+            n,
+        });
+    }
+
+    fn release(acct: &mut Accounting) {
+        acct.push(Update::Release {
+            port: 0,
+            pg: 3,
+            lossless: true,
+            dport: 1,
+        });
+    }
+
+    #[test]
+    fn counters_move_at_the_edge_only() {
+        let mut acct = Accounting::new(2);
+        charge(&mut acct, Segment::Private, 2);
+        assert!(acct.has_updates());
+        assert_eq!(acct.group(0, 3), [0, 0, 0], "a charge waits for the edge");
+        acct.commit(0).unwrap();
+        assert!(!acct.has_updates());
+        assert_eq!(acct.group(0, 3), [2, 0, 0]);
+        assert_eq!(acct.egress[QUEUES + 3].get(), 2);
+        assert_eq!(acct.total.get(), 2);
+    }
+
+    #[test]
+    fn a_release_drains_the_levels_the_cycles_charges_left() {
+        let mut acct = Accounting::new(2);
+        charge(&mut acct, Segment::Private, 2);
+        acct.commit(0).unwrap();
+        // Admission's charge comes before egress's release in a cycle: the release takes
+        // the shared cell charged in the same cycle, not a private one.
+        charge(&mut acct, Segment::Shared, 1);
+        release(&mut acct);
+        acct.commit(1).unwrap();
+        assert_eq!(acct.group(0, 3), [2, 0, 0]);
+        assert_eq!(acct.shared_total.get(), 0);
+        assert_eq!(acct.port_shared[0].get(), 0);
+        assert_eq!(acct.egress[QUEUES + 3].get(), 2);
+        assert_eq!(acct.total.get(), 2);
+        // The watermarks see the net value the registers held, not the charge alone.
+        assert_eq!(acct.watermarks.ingress[3], [2, 0, 0]);
+        assert_eq!(acct.watermarks.egress[QUEUES + 3], 2);
+        assert_eq!(acct.watermarks.shared_total, 0);
+    }
+
+    #[test]
+    fn a_counter_that_would_wrap_is_an_error_at_the_edge() {
+        let mut acct = Accounting::new(2);
+        charge(&mut acct, Segment::Shared, Cells::MAX + 1);
+        let err = acct.commit(0).unwrap_err();
+        assert!(err.0.contains("overflow"), "{err}");
+        release(&mut acct);
+        let err = acct.commit(1).unwrap_err();
+        assert!(err.0.contains("underflow"), "{err}");
     }
 }

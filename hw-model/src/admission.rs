@@ -309,19 +309,23 @@ impl Admission {
 
     /// Charge the cells of an admitted packet to its segments (they land at the edge) and
     /// add its shared cells to the running sum of its pool.
+    #[inline(always)]
     pub fn charge(&mut self, r: &Request, plan: &Plan, acct: &mut Accounting) {
-        let segs = segments(r.lossless);
-        for (seg, cnt) in segs.into_iter().zip([plan.seg0, plan.seg1, plan.headroom]) {
-            if cnt > 0 {
+        let [private, shared, headroom] = segments(r.lossless);
+        let mut push = |seg, n: u16| {
+            if n > 0 {
                 acct.push(Update::Charge {
                     port: r.port as u8,
                     pg: r.pg as u8,
                     seg,
                     dport: r.dst as u8,
-                    n: cnt as u32,
+                    n: n as u32,
                 });
             }
-        }
+        };
+        push(private, plan.seg0);
+        push(shared, plan.seg1);
+        push(headroom, plan.headroom);
         if r.lossless {
             self.shared_granted += plan.seg1 as u32;
         } else {
@@ -416,7 +420,9 @@ impl Admission {
 }
 
 impl<'a, P: BufferPolicy> Block<AdmissionIn<'a, P>, AdmissionOut<'a>> for Admission {
-    /// Every beat of the cycle, ingress ports in index order.
+    /// Every beat of the cycle, ingress ports in index order. Inlined into the phase, so
+    /// its bundles are never built in memory.
+    #[inline(always)]
     fn eval(
         &mut self,
         now: u64,

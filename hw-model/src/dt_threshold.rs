@@ -85,10 +85,14 @@ impl DtThreshold {
 }
 
 impl Block<u32, ()> for DtThreshold {
-    /// The thresholds phase: next `T` from the registered occupancy.
+    /// The thresholds phase: next `T` from the registered occupancy. An occupancy the
+    /// subtractor already shows would drive the D input of `t` with what it holds (the
+    /// segment size is fixed), so the units are evaluated only when it moved.
     #[inline]
     fn eval(&mut self, _: u64, occupancy: u32, _: ()) -> Result<(), BlockError> {
-        DtThreshold::eval(self, occupancy);
+        if self.sub_free.inputs().1 != occupancy as u64 {
+            DtThreshold::eval(self, occupancy);
+        }
         Ok(())
     }
 }

@@ -59,12 +59,12 @@ impl<const BITS: usize> Counter<BITS> {
     #[inline]
     pub fn add(&mut self, n: u32) -> Result<(), CounterError> {
         let v = self.get();
-        match v.checked_add(n).and_then(Self::try_new) {
-            Some(c) => {
-                *self = c;
+        match v.checked_add(n) {
+            Some(s) if s <= Self::MAX => {
+                self.0 = UInt::<u32, BITS>::extract_u32(s, 0);
                 Ok(())
             }
-            None => Err(CounterError::Overflow {
+            _ => Err(CounterError::Overflow {
                 value: v,
                 add: n,
                 bits: BITS,
@@ -76,9 +76,9 @@ impl<const BITS: usize> Counter<BITS> {
     pub fn sub(&mut self, n: u32) -> Result<(), CounterError> {
         let v = self.get();
         match v.checked_sub(n) {
-            // The difference of two in-range values is in range.
+            // The difference of two in-range values is in range: the mask keeps it.
             Some(d) => {
-                self.0 = UInt::<u32, BITS>::new(d);
+                self.0 = UInt::<u32, BITS>::extract_u32(d, 0);
                 Ok(())
             }
             None => Err(CounterError::Underflow { value: v, sub: n }),

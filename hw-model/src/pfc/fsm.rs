@@ -282,7 +282,8 @@ impl PfcFsm {
 impl<'a, P: BufferPolicy> Block<FsmIn<'a, P>, &'a mut Dirty> for PfcFsm {
     /// The flow-control phase: admission's requests (per port, QOFF before POFF), the
     /// policy's QON/PON checks on the queues and ports not charged now, the refreshes due.
-    #[inline]
+    /// Inlined into the phase, so its bundle is never built in memory.
+    #[inline(always)]
     fn eval(
         &mut self,
         now: u64,

@@ -52,8 +52,13 @@ pub(super) fn off_on_headroom(r: &Request, outcome: Option<&Plan>, req: &mut Flo
 }
 
 impl BufferPolicy for Sih {
+    /// `X_on` from `T`, evaluated only when `T` moved (the subtractor's other input,
+    /// `delta`, is fixed).
+    #[inline]
     fn thresholds(&mut self, t: u32, _: &Accounting, _: &mut Dirty) {
-        self.eval_xon(t);
+        if self.sub_xon.inputs().0 != t as u64 {
+            self.eval_xon(t);
+        }
     }
 
     fn decide(
