@@ -26,10 +26,11 @@
 //! built-in sweep spec `hcf-starvation` ([`spec_text`]), run into `OUT/sweep/`, and the
 //! CSVs and plot are made from its rows.
 
-use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, Ns2Keys, QueueWatch, Tcp};
+use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch, Tcp};
 use super::plot::{xy_chart, Series};
 use super::{from_fields, to_fields, wrote, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
+use crate::scenario::Ns2Keys;
 use crate::sweep::stats::{mean, variance};
 use crate::sweep::{Measure, Spec, Values};
 use crate::{Overrides, Scenario};
@@ -94,7 +95,10 @@ pub struct Setup {
     /// `seed` ([`hcf::start_jitter`]); 0 (or absent): no jitter.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub start_jitter_us: u64,
-    /// ns-2 keys that override `tcp = "ns2"`'s defaults (only with it); absent: none.
+    /// ns-2 keys of the flows' `tcp` table that override `tcp = "ns2"`'s defaults (only
+    /// with it; the scenario refuses them with the model's TCP): the experiments that take
+    /// ns-2's start-up (`syn_`, `rtxcur_init_`) or its back-off cap (`maxrto_`) away;
+    /// absent: none.
     #[serde(default, skip_serializing_if = "Ns2Keys::is_none")]
     pub ns2: Ns2Keys,
     /// The run's seed (`[run] seed`: the UDP arrivals, and the start jitter); 1 when absent.

@@ -4,9 +4,10 @@
 //! that a run's measures agree with each other (with a companion that breaks a run).
 
 use super::{csv_rows, num, scratch};
-use testbench::reproduce::hcf::{Discipline, Ns2Keys, Tcp};
+use testbench::reproduce::hcf::{Discipline, Tcp};
 use testbench::reproduce::hcf_starvation::{self, Setup, SEEDS_CSV_HEADER, SPREAD_CSV_HEADER};
 use testbench::reproduce::{hcf_incast, NoProgress};
+use testbench::scenario::Ns2Keys;
 use testbench::sweep::Spec;
 
 /// The `start_cycle` of every flow of a scenario text, in order.
@@ -243,7 +244,7 @@ fn the_spec_files_of_the_comparison_runs_parse_to_their_variants() {
     let no_start_up = Ns2Keys {
         syn: Some(false),
         rtxcur_init_s: Some(0.2),
-        maxrto_s: None,
+        ..Ns2Keys::default()
     };
     let capped = Ns2Keys {
         maxrto_s: Some(12.8),
