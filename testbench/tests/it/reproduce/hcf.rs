@@ -3,7 +3,7 @@
 //! specs, the start jitter a seed draws, runs over seeds with their tables, and the check
 //! that a run's measures agree with each other (with a companion that breaks a run).
 
-use super::{csv_rows, num, scratch};
+use super::{assert_png, csv_rows, num, scratch};
 use testbench::reproduce::hcf::{Discipline, Tcp};
 use testbench::reproduce::hcf_starvation::{self, Setup, SEEDS_CSV_HEADER, SPREAD_CSV_HEADER};
 use testbench::reproduce::{hcf_incast, NoProgress};
@@ -142,6 +142,7 @@ fn quick_ns2_runs_over_seeds_write_both_tables_and_agree_with_themselves() {
     }
     let spread = csv_rows(&dir.join("starvation_spread.csv"), SPREAD_CSV_HEADER);
     assert_eq!(spread.len(), 2 * hcf_starvation::SEED_MEASURES.len());
+    assert_png(&dir.join("starvation_spread.png"));
     for row in &spread {
         assert_eq!(
             (row[1].as_str(), row[2].as_str(), row[3].as_str()),
