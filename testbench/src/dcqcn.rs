@@ -10,9 +10,11 @@
 //!   microseconds" per flow). The CNP reaches the RP `cnp_delay_us` later, the same
 //!   no-reverse-path model as `crate::tcp`'s ACKs.
 //! - **RP** (sender NIC, [`Rp`]): the packets leave ECT(0), paced at the current rate `R_C`
-//!   in wire bits (preamble and gap included, as `crate::source` counts rates), each gap
-//!   from the cycle of the previous send rounded up to a whole cycle (so slightly below
-//!   `R_C`: 82 instead of 81.6 cycles for 1000 B at 100 Gb/s and 1 GHz). Section 3.1's
+//!   in wire bits (preamble and gap included, as `crate::source` counts rates). The send
+//!   times are kept in fractional cycles, each one the previous one plus the wire time at
+//!   `R_C`, and a packet leaves in the first whole cycle at or after its time: the gaps are
+//!   whole cycles, but their fractions carry over, so the long-run rate is `R_C` (1000 B at
+//!   100 Gb/s and 1 GHz: gaps of 81 and 82 cycles, 81.6 on average). Section 3.1's
 //!   Algorithm, per flow:
 //!   - on a CNP: `R_T = R_C`, `R_C = R_C (1 - alpha/2)` (Eq. 1, not below `min_rate`),
 //!     `alpha = (1 - g) alpha + g` (Eq. 2), and the alpha timer, rate timer, byte counter and
@@ -351,7 +353,7 @@ struct DcqcnFlow {
     messages: Option<MessageGen>,
     /// A `Send` event is pending (a message flow with nothing queued has none).
     sending: bool,
-    /// Next send time in fractional cycles.
+    /// Next send time in fractional cycles (the packet leaves in the cycle it rounds up to).
     next_send: f64,
     next_seq: u32,
     /// Deadlines of the running alpha and rate timers (`None` before the first CNP).
@@ -501,7 +503,10 @@ impl DcqcnFlows {
                     f.packets_sent += 1;
                     let fired = f.rate_deadline.is_some() && f.rp.on_sent(len as u64);
                     let bits = (len + self.wire_overhead_bytes) as f64 * 8.0;
-                    f.next_send = f.next_send.max(now as f64) + bits * clock / f.rp.rc;
+                    // From this packet's own time, not `now` (less than a cycle later): the
+                    // fraction carries over. It lags `now` by a cycle or more only if the gaps
+                    // are under a cycle (one send per cycle at most): a lag of one is kept.
+                    f.next_send = f.next_send.max(now as f64 - 1.0) + bits * clock / f.rp.rc;
                     next[0] = Some(((f.next_send.ceil() as u64).max(now + 1), Event::Send));
                     fired
                 }
@@ -737,15 +742,16 @@ mod tests {
         );
     }
 
-    /// Flow 0 of a small switch (100 Gb/s, 1 GHz): messages of about 1 MB at a mean load
-    /// of 1 Gb/s in 1000 B packets; its `DcqcnFlows` and the cycles one packet takes on the
-    /// wire at `gbps`.
-    fn message_flow() -> (DcqcnFlows, impl Fn(f64) -> f64) {
-        let text = "[switch]\nprofile = \"small\"\n[run]\ncycles = 1\n[[flows]]\nsrc = 1\ndst = 0\nprio = 1\n\
-                    size_bytes = 1000\nrate_gbps = 1\nmessage_cdf = [[999000, 0.0], [1000000, 1.0]]\n\
-                    pattern = { dcqcn = {} }\n";
+    /// The `DcqcnFlows` of a small switch with `switch` keys added and flow 0 (port 1 to
+    /// 0, 1000 B packets) with `dcqcn` keys in its pattern and `flow` keys, and the cycles
+    /// one packet takes on the wire at `gbps`.
+    fn one_flow(switch: &str, dcqcn: &str, flow: &str) -> (DcqcnFlows, impl Fn(f64) -> f64) {
+        let text = format!(
+            "[switch]\nprofile = \"small\"\n{switch}[run]\ncycles = 1\n[[flows]]\nsrc = 1\ndst = 0\n\
+             prio = 1\nsize_bytes = 1000\npattern = {{ dcqcn = {{ {dcqcn} }} }}\n{flow}"
+        );
         let sim = crate::Sim::new(
-            &crate::Scenario::parse(text, "dcqcn-messages").unwrap(),
+            &crate::Scenario::parse(&text, "dcqcn-one-flow").unwrap(),
             crate::Overrides::default(),
         )
         .unwrap();
@@ -755,6 +761,27 @@ mod tests {
             DcqcnFlows::new(&sim.plan().flows, 1, d),
             move |gbps: f64| per_packet / (gbps * 1e9),
         )
+    }
+
+    /// Flow 0 of a small switch (100 Gb/s, 1 GHz): messages of about 1 MB at a mean load
+    /// of 1 Gb/s in 1000 B packets ([`one_flow`]).
+    fn message_flow() -> (DcqcnFlows, impl Fn(f64) -> f64) {
+        one_flow(
+            "",
+            "",
+            "rate_gbps = 1\nmessage_cdf = [[999000, 0.0], [1000000, 1.0]]\n",
+        )
+    }
+
+    /// Checks that the sends of `s` span `want` cycles per gap within the one cycle the
+    /// rounding of the last one can add: the send times carry their fractions (module doc).
+    fn mean_gap(s: &[(u64, u16)], want: f64) {
+        let n = (s.len() - 1) as f64;
+        let span = (s[s.len() - 1].0 - s[0].0) as f64;
+        assert!(
+            (span - want * n).abs() <= 1.0 + 1e-6,
+            "{span} cycles, want {want} x {n}"
+        );
     }
 
     /// Run `t` up to cycle `until`; the cycles and lengths of the packets it sent.
@@ -777,17 +804,19 @@ mod tests {
         assert_eq!(m.arrival_cycle, first);
         assert_eq!(m.packets as u64, m.bytes.div_ceil(1000));
         assert_eq!(at_line[0].0, first, "the first packet leaves on arrival");
-        // 100 Gb/s: a 1000 B packet (1020 B on the wire) every 81.6 cycles, each gap rounded
-        // up to a whole cycle (module doc): 82.
-        let gap = |s: &[(u64, u16)]| (s[s.len() - 1].0 - s[0].0) as f64 / (s.len() - 1) as f64;
-        assert_eq!(gap(&at_line), cycles_at(100.0).ceil());
+        // 100 Gb/s: a 1000 B packet (1020 B on the wire) every 81.6 cycles on average, in
+        // gaps of 81 and 82 (module doc).
+        mean_gap(&at_line, cycles_at(100.0));
+        assert!(at_line
+            .windows(2)
+            .all(|w| [81, 82].contains(&(w[1].0 - w[0].0))));
         // A CNP: alpha = 1 halves R_C (Eq. 1); the gap doubles.
         let now = t.next_time();
         t.push(now, 0, Event::Cnp);
         let cut = sends(&mut t, now + 50_000);
         assert_eq!(t.stats()[0].rate_cuts, 1);
         assert_eq!(t.stats()[0].rate_gbps, 50.0);
-        assert_eq!(gap(&cut[1..]), cycles_at(50.0).ceil());
+        mean_gap(&cut[1..], cycles_at(50.0));
         // The message ends with its rest (at least 64 B); the next one, to an idle flow,
         // starts a fresh RP at line rate.
         let mut all: Vec<_> = at_line.iter().chain(&cut).copied().collect();
@@ -806,8 +835,42 @@ mod tests {
             "the second message leaves on arrival"
         );
         all.extend(sends(&mut t, second + 1000));
-        assert_eq!(gap(&all[last + 1..]), cycles_at(100.0).ceil());
+        mean_gap(&all[last + 1..], cycles_at(100.0));
         assert_eq!(t.stats()[0].rate_cuts, 1, "the restart keeps the counters");
+    }
+
+    /// The long-run rate is `R_C`, at line rate and after a CNP: a long-lived flow at
+    /// 25 Gb/s and 100 MHz (1000 B packets, 32.64 cycles each on the wire) for 10 ms, then
+    /// at 12.5 Gb/s for 10 ms (the rate timer and the byte counter out of reach); the
+    /// packets sent over the time they took are within 0.1 % of `R_C`. (Gaps rounded up to
+    /// whole cycles give 33 and 66 cycles: 1.1 % slow.)
+    #[test]
+    fn long_run_rate_is_rc() {
+        let (mut t, cycles_at) = one_flow(
+            "port_speed_gbps = 25\ncore_clock_mhz = 100\n",
+            "t_us = 1000000, b_bytes = 1000000000000",
+            "stop_cycle = 10000000\n",
+        );
+        let gbps = |s: &[(u64, u16)]| {
+            cycles_at(1.0) * (s.len() - 1) as f64 / (s[s.len() - 1].0 - s[0].0) as f64
+        };
+        let at_line = sends(&mut t, 1_000_000);
+        assert!(at_line.len() > 30_000);
+        assert!(
+            (gbps(&at_line) / 25.0 - 1.0).abs() < 1e-3,
+            "{}",
+            gbps(&at_line)
+        );
+        let now = t.next_time();
+        t.push(now, 0, Event::Cnp);
+        let cut = sends(&mut t, now + 1_000_000);
+        assert_eq!(t.stats()[0].rate_gbps, 12.5, "alpha = 1 halves R_C (Eq. 1)");
+        // From the first gap at the new rate.
+        assert!(
+            (gbps(&cut[1..]) / 12.5 - 1.0).abs() < 1e-3,
+            "{}",
+            gbps(&cut[1..])
+        );
     }
 
     #[test]

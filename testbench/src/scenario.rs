@@ -157,35 +157,61 @@ pub struct TcpSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dctcp_shift_g: Option<u32>,
     /// `model` (default) or `ns2`: ns-2.35's timer, window cap and start-up, with the
-    /// keys below (`crate::tcp::Ns2Timer`).
+    /// keys of [`Ns2Keys`] (`crate::tcp::Ns2Timer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flavor: Option<Flavor>,
-    /// ns-2's `window_`, packets.
+    /// ns-2's keys, in the same table (an unknown key is still refused, named).
+    #[serde(flatten)]
+    pub ns2: Ns2Keys,
+}
+
+/// ns-2.35's keys of a `tcp` flow with `flavor = "ns2"` as written, seconds for times
+/// (defaults in [`Ns2Params::DEFAULT`], ranges in `plan_ns2`); also the `ns2` overrides of
+/// the HCF setups (`crate::reproduce::hcf_starvation::Setup`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ns2Keys {
+    /// `window_`, packets.
     #[serde(default, rename = "window_", skip_serializing_if = "Option::is_none")]
-    pub ns2_window: Option<u32>,
-    /// ns-2's `windowInit_`, packets.
+    pub window: Option<u32>,
+    /// `windowInit_`, packets.
     #[serde(
         default,
         rename = "windowInit_",
         skip_serializing_if = "Option::is_none"
     )]
-    pub ns2_window_init: Option<u32>,
-    /// ns-2's `syn_` (with `delay_growth_`).
+    pub window_init: Option<u32>,
+    /// `syn_`: packet 0 is a SYN sent with a window of 1 (with `delay_growth_`).
     #[serde(default, rename = "syn_", skip_serializing_if = "Option::is_none")]
-    pub ns2_syn: Option<bool>,
-    /// ns-2's `tcpTick_`, `rtxcur_init_`, `minrto_` and `maxrto_`, seconds.
+    pub syn: Option<bool>,
+    /// `tcpTick_`, the timer's granularity.
     #[serde(default, rename = "tcpTick_", skip_serializing_if = "Option::is_none")]
-    pub ns2_tcp_tick: Option<f64>,
+    pub tcp_tick_s: Option<f64>,
+    /// `rtxcur_init_`: the RTO before the first RTT sample.
     #[serde(
         default,
         rename = "rtxcur_init_",
         skip_serializing_if = "Option::is_none"
     )]
-    pub ns2_rtxcur_init: Option<f64>,
+    pub rtxcur_init_s: Option<f64>,
+    /// `minrto_` and `maxrto_`: the bounds of the (backed-off) RTO.
     #[serde(default, rename = "minrto_", skip_serializing_if = "Option::is_none")]
-    pub ns2_minrto: Option<f64>,
+    pub minrto_s: Option<f64>,
     #[serde(default, rename = "maxrto_", skip_serializing_if = "Option::is_none")]
-    pub ns2_maxrto: Option<f64>,
+    pub maxrto_s: Option<f64>,
+}
+
+impl Ns2Keys {
+    /// None given (`serde(skip_serializing_if)`).
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The given keys as `, key = value` for a flow's `tcp` table, in the order above.
+    pub fn toml(&self) -> String {
+        let lines = toml::to_string(self).expect("ns-2 keys are a flat table");
+        lines.lines().map(|l| format!(", {l}")).collect()
+    }
 }
 
 /// Parameters of a `dcqcn` flow as written, named as in the DCQCN paper (section 3 and 5);
@@ -1786,14 +1812,15 @@ fn plan_ns2(k: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<Option<Ns2Params>
         ("init_cwnd", t.init_cwnd.is_some()),
         ("karn", t.karn.is_some()),
     ];
+    let n = &t.ns2;
     let ns2 = [
-        ("window_", t.ns2_window.is_some()),
-        ("windowInit_", t.ns2_window_init.is_some()),
-        ("syn_", t.ns2_syn.is_some()),
-        ("tcpTick_", t.ns2_tcp_tick.is_some()),
-        ("rtxcur_init_", t.ns2_rtxcur_init.is_some()),
-        ("minrto_", t.ns2_minrto.is_some()),
-        ("maxrto_", t.ns2_maxrto.is_some()),
+        ("window_", n.window.is_some()),
+        ("windowInit_", n.window_init.is_some()),
+        ("syn_", n.syn.is_some()),
+        ("tcpTick_", n.tcp_tick_s.is_some()),
+        ("rtxcur_init_", n.rtxcur_init_s.is_some()),
+        ("minrto_", n.minrto_s.is_some()),
+        ("maxrto_", n.maxrto_s.is_some()),
     ];
     let flavor = t.flavor.unwrap_or_default();
     let (refused, why): (&[(&str, bool)], &str) = match flavor {
@@ -1824,24 +1851,18 @@ fn plan_ns2(k: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<Option<Ns2Params>
             format!("{x} is out of range; allowed: {lo}..={hi} (seconds)"),
         )),
     };
-    let window = count("window_", t.ns2_window, 1, 1 << 20, d.window)?;
-    let minrto = secs("minrto_", t.ns2_minrto, 0.0, 1000.0, d.minrto)?;
+    let window = count("window_", n.window, 1, 1 << 20, d.window)?;
+    let minrto = secs("minrto_", n.minrto_s, 0.0, 1000.0, d.minrto)?;
     Ok(Some(Ns2Params {
         window,
-        window_init: count("windowInit_", t.ns2_window_init, 1, window, d.window_init)?,
-        syn: t.ns2_syn.unwrap_or(d.syn),
-        tick: secs("tcpTick_", t.ns2_tcp_tick, 1e-9, 1.0, d.tick)?,
-        rtxcur_init: secs(
-            "rtxcur_init_",
-            t.ns2_rtxcur_init,
-            1e-9,
-            1000.0,
-            d.rtxcur_init,
-        )?,
+        window_init: count("windowInit_", n.window_init, 1, window, d.window_init)?,
+        syn: n.syn.unwrap_or(d.syn),
+        tick: secs("tcpTick_", n.tcp_tick_s, 1e-9, 1.0, d.tick)?,
+        rtxcur_init: secs("rtxcur_init_", n.rtxcur_init_s, 1e-9, 1000.0, d.rtxcur_init)?,
         minrto,
         maxrto: secs(
             "maxrto_",
-            t.ns2_maxrto,
+            n.maxrto_s,
             (minrto as f64 / 1e9).max(1e-9),
             100_000.0,
             d.maxrto,

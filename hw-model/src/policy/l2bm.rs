@@ -50,11 +50,12 @@
 //!   port `j` / priority `p`): registers `n` (packets admitted toward the queue and not yet
 //!   started), `last` (cycle of the last packet start), `cells` (that packet's cells),
 //!   `busy` (the queue held another packet when it started) and `k` (`1 / mu`, UQ16.16
-//!   cycles per cell, reset to the port's line rate). At a packet start with `busy` set,
+//!   cycles per cell, reset to the port's line rate; one register per egress queue,
+//!   `L2bm::k`, read by the enqueue units either way). At a packet start with `busy` set,
 //!   the sample `((now - last) << 16) / cells` (the previous packet's service plus the time
 //!   the queue waited for the port's other queues or a pause, per cell) enters an EWMA,
 //!   `k += (sample - k) >> MU_SHIFT`. Updated at the edge, like the recorders. Under the
-//!   default `line-rate`, `k` is the port's constant and the meter is not built.
+//!   default `line-rate`, `k` keeps the port's constant and the meter is not built.
 //!
 //! - **Egress DT** of the lossy pool (dual admission, Fig. 5): `T_e = alpha_e * (P - L)`
 //!   with `P` the lossy pool and `L` its cells; a lossy packet is admitted only if its
@@ -146,7 +147,8 @@ pub fn threshold_of(t_base: u32, w: u64) -> u32 {
     ((t_base as u64 * w) >> W_FRAC).min(mask(CNT_BITS)) as u32
 }
 
-/// The drain meter of one egress queue (`l2bm_mu = "measured"`).
+/// The drain meter of one egress queue (`l2bm_mu = "measured"`); its `k` register is the
+/// queue's `L2bm::k`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Meter {
     /// Packets admitted toward the queue and not yet started.
@@ -158,8 +160,6 @@ pub struct Meter {
     /// The queue held another packet when its last packet started: the next start closes
     /// a back-to-back gap, a sample.
     pub busy: bool,
-    /// `1 / mu`, UQ16.16 cycles per cell.
-    pub k: u32,
 }
 
 impl Meter {
@@ -172,13 +172,14 @@ impl Meter {
     }
 
     /// A packet of `cells` cells starts at `now` (the edge): close the gap since the last
-    /// start if the queue was backlogged, then `k += (sample - k) >> MU_SHIFT`.
+    /// start if the queue was backlogged, then `k += (sample - k) >> MU_SHIFT` (`k`, the
+    /// queue's `1 / mu`).
     #[inline]
-    pub fn start(&mut self, cells: u32, now: u64) {
+    pub fn start(&mut self, k: &mut u32, cells: u32, now: u64) {
         if self.busy {
-            let k = self.k as i64;
-            let next = k + ((self.sample(now) as i64 - k) >> MU_SHIFT);
-            self.k = next.clamp(0, mask(K_BITS) as i64) as u32;
+            let old = *k as i64;
+            let next = old + ((self.sample(now) as i64 - old) >> MU_SHIFT);
+            *k = next.clamp(0, mask(K_BITS) as i64) as u32;
         }
         self.n -= 1;
         self.busy = self.n > 0;
@@ -193,7 +194,6 @@ impl Probed for Meter {
         v.wire("last", TIME_BITS, self.last);
         v.wire("cells", CNT_BITS, self.cells as u64);
         v.wire("busy", 1, self.busy as u64);
-        v.wire("k", K_BITS, self.k as u64);
     }
 }
 
@@ -319,7 +319,8 @@ pub struct L2bm {
     pub rec: Vec<Recorder>,
     /// `C`, the sum of every queue's `tau`.
     pub c: u64,
-    /// Per egress port, `1 / mu` at line rate in UQ16.16 cycles per cell.
+    /// Per egress queue `port * 8 + q`, `1 / mu` in UQ16.16 cycles per cell: the port's
+    /// line rate, and with the drain meters the register they update.
     pub k: Vec<u32>,
     /// Per egress queue, the drain meters (`l2bm_mu = "measured"`; empty otherwise).
     pub meter: Vec<Meter>,
@@ -350,15 +351,12 @@ impl L2bm {
         Self {
             rec: vec![Recorder::default(); n],
             c: 0,
-            k: d.cycles_per_cell_q16.clone(),
+            k: (0..n)
+                .map(|eq| d.cycles_per_cell_q16[eq / QUEUES])
+                .collect(),
             meter: match d.cfg.l2bm_mu {
                 L2bmMu::LineRate => Vec::new(),
-                L2bmMu::Measured => (0..n)
-                    .map(|eq| Meter {
-                        k: d.cycles_per_cell_q16[eq / QUEUES],
-                        ..Meter::default()
-                    })
-                    .collect(),
+                L2bmMu::Measured => vec![Meter::default(); n],
             },
             starts: Vec::with_capacity(d.ports),
             meter_stuck: false,
@@ -402,15 +400,13 @@ impl L2bm {
     }
 
     /// A packet of ingress queue `qi` (on ingress port `port`) is admitted toward egress
-    /// queue `eq` of port `dport`, whose registered counter holds `eg_cells`: estimate its
-    /// sojourn `Q_out / mu` with `Q_out` including this cycle's earlier grants and the
-    /// packet itself, record the enqueue, and return its due cycle.
-    #[allow(clippy::too_many_arguments)]
+    /// queue `eq`, whose registered counter holds `eg_cells`: estimate its sojourn
+    /// `Q_out / mu` with `Q_out` including this cycle's earlier grants and the packet
+    /// itself, record the enqueue, and return its due cycle.
     pub fn enqueue(
         &mut self,
         port: usize,
         qi: usize,
-        dport: usize,
         eq: usize,
         eg_cells: u32,
         ncells: u32,
@@ -422,14 +418,10 @@ impl L2bm {
         }
         self.eg_granted[eq] = granted + ncells;
         let q_out = (eg_cells + granted + ncells).min(mask(CNT_BITS) as u32);
-        let k = match self.meter.get_mut(eq) {
-            Some(m) => {
-                m.n += 1;
-                m.k
-            }
-            None => self.k[dport],
-        };
-        let est = self.est[port].eval(q_out, k);
+        if let Some(m) = self.meter.get_mut(eq) {
+            m.n += 1;
+        }
+        let est = self.est[port].eval(q_out, self.k[eq]);
         self.push(qi, est as i64, 1);
         now + est
     }
@@ -457,7 +449,7 @@ impl L2bm {
             if self.meter_stuck {
                 m.busy = false;
             }
-            m.start(cells, now);
+            m.start(&mut self.k[eq as usize], cells, now);
         }
         self.starts.clear();
         Ok(())
@@ -597,7 +589,7 @@ impl BufferPolicy for L2bm {
 
     fn admitted(&mut self, r: &Request, acct: &Accounting, now: u64) -> u64 {
         let eg = acct.egress[r.eq].get();
-        self.enqueue(r.port, r.qi, r.dst, r.eq, eg, r.n, now)
+        self.enqueue(r.port, r.qi, r.eq, eg, r.n, now)
     }
 
     fn resume(&mut self, fsm: &mut PfcFsm, acct: &Accounting, t: u32, dirty: &mut Dirty) {
@@ -637,8 +629,14 @@ impl BufferPolicy for L2bm {
     }
 
     fn probe_egress_queue<V: Visit>(&self, p: usize, q: usize, v: &mut V) {
-        if let Some(m) = self.meter.get(p * QUEUES + q) {
-            v.scope("l2bm", |v| v.unit("mu", m));
+        let eq = p * QUEUES + q;
+        if let Some(m) = self.meter.get(eq) {
+            v.scope("l2bm", |v| {
+                v.scope("mu", |v| {
+                    m.probe(v);
+                    v.wire("k", K_BITS, self.k[eq] as u64);
+                })
+            });
         }
     }
 
@@ -704,12 +702,12 @@ mod tests {
     fn recorder_keeps_the_exact_sum_of_remaining_estimates() {
         let mut l = block();
         // 100 G, 1 GHz, 208 B: 16.64 cycles per cell.
-        let d1 = l.enqueue(0, 3, 5, 5 * 8 + 3, 0, 8, 10);
-        assert_eq!(d1, 10 + ((8 * l.k[5] as u64) >> 16));
+        let d1 = l.enqueue(0, 3, 5 * 8 + 3, 0, 8, 10);
+        assert_eq!(d1, 10 + ((8 * l.k[5 * 8 + 3] as u64) >> 16));
         assert_eq!(d1, 10 + 133, "8 cells: floor(133.12)");
         // A second packet in the same cycle from port 1 to the same egress queue sees the
         // first one's cells (the bypass).
-        let d2 = l.enqueue(1, 8 + 3, 5, 5 * 8 + 3, 0, 8, 10);
+        let d2 = l.enqueue(1, 8 + 3, 5 * 8 + 3, 0, 8, 10);
         assert_eq!(d2, 10 + 266);
         l.apply_events(10).unwrap();
         assert_eq!(l.rec[3].t_total, 133);
@@ -717,8 +715,8 @@ mod tests {
         assert_eq!(l.c, 133 + 266);
         // Next cycle: the bypass is clear; 4 cells already in the egress queue.
         l.clear_grants();
-        let d3 = l.enqueue(0, 3, 6, 6 * 8 + 3, 4, 1, 50);
-        assert_eq!(d3, 50 + ((5 * l.k[6] as u64) >> 16));
+        let d3 = l.enqueue(0, 3, 6 * 8 + 3, 4, 1, 50);
+        assert_eq!(d3, 50 + ((5 * l.k[6 * 8 + 3] as u64) >> 16));
         l.apply_events(50).unwrap();
         // Aged by 1 packet * 40 cycles, plus 83.
         assert_eq!(l.rec[3].t_total, 133 - 40 + 83);

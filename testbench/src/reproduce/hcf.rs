@@ -176,51 +176,6 @@ impl Tcp {
     }
 }
 
-/// ns-2 keys of the flows' `tcp` table that override the defaults of [`Tcp::Ns2`]
-/// (docs/config.md; the scenario refuses them with the model's TCP). The experiments that
-/// take ns-2's start-up (`syn_`, `rtxcur_init_`) or its back-off cap (`maxrto_`) away.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Ns2Keys {
-    /// `syn_`: packet 0 is a SYN sent with a window of 1.
-    #[serde(default, rename = "syn_", skip_serializing_if = "Option::is_none")]
-    pub syn: Option<bool>,
-    /// `rtxcur_init_`: the RTO before the first RTT sample, s.
-    #[serde(
-        default,
-        rename = "rtxcur_init_",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub rtxcur_init_s: Option<f64>,
-    /// `maxrto_`: the cap of the backed-off RTO, s.
-    #[serde(default, rename = "maxrto_", skip_serializing_if = "Option::is_none")]
-    pub maxrto_s: Option<f64>,
-}
-
-impl Ns2Keys {
-    /// None given (`serde(skip_serializing_if)`).
-    pub fn is_none(&self) -> bool {
-        *self == Self::default()
-    }
-
-    /// The given keys as `, key = value` for a flow's `tcp` table.
-    pub fn toml(&self) -> String {
-        let mut s = String::new();
-        if let Some(v) = self.syn {
-            let _ = write!(s, ", syn_ = {v}");
-        }
-        for (key, v) in [
-            ("rtxcur_init_", self.rtxcur_init_s),
-            ("maxrto_", self.maxrto_s),
-        ] {
-            if let Some(v) = v {
-                let _ = write!(s, ", {key} = {v:?}");
-            }
-        }
-        s
-    }
-}
-
 /// A start offset of flow `i` drawn uniformly from `[0, span)` cycles by `key` (a seed or a
 /// trial): SplitMix64 of `key << 32 | i`, so it is fixed by `(key, i)` alone.
 pub fn start_jitter(key: u64, i: usize, span: u64) -> u64 {

@@ -26,10 +26,11 @@
 //! built-in sweep spec `hcf-starvation` ([`spec_text`]), run into `OUT/sweep/`, and the
 //! CSVs and plot are made from its rows.
 
-use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, Ns2Keys, QueueWatch, Tcp};
-use super::plot::{xy_chart, Series};
+use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch, Tcp};
+use super::plot::{xy_chart, xy_chart_legend_at, Series, SeriesLabelPosition};
 use super::{from_fields, to_fields, wrote, Progress, ReproError};
 use crate::csv_file::{Fixed, Plain};
+use crate::scenario::Ns2Keys;
 use crate::sweep::stats::{mean, variance};
 use crate::sweep::{Measure, Spec, Values};
 use crate::{Overrides, Scenario};
@@ -94,7 +95,10 @@ pub struct Setup {
     /// `seed` ([`hcf::start_jitter`]); 0 (or absent): no jitter.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub start_jitter_us: u64,
-    /// ns-2 keys that override `tcp = "ns2"`'s defaults (only with it); absent: none.
+    /// ns-2 keys of the flows' `tcp` table that override `tcp = "ns2"`'s defaults (only
+    /// with it; the scenario refuses them with the model's TCP): the experiments that take
+    /// ns-2's start-up (`syn_`, `rtxcur_init_`) or its back-off cap (`maxrto_`) away;
+    /// absent: none.
     #[serde(default, skip_serializing_if = "Ns2Keys::is_none")]
     pub ns2: Ns2Keys,
     /// The run's seed (`[run] seed`: the UDP arrivals, and the start jitter); 1 when absent.
@@ -854,7 +858,8 @@ struct SeedLine {
 }
 
 /// FIFO and baseline HCF on every setup of `setups` (runs in `out/sweep/` as the sweep
-/// `name`): writes `starvation_seeds.csv` and `starvation_spread.csv` into `out`.
+/// `name`): writes `starvation_seeds.csv`, `starvation_spread.csv` and
+/// `starvation_spread.png` into `out`.
 pub fn compare_seeds(
     out: &Path,
     name: &str,
@@ -881,7 +886,83 @@ pub fn compare_seeds(
     });
     super::write_csv(&out.join("starvation_seeds.csv"), lines)?;
     super::write_csv(&out.join("starvation_spread.csv"), spread_rows(&runs))?;
+    spread_png(&out.join("starvation_spread.png"), &runs)?;
     Ok(runs)
+}
+
+/// A start spread as the chart names it: `together`, `10 ms`, `1 s`.
+fn spread_name(s: f64) -> String {
+    match s {
+        0.0 => "together".into(),
+        s if s < 1.0 => format!("{} ms", s * 1e3),
+        s => format!("{s} s"),
+    }
+}
+
+/// Starved flows per start spread (x: the spreads in the runs' order, 0, 1, ...), one
+/// line per discipline through its mean over the seeds, its seeds as markers, and the
+/// paper's ns-2 figures as flat lines; the legend in the upper right, above the lines that
+/// fall with the spread.
+fn spread_png(path: &Path, runs: &[Run]) -> Result<(), ReproError> {
+    let mut spreads: Vec<f64> = Vec::new();
+    for r in runs {
+        if !spreads.contains(&r.setup.start_spread_s) {
+            spreads.push(r.setup.start_spread_s);
+        }
+    }
+    let x = |r: &Run| {
+        spreads
+            .iter()
+            .position(|&s| s == r.setup.start_spread_s)
+            .unwrap_or(0) as f64
+    };
+    let last = spreads.len().saturating_sub(1) as f64;
+    let mut series = Vec::new();
+    for d in DISCIPLINES {
+        let mine: Vec<&Run> = runs.iter().filter(|r| r.disc == d).collect();
+        let mean = (0..spreads.len()).filter_map(|i| {
+            let at: Vec<f64> = mine
+                .iter()
+                .filter(|r| x(r) == i as f64)
+                .map(|r| r.starved_pct)
+                .collect();
+            (!at.is_empty()).then(|| (i as f64, at.iter().sum::<f64>() / at.len() as f64))
+        });
+        series.push(Series {
+            name: format!("{}: mean over the seeds", d.label()),
+            points: mean.collect(),
+            line: true,
+        });
+        series.push(Series {
+            name: format!("{}: each seed", d.label()),
+            points: mine.iter().map(|r| (x(r), r.starved_pct)).collect(),
+            line: false,
+        });
+    }
+    for (name, pct) in [("FIFO", PAPER_FIFO.0), ("HCF", PAPER_HCF.0)] {
+        series.push(Series {
+            name: format!("paper (ns-2) {name}: {pct} %"),
+            points: vec![(0.0, pct), (last, pct)],
+            line: true,
+        });
+    }
+    let s = runs.first().map(|r| r.setup).unwrap_or_else(Setup::paper);
+    let at: Vec<String> = spreads
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| format!("{i} = {}", spread_name(v)))
+        .collect();
+    xy_chart_legend_at(
+        path,
+        &format!(
+            "HCF V-B under ns-2's TCP: starved flows of {}, last {} s",
+            s.flows, s.window_s
+        ),
+        &format!("start spread ({})", at.join(", ")),
+        "starved flows, %",
+        &series,
+        SeriesLabelPosition::UpperRight,
+    )
 }
 
 /// The text report of [`compare_seeds`]: per discipline and spread, the mean and the
@@ -950,7 +1031,14 @@ pub fn seeds_report(runs: &[Run], out: &Path) -> String {
     let _ = writeln!(
         rep,
         "{}",
-        wrote(out, &["starvation_seeds.csv", "starvation_spread.csv"])
+        wrote(
+            out,
+            &[
+                "starvation_seeds.csv",
+                "starvation_spread.csv",
+                "starvation_spread.png"
+            ]
+        )
     );
     rep
 }

@@ -6,6 +6,7 @@
 //! looked up, so a chart is byte-identical on every machine.
 
 use super::ReproError;
+pub use plotters::chart::SeriesLabelPosition;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use std::path::Path;
@@ -68,7 +69,7 @@ fn axis_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     (if lo == 0.0 { 0.0 } else { lo - pad })..hi + pad
 }
 
-/// An x/y chart with a legend, written as PNG.
+/// An x/y chart with a legend in its upper left corner, written as PNG.
 pub fn xy_chart(
     path: &Path,
     title: &str,
@@ -76,13 +77,32 @@ pub fn xy_chart(
     y_label: &str,
     series: &[Series],
 ) -> Result<(), ReproError> {
+    xy_chart_legend_at(
+        path,
+        title,
+        x_label,
+        y_label,
+        series,
+        SeriesLabelPosition::UpperLeft,
+    )
+}
+
+/// [`xy_chart`] with the legend at `legend` (where it hides no data).
+pub fn xy_chart_legend_at(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    legend: SeriesLabelPosition,
+) -> Result<(), ReproError> {
     let plot_err = |message: String| ReproError::Plot {
         path: path.to_path_buf(),
         message,
     };
     register_font().map_err(plot_err)?;
     let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-    draw(root, title, x_label, y_label, series).map_err(|e| plot_err(e.to_string()))
+    draw(root, title, x_label, y_label, series, legend).map_err(|e| plot_err(e.to_string()))
 }
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
@@ -96,6 +116,7 @@ fn draw<DB: DrawingBackend>(
     x_label: &str,
     y_label: &str,
     series: &[Series],
+    legend: SeriesLabelPosition,
 ) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -147,7 +168,7 @@ where
     if !series.is_empty() {
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(legend)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font((FAMILY, 16))
@@ -190,7 +211,15 @@ mod tests {
         let mut rgb = vec![0u8; (w * h * 3) as usize];
         {
             let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
-            draw(root, "Title text", "x", "y", &[]).unwrap();
+            draw(
+                root,
+                "Title text",
+                "x",
+                "y",
+                &[],
+                SeriesLabelPosition::UpperLeft,
+            )
+            .unwrap();
         }
         let dark = |y0: u32, y1: u32| {
             (y0..y1)
@@ -206,7 +235,7 @@ mod tests {
         let mut blank = vec![0u8; (w * h * 3) as usize];
         {
             let root = BitMapBackend::with_buffer(&mut blank, SIZE).into_drawing_area();
-            draw(root, "", "x", "y", &[]).unwrap();
+            draw(root, "", "x", "y", &[], SeriesLabelPosition::UpperLeft).unwrap();
         }
         assert_ne!(rgb, blank, "the title changes the picture");
     }

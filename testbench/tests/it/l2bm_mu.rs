@@ -72,8 +72,8 @@ fn read(mu: L2bmMu, fault: Option<Fault>) -> Reading {
             .count() as u64;
         if c % 100 == 0 {
             let l = sim.mmu().l2bm().unwrap();
-            if let Some(m) = l.meter.get(eq) {
-                ks.push(m.k as f64 / 65536.0);
+            if !l.meter.is_empty() {
+                ks.push(l.k[eq] as f64 / 65536.0);
             }
             w += weight_of(l.c, l.rec[1].tau) as f64;
             samples += 1;

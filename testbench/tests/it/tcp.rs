@@ -348,4 +348,7 @@ fn ns2_keys_are_checked() {
         "flows[0].pattern.tcp.windowInit_: 30 is out of range; allowed: 1..=20"
     );
     assert_eq!(bad("flavor = \"ns3\"").field, "flows[0].pattern");
+    // The ns-2 keys share the table (`Ns2Keys`, flattened): an unknown key is still refused.
+    let e = bad("flavor = \"ns2\", maxrto = 60");
+    assert_eq!(e.to_string(), "flows[0].pattern: unknown field `maxrto`");
 }

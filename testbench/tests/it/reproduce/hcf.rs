@@ -3,10 +3,11 @@
 //! specs, the start jitter a seed draws, runs over seeds with their tables, and the check
 //! that a run's measures agree with each other (with a companion that breaks a run).
 
-use super::{csv_rows, num, scratch};
-use testbench::reproduce::hcf::{Discipline, Ns2Keys, Tcp};
+use super::{assert_png, csv_rows, num, scratch};
+use testbench::reproduce::hcf::{Discipline, Tcp};
 use testbench::reproduce::hcf_starvation::{self, Setup, SEEDS_CSV_HEADER, SPREAD_CSV_HEADER};
 use testbench::reproduce::{hcf_incast, NoProgress};
+use testbench::scenario::Ns2Keys;
 use testbench::sweep::Spec;
 
 /// The `start_cycle` of every flow of a scenario text, in order.
@@ -141,6 +142,7 @@ fn quick_ns2_runs_over_seeds_write_both_tables_and_agree_with_themselves() {
     }
     let spread = csv_rows(&dir.join("starvation_spread.csv"), SPREAD_CSV_HEADER);
     assert_eq!(spread.len(), 2 * hcf_starvation::SEED_MEASURES.len());
+    assert_png(&dir.join("starvation_spread.png"));
     for row in &spread {
         assert_eq!(
             (row[1].as_str(), row[2].as_str(), row[3].as_str()),
@@ -243,7 +245,7 @@ fn the_spec_files_of_the_comparison_runs_parse_to_their_variants() {
     let no_start_up = Ns2Keys {
         syn: Some(false),
         rtxcur_init_s: Some(0.2),
-        maxrto_s: None,
+        ..Ns2Keys::default()
     };
     let capped = Ns2Keys {
         maxrto_s: Some(12.8),
