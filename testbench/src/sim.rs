@@ -556,14 +556,14 @@ impl Sim {
         let obs = &mut self.obs;
         let drops = &mut self.lossless_drops;
         let (mmu, plan) = (&self.mmu, &self.plan);
-        monitor::observe(now, &self.out, |t| {
-            obs.record(t);
+        for t in monitor::observe(now, &self.out) {
+            obs.record(&t);
             if let TxnKind::Drop(r) = t.kind {
                 if r.lossless() && t.beat.sop() {
-                    drops.note(now, r, &t.beat, mmu, plan);
+                    drops.note(now, r, t.beat, mmu, plan);
                 }
             }
-        });
+        }
         for dep in &self.out.departures {
             self.sinks.absorb(dep);
         }
@@ -632,7 +632,7 @@ impl Sim {
                 obs.record(&CellTxn {
                     cycle: now,
                     kind: TxnKind::Inject,
-                    beat: *b,
+                    beat: b,
                 })
             });
             partner.rp_mut().drain_events(|e| obs.rp_event(e));
