@@ -53,13 +53,16 @@ struct OnWire {
     due_bits: u64,
 }
 
-/// A packet length and what it costs: cells and wire bits (the last length seen is kept,
-/// as flows send runs of one length).
+/// A packet length and what it costs: cells, wire bits, the bits its first beat is due at
+/// and the cycles from its first clock on an idle line to that beat (the last length seen
+/// is kept, as flows send runs of one length).
 #[derive(Debug, Clone, Copy, Default)]
 struct LenCost {
     len: u16,
     ncells: u16,
     wire_bits: u64,
+    first_due: u64,
+    first_ticks: u64,
 }
 
 /// Counters of one partner.
@@ -104,9 +107,10 @@ pub struct LinkPartner {
     /// The last cycle the line was clocked with a packet on the wire.
     line_at: u64,
     on_wire: Option<OnWire>,
-    /// A single packet [`offer`](Self::offer) held apart in the hand-over phase of a cycle
-    /// for [`start_handed`](Self::start_handed) (`None` outside that phase).
-    handed: Option<PacketHdr>,
+    /// `on_wire` is a single packet [`offer`](Self::offer) put there in the hand-over
+    /// phase of a cycle, for [`start_handed`](Self::start_handed) to start or take back
+    /// (`false` outside that phase).
+    handed: bool,
     last_len: LenCost,
     /// The last cycle a beat left onto the link.
     sent_at: Option<u64>,
@@ -146,7 +150,7 @@ impl LinkPartner {
             line: PhaseAccumulator::new(rate_bps, d.clock_hz),
             line_at: 0,
             on_wire: None,
-            handed: None,
+            handed: false,
             last_len: LenCost::default(),
             sent_at: None,
             held: VecDeque::with_capacity(4),
@@ -171,52 +175,72 @@ impl LinkPartner {
 
     /// Hand over a packet, or a run, in the hand-over phase of a cycle: after the
     /// partner's last step, before this cycle's. [`start_handed`](Self::start_handed) ends
-    /// the phase. A single packet reaching an idle line with nothing queued is held apart
-    /// for it, so that a partner given one packet in a cycle starts it without the class
-    /// queue's round trip; anything more goes to the class queues in hand-over order, as
-    /// [`enqueue`](Self::enqueue) would have put it.
+    /// the phase. A single packet reaching an idle line with nothing queued is put on the
+    /// line for it, so that a partner given one packet in a cycle starts it without the
+    /// class queue's round trip; anything more goes to the class queues in hand-over
+    /// order, as [`enqueue`](Self::enqueue) would have put it (the packet put on the line
+    /// first).
     #[inline(always)]
-    pub fn offer(&mut self, run: PacketRun) {
-        if let Some(h) = self.handed.take() {
-            self.enqueue(h);
+    pub fn offer(&mut self, run: PacketRun, d: &Derived) {
+        if self.handed {
+            self.take_back();
         } else if self.nonempty == 0 && self.on_wire.is_none() {
             if let Some(&h) = run.single() {
-                self.handed = Some(h);
+                debug_assert!(
+                    {
+                        let mut idle = self.line;
+                        idle.clear();
+                        idle == self.line
+                    },
+                    "a line without a packet keeps no remainder"
+                );
+                self.put_on_wire(h, d);
+                self.handed = true;
                 return;
             }
         }
         self.enqueue(run);
     }
 
+    /// The packet [`offer`](Self::offer) put on the line, not started, into its class
+    /// queue instead.
+    fn take_back(&mut self) {
+        self.handed = false;
+        let w = self.on_wire.take().expect("offer put a packet on the line");
+        self.enqueue(w.hdr);
+    }
+
     /// End of the hand-over phase of cycle `now`, in which this partner was handed
     /// something: start the packet [`offer`](Self::offer)
-    /// held apart, as [`step`](Self::step) would start it in this cycle (the only packet
-    /// queued, on an idle line): unless a PFC frame acts in this cycle, the reaction point
-    /// is in use or the packet's class is paused, which are the step's to decide (the
+    /// put on the line, as [`step`](Self::step) would start it in this cycle (the only
+    /// packet queued, on an idle line): unless a PFC frame acts in this cycle, the reaction
+    /// point is in use or the packet's class is paused, which are the step's to decide (the
     /// packet is queued for it). Returns the cycle the partner must be stepped in for the
     /// packet: `now` if the step has work in this cycle, else the cycle its first beat is
     /// due. Its other events are those of [`next_event`](Self::next_event) at its last
     /// step (an idle line adds none, and an idle reaction point none), so the caller keeps
     /// the earlier of the two.
     #[inline]
-    pub fn start_handed(&mut self, now: u64, d: &Derived) -> u64 {
-        let Some(hdr) = self.handed.take() else {
+    pub fn start_handed(&mut self, now: u64) -> u64 {
+        let Some(w) = self.on_wire.as_ref().filter(|_| self.handed) else {
             return now;
         };
-        let c = hdr.prio as usize;
+        let c = w.hdr.prio as usize;
         if self.rp.busy()
             || self.paused_mask(now) & (1 << c) != 0
             || self.pfc_in.front().is_some_and(|&(at, _)| at <= now)
         {
-            self.enqueue(hdr);
+            self.take_back();
             return now;
         }
-        // `arbitrate` with this class alone ready, then the step's first clock of the line.
+        self.handed = false;
+        // `arbitrate` with this class alone ready, then the step's first clock of the line
+        // (an idle line's accumulator is clear, so the first beat is the length's
+        // `first_ticks` away, without a division).
         self.rr_next = ((c + 1) % 8) as u8;
-        let due_bits = self.put_on_wire(hdr, d);
         self.line.advance(1);
         self.line_at = now;
-        now + self.line.ticks_until(due_bits)
+        now + self.last_len.first_ticks
     }
 
     /// A PFC frame the MMU sent toward this partner at `cycle` (after this partner's step
@@ -418,28 +442,43 @@ impl LinkPartner {
         self.put_on_wire(hdr, d);
     }
 
-    /// Put packet `hdr` on the line; returns the bits its first beat is due at.
+    /// Put packet `hdr` on the line.
     #[inline]
-    fn put_on_wire(&mut self, hdr: PacketHdr, d: &Derived) -> u64 {
+    fn put_on_wire(&mut self, hdr: PacketHdr, d: &Derived) {
         if hdr.len != self.last_len.len || self.last_len.ncells == 0 {
-            let len = hdr.len as u32;
-            self.last_len = LenCost {
-                len: hdr.len,
-                ncells: d.cells_for(len) as u16,
-                wire_bits: d.wire_bits(len),
-            };
+            self.last_len = self.len_cost(hdr.len, d);
         }
         let c = self.last_len;
-        let mut w = OnWire {
+        self.on_wire = Some(OnWire {
             hdr,
             ncells: c.ncells,
             next_idx: 0,
             wire_bits: c.wire_bits,
+            due_bits: c.first_due,
+        });
+    }
+
+    /// What a packet of `len` bytes costs on this line.
+    fn len_cost(&self, len: u16, d: &Derived) -> LenCost {
+        let w = OnWire {
+            hdr: PacketHdr {
+                len,
+                ..PacketHdr::default()
+            },
+            ncells: d.cells_for(len as u32) as u16,
+            next_idx: 0,
+            wire_bits: d.wire_bits(len as u32),
             due_bits: 0,
         };
-        w.due_bits = self.due_bits(&w);
-        self.on_wire = Some(w);
-        w.due_bits
+        let first_due = self.due_bits(&w);
+        LenCost {
+            len,
+            ncells: w.ncells,
+            wire_bits: w.wire_bits,
+            first_due,
+            // `ticks_until` after one clock of a clear accumulator.
+            first_ticks: self.line.cycles_for(first_due).saturating_sub(1),
+        }
     }
 
     /// Bits of the packet that must be on the wire before beat `next_idx` is complete, or
@@ -539,7 +578,7 @@ impl LinkPartner {
     /// reaches the MMU this cycle, if any, is returned. The cycles since the last step must
     /// hold no event ([`next_event`](Self::next_event)).
     pub fn step(&mut self, now: u64, d: &Derived, mut inject: impl FnMut(&Beat)) -> Option<Beat> {
-        debug_assert!(self.handed.is_none(), "a step inside the hand-over phase");
+        debug_assert!(!self.handed, "a step inside the hand-over phase");
         while let Some(&(at, frame)) = self.pfc_in.front() {
             if at > now {
                 break;
@@ -679,10 +718,10 @@ mod tests {
                         ecn: hw_model::Ecn::NotEct,
                     };
                     every.enqueue(hdr);
-                    handed.offer(hdr.into());
+                    handed.offer(hdr.into(), &d);
                 }
                 if plan.iter().any(|p| p.0 == now) {
-                    wake = wake.min(handed.start_handed(now, &d));
+                    wake = wake.min(handed.start_handed(now));
                 }
                 let log = |seen: &mut Vec<_>, p: &mut LinkPartner| {
                     let out = p.step(now, &d, |b| seen.push((now, "inject", b.hdr.flow, b.idx)));

@@ -508,13 +508,13 @@ impl Sim {
         if self.sources.next_time() <= now {
             self.sources.fire_due(now, d, &self.plan.flows, |run| {
                 let src = run.head().src as usize;
-                partners[src].offer(run);
+                partners[src].offer(run, d);
                 handed |= 1 << src;
             });
         }
         let mut send = |hdr: hw_model::PacketHdr| {
             let src = hdr.src as usize;
-            partners[src].offer(hdr.into());
+            partners[src].offer(hdr.into(), d);
             handed |= 1 << src;
         };
         if self.tcp.next_time() <= now {
@@ -526,7 +526,7 @@ impl Sim {
         while handed != 0 {
             let p = handed.trailing_zeros() as usize;
             handed &= handed - 1;
-            let at = partners[p].start_handed(now, d);
+            let at = partners[p].start_handed(now);
             self.wakes.wake(p, at);
         }
 
