@@ -112,12 +112,7 @@ pub struct LinkPartner {
     /// (`false` outside that phase).
     handed: bool,
     last_len: LenCost,
-    /// The last cycle a beat left onto the link.
-    sent_at: Option<u64>,
-    /// Beats due on the wire but not yet sent (one leaves per cycle).
-    held: VecDeque<Beat>,
-    /// Beats on the link: `(cycle the MMU sees it, beat)`.
-    in_flight: VecDeque<(u64, Beat)>,
+    tx: Tx,
     /// PFC frames on their way here: `(cycle they act, frame)`.
     pfc_in: VecDeque<(u64, PfcFrame)>,
     rp: ReactionPoint,
@@ -152,9 +147,12 @@ impl LinkPartner {
             on_wire: None,
             handed: false,
             last_len: LenCost::default(),
-            sent_at: None,
-            held: VecDeque::with_capacity(4),
-            in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
+            tx: Tx {
+                prop_cycles: link.prop_cycles,
+                sent_at: None,
+                held: VecDeque::with_capacity(4),
+                in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
+            },
             pfc_in: VecDeque::with_capacity(8),
             rp: ReactionPoint::new(port, rp, d, seed),
             stats: PartnerStats::default(),
@@ -277,8 +275,8 @@ impl LinkPartner {
     pub fn busy(&self) -> bool {
         self.nonempty != 0
             || self.on_wire.is_some()
-            || !self.held.is_empty()
-            || !self.in_flight.is_empty()
+            || !self.tx.held.is_empty()
+            || !self.tx.in_flight.is_empty()
             || !self.pfc_in.is_empty()
             || self.rp.busy()
     }
@@ -291,7 +289,7 @@ impl LinkPartner {
 
     /// Beats on the link, not yet seen by the MMU.
     pub fn in_flight(&self) -> usize {
-        self.in_flight.len()
+        self.tx.in_flight.len()
     }
 
     /// Classes paused at `now`, as a bit mask: a class's own pause OR the port-level
@@ -470,7 +468,7 @@ impl LinkPartner {
             wire_bits: d.wire_bits(len as u32),
             due_bits: 0,
         };
-        let first_due = self.due_bits(&w);
+        let first_due = w.next_due(self.cell_bytes, self.packet_overhead);
         LenCost {
             len,
             ncells: w.ncells,
@@ -479,37 +477,6 @@ impl LinkPartner {
             // `ticks_until` after one clock of a clear accumulator.
             first_ticks: self.line.cycles_for(first_due).saturating_sub(1),
         }
-    }
-
-    /// Bits of the packet that must be on the wire before beat `next_idx` is complete, or
-    /// the packet's wire bits once every beat left.
-    fn due_bits(&self, w: &OnWire) -> u64 {
-        let len = w.hdr.len as u64;
-        if w.next_idx >= w.ncells {
-            w.wire_bits
-        } else if w.next_idx + 1 == w.ncells {
-            len * 8
-        } else {
-            let end = (w.next_idx as u64 + 1) * self.cell_bytes as u64;
-            end.saturating_sub(self.packet_overhead as u64).min(len) * 8
-        }
-    }
-
-    /// Beat `beat` is due on the link in cycle `now`: it leaves at once unless a beat
-    /// already left in this cycle or waits before it.
-    fn emit(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
-        if self.sent_at == Some(now) || !self.held.is_empty() {
-            self.held.push_back(beat);
-        } else {
-            self.send(now, beat, inject);
-        }
-    }
-
-    fn send(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
-        inject(&beat);
-        self.sent_at = Some(now);
-        self.in_flight
-            .push_back((now + self.link.prop_cycles, beat));
     }
 
     /// The first cycle after `now` in which a class that holds a packet, or the priority of
@@ -535,10 +502,10 @@ impl LinkPartner {
     /// call; pauses and limiters are `waiting_event`'s.
     #[inline(always)]
     pub fn next_event(&self, now: u64) -> u64 {
-        if !self.held.is_empty() {
+        if !self.tx.held.is_empty() {
             return now + 1;
         }
-        let mut t = self.in_flight.front().map_or(u64::MAX, |&(at, _)| at);
+        let mut t = self.tx.in_flight.front().map_or(u64::MAX, |&(at, _)| at);
         if let Some(&(at, _)) = self.pfc_in.front() {
             t = t.min(at);
         }
@@ -601,25 +568,24 @@ impl LinkPartner {
             self.line.advance(ticks);
             self.line_at = now;
         }
-        while let Some(w) = &self.on_wire {
+        // The packet is read and advanced where it is (the transmit side is a field apart).
+        while let Some(w) = &mut self.on_wire {
             // `due_bits` is the packet's wire bits once every beat left: not reached, nothing
-            // leaves and the packet is not done (the common case, left without a copy).
+            // leaves and the packet is not done (the common case).
             if !self.line.reached(w.due_bits) {
                 break;
             }
-            let mut w = *w;
             while w.next_idx < w.ncells && self.line.reached(w.due_bits) {
                 let beat = Beat {
                     hdr: w.hdr,
                     idx: w.next_idx,
                     ncells: w.ncells,
                 };
-                self.emit(now, beat, &mut inject);
+                self.tx.emit(now, beat, &mut inject);
                 w.next_idx += 1;
-                w.due_bits = self.due_bits(&w);
+                w.due_bits = w.next_due(self.cell_bytes, self.packet_overhead);
             }
             if w.next_idx < w.ncells || !self.line.reached(w.wire_bits) {
-                self.on_wire = Some(w);
                 break;
             }
             // Packet done: keep the remainder for a back-to-back packet.
@@ -628,18 +594,68 @@ impl LinkPartner {
             self.stats.packets_sent += 1;
             self.start_next(now, d);
         }
-        if self.sent_at != Some(now) {
-            if let Some(b) = self.held.pop_front() {
-                self.send(now, b, &mut inject);
+        if self.tx.sent_at != Some(now) {
+            if let Some(b) = self.tx.held.pop_front() {
+                self.tx.send(now, b, &mut inject);
             }
         }
-        match self.in_flight.front() {
+        match self.tx.in_flight.front() {
             Some(&(at, b)) if at <= now => {
-                self.in_flight.pop_front();
+                self.tx.in_flight.pop_front();
                 Some(b)
             }
             _ => None,
         }
+    }
+}
+
+impl OnWire {
+    /// Bits of the packet that must be on the wire before beat `next_idx` is complete, or
+    /// the packet's wire bits once every beat left; cells of `cell_bytes`, of which the
+    /// first `packet_overhead` bytes are not the packet's.
+    fn next_due(&self, cell_bytes: u32, packet_overhead: u32) -> u64 {
+        let len = self.hdr.len as u64;
+        if self.next_idx >= self.ncells {
+            self.wire_bits
+        } else if self.next_idx + 1 == self.ncells {
+            len * 8
+        } else {
+            let end = (self.next_idx as u64 + 1) * cell_bytes as u64;
+            end.saturating_sub(packet_overhead as u64).min(len) * 8
+        }
+    }
+}
+
+/// The transmit side of the link: beats leave onto it one per cycle and reach the MMU
+/// `prop_cycles` later.
+#[derive(Debug, Clone)]
+struct Tx {
+    prop_cycles: u64,
+    /// The last cycle a beat left onto the link.
+    sent_at: Option<u64>,
+    /// Beats due on the wire but not yet sent (one leaves per cycle).
+    held: VecDeque<Beat>,
+    /// Beats on the link: `(cycle the MMU sees it, beat)`.
+    in_flight: VecDeque<(u64, Beat)>,
+}
+
+impl Tx {
+    /// Beat `beat` is due on the link in cycle `now`: it leaves at once unless a beat
+    /// already left in this cycle or waits before it.
+    #[inline]
+    fn emit(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
+        if self.sent_at == Some(now) || !self.held.is_empty() {
+            self.held.push_back(beat);
+        } else {
+            self.send(now, beat, inject);
+        }
+    }
+
+    #[inline]
+    fn send(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
+        inject(&beat);
+        self.sent_at = Some(now);
+        self.in_flight.push_back((now + self.prop_cycles, beat));
     }
 }
 
