@@ -770,6 +770,22 @@ mod tests {
         }
     }
 
+    /// A handed packet's first beat is timed from a clear accumulator (`first_ticks`): a
+    /// line left with a remainder while no packet is on it is caught when one is put on it.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "a line without a packet keeps no remainder")]
+    fn an_idle_line_with_a_remainder_is_caught() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut p = LinkPartner::new(0, instant_link(), &d);
+        p.line.advance(1);
+        let hdr = PacketHdr {
+            len: 64,
+            ..PacketHdr::default()
+        };
+        p.offer(hdr.into(), &d);
+    }
+
     #[test]
     fn paused_cycles_count_resumes_and_port_pauses_once() {
         let d = SwitchConfig::small().build().unwrap();
