@@ -554,18 +554,17 @@ impl Sim {
         }
 
         let obs = &mut self.obs;
-        let drops = &mut self.lossless_drops;
+        let (drops, sinks) = (&mut self.lossless_drops, &mut self.sinks);
         let (mmu, plan) = (&self.mmu, &self.plan);
         for t in monitor::observe(now, &self.out) {
             obs.record(&t);
-            if let TxnKind::Drop(r) = t.kind {
-                if r.lossless() && t.beat.sop() {
-                    drops.note(now, r, t.beat, mmu, plan);
+            match t.kind {
+                TxnKind::Drop(r) if r.lossless() && t.beat.sop() => {
+                    drops.note(now, r, t.beat, mmu, plan)
                 }
+                TxnKind::Depart(port) => sinks.absorb(port, t.beat),
+                _ => {}
             }
-        }
-        for dep in &self.out.departures {
-            self.sinks.absorb(dep);
         }
         // Each returns at once when the plan has none of its flows.
         self.tcp.departed(now, &self.out.departures);
