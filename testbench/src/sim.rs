@@ -471,6 +471,7 @@ impl Sim {
     /// The first cycle `>= now()` in which something can happen: a source or TCP event, a
     /// partner's event, a scripted PFC frame, the model's next event, or a cycle the
     /// waveform must sample. Every cycle before it is idle: [`run`](Self::run) jumps there.
+    #[inline]
     pub fn next_event(&self) -> u64 {
         let mut t = self.mmu.next_event();
         if t <= self.now {
