@@ -53,13 +53,16 @@ struct OnWire {
     due_bits: u64,
 }
 
-/// A packet length and what it costs: cells and wire bits (the last length seen is kept,
-/// as flows send runs of one length).
+/// A packet length and what it costs: cells, wire bits, the bits its first beat is due at
+/// and the cycles from its first clock on an idle line to that beat (the last length seen
+/// is kept, as flows send runs of one length).
 #[derive(Debug, Clone, Copy, Default)]
 struct LenCost {
     len: u16,
     ncells: u16,
     wire_bits: u64,
+    first_due: u64,
+    first_ticks: u64,
 }
 
 /// Counters of one partner.
@@ -104,16 +107,12 @@ pub struct LinkPartner {
     /// The last cycle the line was clocked with a packet on the wire.
     line_at: u64,
     on_wire: Option<OnWire>,
-    /// A single packet [`offer`](Self::offer) held apart in the hand-over phase of a cycle
-    /// for [`start_handed`](Self::start_handed) (`None` outside that phase).
-    handed: Option<PacketHdr>,
+    /// `on_wire` is a single packet [`offer`](Self::offer) put there in the hand-over
+    /// phase of a cycle, for [`start_handed`](Self::start_handed) to start or take back
+    /// (`false` outside that phase).
+    handed: bool,
     last_len: LenCost,
-    /// The last cycle a beat left onto the link.
-    sent_at: Option<u64>,
-    /// Beats due on the wire but not yet sent (one leaves per cycle).
-    held: VecDeque<Beat>,
-    /// Beats on the link: `(cycle the MMU sees it, beat)`.
-    in_flight: VecDeque<(u64, Beat)>,
+    tx: Tx,
     /// PFC frames on their way here: `(cycle they act, frame)`.
     pfc_in: VecDeque<(u64, PfcFrame)>,
     rp: ReactionPoint,
@@ -146,11 +145,14 @@ impl LinkPartner {
             line: PhaseAccumulator::new(rate_bps, d.clock_hz),
             line_at: 0,
             on_wire: None,
-            handed: None,
+            handed: false,
             last_len: LenCost::default(),
-            sent_at: None,
-            held: VecDeque::with_capacity(4),
-            in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
+            tx: Tx {
+                prop_cycles: link.prop_cycles,
+                sent_at: None,
+                held: VecDeque::with_capacity(4),
+                in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
+            },
             pfc_in: VecDeque::with_capacity(8),
             rp: ReactionPoint::new(port, rp, d, seed),
             stats: PartnerStats::default(),
@@ -171,52 +173,72 @@ impl LinkPartner {
 
     /// Hand over a packet, or a run, in the hand-over phase of a cycle: after the
     /// partner's last step, before this cycle's. [`start_handed`](Self::start_handed) ends
-    /// the phase. A single packet reaching an idle line with nothing queued is held apart
-    /// for it, so that a partner given one packet in a cycle starts it without the class
-    /// queue's round trip; anything more goes to the class queues in hand-over order, as
-    /// [`enqueue`](Self::enqueue) would have put it.
+    /// the phase. A single packet reaching an idle line with nothing queued is put on the
+    /// line for it, so that a partner given one packet in a cycle starts it without the
+    /// class queue's round trip; anything more goes to the class queues in hand-over
+    /// order, as [`enqueue`](Self::enqueue) would have put it (the packet put on the line
+    /// first).
     #[inline(always)]
-    pub fn offer(&mut self, run: PacketRun) {
-        if let Some(h) = self.handed.take() {
-            self.enqueue(h);
+    pub fn offer(&mut self, run: PacketRun, d: &Derived) {
+        if self.handed {
+            self.take_back();
         } else if self.nonempty == 0 && self.on_wire.is_none() {
             if let Some(&h) = run.single() {
-                self.handed = Some(h);
+                debug_assert!(
+                    {
+                        let mut idle = self.line;
+                        idle.clear();
+                        idle == self.line
+                    },
+                    "a line without a packet keeps no remainder"
+                );
+                self.put_on_wire(h, d);
+                self.handed = true;
                 return;
             }
         }
         self.enqueue(run);
     }
 
+    /// The packet [`offer`](Self::offer) put on the line, not started, into its class
+    /// queue instead.
+    fn take_back(&mut self) {
+        self.handed = false;
+        let w = self.on_wire.take().expect("offer put a packet on the line");
+        self.enqueue(w.hdr);
+    }
+
     /// End of the hand-over phase of cycle `now`, in which this partner was handed
     /// something: start the packet [`offer`](Self::offer)
-    /// held apart, as [`step`](Self::step) would start it in this cycle (the only packet
-    /// queued, on an idle line): unless a PFC frame acts in this cycle, the reaction point
-    /// is in use or the packet's class is paused, which are the step's to decide (the
+    /// put on the line, as [`step`](Self::step) would start it in this cycle (the only
+    /// packet queued, on an idle line): unless a PFC frame acts in this cycle, the reaction
+    /// point is in use or the packet's class is paused, which are the step's to decide (the
     /// packet is queued for it). Returns the cycle the partner must be stepped in for the
     /// packet: `now` if the step has work in this cycle, else the cycle its first beat is
     /// due. Its other events are those of [`next_event`](Self::next_event) at its last
     /// step (an idle line adds none, and an idle reaction point none), so the caller keeps
     /// the earlier of the two.
     #[inline]
-    pub fn start_handed(&mut self, now: u64, d: &Derived) -> u64 {
-        let Some(hdr) = self.handed.take() else {
+    pub fn start_handed(&mut self, now: u64) -> u64 {
+        let Some(w) = self.on_wire.as_ref().filter(|_| self.handed) else {
             return now;
         };
-        let c = hdr.prio as usize;
+        let c = w.hdr.prio as usize;
         if self.rp.busy()
             || self.paused_mask(now) & (1 << c) != 0
             || self.pfc_in.front().is_some_and(|&(at, _)| at <= now)
         {
-            self.enqueue(hdr);
+            self.take_back();
             return now;
         }
-        // `arbitrate` with this class alone ready, then the step's first clock of the line.
+        self.handed = false;
+        // `arbitrate` with this class alone ready, then the step's first clock of the line
+        // (an idle line's accumulator is clear, so the first beat is the length's
+        // `first_ticks` away, without a division).
         self.rr_next = ((c + 1) % 8) as u8;
-        let due_bits = self.put_on_wire(hdr, d);
         self.line.advance(1);
         self.line_at = now;
-        now + self.line.ticks_until(due_bits)
+        now + self.last_len.first_ticks
     }
 
     /// A PFC frame the MMU sent toward this partner at `cycle` (after this partner's step
@@ -253,8 +275,8 @@ impl LinkPartner {
     pub fn busy(&self) -> bool {
         self.nonempty != 0
             || self.on_wire.is_some()
-            || !self.held.is_empty()
-            || !self.in_flight.is_empty()
+            || !self.tx.held.is_empty()
+            || !self.tx.in_flight.is_empty()
             || !self.pfc_in.is_empty()
             || self.rp.busy()
     }
@@ -267,7 +289,7 @@ impl LinkPartner {
 
     /// Beats on the link, not yet seen by the MMU.
     pub fn in_flight(&self) -> usize {
-        self.in_flight.len()
+        self.tx.in_flight.len()
     }
 
     /// Classes paused at `now`, as a bit mask: a class's own pause OR the port-level
@@ -418,59 +440,43 @@ impl LinkPartner {
         self.put_on_wire(hdr, d);
     }
 
-    /// Put packet `hdr` on the line; returns the bits its first beat is due at.
+    /// Put packet `hdr` on the line.
     #[inline]
-    fn put_on_wire(&mut self, hdr: PacketHdr, d: &Derived) -> u64 {
+    fn put_on_wire(&mut self, hdr: PacketHdr, d: &Derived) {
         if hdr.len != self.last_len.len || self.last_len.ncells == 0 {
-            let len = hdr.len as u32;
-            self.last_len = LenCost {
-                len: hdr.len,
-                ncells: d.cells_for(len) as u16,
-                wire_bits: d.wire_bits(len),
-            };
+            self.last_len = self.len_cost(hdr.len, d);
         }
         let c = self.last_len;
-        let mut w = OnWire {
+        self.on_wire = Some(OnWire {
             hdr,
             ncells: c.ncells,
             next_idx: 0,
             wire_bits: c.wire_bits,
+            due_bits: c.first_due,
+        });
+    }
+
+    /// What a packet of `len` bytes costs on this line.
+    fn len_cost(&self, len: u16, d: &Derived) -> LenCost {
+        let w = OnWire {
+            hdr: PacketHdr {
+                len,
+                ..PacketHdr::default()
+            },
+            ncells: d.cells_for(len as u32) as u16,
+            next_idx: 0,
+            wire_bits: d.wire_bits(len as u32),
             due_bits: 0,
         };
-        w.due_bits = self.due_bits(&w);
-        self.on_wire = Some(w);
-        w.due_bits
-    }
-
-    /// Bits of the packet that must be on the wire before beat `next_idx` is complete, or
-    /// the packet's wire bits once every beat left.
-    fn due_bits(&self, w: &OnWire) -> u64 {
-        let len = w.hdr.len as u64;
-        if w.next_idx >= w.ncells {
-            w.wire_bits
-        } else if w.next_idx + 1 == w.ncells {
-            len * 8
-        } else {
-            let end = (w.next_idx as u64 + 1) * self.cell_bytes as u64;
-            end.saturating_sub(self.packet_overhead as u64).min(len) * 8
+        let first_due = w.next_due(self.cell_bytes, self.packet_overhead);
+        LenCost {
+            len,
+            ncells: w.ncells,
+            wire_bits: w.wire_bits,
+            first_due,
+            // `ticks_until` after one clock of a clear accumulator.
+            first_ticks: self.line.cycles_for(first_due).saturating_sub(1),
         }
-    }
-
-    /// Beat `beat` is due on the link in cycle `now`: it leaves at once unless a beat
-    /// already left in this cycle or waits before it.
-    fn emit(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
-        if self.sent_at == Some(now) || !self.held.is_empty() {
-            self.held.push_back(beat);
-        } else {
-            self.send(now, beat, inject);
-        }
-    }
-
-    fn send(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
-        inject(&beat);
-        self.sent_at = Some(now);
-        self.in_flight
-            .push_back((now + self.link.prop_cycles, beat));
     }
 
     /// The first cycle after `now` in which a class that holds a packet, or the priority of
@@ -496,10 +502,10 @@ impl LinkPartner {
     /// call; pauses and limiters are `waiting_event`'s.
     #[inline(always)]
     pub fn next_event(&self, now: u64) -> u64 {
-        if !self.held.is_empty() {
+        if !self.tx.held.is_empty() {
             return now + 1;
         }
-        let mut t = self.in_flight.front().map_or(u64::MAX, |&(at, _)| at);
+        let mut t = self.tx.in_flight.front().map_or(u64::MAX, |&(at, _)| at);
         if let Some(&(at, _)) = self.pfc_in.front() {
             t = t.min(at);
         }
@@ -539,7 +545,7 @@ impl LinkPartner {
     /// reaches the MMU this cycle, if any, is returned. The cycles since the last step must
     /// hold no event ([`next_event`](Self::next_event)).
     pub fn step(&mut self, now: u64, d: &Derived, mut inject: impl FnMut(&Beat)) -> Option<Beat> {
-        debug_assert!(self.handed.is_none(), "a step inside the hand-over phase");
+        debug_assert!(!self.handed, "a step inside the hand-over phase");
         while let Some(&(at, frame)) = self.pfc_in.front() {
             if at > now {
                 break;
@@ -562,25 +568,24 @@ impl LinkPartner {
             self.line.advance(ticks);
             self.line_at = now;
         }
-        while let Some(w) = &self.on_wire {
+        // The packet is read and advanced where it is (the transmit side is a field apart).
+        while let Some(w) = &mut self.on_wire {
             // `due_bits` is the packet's wire bits once every beat left: not reached, nothing
-            // leaves and the packet is not done (the common case, left without a copy).
+            // leaves and the packet is not done (the common case).
             if !self.line.reached(w.due_bits) {
                 break;
             }
-            let mut w = *w;
             while w.next_idx < w.ncells && self.line.reached(w.due_bits) {
                 let beat = Beat {
                     hdr: w.hdr,
                     idx: w.next_idx,
                     ncells: w.ncells,
                 };
-                self.emit(now, beat, &mut inject);
+                self.tx.emit(now, beat, &mut inject);
                 w.next_idx += 1;
-                w.due_bits = self.due_bits(&w);
+                w.due_bits = w.next_due(self.cell_bytes, self.packet_overhead);
             }
             if w.next_idx < w.ncells || !self.line.reached(w.wire_bits) {
-                self.on_wire = Some(w);
                 break;
             }
             // Packet done: keep the remainder for a back-to-back packet.
@@ -589,18 +594,68 @@ impl LinkPartner {
             self.stats.packets_sent += 1;
             self.start_next(now, d);
         }
-        if self.sent_at != Some(now) {
-            if let Some(b) = self.held.pop_front() {
-                self.send(now, b, &mut inject);
+        if self.tx.sent_at != Some(now) {
+            if let Some(b) = self.tx.held.pop_front() {
+                self.tx.send(now, b, &mut inject);
             }
         }
-        match self.in_flight.front() {
+        match self.tx.in_flight.front() {
             Some(&(at, b)) if at <= now => {
-                self.in_flight.pop_front();
+                self.tx.in_flight.pop_front();
                 Some(b)
             }
             _ => None,
         }
+    }
+}
+
+impl OnWire {
+    /// Bits of the packet that must be on the wire before beat `next_idx` is complete, or
+    /// the packet's wire bits once every beat left; cells of `cell_bytes`, of which the
+    /// first `packet_overhead` bytes are not the packet's.
+    fn next_due(&self, cell_bytes: u32, packet_overhead: u32) -> u64 {
+        let len = self.hdr.len as u64;
+        if self.next_idx >= self.ncells {
+            self.wire_bits
+        } else if self.next_idx + 1 == self.ncells {
+            len * 8
+        } else {
+            let end = (self.next_idx as u64 + 1) * cell_bytes as u64;
+            end.saturating_sub(packet_overhead as u64).min(len) * 8
+        }
+    }
+}
+
+/// The transmit side of the link: beats leave onto it one per cycle and reach the MMU
+/// `prop_cycles` later.
+#[derive(Debug, Clone)]
+struct Tx {
+    prop_cycles: u64,
+    /// The last cycle a beat left onto the link.
+    sent_at: Option<u64>,
+    /// Beats due on the wire but not yet sent (one leaves per cycle).
+    held: VecDeque<Beat>,
+    /// Beats on the link: `(cycle the MMU sees it, beat)`.
+    in_flight: VecDeque<(u64, Beat)>,
+}
+
+impl Tx {
+    /// Beat `beat` is due on the link in cycle `now`: it leaves at once unless a beat
+    /// already left in this cycle or waits before it.
+    #[inline]
+    fn emit(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
+        if self.sent_at == Some(now) || !self.held.is_empty() {
+            self.held.push_back(beat);
+        } else {
+            self.send(now, beat, inject);
+        }
+    }
+
+    #[inline]
+    fn send(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
+        inject(&beat);
+        self.sent_at = Some(now);
+        self.in_flight.push_back((now + self.prop_cycles, beat));
     }
 }
 
@@ -679,10 +734,10 @@ mod tests {
                         ecn: hw_model::Ecn::NotEct,
                     };
                     every.enqueue(hdr);
-                    handed.offer(hdr.into());
+                    handed.offer(hdr.into(), &d);
                 }
                 if plan.iter().any(|p| p.0 == now) {
-                    wake = wake.min(handed.start_handed(now, &d));
+                    wake = wake.min(handed.start_handed(now));
                 }
                 let log = |seen: &mut Vec<_>, p: &mut LinkPartner| {
                     let out = p.step(now, &d, |b| seen.push((now, "inject", b.hdr.flow, b.idx)));
@@ -713,6 +768,22 @@ mod tests {
                 assert_eq!(first_after_40.2, 2, "class 5 first, though handed second");
             }
         }
+    }
+
+    /// A handed packet's first beat is timed from a clear accumulator (`first_ticks`): a
+    /// line left with a remainder while no packet is on it is caught when one is put on it.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "a line without a packet keeps no remainder")]
+    fn an_idle_line_with_a_remainder_is_caught() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut p = LinkPartner::new(0, instant_link(), &d);
+        p.line.advance(1);
+        let hdr = PacketHdr {
+            len: 64,
+            ..PacketHdr::default()
+        };
+        p.offer(hdr.into(), &d);
     }
 
     #[test]

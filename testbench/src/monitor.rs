@@ -28,32 +28,31 @@ impl TxnKind {
     }
 }
 
-/// One observed cell event.
+/// One observed cell event: the beat where the wire holds it (an event, a departure, the
+/// link), not a copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CellTxn {
+pub struct CellTxn<'a> {
     pub cycle: u64,
     pub kind: TxnKind,
-    pub beat: Beat,
+    pub beat: &'a Beat,
 }
 
-/// Report the cell events and departures of one MMU cycle, in output order.
-pub fn observe(cycle: u64, out: &Outputs, mut f: impl FnMut(&CellTxn)) {
-    for ev in &out.cell_events {
-        let kind = match ev.fate {
+/// The cell events and departures of one MMU cycle, in output order. An iterator, so
+/// that the caller's handling of a transaction is one inlined loop body.
+#[inline]
+pub fn observe(cycle: u64, out: &Outputs) -> impl Iterator<Item = CellTxn<'_>> {
+    let events = out.cell_events.iter().map(move |ev| CellTxn {
+        cycle,
+        kind: match ev.fate {
             CellFate::Admitted(s) => TxnKind::Admit(s),
             CellFate::Dropped(r) => TxnKind::Drop(r),
-        };
-        f(&CellTxn {
-            cycle,
-            kind,
-            beat: ev.beat,
-        });
-    }
-    for dep in &out.departures {
-        f(&CellTxn {
-            cycle,
-            kind: TxnKind::Depart(dep.port),
-            beat: dep.beat,
-        });
-    }
+        },
+        beat: &ev.beat,
+    });
+    let departures = out.departures.iter().map(move |dep| CellTxn {
+        cycle,
+        kind: TxnKind::Depart(dep.port),
+        beat: &dep.beat,
+    });
+    events.chain(departures)
 }

@@ -16,7 +16,8 @@
 //! 5. the waveform samples the MMU's signals.
 //!
 //! The loop allocates nothing: one `Outputs` and one ingress vector are reused, and only
-//! busy partners are visited (a 64-bit mask, as ports are at most 64). TCP flows are the
+//! busy partners are visited (a 64-bit mask, as ports are at most 64), only in a cycle in
+//! which the earliest of their wake-ups is due. TCP flows are the
 //! exception: their event heap and per-flow queues grow with the windows they reach. So is
 //! a packet run of more than one packet (a burst, a message, a flow's backlog in its NIC):
 //! one small box when it starts (`crate::packet_run`).
@@ -215,6 +216,35 @@ impl Observers {
     }
 }
 
+/// When each link partner must be stepped next.
+#[derive(Debug)]
+struct Wakes {
+    /// Per partner, the next cycle it must be stepped in (`u64::MAX`: asleep).
+    at: Vec<u64>,
+    /// Bit `p`: partner `p` is awake (`at[p]` is finite).
+    active: u64,
+    /// The earliest of `at`: a cycle before it steps no partner, without a visit of each.
+    first: u64,
+}
+
+impl Wakes {
+    fn new(ports: usize) -> Self {
+        Self {
+            at: vec![u64::MAX; ports],
+            active: 0,
+            first: u64::MAX,
+        }
+    }
+
+    /// Partner `p` must be stepped in cycle `at` (or earlier, if it already has to be).
+    #[inline]
+    fn wake(&mut self, p: usize, at: u64) {
+        self.at[p] = self.at[p].min(at);
+        self.active |= 1 << p;
+        self.first = self.first.min(at);
+    }
+}
+
 /// A runnable testbench built from a validated scenario.
 pub struct Sim {
     plan: Plan,
@@ -223,10 +253,7 @@ pub struct Sim {
     tcp: TcpFlows,
     dcqcn: DcqcnFlows,
     partners: Vec<LinkPartner>,
-    /// Per partner, the next cycle it must be stepped in (`u64::MAX`: asleep).
-    wake: Vec<u64>,
-    /// Bit `p`: partner `p` is awake (`wake[p]` is finite).
-    active: u64,
+    wakes: Wakes,
     /// Bit `p`: `ingress[p]` holds a beat to clear after the MMU step.
     delivered: u64,
     ingress: Vec<Option<Beat>>,
@@ -270,8 +297,7 @@ impl Sim {
             tcp: TcpFlows::new(&plan.flows, d.clock_hz),
             dcqcn: DcqcnFlows::new(&plan.flows, plan.seed, d),
             partners,
-            wake: vec![u64::MAX; d.ports],
-            active: 0,
+            wakes: Wakes::new(d.ports),
             delivered: 0,
             ingress: vec![None; d.ports],
             pfc_rx: Vec::with_capacity(script.max_per_cycle()),
@@ -442,16 +468,10 @@ impl Sim {
         self.partners.iter().map(|p| p.in_flight() as u64).sum()
     }
 
-    /// Partner `p` must be stepped in cycle `at` (or earlier, if it already has to be).
-    #[inline]
-    fn wake_partner(wake: &mut [u64], active: &mut u64, p: usize, at: u64) {
-        wake[p] = wake[p].min(at);
-        *active |= 1 << p;
-    }
-
     /// The first cycle `>= now()` in which something can happen: a source or TCP event, a
     /// partner's event, a scripted PFC frame, the model's next event, or a cycle the
     /// waveform must sample. Every cycle before it is idle: [`run`](Self::run) jumps there.
+    #[inline]
     pub fn next_event(&self) -> u64 {
         let mut t = self.mmu.next_event();
         if t <= self.now {
@@ -461,13 +481,8 @@ impl Sim {
             .min(self.sources.next_time())
             .min(self.tcp.next_time())
             .min(self.dcqcn.next_time())
-            .min(self.script.next_cycle());
-        let mut awake = self.active;
-        while awake != 0 {
-            let p = awake.trailing_zeros() as usize;
-            awake &= awake - 1;
-            t = t.min(self.wake[p]);
-        }
+            .min(self.script.next_cycle())
+            .min(self.wakes.first);
         if let Some(w) = &self.waves {
             t = t.min(w.must_sample(self.now));
         }
@@ -494,13 +509,13 @@ impl Sim {
         if self.sources.next_time() <= now {
             self.sources.fire_due(now, d, &self.plan.flows, |run| {
                 let src = run.head().src as usize;
-                partners[src].offer(run);
+                partners[src].offer(run, d);
                 handed |= 1 << src;
             });
         }
         let mut send = |hdr: hw_model::PacketHdr| {
             let src = hdr.src as usize;
-            partners[src].offer(hdr.into());
+            partners[src].offer(hdr.into(), d);
             handed |= 1 << src;
         };
         if self.tcp.next_time() <= now {
@@ -512,35 +527,12 @@ impl Sim {
         while handed != 0 {
             let p = handed.trailing_zeros() as usize;
             handed &= handed - 1;
-            let at = partners[p].start_handed(now, d);
-            Self::wake_partner(&mut self.wake, &mut self.active, p, at);
+            let at = partners[p].start_handed(now);
+            self.wakes.wake(p, at);
         }
 
-        let mut awake = self.active;
-        while awake != 0 {
-            let p = awake.trailing_zeros() as usize;
-            awake &= awake - 1;
-            if self.wake[p] > now {
-                continue;
-            }
-            let obs = &mut self.obs;
-            let partner = &mut self.partners[p];
-            let beat = partner.step(now, d, |b| {
-                obs.record(&CellTxn {
-                    cycle: now,
-                    kind: TxnKind::Inject,
-                    beat: *b,
-                })
-            });
-            partner.rp_mut().drain_events(|e| obs.rp_event(e));
-            if beat.is_some() {
-                self.ingress[p] = beat;
-                self.delivered |= 1 << p;
-            }
-            self.wake[p] = partner.next_event(now);
-            if self.wake[p] == u64::MAX {
-                self.active &= !(1 << p);
-            }
+        if self.wakes.first <= now {
+            self.step_partners(now);
         }
 
         self.pfc_rx.clear();
@@ -563,18 +555,17 @@ impl Sim {
         }
 
         let obs = &mut self.obs;
-        let drops = &mut self.lossless_drops;
+        let (drops, sinks) = (&mut self.lossless_drops, &mut self.sinks);
         let (mmu, plan) = (&self.mmu, &self.plan);
-        monitor::observe(now, &self.out, |t| {
-            obs.record(t);
-            if let TxnKind::Drop(r) = t.kind {
-                if r.lossless() && t.beat.sop() {
-                    drops.note(now, r, &t.beat, mmu, plan);
+        for t in monitor::observe(now, &self.out) {
+            obs.record(&t);
+            match t.kind {
+                TxnKind::Drop(r) if r.lossless() && t.beat.sop() => {
+                    drops.note(now, r, t.beat, mmu, plan)
                 }
+                TxnKind::Depart(port) => sinks.absorb(port, t.beat),
+                _ => {}
             }
-        });
-        for dep in &self.out.departures {
-            self.sinks.absorb(dep);
         }
         // Each returns at once when the plan has none of its flows.
         self.tcp.departed(now, &self.out.departures);
@@ -590,7 +581,7 @@ impl Sim {
             }
             if let Some(partner) = self.partners.get_mut(port as usize) {
                 let at = partner.pfc_sent(now, frame);
-                Self::wake_partner(&mut self.wake, &mut self.active, port as usize, at);
+                self.wakes.wake(port as usize, at);
             }
         }
         if !self.out.ecm_tx.is_empty() {
@@ -620,6 +611,45 @@ impl Sim {
         Ok(())
     }
 
+    /// Step the partners due at `now` (their beats on the link into the scoreboard, the
+    /// beats reaching the MMU into `ingress`) and find the earliest wake-up again.
+    #[inline]
+    fn step_partners(&mut self, now: u64) {
+        let d = &self.plan.derived;
+        let w = &mut self.wakes;
+        let mut first = u64::MAX;
+        let mut awake = w.active;
+        while awake != 0 {
+            let p = awake.trailing_zeros() as usize;
+            awake &= awake - 1;
+            if w.at[p] > now {
+                first = first.min(w.at[p]);
+                continue;
+            }
+            let obs = &mut self.obs;
+            let partner = &mut self.partners[p];
+            let beat = partner.step(now, d, |b| {
+                obs.record(&CellTxn {
+                    cycle: now,
+                    kind: TxnKind::Inject,
+                    beat: b,
+                })
+            });
+            partner.rp_mut().drain_events(|e| obs.rp_event(e));
+            if beat.is_some() {
+                self.ingress[p] = beat;
+                self.delivered |= 1 << p;
+            }
+            let at = partner.next_event(now);
+            w.at[p] = at;
+            if at == u64::MAX {
+                w.active &= !(1 << p);
+            }
+            first = first.min(at);
+        }
+        w.first = first;
+    }
+
     /// The ECM frames of this cycle: check their saturation bounds (`|Qoff| <= Qeq Qscale`,
     /// `|Qdelta| <= 2 Qeq Qscale`), trace them and send them toward their NICs.
     fn ecm_frames_out(&mut self, now: u64) {
@@ -642,7 +672,7 @@ impl Sim {
             self.obs.ecm_frame(now, f);
             if let Some(partner) = self.partners.get_mut(f.port as usize) {
                 let at = partner.ecm_sent(now, *f);
-                Self::wake_partner(&mut self.wake, &mut self.active, f.port as usize, at);
+                self.wakes.wake(f.port as usize, at);
             }
         }
     }

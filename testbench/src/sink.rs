@@ -2,7 +2,7 @@
 //! an optional script of PFC frames they send back into the switch (to exercise the
 //! model's received-PFC handling).
 
-use hw_model::{Departure, PfcFrame};
+use hw_model::{Beat, PfcFrame};
 
 /// What one egress port delivered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,15 +26,16 @@ impl Sinks {
         }
     }
 
-    /// Absorb one departing cell.
-    pub fn absorb(&mut self, dep: &Departure) {
-        let Some(s) = self.ports.get_mut(dep.port as usize) else {
+    /// Absorb one cell departing on `port`.
+    #[inline]
+    pub fn absorb(&mut self, port: u8, beat: &Beat) {
+        let Some(s) = self.ports.get_mut(port as usize) else {
             return;
         };
         s.cells += 1;
-        if dep.beat.eop() {
+        if beat.eop() {
             s.packets += 1;
-            s.bytes += dep.beat.hdr.len as u64;
+            s.bytes += beat.hdr.len as u64;
         }
     }
 

@@ -20,7 +20,7 @@ fn beat(seq: u32, idx: u16, ncells: u16) -> Beat {
     }
 }
 
-fn txn(cycle: u64, kind: TxnKind, b: Beat) -> CellTxn {
+fn txn(cycle: u64, kind: TxnKind, b: &Beat) -> CellTxn<'_> {
     CellTxn {
         cycle,
         kind,
@@ -34,17 +34,17 @@ fn run(departures: &[(u32, u16)], dropped_packets: &[u32]) -> Scoreboard {
     for seq in 0..4 {
         for idx in 0..2 {
             let b = beat(seq, idx, 2);
-            sb.record(&txn(0, TxnKind::Inject, b));
+            sb.record(&txn(0, TxnKind::Inject, &b));
             let fate = if dropped_packets.contains(&seq) {
                 TxnKind::Drop(DropReason::HeadroomFull)
             } else {
                 TxnKind::Admit(Segment::Shared)
             };
-            sb.record(&txn(1, fate, b));
+            sb.record(&txn(1, fate, &b));
         }
     }
     for (i, &(seq, idx)) in departures.iter().enumerate() {
-        sb.record(&txn(10 + i as u64, TxnKind::Depart(2), beat(seq, idx, 2)));
+        sb.record(&txn(10 + i as u64, TxnKind::Depart(2), &beat(seq, idx, 2)));
     }
     sb
 }
@@ -89,7 +89,7 @@ fn duplicate_departure_is_caught() {
 #[test]
 fn wrong_egress_port_is_caught() {
     let mut sb = Scoreboard::new(1);
-    sb.record(&txn(0, TxnKind::Depart(5), beat(0, 0, 1)));
+    sb.record(&txn(0, TxnKind::Depart(5), &beat(0, 0, 1)));
     assert_eq!(sb.misrouted, 1);
 }
 
