@@ -158,8 +158,8 @@ impl Ingress {
         if h.prio > 7 {
             return bad(format!("hdr.prio = {} is not a priority (0..=7)", h.prio));
         }
-        let n = d.cells_for(h.len as u32);
-        if b.ncells as u32 != n || n == 0 {
+        if !d.takes_cells(h.len as u32, b.ncells as u32) {
+            let n = d.cells_for(h.len as u32);
             return bad(format!(
                 "ncells = {} but a {} B packet takes {n} cells",
                 b.ncells, h.len
