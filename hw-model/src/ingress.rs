@@ -26,11 +26,15 @@ use crate::wires::{Beat, CellFate, DropReason, Segment};
 use rtl::{Block, BlockError, Clocked, Visit};
 use std::collections::VecDeque;
 
-/// An admitted cell waiting for a write port; the start-of-packet cell carries the plan.
+/// An admitted cell waiting for a write port: the control bits the write stage acts on.
+/// The payload is not modelled, and the packet's header waits in its descriptor
+/// ([`IngressPort::pending`]), so an entry is two bits, not the beat.
 #[derive(Debug, Clone, Copy)]
 pub struct FifoCell {
-    pub beat: Beat,
-    pub plan: Plan,
+    /// The first cell of its packet (it starts a chain at the descriptor's head).
+    pub sop: bool,
+    /// The last cell (its write enqueues the packet).
+    pub eop: bool,
 }
 
 /// Per-port state of the ingress stage.
@@ -224,7 +228,10 @@ impl Ingress {
                         "ingress p{p}: cell FIFO overflow (write stage too slow)"
                     ));
                 }
-                port.fifo.push_back(FifoCell { beat: *b, plan });
+                port.fifo.push_back(FifoCell {
+                    sop: b.sop(),
+                    eop: b.eop(),
+                });
                 self.fifo_ports |= 1 << p;
                 stats.admitted[seg.index()] += 1;
                 CellFate::Admitted(seg)
@@ -289,7 +296,7 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
             if port.fifo.is_empty() {
                 self.fifo_ports &= !(1 << p);
             }
-            if cell.beat.sop() {
+            if cell.sop {
                 port.pending[0].head = ptr;
                 port.written = 0;
             } else {
@@ -297,7 +304,7 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
             }
             port.prev = ptr;
             port.written += 1;
-            if cell.beat.eop() {
+            if cell.eop {
                 let desc = port
                     .pending
                     .pop_front()
