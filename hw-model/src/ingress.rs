@@ -142,43 +142,51 @@ impl Ingress {
     }
 
     /// The ingress bus protocol: a beat the MMU cannot have been sent by a MAC is refused
-    /// with an error naming the port and the field, not left to corrupt the buffer.
-    #[inline]
+    /// with an error naming the port and the field, not left to corrupt the buffer. The
+    /// common case is one test of every field; the message is built out of line.
+    #[inline(always)]
     pub fn check_beat(&self, p: usize, b: &Beat, d: &Derived) -> Result<(), String> {
         let h = &b.hdr;
-        let bad = |what: String| Err(format!("ingress p{p}: malformed beat {b:?}: {what}"));
-        if h.src as usize != p {
-            return bad(format!(
-                "hdr.src = {} but the beat arrived on port {p}",
-                h.src
-            ));
-        }
-        if h.dst as usize >= d.ports {
-            return bad(format!(
-                "hdr.dst = {} is not a port (0..{})",
-                h.dst, d.ports
-            ));
-        }
-        if h.prio > 7 {
-            return bad(format!("hdr.prio = {} is not a priority (0..=7)", h.prio));
-        }
-        if !d.takes_cells(h.len as u32, b.ncells as u32) {
-            let n = d.cells_for(h.len as u32);
-            return bad(format!(
-                "ncells = {} but a {} B packet takes {n} cells",
-                b.ncells, h.len
-            ));
-        }
         let expected = self.ports[p].next_idx;
-        if b.idx != expected {
-            return bad(format!("cell index {} where {expected} was due", b.idx));
+        if h.src as usize == p
+            && (h.dst as usize) < d.ports
+            && h.prio <= 7
+            && d.takes_cells(h.len as u32, b.ncells as u32)
+            && b.idx == expected
+        {
+            Ok(())
+        } else {
+            Err(malformed(p, b, d, expected))
         }
-        Ok(())
     }
+}
+
+/// Why beat `b` of port `p` breaks the bus protocol ([`Ingress::check_beat`]), naming the
+/// first field that is wrong; `expected` is the cell index that was due.
+#[cold]
+#[inline(never)]
+fn malformed(p: usize, b: &Beat, d: &Derived, expected: u16) -> String {
+    let h = &b.hdr;
+    let what = if h.src as usize != p {
+        format!("hdr.src = {} but the beat arrived on port {p}", h.src)
+    } else if h.dst as usize >= d.ports {
+        format!("hdr.dst = {} is not a port (0..{})", h.dst, d.ports)
+    } else if h.prio > 7 {
+        format!("hdr.prio = {} is not a priority (0..=7)", h.prio)
+    } else if !d.takes_cells(h.len as u32, b.ncells as u32) {
+        let n = d.cells_for(h.len as u32);
+        format!("ncells = {} but a {} B packet takes {n} cells", b.ncells, h.len)
+    } else {
+        format!("cell index {} where {expected} was due", b.idx)
+    };
+    format!("ingress p{p}: malformed beat {b:?}: {what}")
+}
+
+impl Ingress {
 
     /// The fate admission decided for the packet starting on port `p`: an admitted one
     /// waits as its descriptor until its last cell is written.
-    #[inline]
+    #[inline(always)]
     pub fn start_packet(
         &mut self,
         p: usize,
@@ -211,7 +219,7 @@ impl Ingress {
     }
 
     /// A beat of port `p` takes the fate of its packet: into the cell FIFO, or dropped.
-    #[inline]
+    #[inline(always)]
     pub fn take_cell(
         &mut self,
         p: usize,
