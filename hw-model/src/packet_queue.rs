@@ -320,7 +320,7 @@ impl PacketQueues {
     /// Finish the refetch of `port` if it is done by cycle `now`: its list's head is
     /// ready. Called whenever the port's transmitter looks at its queues, which is the
     /// only reader of a head descriptor.
-    #[inline]
+    #[inline(always)]
     pub fn advance_refill(&mut self, port: usize, now: u64) {
         if self.refill_at[port] <= now {
             let li = std::mem::replace(&mut self.refetch[port], NULL);
