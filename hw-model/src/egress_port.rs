@@ -476,6 +476,7 @@ fn cell_leaves<P: BufferPolicy>(
 
 impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
     /// The ports with something to do in this cycle, round robin from `read_rr`.
+    #[inline(always)]
     fn eval(
         &mut self,
         now: u64,

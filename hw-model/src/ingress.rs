@@ -272,6 +272,7 @@ impl Ingress {
 
 impl<'a> Block<WriteIn<'a>, ()> for Ingress {
     /// The write stage: FIFO heads into the SRAM.
+    #[inline(always)]
     fn eval(&mut self, _: u64, input: WriteIn<'a>, _: ()) -> Result<(), BlockError> {
         let n = self.ports.len();
         let mut budget = self.write_cells;
