@@ -175,7 +175,10 @@ fn malformed(p: usize, b: &Beat, d: &Derived, expected: u16) -> String {
         format!("hdr.prio = {} is not a priority (0..=7)", h.prio)
     } else if !d.takes_cells(h.len as u32, b.ncells as u32) {
         let n = d.cells_for(h.len as u32);
-        format!("ncells = {} but a {} B packet takes {n} cells", b.ncells, h.len)
+        format!(
+            "ncells = {} but a {} B packet takes {n} cells",
+            b.ncells, h.len
+        )
     } else {
         format!("cell index {} where {expected} was due", b.idx)
     };
@@ -183,7 +186,6 @@ fn malformed(p: usize, b: &Beat, d: &Derived, expected: u16) -> String {
 }
 
 impl Ingress {
-
     /// The fate admission decided for the packet starting on port `p`: an admitted one
     /// waits as its descriptor until its last cell is written.
     #[inline(always)]
@@ -394,11 +396,18 @@ mod tests {
         let ing = Ingress::new(&d);
         let good = beat(&d);
         assert_eq!(ing.check_beat(1, &good, &d), Ok(()));
-        let cases: [(fn(&mut Beat), &str); 5] = [
-            (|b| b.hdr.src = 0, "hdr.src = 0 but the beat arrived on port 1"),
+        type Break = fn(&mut Beat);
+        let cases: [(Break, &str); 5] = [
+            (
+                |b| b.hdr.src = 0,
+                "hdr.src = 0 but the beat arrived on port 1",
+            ),
             (|b| b.hdr.dst = 200, "hdr.dst = 200 is not a port"),
             (|b| b.hdr.prio = 8, "hdr.prio = 8 is not a priority (0..=7)"),
-            (|b| b.ncells += 1, "ncells = 2 but a 64 B packet takes 1 cells"),
+            (
+                |b| b.ncells += 1,
+                "ncells = 2 but a 64 B packet takes 1 cells",
+            ),
             (|b| b.idx = 3, "cell index 3 where 0 was due"),
         ];
         for (breaks, what) in cases {
