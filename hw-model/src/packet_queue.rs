@@ -245,6 +245,7 @@ impl PacketQueues {
 
     /// A fully written packet joins the tail of its list of queue `(port, q)` (ingress
     /// write stage).
+    #[inline(always)]
     pub fn enqueue(&mut self, port: usize, q: usize, d: Desc) {
         let li = self.list_id(port * 8 + q, d.sub);
         self.desc.write(d.head as usize, d);
@@ -270,7 +271,7 @@ impl PacketQueues {
 
     /// Take the head packet of `(port, q)` in cycle `now`; its refetch starts now. `hp`:
     /// bit `q` set when physical list 1 is the queue's HP list.
-    #[inline]
+    #[inline(always)]
     pub fn dequeue(&mut self, port: usize, q: usize, hp: u8, now: u64) -> Head {
         let qi = port * 8 + q;
         let li = self.serve_list(qi, hp);
