@@ -509,17 +509,12 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             let p = unrotate(i, self.read_rr, n);
             out.dirty.egress(p);
             self.visit(now, p, &mut budget, &mut input, &mut out)?;
-            let idle = matches!(self.ports[p].tx, Tx::Idle) as u64;
+            let port = &self.ports[p];
+            let idle = matches!(port.tx, Tx::Idle) as u64;
             self.idle = self.idle & !(1 << p) | idle << p;
-        }
-        for p in each_port(active) {
-            let wake = self.ports[p].wake;
-            if wake == u64::MAX {
-                self.timed &= !(1 << p);
-            } else {
-                self.timed |= 1 << p;
-                later = later.min(wake);
-            }
+            let timed = (port.wake != u64::MAX) as u64;
+            self.timed = self.timed & !(1 << p) | timed << p;
+            later = later.min(port.wake);
         }
         self.wake_min = later;
         self.read_rr = next_rr(self.read_rr, n);
