@@ -381,7 +381,7 @@ fn start_tx<P>(
             let desc = queues.desc.backdoor_mut(head.h as usize);
             input.ecn.depart(p, q, desc);
         }
-        if queues.nonempty[p] & (1 << q) == 0 {
+        if queues.nonempty(p) & (1 << q) == 0 {
             sched.queue_emptied(q);
         }
         port.tx = Tx::Data(DataTx {
