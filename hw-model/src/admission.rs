@@ -33,7 +33,7 @@ use crate::ingress::{segments, Ingress};
 use crate::packet_queue::{Desc, NULL};
 use crate::pfc::fsm::PfcFsm;
 use crate::policy::BufferPolicy;
-use crate::ports::{each_port, FlowRequests};
+use crate::ports::FlowRequests;
 use crate::probes::Dirty;
 use crate::sched::hcf::{Arrival, Hcf};
 use crate::stats::Stats;
@@ -432,14 +432,11 @@ impl<'a, P: BufferPolicy> Block<AdmissionIn<'a, P>, AdmissionOut<'a>> for Admiss
         self.start_cycle();
         *out.admitted = 0;
         input.policy.start_admission();
-        // The ports with a beat first (a branch-free pass over the bus), then their beats.
-        let all = input.beats;
-        let beats = all
-            .iter()
-            .enumerate()
-            .fold(0u64, |m, (p, b)| m | (b.is_some() as u64) << p);
-        for p in each_port(beats) {
-            if let Some(b) = &all[p] {
+        // One pass over the bus in port order, collecting `beat_valid` as it goes.
+        let mut beats = 0u64;
+        for (p, b) in input.beats.iter().enumerate() {
+            if let Some(b) = b {
+                beats |= 1 << p;
                 self.beat(now, p, b, &mut input, &mut out)?;
             }
         }

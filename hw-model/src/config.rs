@@ -1341,6 +1341,16 @@ impl Derived {
         (len + self.cfg.packet_overhead_bytes).div_ceil(self.cfg.cell_bytes)
     }
 
+    /// Whether a packet of `len` bytes occupies exactly `n >= 1` cells, i.e. `n ==
+    /// cells_for(len) > 0`, by two multiplications instead of a division:
+    /// `(n - 1) * cell < len + overhead <= n * cell`.
+    #[inline]
+    pub fn takes_cells(&self, len: u32, n: u32) -> bool {
+        let bytes = (len + self.cfg.packet_overhead_bytes) as u64;
+        let cell = self.cfg.cell_bytes as u64;
+        n > 0 && (n as u64 - 1) * cell < bytes && bytes <= n as u64 * cell
+    }
+
     #[inline]
     pub fn is_lossless(&self, prio: u8) -> bool {
         self.lossless_mask & (1 << prio) != 0
@@ -1583,5 +1593,22 @@ mod tests {
         assert_eq!(d.cells_for(192), 1);
         assert_eq!(d.cells_for(193), 2);
         assert_eq!(d.cells_for(1500), 8);
+    }
+
+    /// `takes_cells` agrees with `cells_for` for every length and every cell count up to
+    /// one past it (so a wrong bound on either side fails).
+    #[test]
+    fn takes_cells_is_cells_for_without_a_division() {
+        for overhead in [0, 16] {
+            let mut c = SwitchConfig::small();
+            c.packet_overhead_bytes = overhead;
+            let d = c.build().unwrap();
+            for len in 0..2000 {
+                let cells = d.cells_for(len);
+                for n in 0..=cells + 1 {
+                    assert_eq!(d.takes_cells(len, n), n == cells && n > 0, "{len} B, {n}");
+                }
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@
 //! and reads cells as the wire reaches them.
 
 use crate::accounting::{Accounting, Update};
-use crate::config::{Derived, PFC_FRAME_WIRE_BYTES, QUEUES};
+use crate::config::{Derived, MAX_PORTS, PFC_FRAME_WIRE_BYTES, QUEUES};
 use crate::ecm_cp::Ecm;
 use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
@@ -86,8 +86,6 @@ pub struct EgressPort {
     pub wire: PhaseAccumulator,
     /// Last cycle the port was evaluated.
     pub last_visit: u64,
-    /// Next cycle the port must be evaluated (`u64::MAX`: only on a kick).
-    pub wake: u64,
 }
 
 impl EgressPort {
@@ -97,7 +95,6 @@ impl EgressPort {
             hdr: PacketHdr::default(),
             wire: PhaseAccumulator::new(rate_bps, clock_hz),
             last_visit: 0,
-            wake: u64::MAX,
         }
     }
 
@@ -123,6 +120,10 @@ pub struct Egress {
     /// Ports whose transmitter is idle. Only they act on a kick: a busy port always has a
     /// wake, at which it takes pending frames, sees new packets and its pause mask.
     idle: u64,
+    /// Per port, the next cycle it must be evaluated (`u64::MAX`: only on a kick); sized
+    /// for the largest switch and indexed by a mask, so the phase's scan of the timed
+    /// ports is a walk of one array without bounds checks.
+    wake: [u64; MAX_PORTS],
     /// Ports with a finite `wake`, and a lower bound of their wakes (exact after a cycle
     /// in which a port was due): the phase looks at no port before that cycle unless
     /// kicked.
@@ -174,12 +175,19 @@ impl Egress {
             read_cells: d.cfg.sram_read_cells_per_cycle,
             read_rr: 0,
             idle: mask(d.ports),
+            wake: [u64::MAX; MAX_PORTS],
             timed: 0,
             wake_min: u64::MAX,
             latency: d.cfg.sram_read_latency as u64,
             cell_bits: d.cfg.cell_bytes as u64 * 8,
             overhead_bits: d.cfg.packet_overhead_bytes as u64 * 8,
         }
+    }
+
+    /// The next cycle port `p` must be evaluated (`u64::MAX`: only on a kick).
+    #[inline]
+    pub fn wake(&self, p: usize) -> u64 {
+        self.wake[p % MAX_PORTS]
     }
 
     /// No port must be evaluated without a kick before this cycle (`u64::MAX`: none).
@@ -200,7 +208,7 @@ impl Egress {
     fn idle_mask_holds(&self) -> bool {
         self.ports.iter().enumerate().all(|(p, e)| {
             let idle = matches!(e.tx, Tx::Idle);
-            (self.idle >> p) & 1 == idle as u64 && (idle || e.wake != u64::MAX)
+            (self.idle >> p) & 1 == idle as u64 && (idle || self.wake(p) != u64::MAX)
         })
     }
 
@@ -336,7 +344,7 @@ impl Egress {
         }
         // A busy port looks at its queues again at the end of its frame or packet (its
         // wake); an idle one waits for its refetch.
-        port.wake = if matches!(port.tx, Tx::Idle) {
+        self.wake[p % MAX_PORTS] = if matches!(port.tx, Tx::Idle) {
             wake.min(input.queues.refill_at(p))
         } else {
             wake
@@ -381,7 +389,7 @@ fn start_tx<P>(
             let desc = queues.desc.backdoor_mut(head.h as usize);
             input.ecn.depart(p, q, desc);
         }
-        if queues.nonempty[p] & (1 << q) == 0 {
+        if queues.nonempty(p) & (1 << q) == 0 {
             sched.queue_emptied(q);
         }
         port.tx = Tx::Data(DataTx {
@@ -476,6 +484,7 @@ fn cell_leaves<P: BufferPolicy>(
 
 impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
     /// The ports with something to do in this cycle, round robin from `read_rr`.
+    #[inline(always)]
     fn eval(
         &mut self,
         now: u64,
@@ -493,7 +502,7 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         if now >= self.wake_min {
             later = u64::MAX;
             for p in each_port(self.timed) {
-                let wake = self.ports[p].wake;
+                let wake = self.wake(p);
                 if wake <= now {
                     active |= 1 << p;
                 } else {
@@ -510,15 +519,10 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             self.visit(now, p, &mut budget, &mut input, &mut out)?;
             let idle = matches!(self.ports[p].tx, Tx::Idle) as u64;
             self.idle = self.idle & !(1 << p) | idle << p;
-        }
-        for p in each_port(active) {
-            let wake = self.ports[p].wake;
-            if wake == u64::MAX {
-                self.timed &= !(1 << p);
-            } else {
-                self.timed |= 1 << p;
-                later = later.min(wake);
-            }
+            let wake = self.wake(p);
+            let timed = (wake != u64::MAX) as u64;
+            self.timed = self.timed & !(1 << p) | timed << p;
+            later = later.min(wake);
         }
         self.wake_min = later;
         self.read_rr = next_rr(self.read_rr, n);
@@ -552,7 +556,7 @@ mod tests {
         let mut e = egress();
         assert!(e.idle_mask_holds());
         e.ports[1].tx = Tx::Pfc(PfcFrame::default());
-        e.ports[1].wake = 7;
+        e.wake[1] = 7;
         e.idle &= !(1 << 1);
         assert!(e.idle_mask_holds());
     }
@@ -564,7 +568,7 @@ mod tests {
         e.ports[1].tx = Tx::Pfc(PfcFrame::default());
         e.idle &= !(1 << 1);
         assert!(!e.idle_mask_holds(), "busy, no wake");
-        e.ports[1].wake = 7;
+        e.wake[1] = 7;
         e.idle |= 1 << 1;
         assert!(!e.idle_mask_holds(), "busy, marked idle");
     }

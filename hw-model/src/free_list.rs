@@ -39,9 +39,23 @@ impl FreeList {
             return None;
         }
         let p = self.ring[self.head];
-        self.head = (self.head + 1) % self.ring.len();
+        self.head = self.wrap(self.head + 1);
         self.count -= 1;
         Some(p)
+    }
+
+    /// Ring index `i` brought into the ring, without a division when `i < 2 * len` (always,
+    /// unless [`crate::mmu::Fault::DoubleFreeCell`] over-filled the list).
+    #[inline]
+    fn wrap(&self, i: usize) -> usize {
+        let n = self.ring.len();
+        if i < n {
+            i
+        } else if i < 2 * n {
+            i - n
+        } else {
+            i % n
+        }
     }
 
     /// Return a pointer; it becomes poppable after the edge.
@@ -64,12 +78,12 @@ impl FreeList {
 
 impl Clocked for FreeList {
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
-        let n = self.ring.len();
+        let mut tail = self.wrap(self.head + self.count);
         for &p in &self.pending_push {
-            let tail = (self.head + self.count) % n;
             self.ring[tail] = p;
-            self.count += 1;
+            tail = self.wrap(tail + 1);
         }
+        self.count += self.pending_push.len();
         self.pending_push.clear();
         Ok(())
     }

@@ -26,11 +26,15 @@ use crate::wires::{Beat, CellFate, DropReason, Segment};
 use rtl::{Block, BlockError, Clocked, Visit};
 use std::collections::VecDeque;
 
-/// An admitted cell waiting for a write port; the start-of-packet cell carries the plan.
+/// An admitted cell waiting for a write port: the control bits the write stage acts on.
+/// The payload is not modelled, and the packet's header waits in its descriptor
+/// ([`IngressPort::pending`]), so an entry is two bits, not the beat.
 #[derive(Debug, Clone, Copy)]
 pub struct FifoCell {
-    pub beat: Beat,
-    pub plan: Plan,
+    /// The first cell of its packet (it starts a chain at the descriptor's head).
+    pub sop: bool,
+    /// The last cell (its write enqueues the packet).
+    pub eop: bool,
 }
 
 /// Per-port state of the ingress stage.
@@ -138,43 +142,53 @@ impl Ingress {
     }
 
     /// The ingress bus protocol: a beat the MMU cannot have been sent by a MAC is refused
-    /// with an error naming the port and the field, not left to corrupt the buffer.
-    #[inline]
+    /// with an error naming the port and the field, not left to corrupt the buffer. The
+    /// common case is one test of every field; the message is built out of line.
+    #[inline(always)]
     pub fn check_beat(&self, p: usize, b: &Beat, d: &Derived) -> Result<(), String> {
         let h = &b.hdr;
-        let bad = |what: String| Err(format!("ingress p{p}: malformed beat {b:?}: {what}"));
-        if h.src as usize != p {
-            return bad(format!(
-                "hdr.src = {} but the beat arrived on port {p}",
-                h.src
-            ));
-        }
-        if h.dst as usize >= d.ports {
-            return bad(format!(
-                "hdr.dst = {} is not a port (0..{})",
-                h.dst, d.ports
-            ));
-        }
-        if h.prio > 7 {
-            return bad(format!("hdr.prio = {} is not a priority (0..=7)", h.prio));
-        }
-        let n = d.cells_for(h.len as u32);
-        if b.ncells as u32 != n || n == 0 {
-            return bad(format!(
-                "ncells = {} but a {} B packet takes {n} cells",
-                b.ncells, h.len
-            ));
-        }
         let expected = self.ports[p].next_idx;
-        if b.idx != expected {
-            return bad(format!("cell index {} where {expected} was due", b.idx));
+        if h.src as usize == p
+            && (h.dst as usize) < d.ports
+            && h.prio <= 7
+            && d.takes_cells(h.len as u32, b.ncells as u32)
+            && b.idx == expected
+        {
+            Ok(())
+        } else {
+            Err(malformed(p, b, d, expected))
         }
-        Ok(())
     }
+}
 
+/// Why beat `b` of port `p` breaks the bus protocol ([`Ingress::check_beat`]), naming the
+/// first field that is wrong; `expected` is the cell index that was due.
+#[cold]
+#[inline(never)]
+fn malformed(p: usize, b: &Beat, d: &Derived, expected: u16) -> String {
+    let h = &b.hdr;
+    let what = if h.src as usize != p {
+        format!("hdr.src = {} but the beat arrived on port {p}", h.src)
+    } else if h.dst as usize >= d.ports {
+        format!("hdr.dst = {} is not a port (0..{})", h.dst, d.ports)
+    } else if h.prio > 7 {
+        format!("hdr.prio = {} is not a priority (0..=7)", h.prio)
+    } else if !d.takes_cells(h.len as u32, b.ncells as u32) {
+        let n = d.cells_for(h.len as u32);
+        format!(
+            "ncells = {} but a {} B packet takes {n} cells",
+            b.ncells, h.len
+        )
+    } else {
+        format!("cell index {} where {expected} was due", b.idx)
+    };
+    format!("ingress p{p}: malformed beat {b:?}: {what}")
+}
+
+impl Ingress {
     /// The fate admission decided for the packet starting on port `p`: an admitted one
     /// waits as its descriptor until its last cell is written.
-    #[inline]
+    #[inline(always)]
     pub fn start_packet(
         &mut self,
         p: usize,
@@ -207,7 +221,7 @@ impl Ingress {
     }
 
     /// A beat of port `p` takes the fate of its packet: into the cell FIFO, or dropped.
-    #[inline]
+    #[inline(always)]
     pub fn take_cell(
         &mut self,
         p: usize,
@@ -224,7 +238,10 @@ impl Ingress {
                         "ingress p{p}: cell FIFO overflow (write stage too slow)"
                     ));
                 }
-                port.fifo.push_back(FifoCell { beat: *b, plan });
+                port.fifo.push_back(FifoCell {
+                    sop: b.sop(),
+                    eop: b.eop(),
+                });
                 self.fifo_ports |= 1 << p;
                 stats.admitted[seg.index()] += 1;
                 CellFate::Admitted(seg)
@@ -257,6 +274,7 @@ impl Ingress {
 
 impl<'a> Block<WriteIn<'a>, ()> for Ingress {
     /// The write stage: FIFO heads into the SRAM.
+    #[inline(always)]
     fn eval(&mut self, _: u64, input: WriteIn<'a>, _: ()) -> Result<(), BlockError> {
         let n = self.ports.len();
         let mut budget = self.write_cells;
@@ -289,7 +307,7 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
             if port.fifo.is_empty() {
                 self.fifo_ports &= !(1 << p);
             }
-            if cell.beat.sop() {
+            if cell.sop {
                 port.pending[0].head = ptr;
                 port.written = 0;
             } else {
@@ -297,7 +315,7 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
             }
             port.prev = ptr;
             port.written += 1;
-            if cell.beat.eop() {
+            if cell.eop {
                 let desc = port
                     .pending
                     .pop_front()
@@ -346,5 +364,58 @@ fn segment_of(lossless: bool, k: u16, seg0: u16, seg1: u16) -> Segment {
         s[1]
     } else {
         s[2]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SwitchConfig;
+    use crate::wires::PacketHdr;
+
+    /// A well-formed first beat of a 64 B packet from port 1 to port 2.
+    fn beat(d: &Derived) -> Beat {
+        let hdr = PacketHdr {
+            src: 1,
+            dst: 2,
+            len: 64,
+            ..PacketHdr::default()
+        };
+        Beat {
+            hdr,
+            idx: 0,
+            ncells: d.cells_for(64) as u16,
+        }
+    }
+
+    /// Each field the bus check tests, broken alone, is refused with a message naming it;
+    /// the well-formed beat passes.
+    #[test]
+    fn beat_check_names_the_broken_field() {
+        let d = SwitchConfig::small().build().unwrap();
+        let ing = Ingress::new(&d);
+        let good = beat(&d);
+        assert_eq!(ing.check_beat(1, &good, &d), Ok(()));
+        type Break = fn(&mut Beat);
+        let cases: [(Break, &str); 5] = [
+            (
+                |b| b.hdr.src = 0,
+                "hdr.src = 0 but the beat arrived on port 1",
+            ),
+            (|b| b.hdr.dst = 200, "hdr.dst = 200 is not a port"),
+            (|b| b.hdr.prio = 8, "hdr.prio = 8 is not a priority (0..=7)"),
+            (
+                |b| b.ncells += 1,
+                "ncells = 2 but a 64 B packet takes 1 cells",
+            ),
+            (|b| b.idx = 3, "cell index 3 where 0 was due"),
+        ];
+        for (breaks, what) in cases {
+            let mut b = good;
+            breaks(&mut b);
+            let e = ing.check_beat(1, &b, &d).unwrap_err();
+            assert!(e.starts_with("ingress p1: malformed beat"), "{e}");
+            assert!(e.contains(what), "{e}");
+        }
     }
 }

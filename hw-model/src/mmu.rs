@@ -491,10 +491,9 @@ impl Core {
             next = next.min(self.rx.next_expiry());
         }
         for p in each_port(self.fsm.pending_ports()) {
-            let port = &self.egress.ports[p];
-            next = next.min(match port.tx {
+            next = next.min(match self.egress.ports[p].tx {
                 Tx::Idle => now,
-                _ => port.wake,
+                _ => self.egress.wake(p),
             });
         }
         next.max(now)

@@ -39,6 +39,7 @@
 //! write-after-read bypass). RAM writes land at the edge, and so does the set of ports that
 //! got a packet this cycle (the transmitters' kicks of the next cycle).
 
+use crate::config::MAX_PORTS;
 use crate::wires::PacketHdr;
 use rtl::{BlockError, Clocked, Sram};
 
@@ -98,6 +99,35 @@ impl Default for ListRegs {
     }
 }
 
+/// The registers of one port's queues that the scheduler and the refetch use.
+#[derive(Debug, Clone, Copy)]
+struct PortRegs {
+    /// Bit `q`: queue `q` holds a packet.
+    nonempty: u8,
+    /// Bit `q`: the first list of queue `q` has a ready head (its `head_ready`, kept as a
+    /// mask so a FIFO port's ready queues are one load).
+    ready: u8,
+    /// Bit `q`: queue `q` has a second list (HCF), so which list it serves depends on
+    /// HCF's select and its ready bit is computed.
+    two: u8,
+    /// The list whose head the refetch in flight reads (`NULL`: none).
+    refetch: u32,
+    /// The cycle the refetch is done (`u64::MAX`: none in flight).
+    refill_at: u64,
+}
+
+impl Default for PortRegs {
+    fn default() -> Self {
+        Self {
+            nonempty: 0,
+            ready: 0,
+            two: 0,
+            refetch: NULL,
+            refill_at: u64::MAX,
+        }
+    }
+}
+
 /// All egress queues of the switch, `ports * 8`, with the RAMs behind them.
 #[derive(Debug, Clone)]
 pub struct PacketQueues {
@@ -112,18 +142,11 @@ pub struct PacketQueues {
     pub pkt_link: Sram<u32>,
     /// The descriptor table: `desc[head cell of P]` = P's descriptor.
     pub desc: Sram<Desc>,
-    /// Bit `q` of `nonempty[port]`.
-    pub nonempty: Vec<u8>,
-    /// Bit `q` of `ready[port]`: the first list of queue `q` has a ready head (its
-    /// `head_ready`, kept as a mask so a FIFO port's ready queues are one load).
-    ready: Vec<u8>,
-    /// Bit `q` of `two[port]`: queue `q` has a second list (HCF), so which list it serves
-    /// depends on HCF's select and its ready bit is computed.
-    two: Vec<u8>,
-    /// Per port, the list whose head the refetch in flight reads (`NULL`: none).
-    refetch: Vec<u32>,
-    /// Per port, the cycle its refetch is done (`u64::MAX`: none in flight).
-    refill_at: Vec<u64>,
+    /// Per port, sized for the largest switch and indexed through [`Self::regs`], so the
+    /// transmitters' many reads of them need no bounds checks.
+    port: [PortRegs; MAX_PORTS],
+    /// The first lists, `ports * 8` (the ready masks hold only them).
+    first_lists: usize,
     latency: u64,
     /// Ports that got a packet in this cycle, and in the last (published at the edge).
     enqueued: u64,
@@ -141,10 +164,10 @@ impl PacketQueues {
     ) -> Self {
         // The cell link RAM: one read port per egress port, one write per cell written.
         let mut second = vec![NULL; ports * 8];
-        let mut two = vec![0u8; ports];
+        let mut port = [PortRegs::default(); MAX_PORTS];
         for (i, &qi) in two_lists.iter().enumerate() {
             second[qi] = (ports * 8 + i) as u32;
-            two[qi / 8] |= 1 << (qi % 8);
+            port[qi / 8].two |= 1 << (qi % 8);
         }
         Self {
             lists: vec![ListRegs::default(); ports * 8 + two_lists.len()],
@@ -154,15 +177,29 @@ impl PacketQueues {
             // written per cycle.
             pkt_link: Sram::new("pkt_link", cells as usize, 0, write_ports, latency),
             desc: Sram::new("desc", cells as usize, 0, write_ports, latency),
-            nonempty: vec![0; ports],
-            ready: vec![0; ports],
-            two,
-            refetch: vec![NULL; ports],
-            refill_at: vec![u64::MAX; ports],
+            port,
+            first_lists: ports * 8,
             latency: latency as u64,
             enqueued: 0,
             enqueued_last: 0,
         }
+    }
+
+    /// The registers of `port` (< `MAX_PORTS`, so the index is a mask).
+    #[inline(always)]
+    fn regs(&self, port: usize) -> &PortRegs {
+        &self.port[port % MAX_PORTS]
+    }
+
+    #[inline(always)]
+    fn regs_mut(&mut self, port: usize) -> &mut PortRegs {
+        &mut self.port[port % MAX_PORTS]
+    }
+
+    /// Bit `q`: queue `q` of `port` holds a packet.
+    #[inline(always)]
+    pub fn nonempty(&self, port: usize) -> u8 {
+        self.regs(port).nonempty
     }
 
     /// Ports that got a packet in the last cycle: their schedulers must look again.
@@ -204,12 +241,12 @@ impl PacketQueues {
     /// [`Self::dequeue`].
     #[inline(always)]
     pub fn ready_mask(&self, port: usize, hp: u8) -> u8 {
-        let two = self.two[port];
-        let m = self.ready[port] & !two;
-        if two & self.nonempty[port] == 0 {
+        let r = self.regs(port);
+        let m = r.ready & !r.two;
+        if r.two & r.nonempty == 0 {
             m
         } else {
-            m | self.ready_two(port, hp, two & self.nonempty[port])
+            m | self.ready_two(port, hp, r.two & r.nonempty)
         }
     }
 
@@ -245,6 +282,7 @@ impl PacketQueues {
 
     /// A fully written packet joins the tail of its list of queue `(port, q)` (ingress
     /// write stage).
+    #[inline(always)]
     pub fn enqueue(&mut self, port: usize, q: usize, d: Desc) {
         let li = self.list_id(port * 8 + q, d.sub);
         self.desc.write(d.head as usize, d);
@@ -257,20 +295,20 @@ impl PacketQueues {
             r.head_ncells = d.ncells;
             r.head_ready = true;
             // The ready mask holds first lists only.
-            self.ready[port] |= ((d.sub == 0) as u8) << q;
+            self.port[port % MAX_PORTS].ready |= ((d.sub == 0) as u8) << q;
         } else {
             self.pkt_link.write(r.tail as usize, d.head);
         }
         r.tail = d.head;
         r.packets += 1;
         r.cells += d.ncells as u32;
-        self.nonempty[port] |= 1 << q;
+        self.regs_mut(port).nonempty |= 1 << q;
         self.enqueued |= 1 << port;
     }
 
     /// Take the head packet of `(port, q)` in cycle `now`; its refetch starts now. `hp`:
     /// bit `q` set when physical list 1 is the queue's HP list.
-    #[inline]
+    #[inline(always)]
     pub fn dequeue(&mut self, port: usize, q: usize, hp: u8, now: u64) -> Head {
         let qi = port * 8 + q;
         let li = self.serve_list(qi, hp);
@@ -286,7 +324,7 @@ impl PacketQueues {
             sub: (li != qi) as u8,
         };
         // The ready mask holds first lists only.
-        self.ready[port] &= !(((head.sub == 0) as u8) << q);
+        self.port[port % MAX_PORTS].ready &= !(((head.sub == 0) as u8) << q);
         r.head_ready = false;
         r.packets -= 1;
         r.cells -= head.ncells as u32;
@@ -294,13 +332,15 @@ impl PacketQueues {
             r.head = NULL;
             r.tail = NULL;
             if self.lists_of(qi).all(|l| self.lists[l].packets == 0) {
-                self.nonempty[port] &= !(1 << q);
+                self.regs_mut(port).nonempty &= !(1 << q);
             }
         } else {
             // The link read now, the descriptor read when it is done (module doc).
             r.head = self.pkt_link.backdoor(head.h as usize);
-            self.refetch[port] = li as u32;
-            self.refill_at[port] = now + 2 * self.latency;
+            let refill_at = now + 2 * self.latency;
+            let regs = self.regs_mut(port);
+            regs.refetch = li as u32;
+            regs.refill_at = refill_at;
         }
         head
     }
@@ -308,32 +348,34 @@ impl PacketQueues {
     /// Whether `port` has a refetch in flight (its scheduler waits for it).
     #[inline]
     pub fn refilling(&self, port: usize) -> bool {
-        self.refetch[port] != NULL
+        self.regs(port).refetch != NULL
     }
 
     /// Cycle at which `port`'s refetch is done (`u64::MAX`: none in flight).
     #[inline]
     pub fn refill_at(&self, port: usize) -> u64 {
-        self.refill_at[port]
+        self.regs(port).refill_at
     }
 
     /// Finish the refetch of `port` if it is done by cycle `now`: its list's head is
     /// ready. Called whenever the port's transmitter looks at its queues, which is the
     /// only reader of a head descriptor.
-    #[inline]
+    #[inline(always)]
     pub fn advance_refill(&mut self, port: usize, now: u64) {
-        if self.refill_at[port] <= now {
-            let li = std::mem::replace(&mut self.refetch[port], NULL);
+        if self.regs(port).refill_at <= now {
+            let first_lists = self.first_lists;
+            let regs = &mut self.port[port % MAX_PORTS];
+            let li = std::mem::replace(&mut regs.refetch, NULL);
+            regs.refill_at = u64::MAX;
+            // The ready mask holds first lists only.
+            if (li as usize) < first_lists {
+                regs.ready |= 1 << (li % 8);
+            }
             let r = &mut self.lists[li as usize];
             let d = self.desc.word(r.head as usize);
             r.head_len = d.hdr.len;
             r.head_ncells = d.ncells;
             r.head_ready = true;
-            // The ready mask holds first lists only (a second list's index is beyond it).
-            if let Some(m) = self.ready.get_mut(li as usize / 8) {
-                *m |= 1 << (li % 8);
-            }
-            self.refill_at[port] = u64::MAX;
         }
     }
 
@@ -367,7 +409,7 @@ mod tests {
     /// The ready mask from the list registers, queue by queue (what the kept mask saves).
     fn ready_by_lists(pq: &PacketQueues, port: usize, hp: u8) -> u8 {
         (0..8)
-            .filter(|&q| pq.nonempty[port] & (1 << q) != 0)
+            .filter(|&q| pq.nonempty(port) & (1 << q) != 0)
             .filter(|&q| pq.lists[pq.serve_list(port * 8 + q, hp)].head_ready)
             .fold(0, |m, q| m | 1 << q)
     }
@@ -381,7 +423,7 @@ mod tests {
         for now in 0..20_000u64 {
             // HCF's select has bits for its queues only.
             let port = lfsr.draw(1) as usize;
-            let hp = lfsr.draw(255) as u8 & pq.two[port];
+            let hp = lfsr.draw(255) as u8 & pq.regs(port).two;
             pq.advance_refill(port, now);
             let ready = pq.ready_mask(port, hp);
             assert_eq!(ready, ready_by_lists(&pq, port, hp), "cycle {now}");

@@ -77,14 +77,11 @@ pub fn each_port(mut ports: u64) -> impl Iterator<Item = usize> {
     })
 }
 
-/// The set of ports `0..n`.
+/// The set of ports `0..n`, for a switch's `n` in `1..=64`: one shift, no branch.
 #[inline]
 pub fn mask(n: usize) -> u64 {
-    if n >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << n) - 1
-    }
+    debug_assert!((1..=64).contains(&n), "{n} ports");
+    u64::MAX >> (64 - n)
 }
 
 /// A round-robin pointer over `n` ports after `cycles` more cycles (one port a cycle).
@@ -122,5 +119,17 @@ pub fn rotate_ports(bits: u64, r: usize, n: usize) -> u64 {
         bits & mask(n)
     } else {
         ((bits >> r) | (bits << (n - r))) & mask(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mask_is_the_ports_below_n() {
+        for n in 1..=64 {
+            assert_eq!(mask(n) as u128, (1u128 << n) - 1, "{n}");
+        }
     }
 }

@@ -9,7 +9,7 @@
 //! The order of the signals (global, then per port its ingress and egress scopes) is the
 //! order of the first waveforms, kept so that dumps stay byte-identical.
 
-use crate::config::QUEUES;
+use crate::config::{MAX_PORTS, QUEUES};
 use crate::mmu::Core;
 use crate::policy::BufferPolicy;
 use rtl::{interleave, Declare, Name, Read, Visit};
@@ -23,24 +23,33 @@ pub struct SignalDesc {
     pub width: u32,
 }
 
-/// Signal blocks touched in a cycle (bit `b % 64` of word `b / 64`).
+/// Words of [`Dirty`]: the `1 + 2 * MAX_PORTS` blocks of the largest switch, rounded up
+/// to a power of two so that a word's index is a mask.
+const DIRTY_WORDS: usize = (1 + 2 * MAX_PORTS).div_ceil(64).next_power_of_two();
+
+/// Signal blocks touched in a cycle (bit `b % 64` of word `b / 64`). A fixed array sized
+/// for the largest switch: clearing it is a few stores, and marking a block indexes it
+/// with a mask instead of a bounds check.
 #[derive(Debug, Clone)]
 pub struct Dirty {
-    bits: Vec<u64>,
+    bits: [u64; DIRTY_WORDS],
+    /// Words in use, `(1 + 2 * ports).div_ceil(64)`.
+    words: usize,
     ports: usize,
 }
 
 impl Dirty {
     pub fn new(ports: usize) -> Self {
         Self {
-            bits: vec![0; (1 + 2 * ports).div_ceil(64)],
+            bits: [0; DIRTY_WORDS],
+            words: (1 + 2 * ports).div_ceil(64),
             ports,
         }
     }
 
     /// Nothing changed yet (a new cycle, or a jump over idle cycles).
     pub fn clear(&mut self) {
-        self.bits.fill(0);
+        self.bits = [0; DIRTY_WORDS];
     }
 
     /// The global block: the DT units, the policy's pool-wide units, the buffer totals.
@@ -51,7 +60,7 @@ impl Dirty {
 
     #[inline]
     fn touch(&mut self, block: usize) {
-        self.bits[block / 64] |= 1 << (block % 64);
+        self.bits[block / 64 % DIRTY_WORDS] |= 1 << (block % 64);
     }
 
     #[inline]
@@ -87,7 +96,7 @@ impl Dirty {
     }
 
     pub fn words(&self) -> &[u64] {
-        &self.bits
+        &self.bits[..self.words]
     }
 }
 

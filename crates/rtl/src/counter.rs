@@ -59,16 +59,17 @@ impl<const BITS: usize> Counter<BITS> {
     #[inline]
     pub fn add(&mut self, n: u32) -> Result<(), CounterError> {
         let v = self.get();
-        match v.checked_add(n) {
-            Some(s) if s <= Self::MAX => {
-                self.0 = UInt::<u32, BITS>::extract_u32(s, 0);
-                Ok(())
-            }
-            _ => Err(CounterError::Overflow {
+        // Summed in 64 bits, which cannot wrap: one comparison with the top.
+        let s = v as u64 + n as u64;
+        if s <= Self::MAX as u64 {
+            self.0 = UInt::<u32, BITS>::extract_u32(s as u32, 0);
+            Ok(())
+        } else {
+            Err(CounterError::Overflow {
                 value: v,
                 add: n,
                 bits: BITS,
-            }),
+            })
         }
     }
 
@@ -104,6 +105,22 @@ mod tests {
             })
         );
         assert_eq!(c.get(), 15, "a refused update leaves the value unchanged");
+    }
+
+    /// A 32-bit counter: the sum that would wrap `u32` itself is refused too.
+    #[test]
+    fn refuses_to_wrap_a_full_width_counter() {
+        let mut c = Counter::<32>::try_new(u32::MAX - 1).unwrap();
+        assert_eq!(
+            c.add(2),
+            Err(CounterError::Overflow {
+                value: u32::MAX - 1,
+                add: 2,
+                bits: 32
+            })
+        );
+        c.add(1).unwrap();
+        assert_eq!(c.get(), u32::MAX);
     }
 
     #[test]

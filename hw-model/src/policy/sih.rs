@@ -87,7 +87,7 @@ impl BufferPolicy for Sih {
         off_on_headroom(r, outcome, req);
     }
 
-    #[inline]
+    #[inline(always)]
     fn resume(&mut self, fsm: &mut PfcFsm, acct: &Accounting, _: u32, dirty: &mut Dirty) {
         let xon = self.sub_xon.y() as u32;
         for p in each_port(fsm.off_ports()) {

@@ -400,12 +400,21 @@ impl Hcf {
 }
 
 impl<'a> Block<(), &'a mut Dirty> for Hcf {
-    /// The fixed-period boundaries of this cycle (IV-C), after its arrivals.
-    #[inline]
+    /// The fixed-period boundaries of this cycle (IV-C), after its arrivals: one test in
+    /// the phase when none is due.
+    #[inline(always)]
     fn eval(&mut self, now: u64, _: (), dirty: &'a mut Dirty) -> Result<(), BlockError> {
-        if now < self.next_boundary {
-            return Ok(());
+        if now >= self.next_boundary {
+            self.boundaries(now, dirty);
         }
+        Ok(())
+    }
+}
+
+impl Hcf {
+    /// The boundaries due in cycle `now`, and the next one.
+    #[inline(never)]
+    fn boundaries(&mut self, now: u64, dirty: &mut Dirty) {
         let mut next = u64::MAX;
         for h in &mut self.queues {
             if h.next_boundary == now {
@@ -419,7 +428,6 @@ impl<'a> Block<(), &'a mut Dirty> for Hcf {
             next = next.min(h.next_boundary);
         }
         self.next_boundary = next;
-        Ok(())
     }
 }
 
