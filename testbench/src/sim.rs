@@ -331,9 +331,8 @@ impl Sim {
             now: 0,
             plan,
         };
-        sim.bare = sim.tcp.is_empty()
-            && sim.dcqcn.is_empty()
-            && sim.script.next_cycle() == u64::MAX;
+        sim.bare =
+            sim.tcp.is_empty() && sim.dcqcn.is_empty() && sim.script.next_cycle() == u64::MAX;
         sim
     }
 
