@@ -668,18 +668,17 @@ impl Sim {
             }
             let obs = &mut self.obs;
             let partner = &mut self.partners[p];
-            let beat = partner.step(now, d, |b| {
+            let inject = |b: &Beat| {
                 obs.record(&CellTxn {
                     cycle: now,
                     kind: TxnKind::Inject,
                     beat: b,
                 })
-            });
-            partner.rp_mut().drain_events(|e| obs.rp_event(e));
-            if beat.is_some() {
-                self.ingress[p] = beat;
+            };
+            if partner.step_into(now, d, inject, &mut self.ingress[p]) {
                 self.delivered |= 1 << p;
             }
+            partner.rp_mut().drain_events(|e| obs.rp_event(e));
             let at = partner.next_event(now);
             w.at[p] = at;
             if at == u64::MAX {
