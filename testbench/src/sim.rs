@@ -43,6 +43,7 @@ use hw_model::{
     Beat, DropReason, EcmFrame, EcmKind, HeadroomMode, Inputs, InvariantError, Mmu, Outputs,
     PfcFrame, Policy, Segment,
 };
+use hw_model::config::MAX_PORTS;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
@@ -219,8 +220,9 @@ impl Observers {
 /// When each link partner must be stepped next.
 #[derive(Debug)]
 struct Wakes {
-    /// Per partner, the next cycle it must be stepped in (`u64::MAX`: asleep).
-    at: Vec<u64>,
+    /// Per partner, the next cycle it must be stepped in (`u64::MAX`: asleep); one entry per
+    /// bit of `active`, so that a partner found in it indexes this without a bounds check.
+    at: [u64; MAX_PORTS],
     /// Bit `p`: partner `p` is awake (`at[p]` is finite).
     active: u64,
     /// The earliest of `at`: a cycle before it steps no partner, without a visit of each.
@@ -228,9 +230,9 @@ struct Wakes {
 }
 
 impl Wakes {
-    fn new(ports: usize) -> Self {
+    fn new() -> Self {
         Self {
-            at: vec![u64::MAX; ports],
+            at: [u64::MAX; MAX_PORTS],
             active: 0,
             first: u64::MAX,
         }
@@ -302,7 +304,7 @@ impl Sim {
             tcp: TcpFlows::new(&plan.flows, d.clock_hz),
             dcqcn: DcqcnFlows::new(&plan.flows, plan.seed, d),
             partners,
-            wakes: Wakes::new(d.ports),
+            wakes: Wakes::new(),
             delivered: 0,
             ingress: vec![None; d.ports],
             pfc_rx: Vec::with_capacity(script.max_per_cycle()),
