@@ -39,11 +39,11 @@ use crate::summary::{
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
 use crate::waves::{WaveSignals, Waves};
+use hw_model::config::MAX_PORTS;
 use hw_model::{
     Beat, DropReason, EcmFrame, EcmKind, HeadroomMode, Inputs, InvariantError, Mmu, Outputs,
     PfcFrame, Policy, Segment,
 };
-use hw_model::config::MAX_PORTS;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
@@ -258,7 +258,9 @@ pub struct Sim {
     wakes: Wakes,
     /// Bit `p`: `ingress[p]` holds a beat to clear after the MMU step.
     delivered: u64,
-    ingress: Vec<Option<Beat>>,
+    /// `Inputs::ingress` of every possible port; the MMU is given the first `ports` (an array,
+    /// so that a partner found in a bit mask indexes it without a bounds check).
+    ingress: [Option<Beat>; MAX_PORTS],
     pfc_rx: Vec<(u8, PfcFrame)>,
     out: Outputs,
     sinks: Sinks,
@@ -306,7 +308,7 @@ impl Sim {
             partners,
             wakes: Wakes::new(),
             delivered: 0,
-            ingress: vec![None; d.ports],
+            ingress: [None; MAX_PORTS],
             pfc_rx: Vec::with_capacity(script.max_per_cycle()),
             out: Outputs::with_ports(d.ports),
             sinks: Sinks::new(d.ports),
@@ -569,7 +571,7 @@ impl Sim {
         }
 
         let inputs = Inputs {
-            ingress: &self.ingress,
+            ingress: &self.ingress[..self.partners.len()],
             pfc_rx: &self.pfc_rx,
         };
         self.mmu.step(&inputs, &mut self.out)?;
