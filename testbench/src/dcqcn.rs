@@ -470,6 +470,11 @@ impl DcqcnFlows {
         self.events.next_time()
     }
 
+    /// Whether the plan has no DCQCN flow (nothing here ever has work).
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
     /// Process the sends, message arrivals, CNPs and timers due at `now`, handing packets
     /// to `out`.
     pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {

@@ -544,7 +544,23 @@ impl LinkPartner {
     /// Clock cycle `now`. `inject` sees each beat as it leaves onto the link; the beat that
     /// reaches the MMU this cycle, if any, is returned. The cycles since the last step must
     /// hold no event ([`next_event`](Self::next_event)).
-    pub fn step(&mut self, now: u64, d: &Derived, mut inject: impl FnMut(&Beat)) -> Option<Beat> {
+    pub fn step(&mut self, now: u64, d: &Derived, inject: impl FnMut(&Beat)) -> Option<Beat> {
+        let mut arrived = None;
+        self.step_into(now, d, inject, &mut arrived);
+        arrived
+    }
+
+    /// [`step`](Self::step) with the beat that reaches the MMU copied from the link
+    /// straight into `arrived` (the simulator's ingress slot of this port); returns whether
+    /// one did (`arrived` is left as it was otherwise).
+    #[inline(always)]
+    pub fn step_into(
+        &mut self,
+        now: u64,
+        d: &Derived,
+        mut inject: impl FnMut(&Beat),
+        arrived: &mut Option<Beat>,
+    ) -> bool {
         debug_assert!(!self.handed, "a step inside the hand-over phase");
         while let Some(&(at, frame)) = self.pfc_in.front() {
             if at > now {
@@ -599,13 +615,15 @@ impl LinkPartner {
                 self.tx.send(now, b, &mut inject);
             }
         }
-        match self.tx.in_flight.front() {
-            Some(&(at, b)) if at <= now => {
-                self.tx.in_flight.pop_front();
-                Some(b)
-            }
-            _ => None,
+        let Some((at, b)) = self.tx.in_flight.front() else {
+            return false;
+        };
+        if *at > now {
+            return false;
         }
+        *arrived = Some(*b);
+        self.tx.in_flight.pop_front();
+        true
     }
 }
 

@@ -39,6 +39,7 @@ use crate::summary::{
 use crate::tcp::{TcpFlows, TcpStats};
 use crate::trace::{CellTrace, EcmTrace, RpTrace};
 use crate::waves::{WaveSignals, Waves};
+use hw_model::config::MAX_PORTS;
 use hw_model::{
     Beat, DropReason, EcmFrame, EcmKind, HeadroomMode, Inputs, InvariantError, Mmu, Outputs,
     PfcFrame, Policy, Segment,
@@ -219,8 +220,9 @@ impl Observers {
 /// When each link partner must be stepped next.
 #[derive(Debug)]
 struct Wakes {
-    /// Per partner, the next cycle it must be stepped in (`u64::MAX`: asleep).
-    at: Vec<u64>,
+    /// Per partner, the next cycle it must be stepped in (`u64::MAX`: asleep); one entry per
+    /// bit of `active`, so that a partner found in it indexes this without a bounds check.
+    at: [u64; MAX_PORTS],
     /// Bit `p`: partner `p` is awake (`at[p]` is finite).
     active: u64,
     /// The earliest of `at`: a cycle before it steps no partner, without a visit of each.
@@ -228,9 +230,9 @@ struct Wakes {
 }
 
 impl Wakes {
-    fn new(ports: usize) -> Self {
+    fn new() -> Self {
         Self {
-            at: vec![u64::MAX; ports],
+            at: [u64::MAX; MAX_PORTS],
             active: 0,
             first: u64::MAX,
         }
@@ -256,7 +258,9 @@ pub struct Sim {
     wakes: Wakes,
     /// Bit `p`: `ingress[p]` holds a beat to clear after the MMU step.
     delivered: u64,
-    ingress: Vec<Option<Beat>>,
+    /// `Inputs::ingress` of every possible port; the MMU is given the first `ports` (an array,
+    /// so that a partner found in a bit mask indexes it without a bounds check).
+    ingress: [Option<Beat>; MAX_PORTS],
     pfc_rx: Vec<(u8, PfcFrame)>,
     out: Outputs,
     sinks: Sinks,
@@ -275,6 +279,11 @@ pub struct Sim {
     /// ECM frames whose `Qoff` or `Qdelta` left its saturation bounds: (count, first).
     ecm_out_of_bounds: (u64, Option<String>),
     lossless_drops: LosslessDrops,
+    /// Only the open-loop sources, the partners and the model work in a cycle: no TCP or
+    /// DCQCN flow, no scripted PFC frame, nothing attached (cell, ECM or reaction-point
+    /// trace, event stream, waveform, ns-3 output). [`step`](Self::step) then passes over
+    /// the per-cycle checks of those with one test; every `attach_*` clears it.
+    bare: bool,
     now: u64,
 }
 
@@ -291,15 +300,15 @@ impl Sim {
             .map(|p| LinkPartner::with_rp(p as u8, plan.links[p], d, &plan.ecm_rp, plan.seed))
             .collect();
         let script = PfcScript::new(plan.pfc_script.clone());
-        Self {
+        let mut sim = Self {
             mmu: Mmu::new(d.clone()),
             sources: Sources::new(&plan.flows, plan.seed, d),
             tcp: TcpFlows::new(&plan.flows, d.clock_hz),
             dcqcn: DcqcnFlows::new(&plan.flows, plan.seed, d),
             partners,
-            wakes: Wakes::new(d.ports),
+            wakes: Wakes::new(),
             delivered: 0,
-            ingress: vec![None; d.ports],
+            ingress: [None; MAX_PORTS],
             pfc_rx: Vec::with_capacity(script.max_per_cycle()),
             out: Outputs::with_ports(d.ports),
             sinks: Sinks::new(d.ports),
@@ -322,14 +331,19 @@ impl Sim {
             pfc_scripted: 0,
             ecm_out_of_bounds: (0, None),
             lossless_drops: LosslessDrops::default(),
+            bare: false,
             now: 0,
             plan,
-        }
+        };
+        sim.bare =
+            sim.tcp.is_empty() && sim.dcqcn.is_empty() && sim.script.next_cycle() == u64::MAX;
+        sim
     }
 
     /// Write a cell trace CSV into `file` during the run.
     pub fn attach_trace(&mut self, file: File) -> io::Result<()> {
         self.obs.trace = Some(CellTrace::new(file)?);
+        self.bare = false;
         Ok(())
     }
 
@@ -337,18 +351,21 @@ impl Sim {
     pub fn attach_events(&mut self, file: File) -> io::Result<()> {
         let name = &self.plan.name;
         self.events = Some(EventTrace::new(file, &self.mmu, name, self.plan.seed)?);
+        self.bare = false;
         Ok(())
     }
 
     /// Write one CSV line per ECM frame the congestion points send into `file`.
     pub fn attach_ecm_trace(&mut self, file: File) -> io::Result<()> {
         self.obs.ecm_trace = Some(EcmTrace::new(file)?);
+        self.bare = false;
         Ok(())
     }
 
     /// Write one CSV line per rate-limiter event of the reaction points into `file`.
     pub fn attach_rp_trace(&mut self, file: File) -> io::Result<()> {
         self.obs.rp_trace = Some(RpTrace::new(file)?);
+        self.bare = false;
         Ok(())
     }
 
@@ -374,6 +391,7 @@ impl Sim {
             window,
             self.plan.cycles,
         )?);
+        self.bare = false;
         Ok(())
     }
 
@@ -381,6 +399,7 @@ impl Sim {
     /// (created if missing) at the end of the run ([`crate::ns3`]).
     pub fn attach_ns3(&mut self, dir: &Path) -> io::Result<()> {
         self.ns3 = Some(Ns3Out::new(dir, &self.plan)?);
+        self.bare = false;
         // Its flow-completion file lists every message.
         self.keep_messages();
         Ok(())
@@ -507,22 +526,32 @@ impl Sim {
         // The hand-over phase: bit `p`, partner `p` was handed packets.
         let mut handed = 0u64;
         if self.sources.next_time() <= now {
-            self.sources.fire_due(now, d, &self.plan.flows, |run| {
-                let src = run.head().src as usize;
-                partners[src].offer(run, d);
+            // The hand-over inlined into the sources' loop: a call that takes the run in
+            // memory costs about as much as the hand-over itself.
+            self.sources.fire_due(
+                now,
+                d,
+                &self.plan.flows,
+                #[inline(always)]
+                |run| {
+                    let src = run.head().src as usize;
+                    partners[src].offer(run, d);
+                    handed |= 1 << src;
+                },
+            );
+        }
+        if !self.bare {
+            let mut send = |hdr: hw_model::PacketHdr| {
+                let src = hdr.src as usize;
+                partners[src].offer(hdr.into(), d);
                 handed |= 1 << src;
-            });
-        }
-        let mut send = |hdr: hw_model::PacketHdr| {
-            let src = hdr.src as usize;
-            partners[src].offer(hdr.into(), d);
-            handed |= 1 << src;
-        };
-        if self.tcp.next_time() <= now {
-            self.tcp.fire_due(now, &mut send);
-        }
-        if self.dcqcn.next_time() <= now {
-            self.dcqcn.fire_due(now, &mut send);
+            };
+            if self.tcp.next_time() <= now {
+                self.tcp.fire_due(now, &mut send);
+            }
+            if self.dcqcn.next_time() <= now {
+                self.dcqcn.fire_due(now, &mut send);
+            }
         }
         while handed != 0 {
             let p = handed.trailing_zeros() as usize;
@@ -535,18 +564,22 @@ impl Sim {
             self.step_partners(now);
         }
 
-        self.pfc_rx.clear();
-        self.script.due(now, &mut self.pfc_rx);
-        self.pfc_scripted += self.pfc_rx.len() as u64;
+        if !self.bare {
+            self.pfc_rx.clear();
+            self.script.due(now, &mut self.pfc_rx);
+            self.pfc_scripted += self.pfc_rx.len() as u64;
+        }
 
         let inputs = Inputs {
-            ingress: &self.ingress,
+            ingress: &self.ingress[..self.partners.len()],
             pfc_rx: &self.pfc_rx,
         };
         self.mmu.step(&inputs, &mut self.out)?;
-        if let Some(t) = &mut self.events {
-            t.step(now, &inputs, &self.out, &self.mmu)
-                .map_err(|e| RunError::Output(EVENT_TRACE, e))?;
+        if !self.bare {
+            if let Some(t) = &mut self.events {
+                t.step(now, &inputs, &self.out, &self.mmu)
+                    .map_err(|e| RunError::Output(EVENT_TRACE, e))?;
+            }
         }
         while self.delivered != 0 {
             let p = self.delivered.trailing_zeros() as usize;
@@ -567,9 +600,11 @@ impl Sim {
                 _ => {}
             }
         }
-        // Each returns at once when the plan has none of its flows.
-        self.tcp.departed(now, &self.out.departures);
-        self.dcqcn.departed(now, &self.out.departures);
+        if !self.bare {
+            self.tcp.departed(now, &self.out.departures);
+            self.dcqcn.departed(now, &self.out.departures);
+        }
+        // Returns at once when the plan has no message flow.
         self.sources.departed(now, &self.out.departures);
         for &(port, frame) in &self.out.pfc_tx {
             if frame.paused() != 0 {
@@ -587,6 +622,16 @@ impl Sim {
         if !self.out.ecm_tx.is_empty() {
             self.ecm_frames_out(now);
         }
+        if !self.bare {
+            self.outputs_of(now)?;
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    /// The end of a cycle with something attached: the ns-3 output's cycle, the errors of
+    /// the traces written during it, the waveform's sample.
+    fn outputs_of(&mut self, now: u64) -> Result<(), RunError> {
         if let Some(n) = &mut self.ns3 {
             let out = &self.out;
             n.cycle(
@@ -607,7 +652,6 @@ impl Sim {
         if let Some(w) = &mut self.waves {
             w.sample(now, &self.mmu, &self.partners, &self.dcqcn)?;
         }
-        self.now += 1;
         Ok(())
     }
 
@@ -628,18 +672,17 @@ impl Sim {
             }
             let obs = &mut self.obs;
             let partner = &mut self.partners[p];
-            let beat = partner.step(now, d, |b| {
+            let inject = |b: &Beat| {
                 obs.record(&CellTxn {
                     cycle: now,
                     kind: TxnKind::Inject,
                     beat: b,
                 })
-            });
-            partner.rp_mut().drain_events(|e| obs.rp_event(e));
-            if beat.is_some() {
-                self.ingress[p] = beat;
+            };
+            if partner.step_into(now, d, inject, &mut self.ingress[p]) {
                 self.delivered |= 1 << p;
             }
+            partner.rp_mut().drain_events(|e| obs.rp_event(e));
             let at = partner.next_event(now);
             w.at[p] = at;
             if at == u64::MAX {

@@ -441,7 +441,7 @@ struct Calendar {
     /// No wake-up is earlier: slot `t % SLOTS` holds the sources due at `t` for
     /// `now <= t < now + SLOTS`.
     now: u64,
-    slots: Vec<Vec<u32>>,
+    slots: [Vec<u32>; SLOTS as usize],
     /// Bit `s`: slot `s` holds a wake-up.
     occupied: u64,
     /// Wake-ups at `now + SLOTS` or later as [`wake_key`]s, earliest first.
@@ -452,7 +452,7 @@ impl Calendar {
     fn new() -> Self {
         Self {
             now: 0,
-            slots: vec![Vec::new(); SLOTS as usize],
+            slots: std::array::from_fn(|_| Vec::new()),
             occupied: 0,
             later: BinaryHeap::new(),
         }

@@ -660,6 +660,11 @@ impl TcpFlows {
         self.events.next_time()
     }
 
+    /// Whether the plan has no TCP flow (nothing here ever has work).
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
     /// Process the ACKs, starts and timeouts due at `now`, handing packets to `out`.
     pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {
         while let Some((t, i, ev)) = self.events.pop_due(now) {
