@@ -83,7 +83,7 @@ impl Core {
     /// `t_total` the sum of their `due - t_prev`; `tau = t_total / N`; `C` the sum of `tau`).
     fn check_policy<P: BufferPolicy>(&self, policy: &P, queued: &[Desc]) -> Result<(), String> {
         let pending = self.ingress.ports.iter().flat_map(|i| i.pending.iter());
-        let sending = self.egress.ports.iter().filter_map(|e| match &e.tx {
+        let sending = self.egress.ports().iter().filter_map(|e| match &e.tx {
             Tx::Data(t) if t.k == 0 => Some(self.queues.desc_of(t.head)),
             _ => None,
         });
@@ -178,7 +178,7 @@ impl Core {
                 ));
             }
         }
-        for e in &self.egress.ports {
+        for e in self.egress.ports() {
             if let Tx::Data(t) = e.tx {
                 let left = (t.ncells - t.k) as u32;
                 if left > 0 {

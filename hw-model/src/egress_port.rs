@@ -112,9 +112,12 @@ impl EgressPort {
 /// The transmitters of the switch.
 #[derive(Debug, Clone)]
 pub struct Egress {
-    pub ports: Vec<EgressPort>,
-    /// The scheduler of each port.
-    pub sched: Vec<Dwrr>,
+    /// The transmitter and the scheduler of each port, sized for the largest switch and
+    /// indexed by a mask (no bounds check in a visit); the slots from `n` on are never
+    /// visited.
+    ports: Box<[EgressPort; MAX_PORTS]>,
+    sched: Box<[Dwrr; MAX_PORTS]>,
+    n: usize,
     read_cells: u32,
     read_rr: usize,
     /// Ports whose transmitter is idle. Only they act on a kick: a busy port always has a
@@ -165,13 +168,16 @@ pub struct EgressOut<'a> {
 
 impl Egress {
     pub fn new(d: &Derived) -> Self {
+        // A slot beyond the switch's ports gets a one-bit-per-cycle line it never uses.
+        let rate = |p: usize| d.rate_bps.get(p).copied().unwrap_or(d.clock_hz);
         Self {
-            ports: (0..d.ports)
-                .map(|p| EgressPort::new(d.rate_bps[p], d.clock_hz))
-                .collect(),
-            sched: (0..d.ports)
-                .map(|_| Dwrr::new(d.cfg.dwrr_quantum_bytes, d.cfg.control_queue))
-                .collect(),
+            ports: Box::new(std::array::from_fn(|p| {
+                EgressPort::new(rate(p), d.clock_hz)
+            })),
+            sched: Box::new(std::array::from_fn(|_| {
+                Dwrr::new(d.cfg.dwrr_quantum_bytes, d.cfg.control_queue)
+            })),
+            n: d.ports,
             read_cells: d.cfg.sram_read_cells_per_cycle,
             read_rr: 0,
             idle: mask(d.ports),
@@ -190,6 +196,22 @@ impl Egress {
         self.wake[p % MAX_PORTS]
     }
 
+    /// The transmitters of the switch's ports.
+    pub fn ports(&self) -> &[EgressPort] {
+        &self.ports[..self.n]
+    }
+
+    /// The transmitter of port `p`.
+    #[inline]
+    pub fn port(&self, p: usize) -> &EgressPort {
+        &self.ports[p % MAX_PORTS]
+    }
+
+    /// The scheduler of port `p`.
+    pub fn sched(&self, p: usize) -> &Dwrr {
+        &self.sched[p % MAX_PORTS]
+    }
+
     /// No port must be evaluated without a kick before this cycle (`u64::MAX`: none).
     #[inline]
     pub fn next_wake(&self) -> u64 {
@@ -199,14 +221,14 @@ impl Egress {
     /// Jump over `cycles` cycles in which no port was evaluated: only the round-robin
     /// pointer moves (one port a cycle).
     pub fn skip(&mut self, cycles: u64) {
-        self.read_rr = advance_rr(self.read_rr, cycles, self.ports.len());
+        self.read_rr = advance_rr(self.read_rr, cycles, self.n);
     }
 
     /// The `idle` mask is `Tx::Idle`, port by port, and every busy port has a wake: a kick
     /// acts only on an idle port, so a busy one without a wake would never be visited
     /// again (checked after every cycle in debug builds).
     fn idle_mask_holds(&self) -> bool {
-        self.ports.iter().enumerate().all(|(p, e)| {
+        self.ports().iter().enumerate().all(|(p, e)| {
             let idle = matches!(e.tx, Tx::Idle);
             (self.idle >> p) & 1 == idle as u64 && (idle || self.wake(p) != u64::MAX)
         })
@@ -214,7 +236,7 @@ impl Egress {
 
     /// `egress.pNN.{tx_state, tx_queue}`.
     pub fn probe_port<V: Visit>(&self, p: usize, v: &mut V) {
-        let tx = &self.ports[p].tx;
+        let tx = &self.port(p).tx;
         v.wire("tx_state", 2, tx.code());
         let queue = match tx {
             Tx::Data(t) => t.queue as u64,
@@ -235,8 +257,8 @@ impl Egress {
     ) -> Result<(), String> {
         input.queues.advance_refill(p, now);
         let (cell_bits, ovh_bits, latency) = (self.cell_bits, self.overhead_bits, self.latency);
-        let port = &mut self.ports[p];
-        let sched = &mut self.sched[p];
+        let port = &mut self.ports[p % MAX_PORTS];
+        let sched = &mut self.sched[p % MAX_PORTS];
         let was_idle = matches!(port.tx, Tx::Idle);
         if !was_idle {
             // The cycles since the last visit were all plain transfer cycles.
@@ -491,7 +513,7 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         mut input: EgressIn<'a, P>,
         mut out: EgressOut<'a>,
     ) -> Result<(), BlockError> {
-        let n = self.ports.len();
+        let n = self.n;
         let mut budget = self.read_cells;
         let kicked =
             input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();
@@ -517,7 +539,7 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
             let p = unrotate(i, self.read_rr, n);
             out.dirty.egress(p);
             self.visit(now, p, &mut budget, &mut input, &mut out)?;
-            let idle = matches!(self.ports[p].tx, Tx::Idle) as u64;
+            let idle = matches!(self.port(p).tx, Tx::Idle) as u64;
             self.idle = self.idle & !(1 << p) | idle << p;
             let wake = self.wake(p);
             let timed = (wake != u64::MAX) as u64;

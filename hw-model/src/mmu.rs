@@ -491,7 +491,7 @@ impl Core {
             next = next.min(self.rx.next_expiry());
         }
         for p in each_port(self.fsm.pending_ports()) {
-            next = next.min(match self.egress.ports[p].tx {
+            next = next.min(match self.egress.port(p).tx {
                 Tx::Idle => now,
                 _ => self.egress.wake(p),
             });

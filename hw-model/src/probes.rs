@@ -148,7 +148,7 @@ pub(crate) fn visit_block<P: BufferPolicy, V: Visit>(
                     for q in 0..QUEUES {
                         v.scope(Name::indexed("q", q as u32, 1), |v| {
                             c.acct.probe_egress(p, q, v);
-                            c.egress.sched[p].probe_queue(q, v);
+                            c.egress.sched(p).probe_queue(q, v);
                             c.ecm.probe_queue(p, q, v);
                             c.ecn.probe_queue(p, q, v);
                             c.hcf.probe_queue(p, q, v);
