@@ -135,6 +135,10 @@ pub struct Egress {
     latency: u64,
     cell_bits: u64,
     overhead_bits: u64,
+    /// Per port, the queues whose departures other blocks watch (bit `q`: an HCF block,
+    /// an ECM congestion point or an ECN marking queue): a dequeue from any other queue
+    /// skips the three lookups. Fixed by the configuration ([`Egress::hook_queues`]).
+    hooked: [u8; MAX_PORTS],
 }
 
 /// What the transmitters read, and the ports of other blocks they drive.
@@ -187,6 +191,15 @@ impl Egress {
             latency: d.cfg.sram_read_latency as u64,
             cell_bits: d.cfg.cell_bytes as u64 * 8,
             overhead_bits: d.cfg.packet_overhead_bytes as u64 * 8,
+            hooked: [0; MAX_PORTS],
+        }
+    }
+
+    /// Mark the queues `(p, q)` for which `watched(p, q)` holds: their departures are told
+    /// to HCF, ECM and ECN (each block ignores a queue it does not have).
+    pub fn hook_queues(&mut self, watched: impl Fn(usize, usize) -> bool) {
+        for p in 0..self.n {
+            self.hooked[p] = (0..QUEUES).fold(0, |m, q| m | (watched(p, q) as u8) << q);
         }
     }
 
@@ -268,8 +281,11 @@ impl Egress {
         port.last_visit = now;
         let mut ticked = false;
         let mut wake = u64::MAX;
+        let hooked = self.hooked[p % MAX_PORTS];
         for _ in 0..2 {
-            if matches!(port.tx, Tx::Idle) && !start_tx(now, p, port, sched, was_idle, input)? {
+            if matches!(port.tx, Tx::Idle)
+                && !start_tx(now, p, port, sched, was_idle, hooked, input)?
+            {
                 break;
             }
             match &mut port.tx {
@@ -376,13 +392,15 @@ impl Egress {
 }
 
 /// Start a PFC frame (it goes first) or the next packet on port `p`, scheduled by `sched`.
-/// `fresh`: the line was idle, so no fractional bit time carries over.
+/// `fresh`: the line was idle, so no fractional bit time carries over. `hooked`: the
+/// port's queues watched by HCF, ECM or ECN ([`Egress::hook_queues`]).
 fn start_tx<P>(
     now: u64,
     p: usize,
     port: &mut EgressPort,
     sched: &mut Dwrr,
     fresh: bool,
+    hooked: u8,
     input: &mut EgressIn<'_, P>,
 ) -> Result<bool, String> {
     if input.fsm.has_pending(p) {
@@ -398,18 +416,20 @@ fn start_tx<P>(
             return Ok(false);
         };
         let head = queues.dequeue(p, q, hp, now);
-        input
-            .hcf
-            .depart(p, q, head.sub, head.ncells, now)
-            .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
-        input
-            .ecm
-            .depart(p, q, head.len)
-            .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
-        if input.ecn.queue(p, q).is_some() {
-            // A CE mark lands in the header the transmitter reads next.
-            let desc = queues.desc.backdoor_mut(head.h as usize);
-            input.ecn.depart(p, q, desc);
+        if hooked & (1 << q) != 0 {
+            input
+                .hcf
+                .depart(p, q, head.sub, head.ncells, now)
+                .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
+            input
+                .ecm
+                .depart(p, q, head.len)
+                .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
+            if input.ecn.queue(p, q).is_some() {
+                // A CE mark lands in the header the transmitter reads next.
+                let desc = queues.desc.backdoor_mut(head.h as usize);
+                input.ecn.depart(p, q, desc);
+            }
         }
         if queues.nonempty(p) & (1 << q) == 0 {
             sched.queue_emptied(q);

@@ -231,7 +231,7 @@ impl Core {
         let ports = d.ports;
         let (dt, dt_lossy) = pool_units(&d);
         let hcf = Hcf::new(&d);
-        Self {
+        let mut core = Self {
             stats: Stats::new(ports),
             cycle: 0,
             acct: Accounting::new(ports),
@@ -264,7 +264,12 @@ impl Core {
             global_next: true,
             order: None,
             d,
-        }
+        };
+        let (hcf, ecm, ecn) = (&core.hcf, &core.ecm, &core.ecn);
+        core.egress.hook_queues(|p, q| {
+            hcf.queue(p, q).is_some() || ecm.cp(p, q).is_some() || ecn.queue(p, q).is_some()
+        });
+        core
     }
 
     /// The registered occupancies the two DT thresholds read.
