@@ -35,7 +35,7 @@ pub use config::{
 pub use mmu::{Fault, InvariantError, Mmu, Unit, PHASES};
 /// L2BM's units and constants, at the path the tests use.
 pub use policy::l2bm;
-pub use probes::SignalDesc;
+pub use probes::{DirtyWords, SignalDesc};
 pub use stats::Stats;
 pub use wires::{
     Beat, CellEvent, CellFate, CmTag, Departure, DropReason, EcmFrame, EcmKind, Ecn, FiveTuple,

@@ -23,7 +23,7 @@ use crate::pfc::fsm::{FsmIn, PfcFsm};
 use crate::pfc::rx::PfcRx;
 use crate::policy::{with_policy, with_policy_ref, BufferPolicy, L2bm, Policies};
 use crate::ports::{each_port, FlowRequests};
-use crate::probes::{Dirty, SignalDesc, Signals};
+use crate::probes::{Dirty, DirtyWords, SignalDesc, Signals};
 use crate::sched::hcf::{Hcf, HcfQueue};
 use crate::stats::Stats;
 use crate::wires::{DropReason, Inputs, Outputs};
@@ -708,7 +708,7 @@ impl Mmu {
     /// Blocks whose signals may have changed at the last edge (bit `b % 64` of word
     /// `b / 64`); signals of other blocks are guaranteed unchanged. Lets a waveform writer
     /// sample only what moved.
-    pub fn dirty_blocks(&self) -> &[u64] {
+    pub fn dirty_blocks(&self) -> DirtyWords {
         self.core.dirty.words()
     }
 
