@@ -273,6 +273,23 @@ impl Admission {
         self.lossy_granted = 0;
     }
 
+    /// The start of the admission phase, before the first beat: the running sums and the
+    /// policy's bypass restart, no port has admitted anything yet.
+    #[inline(always)]
+    pub fn start<P: BufferPolicy>(&mut self, policy: &mut P, admitted: &mut u64) {
+        self.start_cycle();
+        *admitted = 0;
+        policy.start_admission();
+    }
+
+    /// The end of the admission phase: `beats` (the ports with a beat) become
+    /// `beat_valid`, and the ports where it may have changed are marked.
+    #[inline(always)]
+    pub fn finish(beats: u64, ingress: &mut Ingress, dirty: &mut Dirty) {
+        let changed = ingress.set_beats(beats);
+        dirty.ingress_ports(changed);
+    }
+
     /// The pools' static parameters.
     pub fn pools(&self) -> &Pools {
         &self.pools
@@ -429,9 +446,7 @@ impl<'a, P: BufferPolicy> Block<AdmissionIn<'a, P>, AdmissionOut<'a>> for Admiss
         mut input: AdmissionIn<'a, P>,
         mut out: AdmissionOut<'a>,
     ) -> Result<(), BlockError> {
-        self.start_cycle();
-        *out.admitted = 0;
-        input.policy.start_admission();
+        self.start(input.policy, out.admitted);
         // One pass over the bus in port order, collecting `beat_valid` as it goes.
         let mut beats = 0u64;
         for (p, b) in input.beats.iter().enumerate() {
@@ -440,8 +455,7 @@ impl<'a, P: BufferPolicy> Block<AdmissionIn<'a, P>, AdmissionOut<'a>> for Admiss
                 self.beat(now, p, b, &mut input, &mut out)?;
             }
         }
-        let changed = input.ingress.set_beats(beats);
-        out.dirty.ingress_ports(changed);
+        Self::finish(beats, input.ingress, out.dirty);
         Ok(())
     }
 }

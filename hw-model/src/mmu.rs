@@ -306,6 +306,12 @@ impl Core {
                 Ok(())
             }
             Unit::PfcRx => Block::eval(&mut self.rx, now, inp.pfc_rx, &mut self.stats),
+            Unit::Admission if inp.ingress.iter().all(Option::is_none) => {
+                // A cycle without beats: the block's phase without its bundles.
+                self.admission.start(policy, &mut self.admitted);
+                Admission::finish(0, &mut self.ingress, &mut self.dirty);
+                Ok(())
+            }
             Unit::Admission => Block::eval(
                 &mut self.admission,
                 now,
