@@ -307,23 +307,30 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
             if port.fifo.is_empty() {
                 self.fifo_ports &= !(1 << p);
             }
-            if cell.sop {
-                port.pending[0].head = ptr;
-                port.written = 0;
-            } else {
+            if !cell.sop {
                 input.queues.cell_link.write(port.prev as usize, ptr);
             }
             port.prev = ptr;
-            port.written += 1;
             if cell.eop {
-                let desc = port
+                // The packet leaves the pending list with its last cell; a one-cell packet
+                // gets its head here, without being written in the list first.
+                let mut desc = port
                     .pending
                     .pop_front()
                     .expect("a written packet is pending");
+                if cell.sop {
+                    desc.head = ptr;
+                }
                 port.written = 0;
                 input
                     .queues
                     .enqueue(desc.hdr.dst as usize, desc.hdr.prio as usize, desc);
+            } else {
+                if cell.sop {
+                    port.pending[0].head = ptr;
+                    port.written = 0;
+                }
+                port.written += 1;
             }
         }
         self.write_rr = next_rr(self.write_rr, n);
