@@ -11,6 +11,11 @@ pub struct PhaseAccumulator {
     acc: u64,
     step: u64,
     unit: u64,
+    /// `ceil(2^64 / step)` for a `step` in `2..2^32`, else 0: `floor(x / step)` of an `x`
+    /// below `2^32` is then `(x * inv) >> 64`, a multiply instead of a division (Lemire,
+    /// Kaser and Kurz, "Faster remainder by direct computation", 2019, Theorem 1 with
+    /// `F = 64 >= N + L`, `N = 32`, `L = ceil(log2 step) <= 32`).
+    inv: u64,
 }
 
 const fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -30,10 +35,16 @@ impl PhaseAccumulator {
             "rate and clock must be non-zero"
         );
         let g = gcd(rate_bps, clock_hz);
+        let step = rate_bps / g;
         Self {
             acc: 0,
-            step: rate_bps / g,
+            step,
             unit: clock_hz / g,
+            inv: if (2..1 << 32).contains(&step) {
+                u64::MAX / step + 1
+            } else {
+                0
+            },
         }
     }
 
@@ -61,12 +72,18 @@ impl PhaseAccumulator {
         self.acc >= bits * self.unit
     }
 
-    /// Ticks still needed until `reached(bits)`; zero if already there.
+    /// Ticks still needed until `reached(bits)`; zero if already there. Without a
+    /// division when the shortfall fits 32 bits (`inv`), the case of every packet on a
+    /// line whose rate and clock are in whole Mb/s and MHz.
     #[inline]
     pub fn ticks_until(&self, bits: u64) -> u64 {
-        (bits * self.unit)
-            .saturating_sub(self.acc)
-            .div_ceil(self.step)
+        let x = (bits * self.unit).saturating_sub(self.acc);
+        if self.inv != 0 && x >> 32 == 0 {
+            let q = ((x as u128 * self.inv as u128) >> 64) as u64;
+            q + (q * self.step != x) as u64
+        } else {
+            x.div_ceil(self.step)
+        }
     }
 
     /// Take `bits` out of the accumulator, keeping the fractional remainder so the next
@@ -146,6 +163,33 @@ mod tests {
         q.tick();
         assert!(q.reached(1664));
         assert_eq!(q.ticks_until(1664), 0);
+    }
+
+    /// The multiply in place of the division gives `div_ceil`'s answer for steps from 1 to
+    /// the largest, shortfalls at and around every multiple boundary, the largest 32-bit
+    /// one and the first that takes the division.
+    #[test]
+    fn ticks_until_without_division_is_div_ceil() {
+        let steps = [1, 2, 3, 7, 64, 100, 625, 12_345, 1 << 31, u32::MAX as u64];
+        for step in steps.into_iter().chain([1 << 32, u64::MAX >> 8]) {
+            // A clock of 1 Hz: `unit` 1, so `ticks_until(bits)` is `ceil((bits - acc) / step)`.
+            let p = PhaseAccumulator::new(step, 1);
+            assert_eq!(p.step, step);
+            let mut xs = vec![0, 1, u32::MAX as u64 - 1, u32::MAX as u64, 1 << 32];
+            for k in [1, 2, 3, 1000, (u32::MAX as u64 / step).max(1)] {
+                if let Some(m) = k.checked_mul(step) {
+                    xs.extend([m - 1, m, m + 1]);
+                }
+            }
+            let mut lfsr = crate::Lfsr32::new(step as u32 | 1);
+            xs.extend((0..2000).map(|_| lfsr.draw(u32::MAX) as u64));
+            for x in xs {
+                assert_eq!(p.ticks_until(x), x.div_ceil(step), "step {step}, x {x}");
+            }
+            let mut q = p;
+            q.tick();
+            assert_eq!(q.ticks_until(step * 5 + 1), 5, "step {step}, one tick in");
+        }
     }
 
     #[test]
