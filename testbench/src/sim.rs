@@ -590,14 +590,18 @@ impl Sim {
         let obs = &mut self.obs;
         let (drops, sinks) = (&mut self.lossless_drops, &mut self.sinks);
         let (mmu, plan) = (&self.mmu, &self.plan);
-        for t in monitor::observe(now, &self.out) {
+        for t in monitor::cell_events(now, &self.out) {
             obs.record(&t);
-            match t.kind {
-                TxnKind::Drop(r) if r.lossless() && t.beat.sop() => {
-                    drops.note(now, r, t.beat, mmu, plan)
+            if let TxnKind::Drop(r) = t.kind {
+                if r.lossless() && t.beat.sop() {
+                    drops.note(now, r, t.beat, mmu, plan);
                 }
-                TxnKind::Depart(port) => sinks.absorb(port, t.beat),
-                _ => {}
+            }
+        }
+        for t in monitor::departures(now, &self.out) {
+            obs.record(&t);
+            if let TxnKind::Depart(port) = t.kind {
+                sinks.absorb(port, t.beat);
             }
         }
         if !self.bare {
