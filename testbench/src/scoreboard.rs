@@ -128,17 +128,17 @@ impl Scoreboard {
             return;
         };
         match *last {
-            Some(prev) if key <= prev => self.note_reordered(t, prev),
+            Some(prev) if key <= prev => self.note_reordered(*t, prev),
             _ => *last = Some(key),
         }
         if port != h.dst {
-            self.note_misrouted(t, port);
+            self.note_misrouted(*t, port);
         }
     }
 
     /// Cell `t` departed behind `prev`, the highest `(seq, idx)` of its flow so far.
     #[cold]
-    fn note_reordered(&mut self, t: &CellTxn, prev: (u32, u16)) {
+    fn note_reordered(&mut self, t: CellTxn, prev: (u32, u16)) {
         self.reordered += 1;
         self.note(|| {
             format!(
@@ -150,7 +150,7 @@ impl Scoreboard {
 
     /// Cell `t` departed on `port`, not on its header's `dst`.
     #[cold]
-    fn note_misrouted(&mut self, t: &CellTxn, port: u8) {
+    fn note_misrouted(&mut self, t: CellTxn, port: u8) {
         self.misrouted += 1;
         self.note(|| {
             format!(

@@ -202,15 +202,15 @@ impl Observers {
     fn record(&mut self, t: &CellTxn) {
         self.scoreboard.record(t);
         if self.trace.is_some() {
-            self.trace_txn(t);
+            self.trace_txn(*t);
         }
     }
 
     /// Write `t` into the cell trace.
     #[inline(never)]
-    fn trace_txn(&mut self, t: &CellTxn) {
+    fn trace_txn(&mut self, t: CellTxn) {
         if let Some(tr) = &mut self.trace {
-            if let Err(e) = tr.record(t) {
+            if let Err(e) = tr.record(&t) {
                 self.trace_err.get_or_insert(e);
             }
         }
