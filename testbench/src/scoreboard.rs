@@ -123,8 +123,7 @@ impl Scoreboard {
         let h = &t.beat.hdr;
         let key = (h.seq, t.beat.idx);
         let Some(last) = self.last.get_mut(h.flow as usize) else {
-            self.misrouted += 1;
-            self.note(|| format!("cycle {}: departure of unknown flow {}", t.cycle, h.flow));
+            self.note_unknown_flow(*t);
             return;
         };
         match *last {
@@ -134,6 +133,18 @@ impl Scoreboard {
         if port != h.dst {
             self.note_misrouted(*t, port);
         }
+    }
+
+    /// Cell `t` departed with a flow id the scoreboard does not know.
+    #[cold]
+    fn note_unknown_flow(&mut self, t: CellTxn) {
+        self.misrouted += 1;
+        self.note(|| {
+            format!(
+                "cycle {}: departure of unknown flow {}",
+                t.cycle, t.beat.hdr.flow
+            )
+        });
     }
 
     /// Cell `t` departed behind `prev`, the highest `(seq, idx)` of its flow so far.
