@@ -220,8 +220,11 @@ impl LinkPartner {
     /// the earlier of the two.
     #[inline]
     pub fn start_handed(&mut self, now: u64) -> u64 {
-        let Some(w) = self.on_wire.as_ref().filter(|_| self.handed) else {
+        if !self.handed {
             return now;
+        }
+        let Some(w) = &self.on_wire else {
+            unreachable!("offer put a packet on the line")
         };
         let c = w.beat.hdr.prio as usize;
         if self.rp.busy()

@@ -612,7 +612,9 @@ impl Sources {
                 let flow = &flows[src.hdr.flow as usize];
                 let first_seq = src.seq;
                 let next = src.fire(flow, now, d, &mut out);
-                if let Some(bytes) = src.fired_message.take() {
+                // Read, and cleared only when set (Poisson flows): no write for the rest.
+                if let Some(bytes) = src.fired_message {
+                    src.fired_message = None;
                     self.messages.arrived(MessageStats {
                         flow: flow.id,
                         bytes,
