@@ -520,6 +520,13 @@ impl Sim {
 
     /// Clock one cycle.
     pub fn step(&mut self) -> Result<(), RunError> {
+        self.cycle()
+    }
+
+    /// [`step`](Self::step), inlined into [`run`](Self::run)'s loop: a call per cycle
+    /// saves and restores every register the cycle uses.
+    #[inline(always)]
+    fn cycle(&mut self) -> Result<(), RunError> {
         let now = self.now;
         let d = &self.plan.derived;
         let partners = &mut self.partners;
@@ -746,7 +753,7 @@ impl Sim {
                     break;
                 }
             }
-            self.step()?;
+            self.cycle()?;
             if self.now & (PROGRESS_EVERY - 1) == 0 {
                 progress(self.now);
             }
