@@ -45,9 +45,9 @@ const QUEUE_CAPACITY: usize = 64;
 /// The packet on the wire.
 #[derive(Debug, Clone, Copy)]
 struct OnWire {
-    hdr: PacketHdr,
-    ncells: u16,
-    next_idx: u16,
+    /// The next beat to leave (`beat.idx`; `ncells` once every beat left): each beat is
+    /// sent from here, advanced in place, not built anew.
+    beat: Beat,
     wire_bits: u64,
     /// Bits on the wire that complete the next beat (all `wire_bits` once every beat left).
     due_bits: u64,
@@ -149,7 +149,7 @@ impl LinkPartner {
             last_len: LenCost::default(),
             tx: Tx {
                 prop_cycles: link.prop_cycles,
-                sent_at: None,
+                sent_at: u64::MAX,
                 held: VecDeque::with_capacity(4),
                 in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
             },
@@ -205,7 +205,7 @@ impl LinkPartner {
     fn take_back(&mut self) {
         self.handed = false;
         let w = self.on_wire.take().expect("offer put a packet on the line");
-        self.enqueue(w.hdr);
+        self.enqueue(w.beat.hdr);
     }
 
     /// End of the hand-over phase of cycle `now`, in which this partner was handed
@@ -220,10 +220,13 @@ impl LinkPartner {
     /// the earlier of the two.
     #[inline]
     pub fn start_handed(&mut self, now: u64) -> u64 {
-        let Some(w) = self.on_wire.as_ref().filter(|_| self.handed) else {
+        if !self.handed {
             return now;
+        }
+        let Some(w) = &self.on_wire else {
+            unreachable!("offer put a packet on the line")
         };
-        let c = w.hdr.prio as usize;
+        let c = w.beat.hdr.prio as usize;
         if self.rp.busy()
             || self.paused_mask(now) & (1 << c) != 0
             || self.pfc_in.front().is_some_and(|&(at, _)| at <= now)
@@ -448,9 +451,11 @@ impl LinkPartner {
         }
         let c = self.last_len;
         self.on_wire = Some(OnWire {
-            hdr,
-            ncells: c.ncells,
-            next_idx: 0,
+            beat: Beat {
+                hdr,
+                idx: 0,
+                ncells: c.ncells,
+            },
             wire_bits: c.wire_bits,
             due_bits: c.first_due,
         });
@@ -459,19 +464,21 @@ impl LinkPartner {
     /// What a packet of `len` bytes costs on this line.
     fn len_cost(&self, len: u16, d: &Derived) -> LenCost {
         let w = OnWire {
-            hdr: PacketHdr {
-                len,
-                ..PacketHdr::default()
+            beat: Beat {
+                hdr: PacketHdr {
+                    len,
+                    ..PacketHdr::default()
+                },
+                idx: 0,
+                ncells: d.cells_for(len as u32) as u16,
             },
-            ncells: d.cells_for(len as u32) as u16,
-            next_idx: 0,
             wire_bits: d.wire_bits(len as u32),
             due_bits: 0,
         };
         let first_due = w.next_due(self.cell_bytes, self.packet_overhead);
         LenCost {
             len,
-            ncells: w.ncells,
+            ncells: w.beat.ncells,
             wire_bits: w.wire_bits,
             first_due,
             // `ticks_until` after one clock of a clear accumulator.
@@ -591,17 +598,12 @@ impl LinkPartner {
             if !self.line.reached(w.due_bits) {
                 break;
             }
-            while w.next_idx < w.ncells && self.line.reached(w.due_bits) {
-                let beat = Beat {
-                    hdr: w.hdr,
-                    idx: w.next_idx,
-                    ncells: w.ncells,
-                };
-                self.tx.emit(now, beat, &mut inject);
-                w.next_idx += 1;
+            while w.beat.idx < w.beat.ncells && self.line.reached(w.due_bits) {
+                self.tx.emit(now, &w.beat, &mut inject);
+                w.beat.idx += 1;
                 w.due_bits = w.next_due(self.cell_bytes, self.packet_overhead);
             }
-            if w.next_idx < w.ncells || !self.line.reached(w.wire_bits) {
+            if w.beat.idx < w.beat.ncells || !self.line.reached(w.wire_bits) {
                 break;
             }
             // Packet done: keep the remainder for a back-to-back packet.
@@ -610,9 +612,9 @@ impl LinkPartner {
             self.stats.packets_sent += 1;
             self.start_next(now, d);
         }
-        if self.tx.sent_at != Some(now) {
+        if self.tx.sent_at != now {
             if let Some(b) = self.tx.held.pop_front() {
-                self.tx.send(now, b, &mut inject);
+                self.tx.send(now, &b, &mut inject);
             }
         }
         let Some((at, b)) = self.tx.in_flight.front() else {
@@ -628,17 +630,17 @@ impl LinkPartner {
 }
 
 impl OnWire {
-    /// Bits of the packet that must be on the wire before beat `next_idx` is complete, or
+    /// Bits of the packet that must be on the wire before beat `beat.idx` is complete, or
     /// the packet's wire bits once every beat left; cells of `cell_bytes`, of which the
     /// first `packet_overhead` bytes are not the packet's.
     fn next_due(&self, cell_bytes: u32, packet_overhead: u32) -> u64 {
-        let len = self.hdr.len as u64;
-        if self.next_idx >= self.ncells {
+        let (b, len) = (&self.beat, self.beat.hdr.len as u64);
+        if b.idx >= b.ncells {
             self.wire_bits
-        } else if self.next_idx + 1 == self.ncells {
+        } else if b.idx + 1 == b.ncells {
             len * 8
         } else {
-            let end = (self.next_idx as u64 + 1) * cell_bytes as u64;
+            let end = (b.idx as u64 + 1) * cell_bytes as u64;
             end.saturating_sub(packet_overhead as u64).min(len) * 8
         }
     }
@@ -649,8 +651,8 @@ impl OnWire {
 #[derive(Debug, Clone)]
 struct Tx {
     prop_cycles: u64,
-    /// The last cycle a beat left onto the link.
-    sent_at: Option<u64>,
+    /// The last cycle a beat left onto the link (`u64::MAX` before the first: no cycle).
+    sent_at: u64,
     /// Beats due on the wire but not yet sent (one leaves per cycle).
     held: VecDeque<Beat>,
     /// Beats on the link: `(cycle the MMU sees it, beat)`.
@@ -661,19 +663,19 @@ impl Tx {
     /// Beat `beat` is due on the link in cycle `now`: it leaves at once unless a beat
     /// already left in this cycle or waits before it.
     #[inline]
-    fn emit(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
-        if self.sent_at == Some(now) || !self.held.is_empty() {
-            self.held.push_back(beat);
+    fn emit(&mut self, now: u64, beat: &Beat, inject: &mut impl FnMut(&Beat)) {
+        if self.sent_at == now || !self.held.is_empty() {
+            self.held.push_back(*beat);
         } else {
             self.send(now, beat, inject);
         }
     }
 
     #[inline]
-    fn send(&mut self, now: u64, beat: Beat, inject: &mut impl FnMut(&Beat)) {
-        inject(&beat);
-        self.sent_at = Some(now);
-        self.in_flight.push_back((now + self.prop_cycles, beat));
+    fn send(&mut self, now: u64, beat: &Beat, inject: &mut impl FnMut(&Beat)) {
+        inject(beat);
+        self.sent_at = now;
+        self.in_flight.push_back((now + self.prop_cycles, *beat));
     }
 }
 

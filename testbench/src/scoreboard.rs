@@ -48,6 +48,12 @@ impl fmt::Display for Conservation {
     }
 }
 
+/// Cell `idx` of packet `seq` as one integer that orders as `(seq, idx)` does, above 0 (a
+/// flow with nothing departed yet): the order check is one comparison.
+fn order_key(seq: u32, idx: u16) -> u64 {
+    ((seq as u64) << 16 | idx as u64) + 1
+}
+
 /// Running checks and counts over all cell transactions.
 #[derive(Debug, Clone)]
 pub struct Scoreboard {
@@ -60,8 +66,8 @@ pub struct Scoreboard {
     pub reordered: u64,
     /// Departed on a port other than the header's `dst`, or with an unknown flow id.
     pub misrouted: u64,
-    /// Highest `(seq, idx)` departed per flow.
-    last: Vec<Option<(u32, u16)>>,
+    /// Highest `(seq, idx)` departed per flow, as an [`order_key`] (0: none yet).
+    last: Vec<u64>,
     /// Per ingress port, cells of the admitted packet still to arrive.
     owed: Vec<u16>,
     first_error: Option<String>,
@@ -82,7 +88,7 @@ impl Scoreboard {
             dropped: [0; DropReason::ALL.len()],
             reordered: 0,
             misrouted: 0,
-            last: vec![None; flows],
+            last: vec![0; flows],
             owed: vec![0; ports],
             first_error: None,
         }
@@ -121,25 +127,40 @@ impl Scoreboard {
     fn depart(&mut self, t: &CellTxn, port: u8) {
         self.departed += 1;
         let h = &t.beat.hdr;
-        let key = (h.seq, t.beat.idx);
+        let key = order_key(h.seq, t.beat.idx);
         let Some(last) = self.last.get_mut(h.flow as usize) else {
-            self.misrouted += 1;
-            self.note(|| format!("cycle {}: departure of unknown flow {}", t.cycle, h.flow));
+            self.note_unknown_flow(*t);
             return;
         };
-        match *last {
-            Some(prev) if key <= prev => self.note_reordered(t, prev),
-            _ => *last = Some(key),
+        if key <= *last {
+            let prev = *last;
+            self.note_reordered(*t, prev);
+        } else {
+            *last = key;
         }
         if port != h.dst {
-            self.note_misrouted(t, port);
+            self.note_misrouted(*t, port);
         }
     }
 
-    /// Cell `t` departed behind `prev`, the highest `(seq, idx)` of its flow so far.
+    /// Cell `t` departed with a flow id the scoreboard does not know.
     #[cold]
-    fn note_reordered(&mut self, t: &CellTxn, prev: (u32, u16)) {
+    fn note_unknown_flow(&mut self, t: CellTxn) {
+        self.misrouted += 1;
+        self.note(|| {
+            format!(
+                "cycle {}: departure of unknown flow {}",
+                t.cycle, t.beat.hdr.flow
+            )
+        });
+    }
+
+    /// Cell `t` departed behind `prev`, the [`order_key`] of the highest `(seq, idx)` of
+    /// its flow so far.
+    #[cold]
+    fn note_reordered(&mut self, t: CellTxn, prev: u64) {
         self.reordered += 1;
+        let prev = ((prev - 1) >> 16, (prev - 1) & 0xFFFF);
         self.note(|| {
             format!(
                 "cycle {}: flow {} cell (seq {}, idx {}) departed after (seq {}, idx {})",
@@ -150,7 +171,7 @@ impl Scoreboard {
 
     /// Cell `t` departed on `port`, not on its header's `dst`.
     #[cold]
-    fn note_misrouted(&mut self, t: &CellTxn, port: u8) {
+    fn note_misrouted(&mut self, t: CellTxn, port: u8) {
         self.misrouted += 1;
         self.note(|| {
             format!(

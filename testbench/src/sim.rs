@@ -202,15 +202,15 @@ impl Observers {
     fn record(&mut self, t: &CellTxn) {
         self.scoreboard.record(t);
         if self.trace.is_some() {
-            self.trace_txn(t);
+            self.trace_txn(*t);
         }
     }
 
     /// Write `t` into the cell trace.
     #[inline(never)]
-    fn trace_txn(&mut self, t: &CellTxn) {
+    fn trace_txn(&mut self, t: CellTxn) {
         if let Some(tr) = &mut self.trace {
-            if let Err(e) = tr.record(t) {
+            if let Err(e) = tr.record(&t) {
                 self.trace_err.get_or_insert(e);
             }
         }
@@ -520,6 +520,13 @@ impl Sim {
 
     /// Clock one cycle.
     pub fn step(&mut self) -> Result<(), RunError> {
+        self.cycle()
+    }
+
+    /// [`step`](Self::step), inlined into [`run`](Self::run)'s loop: a call per cycle
+    /// saves and restores every register the cycle uses.
+    #[inline(always)]
+    fn cycle(&mut self) -> Result<(), RunError> {
         let now = self.now;
         let d = &self.plan.derived;
         let partners = &mut self.partners;
@@ -590,14 +597,18 @@ impl Sim {
         let obs = &mut self.obs;
         let (drops, sinks) = (&mut self.lossless_drops, &mut self.sinks);
         let (mmu, plan) = (&self.mmu, &self.plan);
-        for t in monitor::observe(now, &self.out) {
+        for t in monitor::cell_events(now, &self.out) {
             obs.record(&t);
-            match t.kind {
-                TxnKind::Drop(r) if r.lossless() && t.beat.sop() => {
-                    drops.note(now, r, t.beat, mmu, plan)
+            if let TxnKind::Drop(r) = t.kind {
+                if r.lossless() && t.beat.sop() {
+                    drops.note(now, r, t.beat, mmu, plan);
                 }
-                TxnKind::Depart(port) => sinks.absorb(port, t.beat),
-                _ => {}
+            }
+        }
+        for t in monitor::departures(now, &self.out) {
+            obs.record(&t);
+            if let TxnKind::Depart(port) = t.kind {
+                sinks.absorb(port, t.beat);
             }
         }
         if !self.bare {
@@ -742,7 +753,7 @@ impl Sim {
                     break;
                 }
             }
-            self.step()?;
+            self.cycle()?;
             if self.now & (PROGRESS_EVERY - 1) == 0 {
                 progress(self.now);
             }

@@ -444,6 +444,12 @@ struct Calendar {
     slots: [Vec<u32>; SLOTS as usize],
     /// Bit `s`: slot `s` holds a wake-up.
     occupied: u64,
+    /// Bit `s`: slot `s` holds its sources out of index order (a source pushed behind a
+    /// higher index), noted as they are pushed; its list is sorted when taken.
+    unsorted: u64,
+    /// The earliest wake-up (`u64::MAX`: none), kept up to date as wake-ups are scheduled
+    /// and taken, for the test the simulator makes every cycle.
+    next: u64,
     /// Wake-ups at `now + SLOTS` or later as [`wake_key`]s, earliest first.
     later: BinaryHeap<Reverse<u128>>,
 }
@@ -454,6 +460,8 @@ impl Calendar {
             now: 0,
             slots: std::array::from_fn(|_| Vec::new()),
             occupied: 0,
+            unsorted: 0,
+            next: u64::MAX,
             later: BinaryHeap::new(),
         }
     }
@@ -462,19 +470,35 @@ impl Calendar {
     #[inline]
     fn schedule(&mut self, t: u64, i: u32) {
         debug_assert!(t >= self.now, "a wake-up in the past");
+        self.next = self.next.min(t);
         if t - self.now < SLOTS {
-            let s = (t % SLOTS) as usize;
-            self.slots[s].push(i);
-            self.occupied |= 1 << s;
+            self.push(t, i);
         } else {
             self.later.push(Reverse(wake_key(t, i)));
         }
     }
 
-    /// The earliest wake-up, `u64::MAX` if none: the nearest occupied slot from the
-    /// calendar's time (every wake-up in the heap is later).
+    /// Source `i` into the slot of time `t`, within the wheel.
+    #[inline]
+    fn push(&mut self, t: u64, i: u32) {
+        let s = (t % SLOTS) as usize;
+        let slot = &mut self.slots[s];
+        if slot.last().is_some_and(|&l| l > i) {
+            self.unsorted |= 1 << s;
+        }
+        slot.push(i);
+        self.occupied |= 1 << s;
+    }
+
+    /// The earliest wake-up, `u64::MAX` if none.
     #[inline]
     fn next_time(&self) -> u64 {
+        self.next
+    }
+
+    /// [`next_time`](Self::next_time) found anew: the nearest occupied slot from the
+    /// calendar's time (every wake-up in the heap is later).
+    fn earliest(&self) -> u64 {
         if self.occupied != 0 {
             let ahead = self.occupied.rotate_right((self.now % SLOTS) as u32);
             return self.now + ahead.trailing_zeros() as u64;
@@ -494,9 +518,7 @@ impl Calendar {
                 break;
             }
             self.later.pop();
-            let s = (at % SLOTS) as usize;
-            self.slots[s].push(k as u32);
-            self.occupied |= 1 << s;
+            self.push(at, k as u32);
         }
     }
 
@@ -506,7 +528,7 @@ impl Calendar {
     /// future, and the slot's next time is a whole wheel ahead, in the heap).
     #[inline]
     fn take_due(&mut self, now: u64) -> Option<(u64, Vec<u32>)> {
-        let t = self.next_time();
+        let t = self.next;
         if t > now {
             return None;
         }
@@ -517,9 +539,11 @@ impl Calendar {
         self.occupied &= !(1 << s);
         let mut due = std::mem::take(&mut self.slots[s]);
         // Sources due together are rescheduled in index order, so mostly already sorted.
-        if !due.is_sorted() {
+        if self.unsorted & (1 << s) != 0 {
+            self.unsorted &= !(1 << s);
             due.sort_unstable();
         }
+        self.next = self.earliest();
         Some((t, due))
     }
 
@@ -588,7 +612,9 @@ impl Sources {
                 let flow = &flows[src.hdr.flow as usize];
                 let first_seq = src.seq;
                 let next = src.fire(flow, now, d, &mut out);
-                if let Some(bytes) = src.fired_message.take() {
+                // Read, and cleared only when set (Poisson flows): no write for the rest.
+                if let Some(bytes) = src.fired_message {
+                    src.fired_message = None;
                     self.messages.arrived(MessageStats {
                         flow: flow.id,
                         bytes,

@@ -108,3 +108,47 @@ fn conservation_detects_a_missing_cell() {
     assert!(!c.ok());
     assert!(c.to_string().ends_with("FAILED (7 accounted for)"), "{c}");
 }
+
+#[test]
+fn a_departure_of_an_unknown_flow_is_caught() {
+    let mut sb = Scoreboard::new(1);
+    let mut b = beat(0, 0, 1);
+    b.hdr.flow = 7;
+    sb.record(&txn(3, TxnKind::Depart(2), &b));
+    assert_eq!(sb.misrouted, 1);
+    assert_eq!(
+        sb.first_error(),
+        Some("cycle 3: departure of unknown flow 7")
+    );
+}
+
+/// The order check compares `(seq, idx)` as one integer: it must order as the pair does at
+/// the ends of both ranges, and report the pair it held.
+#[test]
+fn departure_order_is_checked_across_the_whole_seq_and_idx_ranges() {
+    let depart = |cells: &[(u32, u16)]| {
+        let mut sb = Scoreboard::new(1);
+        for (i, &(seq, idx)) in cells.iter().enumerate() {
+            sb.record(&txn(
+                i as u64,
+                TxnKind::Depart(2),
+                &beat(seq, idx, u16::MAX),
+            ));
+        }
+        sb
+    };
+    let in_order = [
+        (0, 0),
+        (0, u16::MAX),
+        (1, 0),
+        (u32::MAX, 0),
+        (u32::MAX, u16::MAX),
+    ];
+    assert_eq!(depart(&in_order).reordered, 0);
+    let sb = depart(&[(u32::MAX, 0), (u32::MAX - 1, u16::MAX)]);
+    assert_eq!(sb.reordered, 1);
+    assert_eq!(
+        sb.first_error(),
+        Some("cycle 1: flow 0 cell (seq 4294967294, idx 65535) departed after (seq 4294967295, idx 0)")
+    );
+}
