@@ -152,6 +152,7 @@ impl LinkPartner {
                 sent_at: u64::MAX,
                 held: VecDeque::with_capacity(4),
                 in_flight: VecDeque::with_capacity(link.prop_cycles as usize + 2),
+                arrives: u64::MAX,
             },
             pfc_in: VecDeque::with_capacity(8),
             rp: ReactionPoint::new(port, rp, d, seed),
@@ -512,7 +513,7 @@ impl LinkPartner {
         if !self.tx.held.is_empty() {
             return now + 1;
         }
-        let mut t = self.tx.in_flight.front().map_or(u64::MAX, |&(at, _)| at);
+        let mut t = self.tx.arrives;
         if let Some(&(at, _)) = self.pfc_in.front() {
             t = t.min(at);
         }
@@ -617,15 +618,7 @@ impl LinkPartner {
                 self.tx.send(now, &b, &mut inject);
             }
         }
-        let Some((at, b)) = self.tx.in_flight.front() else {
-            return false;
-        };
-        if *at > now {
-            return false;
-        }
-        *arrived = Some(*b);
-        self.tx.in_flight.pop_front();
-        true
+        self.tx.arrival(now, arrived)
     }
 }
 
@@ -657,6 +650,9 @@ struct Tx {
     held: VecDeque<Beat>,
     /// Beats on the link: `(cycle the MMU sees it, beat)`.
     in_flight: VecDeque<(u64, Beat)>,
+    /// The cycle the MMU sees the first beat of `in_flight` (`u64::MAX`: none), kept as
+    /// beats are sent and arrive: the partner's step and its next event test it.
+    arrives: u64,
 }
 
 impl Tx {
@@ -675,7 +671,26 @@ impl Tx {
     fn send(&mut self, now: u64, beat: &Beat, inject: &mut impl FnMut(&Beat)) {
         inject(beat);
         self.sent_at = now;
-        self.in_flight.push_back((now + self.prop_cycles, *beat));
+        let at = now + self.prop_cycles;
+        self.in_flight.push_back((at, *beat));
+        // Beats reach the MMU in the order they left: only a first one moves `arrives`.
+        self.arrives = self.arrives.min(at);
+    }
+
+    /// The beat on the link that reaches the MMU at `now`, copied into `arrived`; returns
+    /// whether one did.
+    #[inline]
+    fn arrival(&mut self, now: u64, arrived: &mut Option<Beat>) -> bool {
+        if self.arrives > now {
+            return false;
+        }
+        let Some(&(_, b)) = self.in_flight.front() else {
+            unreachable!("a finite arrival time has a beat on the link")
+        };
+        *arrived = Some(b);
+        self.in_flight.pop_front();
+        self.arrives = self.in_flight.front().map_or(u64::MAX, |&(at, _)| at);
+        true
     }
 }
 
