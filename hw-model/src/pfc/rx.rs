@@ -105,11 +105,6 @@ impl PfcRx {
         self.next_expiry
     }
 
-    /// Whether frames received in this cycle wait for the edge.
-    pub fn has_frames(&self) -> bool {
-        !self.frames.is_empty()
-    }
-
     /// The edge at which a pause of `quanta` received at the edge of `now` ends.
     fn until_of(&self, port: usize, quanta: u16, now: u64) -> u64 {
         match self.mode {
