@@ -567,6 +567,7 @@ fn lockstep_jumps_idle_stretches_with_the_model() {
     };
     while mmu.cycle() <= at + 1 || mmu.next_event() != u64::MAX {
         let now = mmu.cycle();
+        assert!(now < at + 100_000, "the two packets never left");
         let mut ingress = vec![None; d.ports];
         match now {
             0 | 1 => ingress[0] = Some(beat(&arrive(0, now as u16))),

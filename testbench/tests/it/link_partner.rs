@@ -113,6 +113,7 @@ fn propagation_delays_delivery_and_counts_in_flight() {
             break now;
         }
         now += 1;
+        assert!(now < 100_000, "the beat never reached the MMU");
     };
     assert_eq!(delivered_at - injected_at.unwrap(), 250);
     assert_eq!(p.in_flight(), 0);
@@ -187,6 +188,7 @@ fn pause_acts_after_propagation_plus_processing_and_resume_restarts() {
             }
         });
         now += 1;
+        assert!(now < resumed + 100_000, "the class never resumed");
     }
     // The first cell's 208 B need 17 cycles from the start at `resumed`.
     assert_eq!(first_after.unwrap(), resumed + 16);
@@ -204,6 +206,7 @@ fn pause_timer_expires_after_quanta_times_512_bit_times() {
     while first.is_none() {
         p.step(now, &d, |_| first = Some(now));
         now += 1;
+        assert!(now < 100_000, "the pause never expired");
     }
     // Paused at cycle 0 until 512; a 64 B packet's beat is due after 6 cycles (512 bits).
     assert_eq!(first.unwrap(), 512 + 5);
