@@ -7,10 +7,11 @@
 use clap::Parser;
 use hw_model::{Mmu, Policy, SwitchConfig};
 use mmu_bench::{run, Load, CYCLES};
+use scenario::{builtin, Overrides};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use testbench::sim::thread_cpu_seconds;
-use testbench::{builtin, Overrides, Sim};
+use switch_run::sim::thread_cpu_seconds;
+use switch_run::Sim;
 use wave::{Format, SignalFilter, Window};
 
 #[derive(Parser)]
@@ -111,7 +112,7 @@ fn run_case(c: &Case, vcd: Option<&Path>) -> Result<Sample, String> {
     let bytes = vcd.map(|p| {
         let n = std::fs::metadata(p).map_or(0, |m| m.len());
         let _ = std::fs::remove_file(p);
-        let _ = std::fs::remove_file(testbench::waves::gtkw_path(p));
+        let _ = std::fs::remove_file(switch_run::waves::gtkw_path(p));
         n
     });
     Ok(Sample {

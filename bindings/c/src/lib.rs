@@ -20,10 +20,10 @@
 use checker::events::{Admit, Arrive, Depart, Dir, Drop, Event, Pfc, Segments};
 use checker::{Divergence, LineRate, Mode, Options};
 use hw_model::Derived;
+use scenario::{resolve_scenario, Overrides, Scenario};
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use testbench::{builtin, Overrides, Scenario};
 
 /// Success (the functions that return no count).
 pub const MMU_OK: i32 = 0;
@@ -100,16 +100,8 @@ impl MmuChecker {
 
 /// The switch of a built-in scenario or of a TOML file.
 fn derived(scenario: &str) -> Result<Derived, String> {
-    let text = match builtin::find(scenario) {
-        Some(b) => b.toml(),
-        None => std::fs::read_to_string(scenario).map_err(|e| {
-            format!(
-                "scenario {scenario:?}: not a built-in ({}) and not a readable file: {e}",
-                builtin::names().join(", ")
-            )
-        })?,
-    };
-    let plan = Scenario::parse(&text, scenario).and_then(|s| s.plan(&Overrides::default()));
+    let src = resolve_scenario(scenario).map_err(|e| e.to_string())?;
+    let plan = Scenario::parse(&src.text, &src.name).and_then(|s| s.plan(&Overrides::default()));
     plan.map(|p| p.derived)
         .map_err(|e| format!("{scenario}: {e}"))
 }

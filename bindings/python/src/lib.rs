@@ -16,23 +16,12 @@ use hw_model::{Beat, Derived, Inputs, Mmu, Outputs};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use testbench::{builtin, Overrides, Scenario};
+use scenario::{resolve_scenario, Overrides, Scenario};
 
 /// The switch of a built-in scenario or a TOML file.
 fn derived(scenario: &str) -> PyResult<Derived> {
-    let (text, name) = match builtin::find(scenario) {
-        Some(b) => (b.toml(), b.name.to_string()),
-        None => (
-            std::fs::read_to_string(scenario).map_err(|e| {
-                PyValueError::new_err(format!(
-                    "scenario {scenario:?}: not a built-in ({}) and not a readable file: {e}",
-                    builtin::names().join(", ")
-                ))
-            })?,
-            scenario.to_string(),
-        ),
-    };
-    Scenario::parse(&text, &name)
+    let src = resolve_scenario(scenario).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Scenario::parse(&src.text, &src.name)
         .and_then(|s| s.plan(&Overrides::default()))
         .map(|p| p.derived)
         .map_err(|e| PyValueError::new_err(format!("{scenario}: {e}")))

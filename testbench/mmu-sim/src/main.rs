@@ -1,0 +1,557 @@
+//! `mmu-sim`: run, list and validate MMU scenarios, and reproduce the DSH paper's figures.
+//!
+//! Exit codes: 0 success; 1 a violated invariant (reordering, conservation, a lossless
+//! drop where the scenario expects none, a model invariant); 2 invalid input (bad or
+//! unknown scenario, bad option, unwritable output path) or an output write failure (named by
+//! its option and path, or stdout).
+
+use clap::{Parser, Subcommand};
+use hw_model::Policy;
+use indicatif::{ProgressBar, ProgressStyle};
+use scenario::{builtin, eta_report, resolve_scenario, Overrides, Plan, Scenario, ScenarioError};
+use std::fs::File;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use study::reproduce::{self, Progress, ReproError};
+use switch_run::{sim, waves, RunError, Sim};
+use wave::{Format, SignalFilter, WaveError, Window};
+
+mod sweep;
+
+#[derive(Parser)]
+#[command(
+    name = "mmu-sim",
+    version,
+    about = "Cycle-level simulator of a shared-memory switch MMU"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario: a built-in name (see `list`) or a TOML file.
+    Run(Box<RunArgs>),
+    /// List the built-in scenarios.
+    List,
+    /// Check a scenario file (or built-in name) without running it.
+    Validate {
+        file: String,
+        #[command(flatten)]
+        set: SetArgs,
+    },
+    /// Print a built-in scenario (or a file) as TOML, to start a scenario file from; with
+    /// --set, the resolved scenario.
+    Show {
+        name: String,
+        #[command(flatten)]
+        set: SetArgs,
+    },
+    /// Check a DUT's event stream (docs/cosim.md) against the model configured by the
+    /// scenario (its flows are ignored: the stream is the stimulus).
+    Check(CheckArgs),
+    /// Reproduce a figure or table of the DSH, HCF, ECM or L2BM paper into a directory (see --list).
+    #[command(after_help = reproductions_help())]
+    Reproduce(ReproduceArgs),
+    /// Parameter sweeps: plan, run (locally or one shard of a cluster job), merge (docs/sweep.md).
+    #[command(subcommand)]
+    Sweep(sweep::SweepCmd),
+}
+
+#[derive(clap::Args)]
+struct ReproduceArgs {
+    /// Reproduction to run.
+    #[arg(required_unless_present = "list")]
+    name: Option<String>,
+    /// Directory for the CSV and PNG files (created if missing).
+    #[arg(long, required_unless_present = "list")]
+    out: Option<PathBuf>,
+    /// List the reproductions.
+    #[arg(long, conflicts_with_all = ["name", "out"])]
+    list: bool,
+}
+
+/// The reproductions as a help section, so `reproduce --help` names them.
+fn reproductions_help() -> String {
+    let mut s = String::from("Reproductions:\n");
+    for r in reproduce::REPRODUCTIONS {
+        s.push_str(&format!("  {:<12} {}\n", r.name, r.description));
+    }
+    s
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Built-in scenario name or TOML path: the switch the DUT is.
+    scenario: String,
+    #[command(flatten)]
+    set: SetArgs,
+    /// The DUT's event stream (JSON Lines).
+    #[arg(long, value_name = "PATH")]
+    dut_events: PathBuf,
+    /// follow: the model follows the DUT and checks its decisions against the rules;
+    /// lockstep: the model steps with the DUT's inputs and every event must match.
+    #[arg(long, value_enum, default_value = "follow")]
+    mode: CheckMode,
+    /// List every divergence, not only the first.
+    #[arg(long)]
+    keep_going: bool,
+    /// How fast an egress port may send: one cell per cycle, or the scenario's port rate.
+    #[arg(long, value_enum, default_value = "scenario")]
+    line_rate: LineRateArg,
+    /// Cycles a sent PAUSE/RESUME may differ from the model's, and a departure may follow
+    /// a received PAUSE.
+    #[arg(long, default_value_t = 2)]
+    pfc_tolerance: u64,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CheckMode {
+    Follow,
+    Lockstep,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LineRateArg {
+    CellPerCycle,
+    Scenario,
+}
+
+/// `--set KEY=VALUE`, shared by run, validate and show.
+#[derive(clap::Args)]
+struct SetArgs {
+    // The help is an attribute, not a doc comment: rustdoc would read `flows[3]` as a link.
+    #[arg(
+        long = "set",
+        value_name = "KEY=VALUE",
+        help = "Set a scenario key before the checks, e.g. switch.alpha_log2=-6, flows[3].prio=2, switch.hcf[0].bins=8 (repeatable; the value is TOML, a bare word a string)"
+    )]
+    set: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Built-in scenario name or TOML path.
+    #[arg(default_value = builtin::DEFAULT)]
+    scenario: String,
+    #[command(flatten)]
+    set: SetArgs,
+    /// Lossless buffer policy (overrides switch.policy).
+    #[arg(long)]
+    policy: Option<String>,
+    /// Cycles to simulate (overrides run.cycles).
+    #[arg(long)]
+    cycles: Option<u64>,
+    /// Random seed (overrides run.seed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Run every egress queue as FIFO, ignoring the scenario's [[switch.hcf]] entries
+    /// (compare FIFO and HCF on the same stimulus).
+    #[arg(long)]
+    fifo: bool,
+    /// Write a VCD waveform here (whatever the extension), and a GTKWave save file beside it (.gtkw).
+    #[arg(long, group = "dump")]
+    vcd: Option<PathBuf>,
+    /// Write a waveform here in the format its extension names (.vcd or .fst), and a GTKWave save file beside it (.gtkw).
+    #[arg(long, group = "dump")]
+    wave: Option<PathBuf>,
+    /// Comma-separated globs of signal paths to dump, e.g. "top.mmu.ingress.p0*.*"; a glob that matches no signal is an error.
+    #[arg(long, visible_alias = "vcd-signals", requires = "dump")]
+    wave_signals: Option<String>,
+    /// Cycle window to dump, FROM:TO (either side may be empty; within the run).
+    #[arg(long, visible_alias = "vcd-window", requires = "dump")]
+    wave_window: Option<String>,
+    /// Write the summary as JSON here.
+    #[arg(long)]
+    summary_json: Option<PathBuf>,
+    /// Write one CSV line per cell event here.
+    #[arg(long)]
+    trace_cells: Option<PathBuf>,
+    /// Write the co-simulation event stream (JSON Lines, docs/cosim.md) here.
+    #[arg(long)]
+    trace_events: Option<PathBuf>,
+    /// Write one CSV line per ECM frame the congestion points send here.
+    #[arg(long)]
+    trace_ecm: Option<PathBuf>,
+    /// Write one CSV line per ECM rate-limiter event of the reaction points here.
+    #[arg(long)]
+    trace_rp: Option<PathBuf>,
+    /// Write fct.txt, pfc.txt and qlen.txt in the HPCC ns-3 simulator's formats into this
+    /// directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    ns3_out: Option<PathBuf>,
+}
+
+/// How a command failed, mapped to the exit code.
+enum Failure {
+    Input(String),
+    Violation(String),
+}
+
+impl From<ScenarioError> for Failure {
+    fn from(e: ScenarioError) -> Self {
+        Failure::Input(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Run(args) => run(*args),
+        Cmd::List => {
+            let mut list = String::new();
+            for b in builtin::BUILTINS {
+                let mark = if b.name == builtin::DEFAULT {
+                    " (default)"
+                } else {
+                    ""
+                };
+                list += &format!("{:<16} {}{mark}\n", b.name, b.description);
+            }
+            to_stdout(format_args!("{list}"))
+        }
+        Cmd::Validate { file, set } => validate(&file, &set.set),
+        Cmd::Reproduce(args) => reproduce_cmd(args),
+        Cmd::Check(args) => check(args),
+        Cmd::Show { name, set } => show(&name, &set.set),
+        Cmd::Sweep(cmd) => sweep::sweep(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Violation(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A built-in name, else a TOML file, with the `--set` assignments applied. Without them the
+/// tables of the file's arrays are read one at a time (`scenario_file`).
+fn load(arg: &str, sets: &[String]) -> Result<Scenario, Failure> {
+    if sets.is_empty() {
+        let (text, name) = source(arg)?;
+        return Scenario::parse(&text, &name).map_err(|e| in_file(arg, e));
+    }
+    let (table, name) = load_table(arg, sets)?;
+    Scenario::from_table(table, &name).map_err(|e| in_file(arg, e))
+}
+
+/// A scenario error, prefixed with the file it is in (not for a built-in).
+fn in_file(arg: &str, e: ScenarioError) -> Failure {
+    if builtin::find(arg).is_some() {
+        e.into()
+    } else {
+        Failure::Input(format!("{arg}: {e}"))
+    }
+}
+
+/// The text of a built-in or file, and its name without a `name` key.
+fn source(arg: &str) -> Result<(String, String), Failure> {
+    let s = resolve_scenario(arg).map_err(|e| Failure::Input(e.to_string()))?;
+    Ok((s.text, s.name))
+}
+
+/// The TOML table of a built-in or file after `--set`, and its name without a `name` key.
+fn load_table(arg: &str, sets: &[String]) -> Result<(toml::Table, String), Failure> {
+    let (text, name) = source(arg)?;
+    let mut table = scenario::parse_table(&text).map_err(|e| in_file(arg, e))?;
+    for a in sets {
+        scenario::set_key(&mut table, a)?;
+    }
+    Ok((table, name))
+}
+
+/// `show`: the text as written, or with `--set` the checked, resolved table.
+fn show(arg: &str, sets: &[String]) -> Result<(), Failure> {
+    if sets.is_empty() {
+        return to_stdout(format_args!("{}", source(arg)?.0));
+    }
+    let (table, name) = load_table(arg, sets)?;
+    Scenario::from_table(table.clone(), &name)
+        .and_then(|s| s.plan(&Overrides::default()))
+        .map_err(|e| in_file(arg, e))?;
+    let text = toml::to_string(&table)
+        .map_err(|e| Failure::Input(format!("cannot print the scenario as TOML: {e}")))?;
+    to_stdout(format_args!("{text}"))
+}
+
+fn validate(arg: &str, sets: &[String]) -> Result<(), Failure> {
+    let s = load(arg, sets)?;
+    let plan = s
+        .plan(&Overrides::default())
+        .map_err(|e| Failure::Input(format!("{arg}: {e}")))?;
+    to_stdout(format_args!(
+        "ok: {} ({} ports, {} flows, {} links overridden, {} scripted PFC frames, {} cycles)\n",
+        plan.name,
+        plan.derived.ports,
+        plan.flows.len(),
+        s.links.len(),
+        plan.pfc_script.len(),
+        plan.cycles
+    ))?;
+    let mut report = String::new();
+    for line in eta_report(&plan.derived) {
+        report += &format!("{line}\n");
+    }
+    to_stdout(format_args!("{report}"))?;
+    warn(&plan);
+    Ok(())
+}
+
+/// Write to stdout; a closed pipe or a full disk is a failed output (exit 2), not a panic.
+fn to_stdout(text: std::fmt::Arguments) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_fmt(text)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::Input(format!("stdout: {e}")))
+}
+
+/// A run that stopped: a broken model invariant (exit 1), or an output that failed, named
+/// by its option and path (exit 2).
+fn run_failure(e: RunError, a: &RunArgs) -> Failure {
+    let output = match &e {
+        RunError::Model(_) => return Failure::Violation(e.to_string()),
+        RunError::Trace(_) => Some(("--trace-cells", &a.trace_cells)),
+        RunError::Output(what, _) if *what == sim::ECM_TRACE => Some(("--trace-ecm", &a.trace_ecm)),
+        RunError::Output(what, _) if *what == sim::RP_TRACE => Some(("--trace-rp", &a.trace_rp)),
+        RunError::Output(what, _) if *what == sim::EVENT_TRACE => {
+            Some(("--trace-events", &a.trace_events))
+        }
+        RunError::Output(what, _) if *what == sim::NS3_OUTPUT => Some(("--ns3-out", &a.ns3_out)),
+        RunError::Output(..) => None,
+        RunError::Wave(_) if a.vcd.is_some() => Some(("--vcd", &a.vcd)),
+        RunError::Wave(_) => Some(("--wave", &a.wave)),
+    };
+    match output {
+        Some((flag, Some(path))) => Failure::Input(format!("{flag} {}: {e}", path.display())),
+        _ => Failure::Input(e.to_string()),
+    }
+}
+
+/// Print the plan's headroom warnings on stderr.
+fn warn(plan: &Plan) {
+    for w in &plan.headroom_warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
+/// Create an output file now, so an unwritable path fails before the simulation.
+fn create(path: &Path, what: &str) -> Result<File, Failure> {
+    File::create(path).map_err(|e| Failure::Input(format!("{what} {}: {e}", path.display())))
+}
+
+fn run(a: RunArgs) -> Result<(), Failure> {
+    let scenario = load(&a.scenario, &a.set.set)?;
+    let policy = a
+        .policy
+        .as_deref()
+        .map(Policy::parse)
+        .transpose()
+        .map_err(|e| Failure::Input(format!("--{e}")))?;
+    let ov = Overrides {
+        policy,
+        cycles: a.cycles,
+        seed: a.seed,
+        fifo: a.fifo,
+    };
+    let mut sim = Sim::new(&scenario, ov)?;
+    warn(sim.plan());
+    let filter = match &a.wave_signals {
+        Some(g) => {
+            SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--wave-signals: {e}")))?
+        }
+        None => SignalFilter::all(),
+    };
+    let window = match &a.wave_window {
+        Some(w) => Window::parse(w).map_err(|e| Failure::Input(format!("--wave-window: {e}")))?,
+        None => Window::all(),
+    };
+    let summary_file = a
+        .summary_json
+        .as_deref()
+        .map(|p| create(p, "--summary-json"))
+        .transpose()?;
+    if let Some(p) = &a.trace_cells {
+        let f = create(p, "--trace-cells")?;
+        sim.attach_trace(f)
+            .map_err(|e| Failure::Input(format!("--trace-cells {}: {e}", p.display())))?;
+    }
+    if let Some(p) = &a.trace_events {
+        let f = create(p, "--trace-events")?;
+        sim.attach_events(f)
+            .map_err(|e| Failure::Input(format!("--trace-events {}: {e}", p.display())))?;
+    }
+    if let Some(p) = &a.trace_ecm {
+        let f = create(p, "--trace-ecm")?;
+        sim.attach_ecm_trace(f)
+            .map_err(|e| Failure::Input(format!("--trace-ecm {}: {e}", p.display())))?;
+    }
+    if let Some(p) = &a.trace_rp {
+        let f = create(p, "--trace-rp")?;
+        sim.attach_rp_trace(f)
+            .map_err(|e| Failure::Input(format!("--trace-rp {}: {e}", p.display())))?;
+    }
+    if let Some(dir) = &a.ns3_out {
+        sim.attach_ns3(dir)
+            .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))?;
+    }
+    let dump = match (&a.vcd, &a.wave) {
+        (Some(p), _) => Some(("--vcd", p, Format::Vcd)),
+        (None, Some(p)) => Some((
+            "--wave",
+            p,
+            Format::from_path(p).map_err(|e| Failure::Input(format!("--wave: {e}")))?,
+        )),
+        (None, None) => None,
+    };
+    if let Some((flag, p, format)) = dump {
+        let f = create(p, flag)?;
+        create(&waves::gtkw_path(p), "GTKWave save file")?;
+        sim.attach_waves(f, p, format, &filter, window)
+            .map_err(|e| {
+                Failure::Input(match e {
+                    WaveError::NoMatch { .. } => format!("--wave-signals: {e}"),
+                    WaveError::WindowOutsideRun { .. } => format!("--wave-window: {e}"),
+                    _ => format!("{flag} {}: {e}", p.display()),
+                })
+            })?;
+    }
+
+    let bar = if std::io::stderr().is_terminal() {
+        let style = ProgressStyle::with_template("{bar:40} {pos}/{len} cycles {per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        ProgressBar::new(sim.plan().cycles).with_style(style)
+    } else {
+        ProgressBar::hidden()
+    };
+    let result = sim.run(|c| bar.set_position(c));
+    bar.finish_and_clear();
+    let summary = result.map_err(|e| run_failure(e, &a))?;
+    to_stdout(format_args!("{summary}"))?;
+    if let (Some(f), Some(p)) = (summary_file, &a.summary_json) {
+        serde_json::to_writer_pretty(f, &summary)
+            .map_err(|e| Failure::Input(format!("--summary-json {}: {e}", p.display())))?;
+    }
+    if summary.ok() {
+        Ok(())
+    } else {
+        Err(Failure::Violation(format!(
+            "{} invariant(s) violated",
+            summary.violations.len()
+        )))
+    }
+}
+
+/// `check`: exit 0 if the stream is consistent with the model, 1 at a divergence (each
+/// printed), 2 if the stream or the scenario cannot be used.
+fn check(a: CheckArgs) -> Result<(), Failure> {
+    let scenario = load(&a.scenario, &a.set.set)?;
+    let plan = scenario
+        .plan(&Overrides::default())
+        .map_err(|e| Failure::Input(format!("{}: {e}", a.scenario)))?;
+    let path = a.dut_events.display();
+    let file = File::open(&a.dut_events)
+        .map_err(|e| Failure::Input(format!("--dut-events {path}: {e}")))?;
+    let opts = checker::Options {
+        mode: match a.mode {
+            CheckMode::Follow => checker::Mode::Follow,
+            CheckMode::Lockstep => checker::Mode::Lockstep,
+        },
+        line_rate: match a.line_rate {
+            LineRateArg::CellPerCycle => checker::LineRate::CellPerCycle,
+            LineRateArg::Scenario => checker::LineRate::Scenario,
+        },
+        pfc_tolerance: a.pfc_tolerance,
+    };
+    let report = checker::check(
+        plan.derived,
+        std::io::BufReader::new(file),
+        opts,
+        a.keep_going,
+    )
+    .map_err(|e| Failure::Input(format!("--dut-events {path}: {e}")))?;
+    let mut text = String::new();
+    for d in &report.divergences {
+        text += &format!("divergence at {d}\n");
+    }
+    let mode = match a.mode {
+        CheckMode::Follow => "follow",
+        CheckMode::Lockstep => "lockstep",
+    };
+    let n = report.divergences.len();
+    text += &format!(
+        "{}: {} events to cycle {} checked against {} ({mode})\n",
+        if n == 0 { "consistent" } else { "DIVERGED" },
+        report.events,
+        report.last_cycle,
+        plan.name
+    );
+    to_stdout(format_args!("{text}"))?;
+    match n {
+        0 => Ok(()),
+        _ => Err(Failure::Violation(format!(
+            "{n} divergence(s) from the model{}",
+            if a.keep_going {
+                ""
+            } else {
+                " (the first; --keep-going lists all)"
+            }
+        ))),
+    }
+}
+
+/// The CLI's progress bar behind the reproductions' [`Progress`] trait.
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn set_len(&mut self, len: u64) {
+        self.0.set_length(len);
+    }
+    fn inc(&mut self, n: u64) {
+        self.0.inc(n);
+    }
+    fn message(&mut self, msg: &str) {
+        self.0.set_message(msg.to_string());
+    }
+}
+
+fn reproduce_cmd(a: ReproduceArgs) -> Result<(), Failure> {
+    if a.list {
+        return to_stdout(format_args!("{}", reproductions_help()));
+    }
+    let (Some(name), Some(out)) = (a.name, a.out) else {
+        unreachable!("clap requires NAME and --out without --list")
+    };
+    let Some(repro) = reproduce::find(&name) else {
+        let names: Vec<_> = reproduce::REPRODUCTIONS.iter().map(|r| r.name).collect();
+        return Err(Failure::Input(format!(
+            "unknown reproduction {name:?}; allowed: {}",
+            names.join(", ")
+        )));
+    };
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Failure::Input(format!("--out {}: {e}", out.display())))?;
+    let bar = if std::io::stderr().is_terminal() {
+        let style = ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        ProgressBar::new(0).with_style(style)
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut progress = Bar(bar);
+    let result = (repro.run)(&out, &mut progress);
+    progress.0.finish_and_clear();
+    match result {
+        Ok(report) => to_stdout(format_args!("{report}")),
+        Err(e @ ReproError::Invariant(_)) => Err(Failure::Violation(e.to_string())),
+        Err(e @ ReproError::Run(RunError::Model(_))) => Err(Failure::Violation(e.to_string())),
+        Err(e) => Err(Failure::Input(e.to_string())),
+    }
+}

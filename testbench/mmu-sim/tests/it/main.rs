@@ -1,0 +1,20 @@
+//! Integration tests of the `mmu-sim` command line, and the tests that drive both the
+//! binary and the libraries, in one binary: one link instead of one per file.
+
+mod common;
+
+mod cli;
+mod cosim;
+mod dcqcn;
+mod ecm;
+mod ecn;
+mod hcf;
+mod int_keys;
+mod l2bm;
+mod memory;
+mod outputs;
+mod probe_readback;
+mod regression;
+mod reproduce;
+mod sweep;
+mod vcd_readback;

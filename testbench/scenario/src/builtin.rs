@@ -1,0 +1,603 @@
+//! Built-in scenarios, written as scenario TOML so they exercise the same parser and
+//! checks as user files, and so `mmu-sim show NAME` prints a file a user can start from.
+
+use crate::{Scenario, ScenarioError};
+use std::fmt::Write;
+
+/// A named built-in scenario.
+pub struct Builtin {
+    pub name: &'static str,
+    pub description: &'static str,
+    toml: fn() -> String,
+}
+
+impl Builtin {
+    /// The scenario as TOML text.
+    pub fn toml(&self) -> String {
+        (self.toml)()
+    }
+
+    pub fn load(&self) -> Result<Scenario, ScenarioError> {
+        Scenario::parse(&self.toml(), self.name)
+    }
+}
+
+/// The scenario `mmu-sim run` runs without an argument.
+pub const DEFAULT: &str = "fanin-burst";
+
+pub static BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "fanin-burst",
+        description: "tomahawk, 16-to-1 lossless 1500 B burst (12% of the buffer) over 2-to-1 background at line rate: PFC, no lossless drop",
+        toml: fanin_burst,
+    },
+    Builtin {
+        name: "small-smoke",
+        description: "small switch, four flows (constant, on/off, lossy mixed sizes), 20k cycles: a quick end-to-end check",
+        toml: small_smoke,
+    },
+    Builtin {
+        name: "mixed-speed",
+        description: "small switch with 6 x 100G down-links and 2 x 400G up-links; 400G into 100G congests and pauses the up-link",
+        toml: mixed_speed,
+    },
+    Builtin {
+        name: "lossy-overload",
+        description: "small switch, three lossy flows at line rate into one port (3:1) next to a lossless flow: lossy drops only",
+        toml: lossy_overload,
+    },
+    Builtin {
+        name: "poisson-cdf",
+        description: "small switch, six Poisson message flows with a heavy-tailed size CDF at 40% load into two ports",
+        toml: poisson_cdf,
+    },
+    Builtin {
+        name: "dsh-port-level",
+        description: "small switch under DSH, alpha = 4: six ports burst on two lossless classes into two ports; queue- and port-level PFC, insurance headroom, no lossless drop",
+        toml: dsh_port_level,
+    },
+    Builtin {
+        name: "hcf-tcp",
+        description: "small switch, 24 long-lived TCP flows from six ports plus 5 Gb/s of constant UDP into one HCF queue (K = 20, c0 = 1, 20 packets, dynamic period); add --fifo for a 20-packet FIFO",
+        toml: hcf_tcp,
+    },
+    Builtin {
+        name: "ecm-fanin",
+        description: "small switch, ECM on lossless priority 3: three sources at line rate into port 7 (3:1) beside an innocent flow into port 6; the reaction points throttle the sources so that port 7 sends no PFC pause",
+        toml: ecm_fanin,
+    },
+    Builtin {
+        name: "ecn-dctcp",
+        description: "small switch, ECN step marking (K = 30 000 B on enqueue) on lossy priority 1: three long-lived DCTCP flows into port 7, marked above K, cut their windows by alpha/2 without a drop, beside a Reno flow into port 6 on an unmarked priority",
+        toml: ecn_dctcp,
+    },
+    Builtin {
+        name: "dcqcn-fanin",
+        description: "small switch, ECN on lossy priority 1 with DCQCN's RED curve (Kmin 5 KB, Kmax 200 KB, Pmax 1 %): three DCQCN flows into port 7, started 100 us apart, cut their rates on CNPs and share the port",
+        toml: dcqcn_fanin,
+    },
+    Builtin {
+        name: "occamy-shaped",
+        description: "shaped like the Occamy RTL switch core: 8 ports, 2047 cells of 64 B, one cell per cycle in and out, lossy DT alpha = 8; 64 B packets at full load (speed comparison)",
+        toml: occamy_shaped,
+    },
+];
+
+/// Look up a built-in scenario by name.
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// Parse a built-in scenario by name.
+pub fn load(name: &str) -> Result<Scenario, ScenarioError> {
+    find(name)
+        .ok_or_else(|| {
+            ScenarioError::new(
+                "scenario",
+                format!(
+                    "unknown scenario {name:?}; built-in: {}",
+                    names().join(", ")
+                ),
+            )
+        })?
+        .load()
+}
+
+pub fn names() -> Vec<&'static str> {
+    BUILTINS.iter().map(|b| b.name).collect()
+}
+
+fn header(name: &str) -> String {
+    let b = find(name).map_or("", |b| b.description);
+    format!("name = \"{name}\"\ndescription = \"{b}\"\n\n")
+}
+
+fn fanin_burst() -> String {
+    let mut s = header("fanin-burst");
+    s.push_str(
+        r#"[switch]
+profile = "tomahawk"
+
+[run]
+cycles = 200_000
+seed = 1
+expect_lossless = true
+
+# Background: two lossless flows at line rate into port 31 (2:1 oversubscribed).
+[[flows]]
+src = 0
+dst = 31
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+
+[[flows]]
+src = 1
+dst = 31
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+"#,
+    );
+    // Fan-in: ports 2..=17 each hand 87 x 1500 B to their partner at cycle 5000.
+    for src in 2..=17 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = 30\nprio = 3\nsize_bytes = 1500\npattern = \"burst\"\nburst_bytes = 130_500\nstart_cycle = 5_000\n"
+        );
+    }
+    s
+}
+
+fn small_smoke() -> String {
+    header("small-smoke")
+        + r#"[switch]
+profile = "small"
+
+[run]
+cycles = 20_000
+seed = 7
+expect_lossless = true
+
+# 50G + 60G into port 4: mildly oversubscribed, so PFC comes into play.
+[[flows]]
+src = 0
+dst = 4
+prio = 1
+size_bytes = 1000
+pattern = "constant"
+rate_gbps = 50
+
+[[flows]]
+src = 1
+dst = 4
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 60
+
+[[flows]]
+src = 2
+dst = 5
+prio = 2
+size_bytes = 512
+pattern = "on_off"
+on_cycles = 2_000
+off_cycles = 3_000
+
+# Lossy (priority 7 is not lossless in the small profile), mixed packet sizes.
+[[flows]]
+src = 3
+dst = 6
+prio = 7
+size_cdf = [[64, 0.5], [576, 0.8], [1500, 1.0]]
+pattern = "constant"
+rate_gbps = 10
+stop_cycle = 15_000
+"#
+}
+
+fn mixed_speed() -> String {
+    header("mixed-speed")
+        + r#"[switch]
+profile = "small"
+port_speeds_gbps = [100, 100, 100, 100, 100, 100, 400, 400]
+buffer_bytes = 4_194_304
+
+[run]
+cycles = 100_000
+seed = 3
+expect_lossless = true
+
+# 400G up-link into a 100G down-link: 4:1, the up-link gets paused.
+[[flows]]
+src = 6
+dst = 0
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+
+# 200G from the other up-link spread over two down-links.
+[[flows]]
+src = 7
+dst = 1
+prio = 4
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 100
+
+[[flows]]
+src = 7
+dst = 2
+prio = 4
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 100
+
+# Down-links to an up-link: no congestion.
+[[flows]]
+src = 2
+dst = 6
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+
+[[flows]]
+src = 3
+dst = 6
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+"#
+}
+
+fn lossy_overload() -> String {
+    header("lossy-overload")
+        + r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+
+[run]
+cycles = 50_000
+seed = 5
+expect_lossless = true
+
+[[flows]]
+src = 0
+dst = 4
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+
+[[flows]]
+src = 1
+dst = 4
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+
+[[flows]]
+src = 2
+dst = 4
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+
+# Lossless traffic through the same switch must not lose a cell.
+[[flows]]
+src = 5
+dst = 6
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+"#
+}
+
+fn poisson_cdf() -> String {
+    let mut s = header("poisson-cdf");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+# Messages are cut into 1500 B packets, the last one as short as 64 B: the headroom is
+# sized for 64 B packets (148 cells), and only the two classes in use are lossless, so
+# that SIH keeps a shared segment.
+lossless_priorities = [1, 2]
+headroom_min_packet_bytes = 64
+
+[run]
+cycles = 200_000
+seed = 11
+expect_lossless = true
+"#,
+    );
+    for src in 0..6 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = {}\nprio = {}\nsize_bytes = 1500\npattern = \"poisson\"\nrate_gbps = 40\nmessage_cdf = [[200, 0.3], [1_000, 0.5], [5_000, 0.7], [20_000, 0.9], [100_000, 0.99], [500_000, 1.0]]\n",
+            6 + src % 2,
+            1 + src % 3
+        );
+    }
+    s
+}
+
+/// The configuration the Occamy switch core's RTL is built with, for comparing speed
+/// with a Verilator build of it: 2047 cells of 64 B, one cell written and one read per
+/// cycle, Dynamic Threshold with alpha = 8, all traffic lossy. Eight ports of 64 Gb/s at
+/// 1 GHz with no preamble or gap make exactly one 64 B cell per cycle in aggregate; each
+/// port sends to the next one, and ports 0 and 1 also share port 2, so DT drops. The MTU
+/// is 64 B: the SRAM ports are sized for the worst packet size a line carries.
+fn occamy_shaped() -> String {
+    let mut s = header("occamy-shaped");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+ports = 8
+port_speed_gbps = 64
+core_clock_mhz = 1000
+cell_bytes = 64
+wire_overhead_bytes = 0
+mtu_bytes = 64
+buffer_bytes = 131_008
+sram_write_cells_per_cycle = 1
+sram_read_cells_per_cycle = 1
+lossless_priorities = []
+lossy_pool_bytes = 131_008
+lossy_alpha_log2 = 3
+lossy_private_bytes = 0
+
+[run]
+cycles = 1_000_000
+seed = 1
+"#,
+    );
+    for src in 0..8u32 {
+        let dst = if src == 0 { 2 } else { (src + 1) % 8 };
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = {dst}\nprio = 0\nsize_bytes = 64\npattern = \"constant\"\n"
+        );
+    }
+    s
+}
+
+/// DSH's two levels of flow control at work (section IV-B). Six ports each burst 600 KB on
+/// two lossless classes (one toward port 6, one toward port 7): twelve congested queues
+/// drive `T` down; with alpha = 4, queues pause at `X_qoff = T - eta` (Eq. 5) and ports
+/// whose total exceeds `X_poff = N_q * T` (Eq. 6) pause as a whole, their in-flight cells
+/// landing in the insurance headroom (Eq. 4). On the egress side, the downstream device
+/// of port 6 pauses class 1 (queue level) and then the whole port (port level), so the
+/// OR gate `paused = QOFF OR POFF` (Fig. 9) shows both inputs. The committed view
+/// `waveforms/dsh-view.gtkw` opens on the units involved.
+fn dsh_port_level() -> String {
+    let mut s = header("dsh-port-level");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+policy = "dsh"
+alpha_log2 = 2
+
+[run]
+cycles = 150_000
+seed = 3
+expect_lossless = true
+"#,
+    );
+    // Downstream of port 6: queue-level PAUSE of class 1 at 20 us for 200 quanta (about
+    // 1 us at 100G), port-level PAUSE at 40 us, port-level RESUME at 41 us.
+    s.push_str(
+        r#"
+[[pfc_script]]
+cycle = 20_000
+port = 6
+classes = [1]
+quanta = 200
+
+[[pfc_script]]
+cycle = 40_000
+port = 6
+quanta = 0xFFFF
+port_level = true
+
+[[pfc_script]]
+cycle = 41_000
+port = 6
+quanta = 0
+port_level = true
+"#,
+    );
+    for src in 0..6 {
+        for (prio, dst) in [(1, 6), (2, 7)] {
+            let _ = write!(
+                s,
+                "\n[[flows]]\nsrc = {src}\ndst = {dst}\nprio = {prio}\nsize_bytes = 1500\npattern = \"burst\"\nburst_bytes = 600_000\nstart_cycle = 1_000\n"
+            );
+        }
+    }
+    s
+}
+
+/// HCF's long-flow setting (HCF V-B) on one 100G output: 24 long-lived TCP flows (flows
+/// 0..23, four from each of ports 0..5) and a constant UDP-like flow at 5 % of the line
+/// (flow 24, port 6) share egress queue 1 of port 7, which runs HCF with the paper's
+/// parameters: K = 20 bins, c0 = 1, B = 20 packets split 10/10 between HP and LP, dynamic
+/// period. All traffic is lossy (TCP and HCF live on drops), so `expect_lossless` is false.
+///
+/// The lossy pool is 168 cells, 21 packets of 1500 B (8 cells each), with alpha = 8, so the
+/// pool, not DT, is the limit: under HCF it never binds (at most 10 + 10 packets queued and
+/// one on the wire), and `mmu-sim run hcf-tcp --fifo` turns the queue into a drop-tail FIFO
+/// of 20 packets plus the one on the wire, the paper's comparison. The committed view
+/// `waveforms/hcf-view.gtkw` (`make waves-hcf`) opens on the HCF registers of this queue.
+fn hcf_tcp() -> String {
+    let mut s = header("hcf-tcp");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+lossy_pool_bytes = 34_944
+lossy_alpha_log2 = 3
+
+# Egress queue 1 of port 7 is HCF; no period_cycles: a dynamic priority period.
+[[switch.hcf]]
+ports = [7]
+queue = 1
+bins = 20
+c0 = 1
+buffer = 20
+unit = "packet"
+
+[run]
+cycles = 2_000_000
+seed = 1
+expect_lossless = false
+"#,
+    );
+    // 24 long-lived TCP flows, four per port from ports 0..5, starting 1 us apart.
+    for i in 0..24 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {}\ndst = 7\nprio = 1\nsize_bytes = 1500\npattern = {{ tcp = {{ base_rtt_us = 10, min_rto_us = 200 }} }}\nstart_cycle = {}\n",
+            i / 4,
+            i * 1_000
+        );
+    }
+    s.push_str(
+        r#"
+# Flow 24, UDP-like: 5 Gb/s of 1500 B packets, 5 % of the bottleneck.
+[[flows]]
+src = 6
+dst = 7
+prio = 1
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 5
+"#,
+    );
+    s
+}
+
+/// Flows of 1500 B packets from ports 0, 1 and 2 into port 7 on priority `prio`, with
+/// `pattern` (a TOML value).
+fn three_into_port_7(s: &mut String, prio: u8, pattern: &str) {
+    for src in 0..3 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = {prio}\nsize_bytes = 1500\npattern = {pattern}\n"
+        );
+    }
+}
+
+/// ECN and DCTCP (docs/ecn.md): egress queue 1 of every port marks CE above K = 30 000 B
+/// (DCTCP's step, `kmin = kmax`); three DCTCP senders into port 7 cut their windows by
+/// `alpha / 2` and keep the queue near K without a drop. Flow 3, Reno into port 6 on
+/// priority 2, is neither ECN-capable nor marked. The committed view
+/// `waveforms/ecn-view.gtkw` (`make waves-ecn`) opens on port 7's marker.
+fn ecn_dctcp() -> String {
+    let mut s = header("ecn-dctcp");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+lossy_pool_bytes = 262144
+
+[switch.ecn]
+priorities = [1]
+kmin = 30000
+kmax = 30000
+
+[run]
+cycles = 400_000
+seed = 1
+expect_lossless = true
+"#,
+    );
+    three_into_port_7(&mut s, 1, r#"{ tcp = { cc = "dctcp", base_rtt_us = 10 } }"#);
+    s.push_str(
+        r#"
+# A Reno flow on an unmarked priority into port 6.
+[[flows]]
+src = 4
+dst = 6
+prio = 2
+size_bytes = 1500
+pattern = { tcp = { base_rtt_us = 10 } }
+"#,
+    );
+    s
+}
+
+/// DCQCN (docs/ecn.md): egress queue 1 of every port marks on DCQCN's recommended RED
+/// curve (the `[switch.ecn]` defaults); three DCQCN flows into port 7 start 100 us apart at
+/// line rate, and their NICs' reaction points cut the rates on the CNPs of port 7's
+/// receiver. The paper's parameters, with `R_AI` and `R_HAI` scaled by 10 for 100 Gb/s
+/// links (docs/ecn.md).
+fn dcqcn_fanin() -> String {
+    let mut s = header("dcqcn-fanin");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+lossy_pool_bytes = 1048576
+
+[switch.ecn]
+priorities = [1]
+
+[run]
+cycles = 1_000_000
+seed = 1
+expect_lossless = true
+"#,
+    );
+    for src in 0..3 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = 1\nsize_bytes = 1500\nstart_cycle = {}\n\
+             pattern = {{ dcqcn = {{ r_ai_mbps = 400, r_hai_mbps = 1000 }} }}\n",
+            src * 100_000
+        );
+    }
+    s
+}
+
+/// ECM (docs/ecm.md): the congestion point of egress queue 3 of port 7 samples the three
+/// line-rate sources and their NICs' reaction points throttle them toward `Qeq` = 16 KiB;
+/// flow 3, into port 6, shares no queue with them. The committed view
+/// `waveforms/ecm-view.gtkw` (`make waves-ecm`) opens on the congestion point and the
+/// limiters of NIC 0.
+fn ecm_fanin() -> String {
+    let mut s = header("ecm-fanin");
+    s.push_str(
+        r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+
+[switch.ecm]
+priorities = [3]
+qeq_bytes = 16384
+sf_bytes = 20000
+sr_bytes = 10000
+
+[ecm_rp]
+fine_limiters = 4
+
+[run]
+cycles = 400_000
+seed = 1
+expect_lossless = true
+"#,
+    );
+    three_into_port_7(&mut s, 3, r#""constant""#);
+    s.push_str(
+        r#"
+# The innocent flow: half line rate into port 6.
+[[flows]]
+src = 4
+dst = 6
+prio = 3
+size_bytes = 1500
+pattern = "constant"
+rate_gbps = 50
+"#,
+    );
+    s
+}

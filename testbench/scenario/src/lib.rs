@@ -1,0 +1,2110 @@
+//! Scenario files: the TOML schema (documented in `docs/config.md`), profiles and validation.
+//!
+//! A scenario is read in two steps. [`Scenario::parse`] checks the *shape* of the file (known
+//! keys, value types) section by section, so that every error names the offending key as a
+//! dotted path (`flows[3].dst`), which a whole-document serde error cannot do. [`Scenario::plan`]
+//! then checks the *values* against the switch they run on (ports exist, rates fit the line)
+//! and resolves defaults into a [`Plan`] the simulator can run without further checks.
+//!
+//! The bottom floor of the testbench: it knows the model's configuration (`hw-model`) and
+//! nothing of the engines that play a scenario (`stimulus`), the run (`switch-run`) or the
+//! studies (`study`). What every engine takes is in [`params`]; a name or a file on a command
+//! line becomes a scenario's text through [`resolve_scenario`].
+
+pub mod builtin;
+pub mod int_keys;
+pub mod params;
+pub mod resolve;
+pub mod scenario_file;
+
+pub use resolve::{resolve_scenario, ResolveError, ScenarioSource};
+
+use hw_model::config::{eta_cells_for, EQ1_PFC_BYTES, PFC_FRAME_WIRE_BYTES};
+use hw_model::config::{EcmConfig, EcnConfig, EcnCurveConfig, HcfConfig};
+use hw_model::{
+    ConfigError, Derived, Ecn, FiveTuple, HeadroomMode, PacketCost, PfcFrame, Policy, SwitchConfig,
+};
+use params::{DcqcnParams, EcmRpParams, Ns2Params, QbitDirection};
+use scenario_file::{check_flow_count, Layout, ARRAYS};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
+use thiserror::Error;
+
+/// Largest run length accepted, cycles: keeps `cycle * ticks` of the VCD time in 64 bits.
+pub const MAX_CYCLES: u64 = 1 << 40;
+/// Longest link propagation and processing delay, ns.
+pub const MAX_LINK_NS: u64 = 1_000_000;
+/// Most flows in a scenario (`crate::scenario_file` measures what they cost).
+pub const MAX_FLOWS: usize = 1 << 17;
+/// Smallest Ethernet frame the sources emit, bytes.
+pub const MIN_PACKET_BYTES: u32 = 64;
+
+/// Invalid input: names the field (dotted path into the scenario) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{field}: {message}")]
+pub struct ScenarioError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ConfigError> for ScenarioError {
+    fn from(e: ConfigError) -> Self {
+        Self::new(e.field, e.message)
+    }
+}
+
+/// `[run]`: how long and with which seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Core clock cycles to simulate, `1..=2^40`.
+    pub cycles: u64,
+    /// Seed of every random draw (sizes, Poisson arrivals): any u64, from 2^63 on written
+    /// as a string (`int_keys::seed`).
+    #[serde(default = "default_seed", with = "crate::int_keys::seed")]
+    pub seed: u64,
+    /// A lossless drop is a failed run (exit code 1).
+    #[serde(default)]
+    pub expect_lossless: bool,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// How a link partner picks the next class to transmit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Arbitration {
+    /// Round robin over the unpaused non-empty classes, one packet each.
+    #[default]
+    RoundRobin,
+    /// Highest priority number first.
+    Strict,
+}
+
+/// `[[links]]`: overrides for the link into one ingress port.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub port: usize,
+    /// One-way propagation delay, ns; default `switch.link_delay_ns`.
+    pub propagation_ns: Option<u32>,
+    /// Time the partner takes to act on a received PFC frame, ns; default: the part of
+    /// Eq. 1's 3840 B left after the PFC frame and two wire overheads, at line rate.
+    pub processing_ns: Option<u32>,
+    #[serde(default)]
+    pub arbitration: Arbitration,
+}
+
+/// Arrival process of a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatternKind {
+    /// Packets at `rate_gbps` from `start_cycle` to `stop_cycle`.
+    Constant,
+    /// `rate_gbps` for `on_cycles`, silent for `off_cycles`, repeated.
+    OnOff,
+    /// `burst_bytes` handed to the partner at once at `start_cycle`.
+    Burst,
+    /// Messages with sizes from `message_cdf`, Poisson arrivals at mean load `rate_gbps`.
+    Poisson,
+    /// A closed-loop TCP-Reno-like sender (`stimulus::tcp`), written
+    /// `pattern = { tcp = { ... } }`: its parameters sit in the pattern's own table, so
+    /// that `FlowSpec` keeps its fields.
+    Tcp(TcpSpec),
+    /// A DCQCN RoCEv2 sender and receiver (`stimulus::dcqcn`), written
+    /// `pattern = { dcqcn = { ... } }` with the paper's parameters in its table.
+    Dcqcn(DcqcnSpec),
+}
+
+impl PatternKind {
+    /// The pattern's name in error messages.
+    fn label(&self) -> &'static str {
+        match self {
+            Self::Constant => "Constant",
+            Self::OnOff => "OnOff",
+            Self::Burst => "Burst",
+            Self::Poisson => "Poisson",
+            Self::Tcp(_) => "Tcp",
+            Self::Dcqcn(_) => "Dcqcn",
+        }
+    }
+}
+
+/// Parameters of a `tcp` flow as written (times in µs; the ns-2 keys in seconds, as ns-2
+/// writes them); defaults in [`TcpParams`] and [`Ns2Params::DEFAULT`].
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Delay from a packet's last cell leaving the switch to its ACK reaching the sender.
+    pub base_rtt_us: Option<u64>,
+    /// Retransmission timeout before back-off.
+    pub min_rto_us: Option<u64>,
+    /// Cap of the exponential back-off.
+    pub max_rto_us: Option<u64>,
+    /// Initial congestion window, packets.
+    pub init_cwnd: Option<u32>,
+    /// Bytes to deliver (a finite flow, with a completion time); default: long-lived.
+    pub flow_bytes: Option<u64>,
+    /// Karn's rule (RFC 6298 section 3 and the note after (5.7)): keep the backed-off RTO
+    /// until a packet sent once, first after the last timeout, is acknowledged; default off.
+    pub karn: Option<bool>,
+    /// Congestion control: `reno` (default) or `dctcp` (`stimulus::tcp::Dctcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<Cc>,
+    /// DCTCP's gain `g = 2^-dctcp_shift_g` (0..=16; default 4, g = 1/16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_shift_g: Option<u32>,
+    /// `model` (default) or `ns2`: ns-2.35's timer, window cap and start-up, with the
+    /// keys of [`Ns2Keys`] (`stimulus::tcp::Ns2Timer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flavor: Option<Flavor>,
+    /// ns-2's keys, in the same table (an unknown key is still refused, named).
+    #[serde(flatten)]
+    pub ns2: Ns2Keys,
+}
+
+/// ns-2.35's keys of a `tcp` flow with `flavor = "ns2"` as written, seconds for times
+/// (defaults in [`Ns2Params::DEFAULT`], ranges in `plan_ns2`); also the `ns2` overrides of
+/// the HCF setups (`study::reproduce::hcf_starvation::Setup`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ns2Keys {
+    /// `window_`, packets.
+    #[serde(default, rename = "window_", skip_serializing_if = "Option::is_none")]
+    pub window: Option<u32>,
+    /// `windowInit_`, packets.
+    #[serde(
+        default,
+        rename = "windowInit_",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub window_init: Option<u32>,
+    /// `syn_`: packet 0 is a SYN sent with a window of 1 (with `delay_growth_`).
+    #[serde(default, rename = "syn_", skip_serializing_if = "Option::is_none")]
+    pub syn: Option<bool>,
+    /// `tcpTick_`, the timer's granularity.
+    #[serde(default, rename = "tcpTick_", skip_serializing_if = "Option::is_none")]
+    pub tcp_tick_s: Option<f64>,
+    /// `rtxcur_init_`: the RTO before the first RTT sample.
+    #[serde(
+        default,
+        rename = "rtxcur_init_",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rtxcur_init_s: Option<f64>,
+    /// `minrto_` and `maxrto_`: the bounds of the (backed-off) RTO.
+    #[serde(default, rename = "minrto_", skip_serializing_if = "Option::is_none")]
+    pub minrto_s: Option<f64>,
+    #[serde(default, rename = "maxrto_", skip_serializing_if = "Option::is_none")]
+    pub maxrto_s: Option<f64>,
+}
+
+impl Ns2Keys {
+    /// None given (`serde(skip_serializing_if)`).
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The given keys as `, key = value` for a flow's `tcp` table, in the order above.
+    pub fn toml(&self) -> String {
+        let lines = toml::to_string(self).expect("ns-2 keys are a flat table");
+        lines.lines().map(|l| format!(", {l}")).collect()
+    }
+}
+
+/// Parameters of a `dcqcn` flow as written, named as in the DCQCN paper (section 3 and 5);
+/// defaults in [`DcqcnParams`], ranges in `plan_dcqcn`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnSpec {
+    /// `g`, the gain of `alpha`.
+    pub g: Option<f64>,
+    /// `K`, the alpha timer, µs.
+    pub k_us: Option<u64>,
+    /// `T`, the rate-increase timer, µs.
+    pub t_us: Option<u64>,
+    /// `B`, the byte counter, bytes.
+    pub b_bytes: Option<u64>,
+    /// `F`, fast-recovery steps.
+    pub f: Option<u32>,
+    /// `R_AI`, additive increase, Mb/s.
+    pub r_ai_mbps: Option<u64>,
+    /// `R_HAI`, hyper increase, Mb/s.
+    pub r_hai_mbps: Option<u64>,
+    /// `N`, the least interval between CNPs of a flow, µs.
+    pub n_us: Option<u64>,
+    /// Floor of the rate, Mb/s.
+    pub min_rate_mbps: Option<u64>,
+    /// From a marked packet leaving the switch to its CNP reaching the sender, µs.
+    pub cnp_delay_us: Option<u64>,
+}
+
+/// Which TCP a `tcp` flow runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavor {
+    /// The model's (`stimulus::tcp` module doc).
+    #[default]
+    Model,
+    /// ns-2.35's one-way TCP defaults (`stimulus::tcp::Ns2Timer`).
+    Ns2,
+}
+
+/// The congestion control of a `tcp` flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cc {
+    /// Reno with NewReno's partial ACKs (`stimulus::tcp::Reno`); ECN echoes are ignored.
+    #[default]
+    Reno,
+    /// DCTCP (Alizadeh et al. 2010): ECT(0) packets, the receiver echoes CE, the sender
+    /// cuts `cwnd` by `alpha / 2` once per window.
+    Dctcp,
+}
+
+/// Validated parameters of a `tcp` flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpParams {
+    pub base_rtt_us: u64,
+    pub min_rto_us: u64,
+    pub max_rto_us: u64,
+    pub init_cwnd: u32,
+    pub flow_bytes: Option<u64>,
+    /// Only the ACK of a packet sent once, first after the last timeout, ends the RTO
+    /// back-off (`stimulus::tcp` module doc).
+    pub karn: bool,
+    /// DCTCP's `log2(1 / g)`; `None`: Reno.
+    pub dctcp_shift_g: Option<u32>,
+    /// `flavor = "ns2"`: its parameters, times in ns; `None`: the model's TCP.
+    pub ns2: Option<Ns2Params>,
+}
+
+impl TcpParams {
+    /// Default base RTT, µs: a data-centre round trip.
+    pub const BASE_RTT_US: u64 = 10;
+    /// Default minimum RTO, µs: the 1 ms data-centre setting (Linux uses 200 ms).
+    pub const MIN_RTO_US: u64 = 1000;
+    /// Default cap of the back-off, as a multiple of `min_rto_us`.
+    pub const MAX_RTO_FACTOR: u64 = 64;
+    /// Default initial window, packets (RFC 6928).
+    pub const INIT_CWND: u32 = 10;
+    /// Default DCTCP gain, `g = 1/16` (DCTCP section 3.1 and 3.4).
+    pub const DCTCP_SHIFT_G: u32 = 4;
+}
+
+/// `[[flows]]`: one stream of packets from an ingress to an egress port.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: usize,
+    pub dst: usize,
+    pub prio: u8,
+    /// Fixed packet size (for `poisson`: the largest packet a message is cut into).
+    pub size_bytes: Option<u32>,
+    /// Packet sizes as a step CDF: `[[bytes, P(size <= bytes)], ...]`.
+    pub size_cdf: Option<Vec<(u32, f64)>>,
+    pub pattern: PatternKind,
+    /// Offered rate, Gb/s; default: the source port's line rate.
+    pub rate_gbps: Option<f64>,
+    pub on_cycles: Option<u64>,
+    pub off_cycles: Option<u64>,
+    pub burst_bytes: Option<u64>,
+    /// Message sizes as a piecewise-linear CDF: `[[bytes, P(size <= bytes)], ...]`.
+    pub message_cdf: Option<Vec<(u64, f64)>>,
+    #[serde(default)]
+    pub start_cycle: u64,
+    /// First cycle with no new packet; default: never stop.
+    pub stop_cycle: Option<u64>,
+    /// This flow is flow N's connection on another path (e.g. re-routed to another egress
+    /// port): its packets carry flow N's 5-tuple, so an ECM reaction point gives both one
+    /// FlowID. Default: the flow's own 5-tuple.
+    pub connection_of: Option<usize>,
+    /// The flow's packets are ECN-capable (ECT(0), RFC 3168), so a marking queue
+    /// (`[switch.ecn]`) may set CE. Default off (left out of the scenario hash while off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
+}
+
+/// `[[pfc_script]]`: a PFC frame the downstream device of `port` sends into the switch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcScriptSpec {
+    pub cycle: u64,
+    pub port: usize,
+    /// Classes the frame carries (leave out for a port-level frame, which carries all).
+    #[serde(default)]
+    pub classes: Vec<u8>,
+    /// Pause time of every listed class in 512-bit quanta; 0 = RESUME.
+    pub quanta: u16,
+    /// A DSH port-level frame (pauses or resumes every class of the port, Fig. 9).
+    #[serde(default)]
+    pub port_level: bool,
+}
+
+/// `[ecm_rp]`: the ECM reaction point of every NIC (`stimulus::reaction_point`,
+/// docs/ecm.md). Every key is optional; ranges are checked by [`EcmRpSpec::params`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcmRpSpec {
+    /// `n`, fine rate limiters per NIC (1..=64, default 16).
+    pub fine_limiters: Option<u32>,
+    /// Width of the compressed FlowID (1..=32, default 12).
+    pub flowid_bits: Option<u32>,
+    /// `w`, weight of `Qdelta` in `Fb` (0.125..=8 in steps of 0.125, default 2).
+    pub w: Option<f64>,
+    /// `Gi`, increase gain (2^-16..=255.99998, default 4).
+    pub gi: Option<f64>,
+    /// `Gd`, decrease gain (2^-24..=1 - 2^-24, default 1/1024).
+    pub gd: Option<f64>,
+    /// `alpha`, largest decrease (2^-16..=1 - 2^-16, default 0.5).
+    pub alpha: Option<f64>,
+    /// `beta`, largest increase as a fraction of `C` (2^-16..=1 - 2^-16, default 0.05).
+    pub beta: Option<f64>,
+    /// `Ri / C`, the initial rate of a new limiter (2^-16..=1, default 0.5).
+    pub ri_fraction: Option<f64>,
+    /// `Ru`, rate unit, Mb/s (1..=100, default 1).
+    pub ru_mbps: Option<u64>,
+    /// `Rd`, self-increase step, Mb/s (1..=100, default 1).
+    pub rd_mbps: Option<u64>,
+    /// `Td`, self-increase period, us (1..=10000, default 1000).
+    pub td_us: Option<u64>,
+    /// `Rmin`, restart rate after an ECM(0,0) timeout, Mb/s (1..=1000, default 100).
+    pub rmin_mbps: Option<u64>,
+    /// `Tmax`, range of the ECM(0,0) random timer, us (1..=1000000, default 10).
+    pub tmax_us: Option<u64>,
+    /// `Wrtt`: the RTT average weighs a new sample `2^-wrtt` (0..=15, default 3).
+    pub wrtt: Option<u32>,
+    /// CM-Tag timer unit `2^unit` us (0..=15, default 0).
+    pub unit: Option<u32>,
+    /// With the Q bit, the sign that picks increase or decrease: `qdelta` (text, default)
+    /// or `fb` (pseudo-code).
+    pub qbit_direction: Option<QbitDirection>,
+}
+
+impl EcmRpSpec {
+    /// Check every value and convert to the register formats; errors name `ecm_rp.KEY`.
+    pub fn params(&self) -> Result<EcmRpParams, ScenarioError> {
+        let def = EcmRpParams::default();
+        let field = |k: &str| format!("ecm_rp.{k}");
+        let int = |k: &str, v: Option<u64>, lo: u64, hi: u64, d: u64| match v {
+            None => Ok(d),
+            Some(v) if (lo..=hi).contains(&v) => Ok(v),
+            Some(v) => Err(ScenarioError::new(
+                field(k),
+                format!("{v} is out of range; allowed: {lo}..={hi}"),
+            )),
+        };
+        // A fraction rounded to `frac` bits; the stored value must be in lo..=hi steps.
+        let fixed = |k: &str, v: Option<f64>, frac: u32, lo: u64, hi: u64, range: &str, d: u32| {
+            let Some(x) = v else { return Ok(d) };
+            let q = (x * (1u64 << frac) as f64).round();
+            if x.is_finite() && q >= lo as f64 && q <= hi as f64 {
+                Ok(q as u32)
+            } else {
+                Err(ScenarioError::new(
+                    field(k),
+                    format!(
+                        "{x} is out of range; allowed: {range} (stored with {frac} fraction bits)"
+                    ),
+                ))
+            }
+        };
+        let w_q3 = match self.w {
+            None => def.w_q3,
+            Some(x) => {
+                let q = x * 8.0;
+                if !(x.is_finite() && q.fract() == 0.0 && (1.0..=64.0).contains(&q)) {
+                    return Err(ScenarioError::new(
+                        field("w"),
+                        format!("{x} is out of range; allowed: 0.125..=8 in steps of 0.125"),
+                    ));
+                }
+                q as u32
+            }
+        };
+        let mbps = 1_000_000;
+        Ok(EcmRpParams {
+            fine_limiters: int(
+                "fine_limiters",
+                self.fine_limiters.map(u64::from),
+                1,
+                params::MAX_FINE as u64,
+                def.fine_limiters as u64,
+            )? as u8,
+            flowid_bits: int(
+                "flowid_bits",
+                self.flowid_bits.map(u64::from),
+                1,
+                32,
+                def.flowid_bits as u64,
+            )? as u8,
+            w_q3,
+            gi_q16: fixed(
+                "gi",
+                self.gi,
+                params::GI_FRAC,
+                1,
+                (1 << 24) - 1,
+                "2^-16..=255.99998",
+                def.gi_q16,
+            )?,
+            gd_q24: fixed(
+                "gd",
+                self.gd,
+                params::GD_FRAC,
+                1,
+                (1 << 24) - 1,
+                "2^-24..=1 - 2^-24",
+                def.gd_q24,
+            )?,
+            alpha_q16: fixed(
+                "alpha",
+                self.alpha,
+                params::AB_FRAC,
+                1,
+                (1 << 16) - 1,
+                "2^-16..=1 - 2^-16",
+                def.alpha_q16,
+            )?,
+            beta_q16: fixed(
+                "beta",
+                self.beta,
+                params::AB_FRAC,
+                1,
+                (1 << 16) - 1,
+                "2^-16..=1 - 2^-16",
+                def.beta_q16,
+            )?,
+            ri_q16: fixed(
+                "ri_fraction",
+                self.ri_fraction,
+                params::AB_FRAC,
+                1,
+                1 << 16,
+                "2^-16..=1",
+                def.ri_q16,
+            )?,
+            ru_bps: int("ru_mbps", self.ru_mbps, 1, 100, def.ru_bps / mbps)? * mbps,
+            rd_bps: int("rd_mbps", self.rd_mbps, 1, 100, def.rd_bps / mbps)? * mbps,
+            td_us: int("td_us", self.td_us, 1, 10_000, def.td_us as u64)? as u32,
+            rmin_bps: int("rmin_mbps", self.rmin_mbps, 1, 1000, def.rmin_bps / mbps)? * mbps,
+            tmax_us: int("tmax_us", self.tmax_us, 1, 1_000_000, def.tmax_us as u64)? as u32,
+            wrtt: int("wrtt", self.wrtt.map(u64::from), 0, 15, def.wrtt as u64)? as u8,
+            unit: int("unit", self.unit.map(u64::from), 0, 15, def.unit as u64)? as u8,
+            qbit_direction: self.qbit_direction.unwrap_or(def.qbit_direction),
+        })
+    }
+}
+
+/// A scenario as written: switch config, run, links, flows, scripted PFC and the NICs'
+/// ECM reaction points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub switch: SwitchConfig,
+    pub run: RunSpec,
+    pub links: Vec<LinkSpec>,
+    pub flows: Vec<FlowSpec>,
+    pub pfc_script: Vec<PfcScriptSpec>,
+    /// `[ecm_rp]`: checked by [`Scenario::plan`].
+    pub ecm_rp: EcmRpSpec,
+}
+
+/// Command-line overrides applied before validation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overrides {
+    pub policy: Option<Policy>,
+    pub cycles: Option<u64>,
+    pub seed: Option<u64>,
+    /// Run every egress queue as FIFO: drop the scenario's `[[switch.hcf]]` entries.
+    pub fifo: bool,
+}
+
+/// Packet size distribution of a flow.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SizeDist {
+    Fixed(u32),
+    /// Step CDF, cumulative probabilities strictly increasing to 1.
+    Steps(Vec<(u32, f64)>),
+}
+
+/// Validated arrival process, rates in bits per second.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pattern {
+    Constant {
+        rate_bps: u64,
+    },
+    OnOff {
+        rate_bps: u64,
+        on_cycles: u64,
+        off_cycles: u64,
+    },
+    Burst {
+        bytes: u64,
+    },
+    Poisson {
+        rate_bps: u64,
+        message_cdf: Vec<(u64, f64)>,
+    },
+    /// Closed loop: window-limited, sent at the partner's line rate.
+    Tcp(TcpParams),
+    /// Closed loop: paced at the DCQCN reaction point's rate.
+    Dcqcn(DcqcnPlan),
+}
+
+/// A validated `dcqcn` flow: its reaction point, and, with `message_cdf`, the Poisson
+/// messages it sends (else it is long-lived).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DcqcnPlan {
+    pub rp: DcqcnParams,
+    pub messages: Option<MessageLoad>,
+}
+
+/// Poisson message arrivals at a mean load of `rate_bps` message bits per second, sizes
+/// from the piecewise-linear `message_cdf` (as `Pattern::Poisson`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageLoad {
+    pub rate_bps: u64,
+    pub message_cdf: Vec<(u64, f64)>,
+}
+
+/// A validated flow; `id` is its index in the scenario and its `PacketHdr.flow`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    pub id: u32,
+    pub src: u8,
+    pub dst: u8,
+    pub prio: u8,
+    pub size: SizeDist,
+    pub pattern: Pattern,
+    pub start_cycle: u64,
+    pub stop_cycle: u64,
+    /// The IP 5-tuple every packet carries; `None`: the flow's own,
+    /// `FiveTuple::for_flow(id, src, dst, proto)`. `connection_of = N` sets it to flow N's.
+    pub tuple: Option<FiveTuple>,
+    /// Packets leave ECN-capable (`FlowSpec::ecn`).
+    pub ecn: bool,
+}
+
+impl Flow {
+    /// The ECN field of the flow's packets as they leave the source.
+    pub fn ecn_field(&self) -> Ecn {
+        if self.ecn {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
+    }
+
+    /// The 5-tuple of the flow's packets: [`Flow::tuple`] or its own for protocol `proto`.
+    pub fn five_tuple(&self, proto: u8) -> FiveTuple {
+        self.tuple
+            .unwrap_or_else(|| FiveTuple::for_flow(self.id, self.src, self.dst, proto))
+    }
+
+    /// Every packet size the flow can send (a size listed may never be drawn): the fixed
+    /// size or the CDF's sizes; for `poisson` and a finite `tcp` flow also the shorter last
+    /// packet of a message or flow, at least [`MIN_PACKET_BYTES`] (as `stimulus::source` and
+    /// `stimulus::tcp` cut them).
+    pub fn packet_sizes(&self) -> Vec<RangeInclusive<u32>> {
+        let len = match &self.size {
+            SizeDist::Steps(cdf) => return cdf.iter().map(|&(b, _)| b..=b).collect(),
+            SizeDist::Fixed(len) => *len,
+        };
+        let last = |bytes: u64| ((bytes - 1) % len as u64 + 1).max(MIN_PACKET_BYTES as u64) as u32;
+        match &self.pattern {
+            Pattern::Poisson { message_cdf, .. } => {
+                // Message sizes are whole bytes between the CDF's first and last points.
+                let (lo, hi) = (message_cdf[0].0, message_cdf[message_cdf.len() - 1].0);
+                let mut sizes = Vec::new();
+                if hi >= len as u64 {
+                    sizes.push(len..=len);
+                }
+                if hi - lo + 1 >= len as u64 {
+                    sizes.push(MIN_PACKET_BYTES..=len);
+                } else {
+                    sizes.extend((lo..=hi).map(|m| last(m)..=last(m)));
+                }
+                sizes
+            }
+            Pattern::Tcp(TcpParams {
+                flow_bytes: Some(b),
+                ..
+            }) => {
+                let mut sizes = vec![last(*b)..=last(*b)];
+                if *b > len as u64 {
+                    sizes.push(len..=len);
+                }
+                sizes
+            }
+            _ => vec![len..=len],
+        }
+    }
+
+    /// The packet of [`Flow::packet_sizes`] with the most cells per wire byte.
+    pub fn densest_packet(&self, d: &Derived) -> Option<PacketCost> {
+        self.packet_sizes()
+            .into_iter()
+            .filter_map(|r| d.densest_packet(r))
+            .reduce(|a, b| if b.denser_than(&a) { b } else { a })
+    }
+
+    /// The key that sets a packet of `len` bytes of this flow: a short last packet comes
+    /// from the message or flow size.
+    fn size_field(&self, len: u32) -> &'static str {
+        match (&self.size, &self.pattern) {
+            (SizeDist::Steps(_), _) => "size_cdf",
+            (SizeDist::Fixed(l), Pattern::Poisson { .. }) if len < *l => "message_cdf",
+            (SizeDist::Fixed(l), Pattern::Tcp(_)) if len < *l => "pattern.tcp.flow_bytes",
+            (SizeDist::Fixed(_), _) => "size_bytes",
+        }
+    }
+}
+
+/// Lossless flows or a link that the headroom of their ports was not sized for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadroomWarning {
+    /// Bit `p`: the traffic into port `p` is concerned.
+    pub ports: u64,
+    /// The field to change and why.
+    pub problem: ScenarioError,
+}
+
+impl std::fmt::Display for HeadroomWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.problem.fmt(f)
+    }
+}
+
+/// A validated link into an ingress port, delays in core cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    pub prop_cycles: u64,
+    pub proc_cycles: u64,
+    pub arbitration: Arbitration,
+}
+
+/// Everything the simulator needs, validated and resolved.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub derived: Derived,
+    pub cycles: u64,
+    pub seed: u64,
+    pub expect_lossless: bool,
+    /// One per port.
+    pub links: Vec<Link>,
+    pub flows: Vec<Flow>,
+    /// The reaction points of every NIC (`[ecm_rp]`).
+    pub ecm_rp: EcmRpParams,
+    /// Sorted by cycle (stable: file order within a cycle).
+    pub pfc_script: Vec<(u64, u8, PfcFrame)>,
+    /// [`Scenario::hash`] of the scenario and overrides this plan was made from.
+    pub scenario_hash: String,
+    /// Lossless traffic that the headroom was not sized for ([`headroom_findings`]); always
+    /// empty with `expect_lossless` (the first finding is then the plan's error).
+    pub headroom_warnings: Vec<HeadroomWarning>,
+}
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "switch",
+    "run",
+    "links",
+    "flows",
+    "pfc_script",
+    "ecm_rp",
+];
+
+impl Scenario {
+    /// Parse a scenario from TOML text. `default_name` names it when the file has no `name`.
+    pub fn parse(text: &str, default_name: &str) -> Result<Self, ScenarioError> {
+        let layout = Layout::scan(text)?;
+        Self::from_parts(layout.top()?, Some(&layout), default_name)
+    }
+
+    /// [`Scenario::parse`] of a scenario already read as a TOML table (e.g. after
+    /// [`set_key`]).
+    pub fn from_table(top: toml::Table, default_name: &str) -> Result<Self, ScenarioError> {
+        Self::from_parts(top, None, default_name)
+    }
+
+    /// `top`, and the tables of the arrays that `layout` found, parsed one at a time.
+    fn from_parts(
+        mut top: toml::Table,
+        layout: Option<&Layout>,
+        default_name: &str,
+    ) -> Result<Self, ScenarioError> {
+        if let Some(k) = top.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
+            return Err(ScenarioError::new(
+                k.as_str(),
+                format!("unknown key; allowed: {}", TOP_KEYS.join(", ")),
+            ));
+        }
+        let name = take_string(&mut top, "name")?.unwrap_or_else(|| default_name.to_string());
+        let description = take_string(&mut top, "description")?.unwrap_or_default();
+        let switch = parse_switch(take_table(&mut top, "switch")?.unwrap_or_default())?;
+        let run = section(
+            take_table(&mut top, "run")?
+                .ok_or_else(|| ScenarioError::new("run", "missing section [run]"))?,
+            "run",
+        )?;
+        let links = split_array(layout, &mut top, "links")?;
+        if let Some(toml::Value::Array(inline)) = top.get("flows") {
+            check_flow_count(inline.len())?;
+        }
+        let flows = split_array(layout, &mut top, "flows")?;
+        let pfc_script = split_array(layout, &mut top, "pfc_script")?;
+        let ecm_rp = match take_table(&mut top, "ecm_rp")? {
+            Some(t) => section(t, "ecm_rp")?,
+            None => EcmRpSpec::default(),
+        };
+        Ok(Self {
+            name,
+            description,
+            switch,
+            run,
+            links,
+            flows,
+            pfc_script,
+            ecm_rp,
+        })
+    }
+
+    /// Check every value against the switch and resolve defaults.
+    pub fn plan(&self, ov: &Overrides) -> Result<Plan, ScenarioError> {
+        check_flow_count(self.flows.len())?;
+        let d = self.switch_with(ov).build()?;
+        let cycles = ov.cycles.unwrap_or(self.run.cycles);
+        let cycles_field = if ov.cycles.is_some() {
+            "--cycles"
+        } else {
+            "run.cycles"
+        };
+        if !(1..=MAX_CYCLES).contains(&cycles) {
+            return Err(ScenarioError::new(
+                cycles_field,
+                format!("{cycles} is out of range; allowed: 1..={MAX_CYCLES}"),
+            ));
+        }
+        let links = plan_links(&self.links, &d)?;
+        let mut flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| plan_flow(i, f, &d))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (i, f) in self.flows.iter().enumerate() {
+            if let Some(n) = f.connection_of {
+                flows[i].tuple = Some(connection_tuple(i, n, &self.flows, &flows)?);
+            }
+        }
+        let mut pfc_script = self
+            .pfc_script
+            .iter()
+            .enumerate()
+            .map(|(i, s)| plan_pfc(i, s, &d))
+            .collect::<Result<Vec<_>, _>>()?;
+        pfc_script.sort_by_key(|&(c, _, _)| c);
+        let ecm_rp = self.ecm_rp.params()?;
+        let headroom_warnings = headroom_findings(&self.links, &links, &flows, &d);
+        if let (true, Some(w)) = (self.run.expect_lossless, headroom_warnings.first()) {
+            return Err(ScenarioError::new(
+                w.problem.field.clone(),
+                format!("{} (run.expect_lossless = true)", w.problem.message),
+            ));
+        }
+        Ok(Plan {
+            name: self.name.clone(),
+            derived: d,
+            cycles,
+            seed: ov.seed.unwrap_or(self.run.seed),
+            expect_lossless: self.run.expect_lossless,
+            links,
+            flows,
+            pfc_script,
+            ecm_rp,
+            headroom_warnings,
+            scenario_hash: self.hash(ov),
+        })
+    }
+}
+
+/// The tables of the array `key`, one at a time where the scan found them.
+fn split_array<T: DeserializeOwned>(
+    layout: Option<&Layout>,
+    top: &mut toml::Table,
+    key: &'static str,
+) -> Result<Vec<T>, ScenarioError> {
+    let Some(tables) = layout.and_then(|l| l.tables(key)) else {
+        return array_of_tables(top, key);
+    };
+    if top.contains_key(key) {
+        return Err(defined_twice(key));
+    }
+    tables
+        .enumerate()
+        .map(|(i, t)| section(t?, &format!("{key}[{i}]")))
+        .collect()
+}
+
+/// The parts of a scenario that decide a run's results, as [`Scenario::hash`] reads them.
+#[derive(Serialize)]
+struct Resolved<'a> {
+    switch: &'a SwitchConfig,
+    run: &'a RunSpec,
+    links: &'a [LinkSpec],
+    flows: &'a [FlowSpec],
+    pfc_script: &'a [PfcScriptSpec],
+    ecm_rp: &'a EcmRpSpec,
+}
+
+impl Scenario {
+    /// `[switch]` with the `--policy` and `--fifo` overrides applied.
+    fn switch_with(&self, ov: &Overrides) -> SwitchConfig {
+        let mut switch = self.switch.clone();
+        if let Some(p) = ov.policy {
+            switch.policy = p;
+        }
+        if ov.fifo {
+            switch.hcf.clear();
+        }
+        switch
+    }
+
+    /// SHA-256, in hex, of the scenario with `ov` applied: `[switch]` with its profile
+    /// expanded into every key, `[run]`, `[[links]]`, `[[flows]]`, `[[pfc_script]]` and
+    /// `[ecm_rp]` as compact JSON in schema order. `name` and `description` are left out:
+    /// two files that differ only there run the same. The same on every machine and run.
+    pub fn hash(&self, ov: &Overrides) -> String {
+        use sha2::{Digest, Sha256};
+        let switch = self.switch_with(ov);
+        let mut run = self.run.clone();
+        run.cycles = ov.cycles.unwrap_or(run.cycles);
+        run.seed = ov.seed.unwrap_or(run.seed);
+        let resolved = Resolved {
+            switch: &switch,
+            run: &run,
+            links: &self.links,
+            flows: &self.flows,
+            pfc_script: &self.pfc_script,
+            ecm_rp: &self.ecm_rp,
+        };
+        // Streamed into the hash: the JSON of 10^5 flows would be tens of megabytes.
+        let mut sha = Sha256::new();
+        serde_json::to_writer(&mut sha, &resolved).expect("a scenario serializes to JSON");
+        sha.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+fn take_string(t: &mut toml::Table, key: &str) -> Result<Option<String>, ScenarioError> {
+    match t.remove(key) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(ScenarioError::new(
+            key,
+            format!("expected a string, found {}", v.type_str()),
+        )),
+    }
+}
+
+fn take_table(t: &mut toml::Table, key: &str) -> Result<Option<toml::Table>, ScenarioError> {
+    match t.remove(key) {
+        None => Ok(None),
+        Some(toml::Value::Table(s)) => Ok(Some(s)),
+        Some(v) => Err(ScenarioError::new(
+            key,
+            format!("expected a table, found {}", v.type_str()),
+        )),
+    }
+}
+
+fn array_of_tables<T: DeserializeOwned>(
+    t: &mut toml::Table,
+    key: &str,
+) -> Result<Vec<T>, ScenarioError> {
+    let items = match t.remove(key) {
+        None => return Ok(Vec::new()),
+        Some(toml::Value::Array(a)) => a,
+        Some(v) => {
+            return Err(ScenarioError::new(
+                key,
+                format!(
+                    "expected an array of tables ([[{key}]]), found {}",
+                    v.type_str()
+                ),
+            ))
+        }
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let path = format!("{key}[{i}]");
+            match v {
+                toml::Value::Table(tab) => section(tab, &path),
+                other => Err(ScenarioError::new(
+                    path,
+                    format!("expected a table, found {}", other.type_str()),
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Deserialize one table, naming the offending key on error.
+///
+/// Serde errors from a `toml::Value` carry no location, so when the whole table fails the
+/// culprit is found by removing one key at a time: the key whose removal clears the error
+/// (or turns it into "missing field" for that key) is the one with the bad value.
+fn section<T: DeserializeOwned>(table: toml::Table, path: &str) -> Result<T, ScenarioError> {
+    int_keys::check(&table, path)?;
+    let err = match table.clone().try_into::<T>() {
+        Ok(v) => return Ok(v),
+        Err(e) => e.message().to_string(),
+    };
+    let field = |k: &str| format!("{path}.{k}");
+    for marker in ["unknown field `", "missing field `"] {
+        if let Some(rest) = err.split_once(marker).map(|(_, r)| r) {
+            let key = rest.split('`').next().unwrap_or_default();
+            // An unknown key of a nested table (a `tcp` pattern's) is not one of this
+            // table's: the search below names the key holding it.
+            if marker == "missing field `" || table.contains_key(key) {
+                return Err(ScenarioError::new(field(key), err.clone()));
+            }
+        }
+    }
+    for key in table.keys() {
+        let mut without = table.clone();
+        without.remove(key);
+        let cleared = match without.try_into::<T>() {
+            Ok(_) => true,
+            Err(e) => e.message().contains(&format!("missing field `{key}`")),
+        };
+        if cleared {
+            return Err(ScenarioError::new(field(key), err));
+        }
+    }
+    Err(ScenarioError::new(path, err))
+}
+
+/// `[switch]`: start from `profile` (default `tomahawk`) and apply the other keys on top.
+fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
+    int_keys::check(&table, "switch")?;
+    let profile = take_string(&mut table, "profile")
+        .map_err(|e| ScenarioError::new("switch.profile", e.message))?;
+    let base = SwitchConfig::profile(profile.as_deref().unwrap_or("tomahawk"))
+        .map_err(|e| ScenarioError::new("switch.profile", e.message))?;
+    let mut merged = toml::Table::try_from(&base).map_err(|e| {
+        ScenarioError::new(
+            "switch.profile",
+            format!("cannot serialize the profile: {e}"),
+        )
+    })?;
+    merged.extend(table.clone());
+    match merged.clone().try_into::<SwitchConfig>() {
+        Ok(c) => Ok(c),
+        Err(e) => {
+            let msg = e.message().to_string();
+            if let Some(key) = msg
+                .split_once("unknown field `")
+                .and_then(|(_, r)| r.split('`').next())
+            {
+                let at = unknown_key_path(&table, key);
+                return Err(ScenarioError::new(format!("switch.{at}"), msg));
+            }
+            // A bad value: the first override that fails on the bare profile is the culprit.
+            let mut base_table = toml::Table::try_from(&base).unwrap_or_default();
+            for (k, v) in table {
+                base_table.insert(k.clone(), v);
+                if base_table.clone().try_into::<SwitchConfig>().is_err() {
+                    return Err(ScenarioError::new(format!("switch.{k}"), msg));
+                }
+            }
+            Err(ScenarioError::new("switch", msg))
+        }
+    }
+}
+
+/// The path of the unknown field `key` that serde reported for `[switch]`: in the first
+/// nested table that does not accept it (`ecm.KEY`, `ecn.KEY`, `ecn.curves[0].KEY`,
+/// `hcf[1].KEY`), else in `[switch]` itself. Serde names an unknown field without the table
+/// it is in.
+fn unknown_key_path(table: &toml::Table, key: &str) -> String {
+    let rejects = |v: &toml::Value, check: fn(toml::Value) -> Result<(), toml::de::Error>| {
+        v.as_table().is_some_and(|t| t.contains_key(key))
+            && check(v.clone())
+                .is_err_and(|e| e.message().contains(&format!("unknown field `{key}`")))
+    };
+    type Check = fn(toml::Value) -> Result<(), toml::de::Error>;
+    let tables: [(&str, Check); 2] = [
+        ("ecm", |v| v.try_into::<EcmConfig>().map(|_| ())),
+        ("ecn", |v| v.try_into::<EcnConfig>().map(|_| ())),
+    ];
+    for (name, check) in tables {
+        if table.get(name).is_some_and(|v| rejects(v, check)) {
+            return format!("{name}.{key}");
+        }
+    }
+    // The first entry of an array of tables that rejects the key.
+    let entry = |array: Option<&toml::Value>, at: &str, check: Check| {
+        let i = array?.as_array()?.iter().position(|v| rejects(v, check))?;
+        Some(format!("{at}[{i}].{key}"))
+    };
+    let curves = table.get("ecn").and_then(|e| e.get("curves"));
+    entry(curves, "ecn.curves", |v| {
+        v.try_into::<EcnCurveConfig>().map(|_| ())
+    })
+    .or_else(|| {
+        entry(table.get("hcf"), "hcf", |v| {
+            v.try_into::<HcfConfig>().map(|_| ())
+        })
+    })
+    .unwrap_or_else(|| key.to_string())
+}
+
+fn ports_err(field: String, p: usize, d: &Derived) -> ScenarioError {
+    ScenarioError::new(
+        field,
+        format!("port {p} does not exist (ports 0..={})", d.ports - 1),
+    )
+}
+
+/// Nanoseconds to core cycles, rounded up (a delay is never shortened).
+pub fn ns_to_cycles(ns: u64, clock_hz: u64) -> u64 {
+    (ns as u128 * clock_hz as u128).div_ceil(1_000_000_000) as u64
+}
+
+/// Default partner processing delay, cycles (rounded down): what is left of Eq. 1's 3840 B
+/// after the PFC frame itself (84 B on the wire) and two wire overheads (the packets
+/// that straddle the frame's arrival and the response), at the port's line rate.
+pub fn default_proc_cycles(d: &Derived, port: usize) -> u64 {
+    let bytes = EQ1_PFC_BYTES.saturating_sub(pfc_frame_and_gaps_bytes(d));
+    (bytes as u128 * 8 * d.clock_hz as u128 / d.rate_bps[port] as u128) as u64
+}
+
+/// The part of Eq. 1's PFC budget that is not the partner's processing: the frame on the
+/// wire and two wire overheads (the packets that straddle its arrival and the response).
+fn pfc_frame_and_gaps_bytes(d: &Derived) -> u64 {
+    (PFC_FRAME_WIRE_BYTES + 2 * d.cfg.wire_overhead_bytes) as u64
+}
+
+/// Eq. 1 of the link into `port` as it is: `prop_ns` of propagation, and for the PFC frame
+/// and the reaction the frame, two wire overheads and `proc_cycles` of processing at line
+/// rate (rounded up). With the default link it is at most `eta_eq1_bytes`.
+pub fn link_eq1_bytes(d: &Derived, port: usize, prop_ns: u64, proc_cycles: u64) -> u64 {
+    let proc_bytes =
+        (proc_cycles as u128 * d.rate_bps[port] as u128).div_ceil(8 * d.clock_hz as u128) as u64;
+    d.cfg
+        .eq1_bytes(port, prop_ns, pfc_frame_and_gaps_bytes(d) + proc_bytes)
+}
+
+/// Lossless traffic the headroom was not sized for: each finding breaks Eq. 1 in cells
+/// (`hw_model::config::eta_cells_for`), so lossless cells can drop. One per cause, naming
+/// the field to change:
+///
+/// - a lossless flow with a packet size that fills more cells per wire byte than `eta` was
+///   sized for (`headroom = "cells"`: the densest size of `headroom_min_packet_bytes..=
+///   mtu_bytes`; `"paper-bytes"`: one cell per `cell_bytes` of wire, i.e. packets whose
+///   cells hold no more than their wire bytes);
+/// - a link into a port with lossless traffic whose own Eq. 1 ([`link_eq1_bytes`]: its
+///   propagation and processing delays) is more than the wire bytes `eta` was sized for
+///   (Eq. 1 of `switch.link_delay_ns`, or `switch.eta_bytes`).
+pub fn headroom_findings(
+    link_specs: &[LinkSpec],
+    links: &[Link],
+    flows: &[Flow],
+    d: &Derived,
+) -> Vec<HeadroomWarning> {
+    let mut out: Vec<HeadroomWarning> = Vec::new();
+    let mut lossless_ports = 0u64;
+    // Flows with the same too-dense packet on ports sized alike share one warning, named
+    // after the first of them.
+    let mut dense: Vec<(&Flow, PacketCost, Vec<usize>, u64)> = Vec::new();
+    for f in flows.iter().filter(|f| d.is_lossless(f.prio)) {
+        let p = f.src as usize;
+        lossless_ports |= 1 << p;
+        let Some(worst) = f.densest_packet(d) else {
+            continue;
+        };
+        if !worst.denser_than(&d.eta_sizing[p].densest) {
+            continue;
+        }
+        let alike = |g: &&mut (&Flow, PacketCost, Vec<usize>, u64)| {
+            g.1 == worst
+                && d.eta_sizing[g.0.src as usize] == d.eta_sizing[p]
+                && g.0.size_field(worst.len) == f.size_field(worst.len)
+        };
+        match dense.iter_mut().find(alike) {
+            Some(g) => {
+                g.2.push(f.id as usize);
+                g.3 |= 1 << p;
+            }
+            None => dense.push((f, worst, Vec::new(), 1 << p)),
+        }
+    }
+    for (f, worst, more, ports) in dense {
+        let mut message = denser_than_sized(f, worst, d);
+        if !more.is_empty() {
+            message += &format!("; the same for flows {}", number_list(&more));
+        }
+        out.push(HeadroomWarning {
+            ports,
+            problem: ScenarioError::new(
+                format!("flows[{}].{}", f.id, f.size_field(worst.len)),
+                message,
+            ),
+        });
+    }
+    // Links with the same finding share one warning.
+    let mut long: Vec<(String, String, u64)> = Vec::new();
+    for p in (0..d.ports).filter(|&p| lossless_ports & (1 << p) != 0) {
+        let spec = link_specs.iter().enumerate().find(|(_, s)| s.port == p);
+        let prop_ns = spec
+            .and_then(|(_, s)| s.propagation_ns)
+            .map_or(d.cfg.link_delay_ns as u64, u64::from);
+        let proc_cycles = links[p].proc_cycles;
+        let need = link_eq1_bytes(d, p, prop_ns, proc_cycles);
+        let sized = d.eta_sizing[p].wire_bytes;
+        if need <= sized {
+            continue;
+        }
+        let from = match d.cfg.eta_bytes {
+            Some(b) => format!("switch.eta_bytes = {b}"),
+            None => format!("Eq. 1 of switch.link_delay_ns = {} ns", d.cfg.link_delay_ns),
+        };
+        let what = format!(
+            "propagation {prop_ns} ns, processing {proc_cycles} cycles: Eq. 1 = {need} B of headroom, more than the {sized} B eta is sized for ({from})"
+        );
+        let slow = spec
+            .filter(|(_, s)| s.processing_ns.is_some() && proc_cycles > default_proc_cycles(d, p));
+        let (field, allowed) = match (slow, spec) {
+            (Some((i, _)), _) => {
+                let spare = sized.saturating_sub(link_eq1_bytes(d, p, prop_ns, 0));
+                let cycles = spare as u128 * 8 * d.clock_hz as u128 / d.rate_bps[p] as u128;
+                let ns = cycles * 1_000_000_000 / d.clock_hz as u128;
+                (format!("links[{i}].processing_ns"), format!("at most {ns}"))
+            }
+            (None, Some((i, s))) if s.propagation_ns.is_some() => {
+                // The first delay that does not fit (Eq. 1 grows with the delay).
+                let (mut fit, mut over) = (0u64, MAX_LINK_NS + 1);
+                while fit < over {
+                    let mid = (fit + over) / 2;
+                    if link_eq1_bytes(d, p, mid, proc_cycles) <= sized {
+                        fit = mid + 1;
+                    } else {
+                        over = mid;
+                    }
+                }
+                let allowed = match fit {
+                    0 => "none with this processing delay".to_string(),
+                    n => format!("0..={}", n - 1),
+                };
+                (format!("links[{i}].propagation_ns"), allowed)
+            }
+            _ => ("switch.eta_bytes".to_string(), format!("at least {need}")),
+        };
+        let message = format!("{what}; allowed: {allowed}");
+        match long.iter_mut().find(|l| (&l.0, &l.1) == (&field, &message)) {
+            Some(l) => l.2 |= 1 << p,
+            None => long.push((field, message, 1 << p)),
+        }
+    }
+    for (field, message, ports) in long {
+        let list: Vec<usize> = (0..d.ports).filter(|&p| ports & (1 << p) != 0).collect();
+        out.push(HeadroomWarning {
+            ports,
+            problem: ScenarioError::new(
+                field,
+                format!("the link into {}: {message}", port_list(&list)),
+            ),
+        });
+    }
+    out
+}
+
+/// One paragraph per distinct `eta` of the switch (`mmu-sim validate`): the ports, the
+/// value in cells and bytes, where it is reserved, and how it was derived (the mode, the
+/// packet range, Eq. 1's terms, the densest packet and its cells).
+pub fn eta_report(d: &Derived) -> Vec<String> {
+    let c = &d.cfg;
+    if d.lossless_mask == 0 {
+        return vec!["eta: no lossless priorities, no headroom".to_string()];
+    }
+    let mut groups: Vec<(hw_model::EtaSizing, u64, Vec<usize>)> = Vec::new();
+    for p in 0..d.ports {
+        let key = (d.eta_sizing[p], d.rate_bps[p]);
+        match groups.iter_mut().find(|g| (g.0, g.1) == key) {
+            Some(g) => g.2.push(p),
+            None => groups.push((key.0, key.1, vec![p])),
+        }
+    }
+    let per = match c.policy {
+        Policy::Dsh => "once per port as insurance (Eq. 4)",
+        Policy::Sih | Policy::L2bm => "per lossless ingress queue (Eq. 3)",
+    };
+    groups
+        .iter()
+        .map(|(s, bps, ports)| {
+            let w = match c.eta_bytes {
+                Some(b) => format!("W = switch.eta_bytes = {b} B"),
+                None => format!(
+                    "W = Eq. 1 = 2 (C D_prop + L_MTU) + {EQ1_PFC_BYTES} = 2 ({} + {}) + {EQ1_PFC_BYTES} = {} B at {} Gb/s, link_delay_ns {}",
+                    (s.wire_bytes - EQ1_PFC_BYTES) / 2 - c.mtu_bytes as u64,
+                    c.mtu_bytes,
+                    s.wire_bytes,
+                    *bps as f64 / 1e9,
+                    c.link_delay_ns
+                ),
+            };
+            let how = match c.headroom {
+                HeadroomMode::Cells => format!(
+                    "headroom = \"cells\", lossless packets of {}..={} B (headroom_min_packet_bytes..=mtu_bytes); densest packet {} B: {}; eta = floor(W x {} / {}) + {} (largest packet, {} B) = {} + {} = {} cells",
+                    c.headroom_min_packet_bytes.unwrap_or(c.mtu_bytes),
+                    c.mtu_bytes,
+                    s.densest.len,
+                    s.densest,
+                    s.densest.cells,
+                    s.densest.wire,
+                    s.largest.cells,
+                    s.largest.len,
+                    s.cells - s.largest.cells,
+                    s.largest.cells,
+                    s.cells
+                ),
+                HeadroomMode::PaperBytes => format!(
+                    "headroom = \"paper-bytes\": eta = ceil(W / {}) = {} cells, the paper's rounding; it holds the in-flight packets only if none takes more buffer than wire bytes",
+                    c.cell_bytes, s.cells
+                ),
+            };
+            format!(
+                "eta, {}: {} cells = {} B, reserved {per}\n  {w}\n  {how}",
+                port_list(ports),
+                s.cells,
+                s.cells as u64 * c.cell_bytes as u64
+            )
+        })
+        .chain([format!(
+            "headroom: {} cells in total, shared segment B_s {} cells",
+            d.headroom_cells, d.shared_cells
+        )])
+        .collect()
+}
+
+/// `ports 0-5, 7` (runs of consecutive ports joined).
+fn port_list(ports: &[usize]) -> String {
+    let s = if ports.len() > 1 { "s" } else { "" };
+    format!("port{s} {}", number_list(ports))
+}
+
+/// `0-5, 7`: ascending numbers, runs of consecutive ones joined.
+fn number_list(numbers: &[usize]) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &n in numbers {
+        match runs.last_mut() {
+            Some(r) if r.1 + 1 == n => r.1 = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| match a == b {
+            true => a.to_string(),
+            false => format!("{a}-{b}"),
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// Why `worst`, a packet of flow `f`, is denser than the headroom of its port allows.
+fn denser_than_sized(f: &Flow, worst: PacketCost, d: &Derived) -> String {
+    let p = f.src as usize;
+    let sized = d.eta_sizing[p];
+    let need = eta_cells_for(sized.wire_bytes, worst, sized.largest.cells);
+    let head = format!(
+        "lossless packets of {} B into port {p} fill {worst}",
+        worst.len
+    );
+    match d.cfg.headroom {
+        HeadroomMode::Cells => {
+            let smallest = f.packet_sizes().iter().map(|r| *r.start()).min().unwrap_or(worst.len);
+            let wider = d
+                .densest_packet(smallest..=d.cfg.mtu_bytes)
+                .map_or(need, |w| eta_cells_for(sized.wire_bytes, w, sized.largest.cells));
+            format!(
+                "{head}, more than the {} of the {} B packets eta is sized for (switch.headroom_min_packet_bytes = {}): Eq. 1's {} B of such packets can take {need} cells, eta of port {p} is {} cells; allowed: packets of at most {}, or switch.headroom_min_packet_bytes = {smallest} (eta {wider} cells)",
+                sized.densest,
+                sized.densest.len,
+                d.cfg.headroom_min_packet_bytes.unwrap_or(d.cfg.mtu_bytes),
+                sized.wire_bytes,
+                sized.cells,
+                sized.densest,
+            )
+        }
+        HeadroomMode::PaperBytes => format!(
+            "{head}: {} B of buffer for {} B on the wire, and switch.headroom = \"paper-bytes\" rounds Eq. 1's {} B to {} cells, enough only for packets that take no more buffer than wire bytes: such packets can take {need} cells; allowed: packets of whole cells, or switch.headroom = \"cells\"",
+            worst.cells * d.cfg.cell_bytes,
+            worst.wire,
+            sized.wire_bytes,
+            sized.cells,
+        ),
+    }
+}
+
+fn plan_links(specs: &[LinkSpec], d: &Derived) -> Result<Vec<Link>, ScenarioError> {
+    let mut links: Vec<Link> = (0..d.ports)
+        .map(|p| Link {
+            prop_cycles: ns_to_cycles(d.cfg.link_delay_ns as u64, d.clock_hz),
+            proc_cycles: default_proc_cycles(d, p),
+            arbitration: Arbitration::RoundRobin,
+        })
+        .collect();
+    let mut seen = vec![false; d.ports];
+    for (i, s) in specs.iter().enumerate() {
+        let f = |k: &str| format!("links[{i}].{k}");
+        if s.port >= d.ports {
+            return Err(ports_err(f("port"), s.port, d));
+        }
+        if std::mem::replace(&mut seen[s.port], true) {
+            return Err(ScenarioError::new(
+                f("port"),
+                format!("port {} is listed twice", s.port),
+            ));
+        }
+        for (k, v) in [
+            ("propagation_ns", s.propagation_ns),
+            ("processing_ns", s.processing_ns),
+        ] {
+            if v.is_some_and(|v| v as u64 > MAX_LINK_NS) {
+                return Err(ScenarioError::new(
+                    f(k),
+                    format!(
+                        "{} is out of range; allowed: 0..={MAX_LINK_NS}",
+                        v.unwrap_or(0)
+                    ),
+                ));
+            }
+        }
+        if let Some(ns) = s.propagation_ns {
+            links[s.port].prop_cycles = ns_to_cycles(ns as u64, d.clock_hz);
+        }
+        if let Some(ns) = s.processing_ns {
+            links[s.port].proc_cycles = ns_to_cycles(ns as u64, d.clock_hz);
+        }
+        links[s.port].arbitration = s.arbitration;
+    }
+    Ok(links)
+}
+
+fn rate_bps(
+    f: &dyn Fn(&str) -> String,
+    gbps: Option<f64>,
+    line_bps: u64,
+) -> Result<u64, ScenarioError> {
+    let Some(g) = gbps else { return Ok(line_bps) };
+    let bps = g * 1e9;
+    if !(bps.is_finite() && bps >= 1e6 && bps.round() as u64 <= line_bps) {
+        return Err(ScenarioError::new(
+            f("rate_gbps"),
+            format!(
+                "{g} is out of range; allowed: 0.001..={} (the source port's line rate)",
+                line_bps as f64 / 1e9
+            ),
+        ));
+    }
+    Ok(bps.round() as u64)
+}
+
+fn check_cdf<T: Copy + PartialOrd + std::fmt::Display>(
+    field: String,
+    cdf: &[(T, f64)],
+    lo: T,
+    hi: Option<T>,
+) -> Result<(), ScenarioError> {
+    let bad = |m: String| Err(ScenarioError::new(field.clone(), m));
+    if cdf.is_empty() {
+        return bad("must list at least one [bytes, probability] point".into());
+    }
+    for (j, w) in cdf.iter().enumerate() {
+        if w.0 < lo || hi.is_some_and(|h| w.0 > h) {
+            let range = hi.map_or(format!("{lo}.."), |h| format!("{lo}..={h}"));
+            return bad(format!(
+                "point {j}: size {} is out of range; allowed: {range}",
+                w.0
+            ));
+        }
+        if !(w.1.is_finite() && (0.0..=1.0).contains(&w.1)) {
+            return bad(format!("point {j}: probability {} is outside 0..=1", w.1));
+        }
+        if j > 0 && !(cdf[j - 1].0 < w.0 && cdf[j - 1].1 < w.1) {
+            return bad(format!(
+                "point {j}: sizes and probabilities must both strictly increase"
+            ));
+        }
+    }
+    if cdf[cdf.len() - 1].1 != 1.0 {
+        return bad("the last probability must be 1".into());
+    }
+    Ok(())
+}
+
+fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, ScenarioError> {
+    let f = |k: &str| format!("flows[{i}].{k}");
+    if s.src >= d.ports {
+        return Err(ports_err(f("src"), s.src, d));
+    }
+    if s.dst >= d.ports {
+        return Err(ports_err(f("dst"), s.dst, d));
+    }
+    if s.prio > 7 {
+        return Err(ScenarioError::new(
+            f("prio"),
+            format!("{} is out of range; allowed: 0..=7", s.prio),
+        ));
+    }
+    let mtu = d.cfg.mtu_bytes;
+    let size = match (s.size_bytes, &s.size_cdf) {
+        (Some(b), None) => {
+            if !(MIN_PACKET_BYTES..=mtu).contains(&b) {
+                return Err(ScenarioError::new(
+                    f("size_bytes"),
+                    format!("{b} is out of range; allowed: {MIN_PACKET_BYTES}..={mtu} (switch.mtu_bytes)"),
+                ));
+            }
+            SizeDist::Fixed(b)
+        }
+        (None, Some(cdf)) => {
+            check_cdf(f("size_cdf"), cdf, MIN_PACKET_BYTES, Some(mtu))?;
+            SizeDist::Steps(cdf.clone())
+        }
+        (Some(_), Some(_)) => {
+            return Err(ScenarioError::new(
+                f("size_cdf"),
+                "give size_bytes or size_cdf, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(ScenarioError::new(
+                f("size_bytes"),
+                "missing: give size_bytes or size_cdf",
+            ))
+        }
+    };
+    let line = d.rate_bps[s.src];
+    let unused = |k: &str, set: bool| -> Result<(), ScenarioError> {
+        if set {
+            Err(ScenarioError::new(
+                f(k),
+                format!("not used by pattern {}", s.pattern.label()),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let need = |k: &str, v: Option<u64>| -> Result<u64, ScenarioError> {
+        match v {
+            Some(0) => Err(ScenarioError::new(f(k), "must be at least 1")),
+            Some(v) => Ok(v),
+            None => Err(ScenarioError::new(
+                f(k),
+                format!("required by pattern {}", s.pattern.label()),
+            )),
+        }
+    };
+    let pattern = match s.pattern {
+        PatternKind::Constant => {
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            unused("message_cdf", s.message_cdf.is_some())?;
+            Pattern::Constant {
+                rate_bps: rate_bps(&f, s.rate_gbps, line)?,
+            }
+        }
+        PatternKind::OnOff => {
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            unused("message_cdf", s.message_cdf.is_some())?;
+            Pattern::OnOff {
+                rate_bps: rate_bps(&f, s.rate_gbps, line)?,
+                on_cycles: need("on_cycles", s.on_cycles)?,
+                off_cycles: need("off_cycles", s.off_cycles)?,
+            }
+        }
+        PatternKind::Burst => {
+            unused("rate_gbps", s.rate_gbps.is_some())?;
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("message_cdf", s.message_cdf.is_some())?;
+            unused("stop_cycle", s.stop_cycle.is_some())?;
+            let bytes = need("burst_bytes", s.burst_bytes)?;
+            if bytes > 1 << 40 {
+                return Err(ScenarioError::new(
+                    f("burst_bytes"),
+                    format!("{bytes} is out of range; allowed: 1..=2^40"),
+                ));
+            }
+            Pattern::Burst { bytes }
+        }
+        PatternKind::Poisson => {
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            if s.size_cdf.is_some() {
+                return Err(ScenarioError::new(
+                    f("size_cdf"),
+                    "not used by pattern Poisson: messages are cut into packets of size_bytes",
+                ));
+            }
+            let cdf = s.message_cdf.as_ref().ok_or_else(|| {
+                ScenarioError::new(f("message_cdf"), "required by pattern Poisson")
+            })?;
+            check_cdf(f("message_cdf"), cdf, 1, Some(1 << 32))?;
+            Pattern::Poisson {
+                rate_bps: rate_bps(&f, s.rate_gbps, line)?,
+                message_cdf: cdf.clone(),
+            }
+        }
+        PatternKind::Tcp(t) => {
+            unused("rate_gbps", s.rate_gbps.is_some())?;
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            unused("message_cdf", s.message_cdf.is_some())?;
+            unused("stop_cycle", s.stop_cycle.is_some())?;
+            if s.size_cdf.is_some() {
+                return Err(ScenarioError::new(
+                    f("size_cdf"),
+                    "not used by pattern Tcp: every packet but a finite flow's last is size_bytes",
+                ));
+            }
+            Pattern::Tcp(plan_tcp(&f, &t)?)
+        }
+        PatternKind::Dcqcn(c) => {
+            unused("on_cycles", s.on_cycles.is_some())?;
+            unused("off_cycles", s.off_cycles.is_some())?;
+            unused("burst_bytes", s.burst_bytes.is_some())?;
+            if s.size_cdf.is_some() {
+                return Err(ScenarioError::new(
+                    f("size_cdf"),
+                    "not used by pattern Dcqcn: every packet is size_bytes",
+                ));
+            }
+            let messages = match &s.message_cdf {
+                None if s.rate_gbps.is_some() => {
+                    return Err(ScenarioError::new(
+                        f("rate_gbps"),
+                        "not used by pattern Dcqcn without message_cdf (the rate is R_C)",
+                    ))
+                }
+                None => None,
+                Some(cdf) => {
+                    check_cdf(f("message_cdf"), cdf, 1, Some(1 << 32))?;
+                    if s.rate_gbps.is_none() {
+                        return Err(ScenarioError::new(
+                            f("rate_gbps"),
+                            "required by pattern Dcqcn with message_cdf (the offered load)",
+                        ));
+                    }
+                    Some(MessageLoad {
+                        rate_bps: rate_bps(&f, s.rate_gbps, line)?,
+                        message_cdf: cdf.clone(),
+                    })
+                }
+            };
+            Pattern::Dcqcn(DcqcnPlan {
+                rp: plan_dcqcn(&f, &c, line)?,
+                messages,
+            })
+        }
+    };
+    let stop_cycle = s.stop_cycle.unwrap_or(u64::MAX);
+    if stop_cycle <= s.start_cycle {
+        return Err(ScenarioError::new(
+            f("stop_cycle"),
+            format!("{stop_cycle} must be after start_cycle ({})", s.start_cycle),
+        ));
+    }
+    Ok(Flow {
+        id: i as u32,
+        src: s.src as u8,
+        dst: s.dst as u8,
+        prio: s.prio,
+        size,
+        pattern,
+        start_cycle: s.start_cycle,
+        stop_cycle,
+        tuple: None,
+        ecn: s.ecn,
+    })
+}
+
+/// The 5-tuple of flow `n`, which flow `i` names in `connection_of`: `n` must be another
+/// flow that is not itself a re-route, and both must be TCP or both not.
+fn connection_tuple(
+    i: usize,
+    n: usize,
+    specs: &[FlowSpec],
+    flows: &[Flow],
+) -> Result<FiveTuple, ScenarioError> {
+    let field = format!("flows[{i}].connection_of");
+    let Some(first) = flows.get(n).filter(|_| n != i) else {
+        return Err(ScenarioError::new(
+            field,
+            format!(
+                "{n} is out of range; allowed: another flow, 0..={} except {i}",
+                flows.len() - 1
+            ),
+        ));
+    };
+    if specs[n].connection_of.is_some() {
+        return Err(ScenarioError::new(
+            field,
+            format!("flow {n} is itself a re-route; name the first flow of the connection"),
+        ));
+    }
+    let tcp = |f: &Flow| matches!(f.pattern, Pattern::Tcp(_));
+    if tcp(first) != tcp(&flows[i]) {
+        return Err(ScenarioError::new(
+            field,
+            format!("flow {n} and this flow must both be tcp or both not (one connection)"),
+        ));
+    }
+    let proto = if tcp(first) {
+        FiveTuple::TCP
+    } else {
+        FiveTuple::UDP
+    };
+    Ok(first.five_tuple(proto))
+}
+
+/// Check a `tcp` pattern's parameters (named `flows[i].pattern.tcp.KEY`) and fill in the
+/// defaults.
+/// Check a `dcqcn` pattern's keys against their ranges; errors name `pattern.dcqcn.KEY`.
+fn plan_dcqcn(
+    f: &dyn Fn(&str) -> String,
+    c: &DcqcnSpec,
+    line_bps: u64,
+) -> Result<DcqcnParams, ScenarioError> {
+    type D = DcqcnParams;
+    let k = |key: &str| f(&format!("pattern.dcqcn.{key}"));
+    let int = |key: &str, v: Option<u64>, lo: u64, hi: u64, d: u64| {
+        let v = v.unwrap_or(d);
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ScenarioError::new(
+                k(key),
+                format!("{v} is out of range; allowed: {lo}..={hi}"),
+            ))
+        }
+    };
+    let g = c.g.unwrap_or(D::G);
+    if !(g.is_finite() && g > 0.0 && g <= 1.0) {
+        return Err(ScenarioError::new(
+            k("g"),
+            format!("{g} is out of range; allowed: 0 < g <= 1"),
+        ));
+    }
+    let line_mbps = line_bps / 1_000_000;
+    let (us, mbps) = (1000, 1_000_000);
+    Ok(DcqcnParams {
+        g,
+        k_ns: int("k_us", c.k_us, 1, 1_000_000, D::K_US)? * us,
+        t_ns: int("t_us", c.t_us, 1, 1_000_000, D::T_US)? * us,
+        b_bytes: int("b_bytes", c.b_bytes, 1, 1 << 40, D::B_BYTES)?,
+        f: int("f", c.f.map(u64::from), 0, 1000, D::F as u64)? as u32,
+        r_ai_bps: int("r_ai_mbps", c.r_ai_mbps, 1, line_mbps, D::R_AI_MBPS)? * mbps,
+        r_hai_bps: int("r_hai_mbps", c.r_hai_mbps, 1, line_mbps, D::R_HAI_MBPS)? * mbps,
+        n_ns: int("n_us", c.n_us, 0, 1_000_000, D::N_US)? * us,
+        min_rate_bps: int(
+            "min_rate_mbps",
+            c.min_rate_mbps,
+            1,
+            line_mbps,
+            D::MIN_RATE_MBPS,
+        )? * mbps,
+        cnp_delay_ns: int(
+            "cnp_delay_us",
+            c.cnp_delay_us,
+            0,
+            1_000_000,
+            D::CNP_DELAY_US,
+        )? * us,
+        line_bps,
+    })
+}
+
+fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, ScenarioError> {
+    let k = |key: &str| f(&format!("pattern.tcp.{key}"));
+    let check = |key: &str, v: u64, lo: u64, hi: u64| -> Result<u64, ScenarioError> {
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ScenarioError::new(
+                k(key),
+                format!("{v} is out of range; allowed: {lo}..={hi}"),
+            ))
+        }
+    };
+    let base_rtt_us = check(
+        "base_rtt_us",
+        t.base_rtt_us.unwrap_or(TcpParams::BASE_RTT_US),
+        1,
+        1_000_000,
+    )?;
+    let min_rto_us = check(
+        "min_rto_us",
+        t.min_rto_us.unwrap_or(TcpParams::MIN_RTO_US),
+        1,
+        10_000_000,
+    )?;
+    let max_rto_us = match t.max_rto_us {
+        Some(v) => check("max_rto_us", v, min_rto_us, 100_000_000)?,
+        None => min_rto_us * TcpParams::MAX_RTO_FACTOR,
+    };
+    let init_cwnd = check(
+        "init_cwnd",
+        t.init_cwnd.unwrap_or(TcpParams::INIT_CWND) as u64,
+        1,
+        1024,
+    )? as u32;
+    let flow_bytes = t
+        .flow_bytes
+        .map(|b| check("flow_bytes", b, 1, 1 << 40))
+        .transpose()?;
+    let dctcp_shift_g = match (t.cc.unwrap_or_default(), t.dctcp_shift_g) {
+        (Cc::Dctcp, g) => Some(check(
+            "dctcp_shift_g",
+            g.unwrap_or(TcpParams::DCTCP_SHIFT_G) as u64,
+            0,
+            16,
+        )? as u32),
+        (Cc::Reno, None) => None,
+        (Cc::Reno, Some(_)) => {
+            return Err(ScenarioError::new(
+                k("dctcp_shift_g"),
+                "not used by cc = \"reno\"; allowed only with cc = \"dctcp\"",
+            ))
+        }
+    };
+    Ok(TcpParams {
+        base_rtt_us,
+        min_rto_us,
+        max_rto_us,
+        init_cwnd,
+        flow_bytes,
+        karn: t.karn.unwrap_or(false),
+        dctcp_shift_g,
+        ns2: plan_ns2(&k, t)?,
+    })
+}
+
+/// The ns-2 keys of a `tcp` flow: only with `flavor = "ns2"`, which refuses the model's
+/// timer and window keys.
+fn plan_ns2(k: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<Option<Ns2Params>, ScenarioError> {
+    let model = [
+        ("min_rto_us", t.min_rto_us.is_some()),
+        ("max_rto_us", t.max_rto_us.is_some()),
+        ("init_cwnd", t.init_cwnd.is_some()),
+        ("karn", t.karn.is_some()),
+    ];
+    let n = &t.ns2;
+    let ns2 = [
+        ("window_", n.window.is_some()),
+        ("windowInit_", n.window_init.is_some()),
+        ("syn_", n.syn.is_some()),
+        ("tcpTick_", n.tcp_tick_s.is_some()),
+        ("rtxcur_init_", n.rtxcur_init_s.is_some()),
+        ("minrto_", n.minrto_s.is_some()),
+        ("maxrto_", n.maxrto_s.is_some()),
+    ];
+    let flavor = t.flavor.unwrap_or_default();
+    let (refused, why): (&[(&str, bool)], &str) = match flavor {
+        Flavor::Model => (&ns2, "an ns-2 key; allowed only with flavor = \"ns2\""),
+        Flavor::Ns2 => (&model, "not used by flavor = \"ns2\" (ns-2's keys: window_, windowInit_, syn_, tcpTick_, rtxcur_init_, minrto_, maxrto_)"),
+    };
+    if let Some((key, _)) = refused.iter().find(|(_, set)| *set) {
+        return Err(ScenarioError::new(k(key), why));
+    }
+    if flavor == Flavor::Model {
+        return Ok(None);
+    }
+    let d = Ns2Params::DEFAULT;
+    let count = |key: &str, v: Option<u32>, lo: u32, hi: u32, def: u32| match v {
+        None => Ok(def),
+        Some(x) if (lo..=hi).contains(&x) => Ok(x),
+        Some(x) => Err(ScenarioError::new(
+            k(key),
+            format!("{x} is out of range; allowed: {lo}..={hi}"),
+        )),
+    };
+    // Seconds to ns, within `lo..=hi` seconds.
+    let secs = |key: &str, v: Option<f64>, lo: f64, hi: f64, def: u64| match v {
+        None => Ok(def),
+        Some(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok((x * 1e9).round() as u64),
+        Some(x) => Err(ScenarioError::new(
+            k(key),
+            format!("{x} is out of range; allowed: {lo}..={hi} (seconds)"),
+        )),
+    };
+    let window = count("window_", n.window, 1, 1 << 20, d.window)?;
+    let minrto = secs("minrto_", n.minrto_s, 0.0, 1000.0, d.minrto)?;
+    Ok(Some(Ns2Params {
+        window,
+        window_init: count("windowInit_", n.window_init, 1, window, d.window_init)?,
+        syn: n.syn.unwrap_or(d.syn),
+        tick: secs("tcpTick_", n.tcp_tick_s, 1e-9, 1.0, d.tick)?,
+        rtxcur_init: secs("rtxcur_init_", n.rtxcur_init_s, 1e-9, 1000.0, d.rtxcur_init)?,
+        minrto,
+        maxrto: secs(
+            "maxrto_",
+            n.maxrto_s,
+            (minrto as f64 / 1e9).max(1e-9),
+            100_000.0,
+            d.maxrto,
+        )?,
+    }))
+}
+
+fn plan_pfc(
+    i: usize,
+    s: &PfcScriptSpec,
+    d: &Derived,
+) -> Result<(u64, u8, PfcFrame), ScenarioError> {
+    let f = |k: &str| format!("pfc_script[{i}].{k}");
+    if s.port >= d.ports {
+        return Err(ports_err(f("port"), s.port, d));
+    }
+    if s.port_level {
+        if !s.classes.is_empty() {
+            return Err(ScenarioError::new(
+                f("classes"),
+                "a port-level frame carries every class: leave classes out",
+            ));
+        }
+        let frame = PfcFrame {
+            class_enable: 0xFF,
+            quanta: [s.quanta; 8],
+            port_level: true,
+        };
+        return Ok((s.cycle, s.port as u8, frame));
+    }
+    if s.classes.is_empty() {
+        return Err(ScenarioError::new(
+            f("classes"),
+            "must list at least one class (0..=7)",
+        ));
+    }
+    let mut frame = PfcFrame::default();
+    for &c in &s.classes {
+        if c > 7 {
+            return Err(ScenarioError::new(
+                f("classes"),
+                format!("class {c} is out of range; allowed: 0..=7"),
+            ));
+        }
+        frame.class_enable |= 1 << c;
+        frame.quanta[c as usize] = s.quanta;
+    }
+    Ok((s.cycle, s.port as u8, frame))
+}
+
+/// Read scenario text as a TOML table, for [`set_key`] and [`Scenario::from_table`]: within
+/// the limits of [`crate::scenario_file`], each table of its arrays parsed on its own.
+/// [`Scenario::parse`] reads the same without holding every table at once.
+pub fn parse_table(text: &str) -> Result<toml::Table, ScenarioError> {
+    let layout = Layout::scan(text)?;
+    let mut top = layout.top()?;
+    for key in ARRAYS {
+        let Some(tables) = layout.tables(key) else {
+            continue;
+        };
+        if top.contains_key(key) {
+            return Err(defined_twice(key));
+        }
+        let tables = tables
+            .map(|t| t.map(toml::Value::Table))
+            .collect::<Result<_, _>>()?;
+        top.insert(key.to_string(), toml::Value::Array(tables));
+    }
+    Ok(top)
+}
+
+/// An array given both as `[[key]]` tables and as a `key` key or table.
+fn defined_twice(key: &str) -> ScenarioError {
+    ScenarioError::new(
+        key,
+        format!("defined both by [[{key}]] tables and by a {key} key or table"),
+    )
+}
+
+/// Apply `KEY=VALUE` (the `--set` option) to a scenario's TOML table, before
+/// [`Scenario::from_table`] checks it: the file's own checks then judge the result, so a
+/// key outside the schema or a bad value gets the same error as in a file.
+///
+/// `KEY` is a dotted path with array indices: `switch.alpha_log2`, `flows[3].prio`,
+/// `switch.hcf[0].bins`. Missing tables on the way are created (`ecm_rp.w` without an
+/// `[ecm_rp]`); an array index must name an existing entry. `VALUE` is a TOML value
+/// (`2`, `true`, `"dsh"`, `[1, 2]`, `{ tcp = {} }`); a bare word that is not one (`dsh`)
+/// is taken as a string.
+pub fn set_key(top: &mut toml::Table, assignment: &str) -> Result<(), ScenarioError> {
+    let opt = |m: String| ScenarioError::new(format!("--set {assignment}"), m);
+    let Some((key, text)) = assignment.split_once('=') else {
+        return Err(opt("expected KEY=VALUE".into()));
+    };
+    let key = key.trim();
+    let value = set_value(text.trim()).map_err(opt)?;
+    let steps = key_steps(key).map_err(opt)?;
+    let (last, path) = steps
+        .split_last()
+        .expect("key_steps returns at least one step");
+    let mut table = top;
+    let mut at = String::new();
+    for step in path {
+        let mut node = match table.entry(step.name.clone()) {
+            toml::map::Entry::Occupied(e) => e.into_mut(),
+            toml::map::Entry::Vacant(e) if step.index.is_empty() => {
+                e.insert(toml::Value::Table(toml::Table::new()))
+            }
+            toml::map::Entry::Vacant(_) => {
+                return Err(ScenarioError::new(
+                    format!("{at}{}", step.name),
+                    "index into an array the scenario does not have",
+                ))
+            }
+        };
+        at.push_str(&step.name);
+        node = index(node, &step.index, &mut at)?;
+        table = match node {
+            toml::Value::Table(t) => t,
+            other => {
+                return Err(ScenarioError::new(
+                    at,
+                    format!(
+                        "is a {}, not a table: cannot set a key in it",
+                        other.type_str()
+                    ),
+                ))
+            }
+        };
+        at.push('.');
+    }
+    if last.index.is_empty() {
+        table.insert(last.name.clone(), value);
+        return Ok(());
+    }
+    let Some(node) = table.get_mut(&last.name) else {
+        return Err(ScenarioError::new(
+            format!("{at}{}", last.name),
+            "index into an array the scenario does not have",
+        ));
+    };
+    at.push_str(&last.name);
+    *index(node, &last.index, &mut at)? = value;
+    Ok(())
+}
+
+/// One step of a `--set` key: a table key and the array indices after it.
+struct Step {
+    name: String,
+    index: Vec<usize>,
+}
+
+/// `a.b[2].c` as steps; every name non-empty, indices decimal.
+fn key_steps(key: &str) -> Result<Vec<Step>, String> {
+    key.split('.')
+        .map(|part| {
+            let (name, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
+            let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            if name.is_empty() || !name.chars().all(valid) {
+                return Err(format!(
+                    "bad key {key:?}: expected dotted names with array indices, e.g. flows[3].prio"
+                ));
+            }
+            let mut index = Vec::new();
+            while let Some(r) = rest.strip_prefix('[') {
+                let (i, tail) = r
+                    .split_once(']')
+                    .ok_or_else(|| format!("bad key {key:?}: unclosed ["))?;
+                index.push(
+                    i.parse()
+                        .map_err(|_| format!("bad key {key:?}: index {i:?} is not a number"))?,
+                );
+                rest = tail;
+            }
+            if !rest.is_empty() {
+                return Err(format!("bad key {key:?}: unexpected {rest:?}"));
+            }
+            Ok(Step {
+                name: name.to_string(),
+                index,
+            })
+        })
+        .collect()
+}
+
+/// Follow `idx` into nested arrays from `v`, extending the path `at` (`flows[3]`).
+fn index<'v>(
+    mut v: &'v mut toml::Value,
+    idx: &[usize],
+    at: &mut String,
+) -> Result<&'v mut toml::Value, ScenarioError> {
+    for &i in idx {
+        let toml::Value::Array(a) = v else {
+            return Err(ScenarioError::new(
+                at.clone(),
+                format!(
+                    "holds a value of type {}, not an array: cannot index it",
+                    v.type_str()
+                ),
+            ));
+        };
+        let n = a.len();
+        let Some(next) = a.get_mut(i) else {
+            let allowed = match n {
+                0 => "the array is empty".to_string(),
+                n => format!("allowed: 0..={}", n - 1),
+            };
+            return Err(ScenarioError::new(
+                format!("{at}[{i}]"),
+                format!("index {i} is out of range; {allowed}"),
+            ));
+        };
+        at.push_str(&format!("[{i}]"));
+        v = next;
+    }
+    Ok(v)
+}
+
+/// A `--set` value: TOML, or a bare word taken as a string.
+fn set_value(text: &str) -> Result<toml::Value, String> {
+    if let Ok(mut t) = format!("v = {text}").parse::<toml::Table>() {
+        if t.len() == 1 {
+            if let Some(v) = t.remove("v") {
+                return Ok(v);
+            }
+        }
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || "_-.:/+".contains(c);
+    if !text.is_empty() && text.chars().all(word) {
+        Ok(toml::Value::String(text.to_string()))
+    } else {
+        Err(format!(
+            "{text:?} is not a TOML value (a number, true/false, \"text\", [array] or {{ table }})"
+        ))
+    }
+}

@@ -1,0 +1,3 @@
+//! Integration tests of the `scenario` crate, in one binary.
+
+mod schema;

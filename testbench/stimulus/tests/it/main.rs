@@ -1,0 +1,3 @@
+//! Integration tests of the `stimulus` crate, in one binary.
+
+mod link_partner;
