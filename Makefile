@@ -14,7 +14,7 @@ DPI_PROFILE ?= release
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
-	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(CARGO) build --release -p mmu-sim
 	@mkdir -p $(WAVES)
 	$(SIM) run --vcd $(WAVES)/default.vcd --summary-json $(WAVES)/default-summary.json
 
@@ -44,14 +44,14 @@ test:
 ## a job array on a one-node Slurm cluster started by .ci/slurm-up; the three merged tables
 ## must be byte-identical (needs root and Debian's slurmctld slurmd slurm-client munge parallel)
 sweep-slurm:
-	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(CARGO) build --release -p mmu-sim
 	.ci/sweep-slurm $(SIM) sweeps/ci.toml
 
 ## soak: the property tests with PROPTEST_CASES=$(SOAK_CASES) and $(SOAK_CYCLES)-cycle streams,
 ## and the lossless grid: every built-in with expect_lossless x SIH/DSH/L2BM x alpha 2^-7..2^3
 ## for ten times its cycles
 soak:
-	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release -p testbench -p hw-model --test it -- --nocapture properties:: reference_model:: hcf:: ecm:: lossless:: --skip reproduce::
+	PROPTEST_CASES=$(SOAK_CASES) SOAK_CYCLES=$(SOAK_CYCLES) $(CARGO) test --release -p switch-run -p mmu-sim -p hw-model --test it -- --nocapture properties:: reference_model:: hcf:: ecm:: lossless:: --skip reproduce::
 
 ## bench: the speed table (the built-ins and the cycle loop, CPU time on core $(BENCH_CPU),
 ## without waves and with every signal in a VCD), then criterion's benchmark of the cycle
@@ -68,7 +68,7 @@ waves: run
 # open_view SCENARIO,NAME: run SCENARIO with every signal in waveforms/NAME.vcd and open it
 # in GTKWave on the committed view waveforms/NAME-view.gtkw
 define open_view
-$(CARGO) build --release -p testbench --bin mmu-sim
+$(CARGO) build --release -p mmu-sim
 $(SIM) run $(1) --vcd $(WAVES)/$(2).vcd
 gtkwave $(WAVES)/$(2)-view.gtkw
 endef
@@ -102,13 +102,13 @@ waves-dcqcn:
 ## then the model's checker on them (`mmu-sim check`, docs/cosim.md).
 ## BUG=1 (DT compare off by one) or BUG=2 (free-list pointers lost) builds a broken DUT.
 cosim:
-	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(CARGO) build --release -p mmu-sim
 	$(MAKE) -C cosim run BUG=$(BUG)
 
 ## cosim-check: `make cosim` passes, and `make cosim BUG=1` and `BUG=2` fail with the
 ## divergence the model's checker must name first ("admission", "leaked cells")
 cosim-check:
-	$(CARGO) build --release -p testbench --bin mmu-sim
+	$(CARGO) build --release -p mmu-sim
 	$(MAKE) -C cosim check
 
 ## cosim-bugs: each deliberate bug of the RTL is caught, by the check meant to catch it, and

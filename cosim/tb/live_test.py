@@ -1,5 +1,5 @@
 """The live checker keeps the first divergence of the streams the model's fixtures recorded
-from this RTL (testbench/tests/fixtures/cosim): run with `make -C cosim unit`."""
+from this RTL (testbench/mmu-sim/tests/fixtures/cosim): run with `make -C cosim unit`."""
 
 import os
 import unittest
@@ -13,7 +13,7 @@ DUT = os.path.join(ROOT, "cosim", "dut.toml")
 def fed(name):
     """A LiveCheck fed the fixture `name` line by line, then finished."""
     live = LiveCheck(DUT)
-    path = os.path.join(ROOT, "testbench", "tests", "fixtures", "cosim", f"{name}.jsonl")
+    path = os.path.join(ROOT, "testbench", "mmu-sim", "tests", "fixtures", "cosim", f"{name}.jsonl")
     with open(path, encoding="utf-8") as f:
         for line in f.read().splitlines():
             live.feed(line)

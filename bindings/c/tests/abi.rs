@@ -270,7 +270,11 @@ fn the_recorded_rtl_streams_through_the_c_abi() {
     let exe = replay();
     let dut = root().join("cosim/dut.toml");
     let dut = dut.to_str().unwrap();
-    let fixture = |name: &str| root().join(format!("testbench/tests/fixtures/cosim/{name}.jsonl"));
+    let fixture = |name: &str| {
+        root().join(format!(
+            "testbench/mmu-sim/tests/fixtures/cosim/{name}.jsonl"
+        ))
+    };
     let (code, out, err) = run(&exe, dut, &fixture("clean"));
     assert_eq!(
         (code, out.as_str()),

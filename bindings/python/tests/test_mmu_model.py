@@ -13,7 +13,7 @@ DUT = os.path.join(ROOT, "cosim", "dut.toml")
 
 
 def fixture(name):
-    return os.path.join(ROOT, "testbench", "tests", "fixtures", "cosim", f"{name}.jsonl")
+    return os.path.join(ROOT, "testbench", "mmu-sim", "tests", "fixtures", "cosim", f"{name}.jsonl")
 
 
 def lines(name):

@@ -6,7 +6,7 @@
 //!
 //! A change of the model or the testbench that moves any cycle of any built-in fails here.
 //! A deliberate change re-records the fixtures in the same commit that explains it:
-//! `REGEN_FIXTURES=1 cargo test -p testbench --test it regression::`.
+//! `REGEN_FIXTURES=1 cargo test -p mmu-sim --test it regression::`.
 
 use crate::common::mmu_sim;
 use scenario::{builtin, Overrides};

@@ -26,6 +26,7 @@ pub mod l2bm_hybrid;
 pub mod plot;
 
 use crate::sweep::{self, Measure, Row, Shard, Spec, Status, SweepError, Tick, Values};
+use scenario::ScenarioError;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use thiserror::Error;
@@ -220,6 +221,31 @@ pub static MEASURES: &[Measure] = &[
     hcf_incast::MEASURE,
     l2bm_hybrid::MEASURE,
 ];
+
+/// Specs that may name the reproductions' [`MEASURES`] and, by name, their built-in specs
+/// ([`builtin_spec`]). The sweep engine takes the measures as an argument
+/// ([`Spec::parse_with`]), so that it depends on no reproduction; these are the
+/// constructors everything else calls.
+impl Spec {
+    /// A built-in spec ([`builtin_spec`]) by name, else a spec file.
+    pub fn load(arg: &str) -> Result<Self, ScenarioError> {
+        if let Some((name, text)) = builtin_spec(arg) {
+            return Self::parse(&text, name, Path::new("."));
+        }
+        Self::read(Path::new(arg))
+    }
+
+    /// Read a spec file; a relative `base` path is taken from the spec's directory.
+    pub fn read(path: &Path) -> Result<Self, ScenarioError> {
+        Self::read_with(path, MEASURES)
+    }
+
+    /// Parse spec text; `default_name` names it without a `name` key, `dir` is where a
+    /// relative base file is.
+    pub fn parse(text: &str, default_name: &str, dir: &Path) -> Result<Self, ScenarioError> {
+        Self::parse_with(text, default_name, dir, MEASURES)
+    }
+}
 
 /// A built-in sweep spec by name: the runs of a reproduction that is a sweep, as its name
 /// and spec text.

@@ -166,25 +166,30 @@ fn err(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
 }
 
 impl Spec {
-    /// A built-in spec ([`crate::reproduce::builtin_spec`]) by name, else a spec file.
-    pub fn load(arg: &str) -> Result<Self, ScenarioError> {
-        if let Some((name, text)) = crate::reproduce::builtin_spec(arg) {
-            return Self::parse(&text, name, Path::new("."));
-        }
-        Self::read(Path::new(arg))
-    }
-
     /// Read a spec file; a relative `base` path is taken from the spec's directory.
-    pub fn read(path: &Path) -> Result<Self, ScenarioError> {
+    /// `measures` are the measures a `measure` key may name ([`Spec::parse_with`]).
+    pub fn read_with(path: &Path, measures: &'static [Measure]) -> Result<Self, ScenarioError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| err("(file)", format!("{}: {e}", path.display())))?;
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("sweep");
-        Self::parse(&text, stem, path.parent().unwrap_or(Path::new(".")))
+        Self::parse_with(
+            &text,
+            stem,
+            path.parent().unwrap_or(Path::new(".")),
+            measures,
+        )
     }
 
     /// Parse spec text; `default_name` names it without a `name` key, `dir` is where a
-    /// relative base file is.
-    pub fn parse(text: &str, default_name: &str, dir: &Path) -> Result<Self, ScenarioError> {
+    /// relative base file is, and `measures` are the measures a `measure` key may name.
+    /// The engine has no measures of its own: the reproductions hand theirs in
+    /// (`Spec::parse` in `crate::reproduce`), so this module depends on none of them.
+    pub fn parse_with(
+        text: &str,
+        default_name: &str,
+        dir: &Path,
+        measures: &'static [Measure],
+    ) -> Result<Self, ScenarioError> {
         let mut top: toml::Table = text
             .parse()
             .map_err(|e: toml::de::Error| err("(file)", e.to_string()))?;
@@ -209,7 +214,7 @@ impl Spec {
                 let text = base_text(&name, dir)?;
                 Source::Base { name, text }
             }
-            (None, Some(toml::Value::String(name))) => Source::Measure(measure(&name)?),
+            (None, Some(toml::Value::String(name))) => Source::Measure(measure(&name, measures)?),
             (Some(v), None) | (None, Some(v)) => {
                 return Err(err(
                     "base",
@@ -228,7 +233,7 @@ impl Spec {
                     format!(
                         "missing; allowed: a built-in ({}) or a scenario file, or a measure ({})",
                         builtin::names().join(", "),
-                        measure_names()
+                        measure_names(measures)
                     ),
                 ))
             }
@@ -446,20 +451,20 @@ fn measure_id(m: &Measure, values: &Values) -> String {
     ))
 }
 
-fn measure(name: &str) -> Result<&'static Measure, ScenarioError> {
-    crate::reproduce::MEASURES
-        .iter()
-        .find(|m| m.name == name)
-        .ok_or_else(|| {
-            err(
-                "measure",
-                format!("{name:?} is not a measure; allowed: {}", measure_names()),
-            )
-        })
+fn measure(name: &str, measures: &'static [Measure]) -> Result<&'static Measure, ScenarioError> {
+    measures.iter().find(|m| m.name == name).ok_or_else(|| {
+        err(
+            "measure",
+            format!(
+                "{name:?} is not a measure; allowed: {}",
+                measure_names(measures)
+            ),
+        )
+    })
 }
 
-fn measure_names() -> String {
-    let names: Vec<&str> = crate::reproduce::MEASURES.iter().map(|m| m.name).collect();
+fn measure_names(measures: &[Measure]) -> String {
+    let names: Vec<&str> = measures.iter().map(|m| m.name).collect();
     names.join(", ")
 }
 
