@@ -3,8 +3,11 @@
 
 mod common;
 
+mod dcqcn;
+mod ecn;
 mod end_to_end;
 mod gtkw_views;
+mod l2bm;
 mod lossless;
 mod properties;
 mod scoreboard;

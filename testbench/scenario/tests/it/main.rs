@@ -1,3 +1,4 @@
 //! Integration tests of the `scenario` crate, in one binary.
 
+mod int_keys;
 mod schema;
