@@ -19,12 +19,12 @@
 use crate::events::{Admit, Arrive, Counters, Depart, Dir, Event, Pfc};
 use crate::{Divergence, LineRate, Options, Replay};
 use hw_model::accounting::{Accounting, Update};
-use hw_model::admission::{Admission, Plan, Request};
+use hw_model::admission::Admission;
+use hw_model::dirty::Dirty;
 use hw_model::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
 use hw_model::pfc::fsm::{FsmIn, PfcFsm};
-use hw_model::policy::BufferPolicy;
+use hw_model::policy::{BufferPolicy, Plan, Request};
 use hw_model::ports::FlowRequests;
-use hw_model::probes::Dirty;
 use hw_model::{Derived, DropReason, PfcRxMode};
 use rtl::{Block, Clocked};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -257,8 +257,8 @@ impl<P: BufferPolicy> Follower<P> {
             }
         }
         self.admission(c, &batch);
-        let before: Vec<u8> = (0..self.d.ports).map(|p| self.fsm.off(p)).collect();
-        let poff = self.fsm.poff();
+        let before: Vec<u8> = (0..self.d.ports).map(|p| self.fsm.state().off(p)).collect();
+        let poff = self.fsm.state().poff();
         Block::eval(
             &mut self.fsm,
             c,
@@ -342,7 +342,7 @@ impl<P: BufferPolicy> Follower<P> {
     /// The model's QOFF/POFF changes of this cycle, stamped `at`.
     fn model_pfc(&mut self, at: u64, before: &[u8], poff: u64) {
         for (port, &old) in before.iter().enumerate() {
-            let new = self.fsm.off(port);
+            let new = self.fsm.state().off(port);
             for class in 0..8 {
                 if (old ^ new) >> class & 1 != 0 {
                     let [_, shared, headroom] = self.acct.group(port, class);
@@ -359,7 +359,7 @@ impl<P: BufferPolicy> Follower<P> {
                 }
             }
         }
-        let now = self.fsm.poff();
+        let now = self.fsm.state().poff();
         for port in 0..self.d.ports {
             if (now ^ poff) >> port & 1 != 0 {
                 let why = "the port's occupancy crossed X_poff or X_pon (DSH Eq. 6)".into();
@@ -524,7 +524,7 @@ impl<P: BufferPolicy> Follower<P> {
             .view(&r, &self.acct, &self.dt, &self.dt_lossy, &mut self.policy);
         let model = self
             .policy
-            .decide(&r, v, self.adm.pools(), &self.acct, &self.fsm);
+            .decide(&r, v, self.adm.pools(), &self.acct, self.fsm.state());
         let dut: Result<Plan, String> = match dev {
             Event::Admit(Admit { segments: s, .. }) => Ok(Plan {
                 seg0: s.private as u16,
