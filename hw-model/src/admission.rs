@@ -180,6 +180,53 @@ impl Admission {
         }
     }
 
+    /// The policy's decision for `r` from the registered state and this cycle's earlier
+    /// grants, with the inputs it was made from.
+    #[inline(always)]
+    pub fn decide<P: BufferPolicy>(
+        &self,
+        r: &Request,
+        acct: &Accounting,
+        dt: &DtThreshold,
+        dt_lossy: &DtThreshold,
+        pause: &PauseState,
+        policy: &mut P,
+    ) -> (QueueView, Result<Plan, DropReason>) {
+        let v = self.view(r, acct, dt, dt_lossy, policy);
+        (v, policy.decide(r, v, &self.pools, acct, pause))
+    }
+
+    /// What follows the decision for `r`, whoever made it: an admitted packet (`plan`) is
+    /// charged, a lossless one requests its flow control and the policy records it (its
+    /// due cycle is returned); a dropped lossless packet (`None`) stops its queue.
+    /// `shared` is the queue's registered shared count, as the decision read it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn settle<P: BufferPolicy>(
+        &mut self,
+        r: &Request,
+        plan: Option<&Plan>,
+        shared: u32,
+        acct: &mut Accounting,
+        policy: &mut P,
+        requests: &mut FlowRequests,
+        now: u64,
+    ) -> u64 {
+        let Some(plan) = plan else {
+            // A lossless queue that overflows its headroom must stop its upstream too
+            // (case 4 implies case 3's condition), whatever its eta.
+            if r.lossless {
+                policy.flow_control(r, None, shared, acct, requests);
+            }
+            return 0;
+        };
+        self.charge(r, plan, acct);
+        if r.lossless {
+            policy.flow_control(r, Some(plan), shared, acct, requests);
+        }
+        policy.admitted(r, acct, now)
+    }
+
     /// One beat of port `p`.
     fn beat<P: BufferPolicy>(
         &mut self,
@@ -215,12 +262,16 @@ impl Admission {
         let dst = b.hdr.dst as usize;
         let r = Request::new(p, pg, dst, b.ncells as u32, lossless);
         let acct = &mut *input.acct;
-        let shared = acct.group(p, pg)[1];
-        let v = self.view(&r, acct, input.dt, input.dt_lossy, input.policy);
-        let decision = input
-            .policy
-            .decide(&r, v, &self.pools, acct, input.pause)
-            .and_then(
+        let (v, decision) = self.decide(
+            &r,
+            acct,
+            input.dt,
+            input.dt_lossy,
+            input.pause,
+            input.policy,
+        );
+        let decision =
+            decision.and_then(
                 |plan| match input.hcf.arrive(dst, pg, &b.hdr.tuple, b.ncells) {
                     Arrival::Fifo => Ok((plan, 0)),
                     Arrival::List(sub) => {
@@ -236,24 +287,20 @@ impl Admission {
         let (plan, sub) = match decision {
             Ok(admitted) => admitted,
             Err(reason) => {
-                // A lossless queue that overflows its headroom must stop its upstream too
-                // (case 4 implies case 3's condition), whatever its eta.
-                if lossless {
-                    input
-                        .policy
-                        .flow_control(&r, None, shared, acct, out.requests);
-                }
+                self.settle(&r, None, v.shared, acct, input.policy, out.requests, now);
                 return Err(reason);
             }
         };
         out.dirty.egress(dst);
-        self.charge(&r, &plan, acct);
-        if lossless {
-            input
-                .policy
-                .flow_control(&r, Some(&plan), shared, acct, out.requests);
-        }
-        let due = input.policy.admitted(&r, acct, now);
+        let due = self.settle(
+            &r,
+            Some(&plan),
+            v.shared,
+            acct,
+            input.policy,
+            out.requests,
+            now,
+        );
         *out.admitted |= 1 << p;
         let desc = Desc {
             hdr: b.hdr,

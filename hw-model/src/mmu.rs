@@ -569,7 +569,7 @@ pub struct Mmu {
 impl Mmu {
     pub fn new(d: Derived) -> Self {
         let core = Core::new(d);
-        let policy = Policies::new(&core.d, core.dt.t());
+        let policy = Policies::new(&core.d);
         let signals =
             with_policy_ref!(&policy, p => Signals::new(&Tree { core: &core, policy: p }));
         Self {

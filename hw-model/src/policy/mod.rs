@@ -22,6 +22,7 @@ pub mod rules;
 pub mod sih;
 
 use crate::config::{Derived, Policy};
+use crate::dt_threshold::pool_units;
 
 pub use decision::{Plan, PoolParams, Pools, QueueView, Request};
 pub use dsh::Dsh;
@@ -37,13 +38,30 @@ pub enum Policies {
     L2bm(Box<L2bm>),
 }
 
+/// Something to run with a policy's concrete blocks, whichever `d.cfg.policy` chose: how a
+/// user outside the model (the checker's follower) gets a policy without choosing one.
+pub trait WithPolicy {
+    type Output;
+
+    fn run<P: BufferPolicy + 'static>(self, policy: P) -> Self::Output;
+}
+
 impl Policies {
-    /// The blocks of `d.cfg.policy`; `t` is the reset value of the lossless `T`.
-    pub fn new(d: &Derived, t: u32) -> Self {
+    /// The blocks of `d.cfg.policy` at reset (the units show the reset lossless `T`).
+    pub fn new(d: &Derived) -> Self {
         match d.cfg.policy {
-            Policy::Sih => Self::Sih(Sih::new(d, t)),
+            Policy::Sih => Self::Sih(Sih::new(d, pool_units(d).0.t())),
             Policy::Dsh => Self::Dsh(Dsh::new(d)),
             Policy::L2bm => Self::L2bm(Box::new(L2bm::new(d))),
+        }
+    }
+
+    /// Run `w` with the concrete blocks.
+    pub fn with<W: WithPolicy>(self, w: W) -> W::Output {
+        match self {
+            Self::Sih(p) => w.run(p),
+            Self::Dsh(p) => w.run(p),
+            Self::L2bm(p) => w.run(*p),
         }
     }
 }
