@@ -1,11 +1,12 @@
 //! The signal list under `top.mmu`, assembled from the probes each block declares
-//! (`rtl::Probed`: name, width and value in one place) as a [`Hierarchy`] visits them
+//! (`rtl::Probed`: name, width and value in one place) as a `Hierarchy` visits them
 //! (`mmu.rs` walks the blocks), and the signal blocks a waveform writer samples.
 //!
 //! A signal block is a scope whose signals change together: 0 is the global block
 //! (thresholds and buffer totals), `1 + p` ingress port `p`,
 //! `1 + ports + p` egress port `p`. The blocks of the model mark the signal blocks they
-//! change in a cycle ([`crate::dirty::Dirty`]); a block not marked holds the values of the last sample.
+//! change in a cycle ([`crate::dirty::Dirty`]); a block not marked holds the values of
+//! the last sample.
 //! The order of the signals (global, then per port its ingress and egress scopes) is the
 //! order of the first waveforms, kept so that dumps stay byte-identical.
 

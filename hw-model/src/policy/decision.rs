@@ -1,6 +1,6 @@
 //! The decision for one packet, shared by every buffer policy (DSH II-C): its inputs (the
 //! ingress queue's registered counters and its pool's threshold and occupancy), its
-//! result (a [`Plan`] or a [`DropReason`]), the private buffer first ([`decide`]) and the
+//! result (a [`Plan`] or a [`DropReason`]), the private buffer first (`decide`) and the
 //! lossy pool's rule ([`lossy`]). Each policy's own rule for the cells left after the
 //! private buffer is in its file (`sih.rs`, `dsh.rs`, `l2bm.rs`).
 
