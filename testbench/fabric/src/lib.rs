@@ -14,5 +14,6 @@
 
 pub mod generate;
 pub mod input;
+pub mod routing;
 pub mod topology;
 pub mod units;
