@@ -12,8 +12,11 @@
 //! Every reader returns a typed error naming the line and field and the allowed values; a
 //! command line turns it into exit 2. See `docs/fabric.md`.
 
+pub mod cdf;
+pub mod flows;
 pub mod generate;
 pub mod input;
 pub mod routing;
 pub mod topology;
 pub mod units;
+pub mod workload;

@@ -17,13 +17,13 @@
 //! disagrees with the file, and that is an error.
 //!
 //! **Ports.** A node's ports are its links in file order: ns-3 adds a device to both ends of
-//! each link as it reads it (`qbb.Install(snode, dnode)`, `third.cc` line 777), so port `p`
+//! each link as it reads it (`qbb.Install(snode, dnode)`, `third.cc` line 786), so port `p`
 //! here is ns-3's device `p + 1` (device 0 is the loopback).
 //!
 //! **Hosts** have one link: the simulators give a host its address on interface 1 only
-//! (`ipv4->AddAddress(1, ...)`, `third.cc` lines 779-787) and route through hosts never
-//! (`CalculateRoute`, `third.cc` line 250). Two links between the same pair of nodes are
-//! refused: ns-3's neighbour table keeps one (`nbr2if[snode][dnode]`, `third.cc` line 790).
+//! (`ipv4->AddAddress(1, ...)`, `third.cc` lines 790, 795) and route through hosts never
+//! (`CalculateRoute`, `third.cc` lines 252-254). Two links between the same pair of nodes are
+//! refused: ns-3's neighbour table keeps one (`nbr2if[snode][dnode]`, `third.cc` line 799).
 
 use crate::input::{read_bounded, ReadError};
 use crate::units::{BitRate, Picos, RATE_FORMS, TIME_FORMS};
