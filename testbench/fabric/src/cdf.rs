@@ -16,32 +16,11 @@
 //! The distributions the papers use are built in ([`Builtin`]), from the files under
 //! `testbench/fabric/data/` (their sources in `data/README.md`).
 
-use crate::input::{read_bounded, ReadError};
+use crate::input::{field_error, numbered_lines, read_bounded, FieldError, InputError};
 use std::path::Path;
 
 /// The largest CDF file read, in bytes.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// A bad CDF file: the line and field, and what is allowed.
-#[derive(Debug, thiserror::Error)]
-pub enum CdfError {
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    #[error("line {line}, {field}: {problem}")]
-    Field {
-        line: usize,
-        field: &'static str,
-        problem: String,
-    },
-}
-
-fn field_error(line: usize, field: &'static str, problem: String) -> CdfError {
-    CdfError::Field {
-        line,
-        field,
-        problem,
-    }
-}
 
 /// A flow size distribution: points `(size in bytes, probability 0..=1)`.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,20 +93,16 @@ impl Builtin {
 
 impl SizeCdf {
     /// Reads a CDF file of at most [`MAX_FILE_BYTES`].
-    pub fn read(path: &Path) -> Result<SizeCdf, CdfError> {
-        SizeCdf::parse(&read_bounded(path, MAX_FILE_BYTES)?)
+    pub fn read(path: &Path) -> Result<SizeCdf, InputError> {
+        Ok(SizeCdf::parse(&read_bounded(path, MAX_FILE_BYTES)?)?)
     }
 
     /// Parses the text of a CDF file (see the module's doc).
-    pub fn parse(text: &str) -> Result<SizeCdf, CdfError> {
+    pub fn parse(text: &str) -> Result<SizeCdf, FieldError> {
         let mut points = Vec::new();
         let mut last_line = 0;
-        for (index, line) in text.lines().enumerate() {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            if fields.is_empty() {
-                continue;
-            }
-            last_line = index + 1;
+        for (line, fields) in numbered_lines(text) {
+            last_line = line;
             if fields.len() != 2 {
                 return Err(field_error(
                     last_line,
@@ -174,7 +149,7 @@ impl SizeCdf {
                 return Err(field_error(
                     1,
                     "size",
-                    "no points; allowed: one or more `size cumulative` lines".into(),
+                    "no points; allowed: one or more `size cumulative` lines",
                 ))
             }
             Some(&(_, last)) if last == 1.0 || last == 100.0 => last,
@@ -230,6 +205,7 @@ impl SizeCdf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::assert_field_errors;
 
     #[test]
     fn the_builtin_distributions_parse_with_their_means() {
@@ -293,21 +269,6 @@ mod tests {
                 "1 (fractions) or 100 (percent)",
             ),
         ];
-        for &(text, line, field, needle) in cases {
-            match SizeCdf::parse(text) {
-                Err(CdfError::Field {
-                    line: l,
-                    field: f,
-                    problem,
-                }) => {
-                    assert_eq!((l, f), (line, field), "{text:?}: {problem}");
-                    assert!(
-                        problem.contains(needle),
-                        "{text:?}: `{problem}` lacks `{needle}`"
-                    );
-                }
-                other => panic!("{text:?}: {other:?}"),
-            }
-        }
+        assert_field_errors(cases, SizeCdf::parse);
     }
 }

@@ -21,7 +21,7 @@
 //! `flow.txt` declares 2 and lists 263): [`FlowFile::ignored_lines`] counts them so a
 //! command line can say so.
 
-use crate::input::{read_bounded, ReadError};
+use crate::input::{field_error, numbered_lines, read_bounded, FieldError, InputError};
 use crate::routing::{FiveTuple, UDP};
 use crate::topology::{NodeId, Topology};
 use crate::units::Picos;
@@ -50,27 +50,6 @@ pub struct Flow {
     pub start: Picos,
 }
 
-/// A bad flow file: the line and field, and what is allowed.
-#[derive(Debug, thiserror::Error)]
-pub enum FlowFileError {
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    #[error("line {line}, {field}: {problem}")]
-    Field {
-        line: usize,
-        field: &'static str,
-        problem: String,
-    },
-}
-
-fn field_error(line: usize, field: &'static str, problem: String) -> FlowFileError {
-    FlowFileError::Field {
-        line,
-        field,
-        problem,
-    }
-}
-
 /// The flows of a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowFile {
@@ -81,20 +60,16 @@ pub struct FlowFile {
 
 impl FlowFile {
     /// Reads a flow file of at most [`MAX_FILE_BYTES`] for the topology.
-    pub fn read(path: &Path, topo: &Topology) -> Result<FlowFile, FlowFileError> {
-        FlowFile::parse(&read_bounded(path, MAX_FILE_BYTES)?, topo)
+    pub fn read(path: &Path, topo: &Topology) -> Result<FlowFile, InputError> {
+        Ok(FlowFile::parse(&read_bounded(path, MAX_FILE_BYTES)?, topo)?)
     }
 
     /// Parses the text of a flow file (see the module's doc for the format).
-    pub fn parse(text: &str, topo: &Topology) -> Result<FlowFile, FlowFileError> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .map(|(index, line)| (index + 1, line.split_whitespace().collect::<Vec<_>>()))
-            .filter(|(_, fields)| !fields.is_empty());
+    pub fn parse(text: &str, topo: &Topology) -> Result<FlowFile, FieldError> {
+        let mut lines = numbered_lines(text);
         let (count_line, count) = lines
             .next()
-            .ok_or_else(|| field_error(1, "flow_num", "the file is empty".into()))?;
+            .ok_or_else(|| field_error(1, "flow_num", "the file is empty"))?;
         let flow_num = match count[..] {
             [text] => text
                 .parse::<u32>()
@@ -150,7 +125,7 @@ impl FlowFile {
     }
 }
 
-fn parse_flow(line: usize, fields: &[&str], topo: &Topology) -> Result<Flow, FlowFileError> {
+fn parse_flow(line: usize, fields: &[&str], topo: &Topology) -> Result<Flow, FieldError> {
     if fields.len() != 6 {
         return Err(field_error(
             line,
@@ -275,6 +250,7 @@ pub fn five_tuples(flows: &[Flow]) -> Vec<FiveTuple> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::assert_field_errors;
 
     /// Hosts 0-2 under switch 3.
     fn star() -> Topology {
@@ -344,21 +320,6 @@ mod tests {
                 "before the flow above's 2.000000000",
             ),
         ];
-        for &(text, line, field, needle) in cases {
-            match FlowFile::parse(text, &star()) {
-                Err(FlowFileError::Field {
-                    line: l,
-                    field: f,
-                    problem,
-                }) => {
-                    assert_eq!((l, f), (line, field), "{text:?}: {problem}");
-                    assert!(
-                        problem.contains(needle),
-                        "{text:?}: `{problem}` lacks `{needle}`"
-                    );
-                }
-                other => panic!("{text:?}: {other:?}"),
-            }
-        }
+        assert_field_errors(cases, |text| FlowFile::parse(text, &star()));
     }
 }

@@ -7,7 +7,8 @@
 //! with [`Topology::to_ns3`] is that file byte for byte (tested), and a switch's ports are
 //! its host links, then its links to the layer below, then to the layer above.
 
-use crate::topology::{Header, Link, NodeId, Topology, TopologyError, MAX_NODES};
+use crate::input::FieldError;
+use crate::topology::{Header, Link, NodeId, Topology, MAX_NODES};
 use crate::units::{BitRate, Picos};
 
 /// A link class's rate and one-way delay.
@@ -36,7 +37,7 @@ pub enum GenerateError {
         allowed: String,
     },
     #[error(transparent)]
-    Topology(#[from] TopologyError),
+    Topology(#[from] FieldError),
 }
 
 fn at_least_one(key: &'static str, value: u32) -> Result<(), GenerateError> {

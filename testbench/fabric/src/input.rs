@@ -1,4 +1,6 @@
-//! Reading an input file with a bound on its size, checked before anything is allocated.
+//! The input files' common ground: reading with a bound on the size, checked before
+//! anything is allocated; the records as numbered lines of fields; and the one error style
+//! of every format, the line and field and what is allowed.
 
 use std::fs::File;
 use std::io::Read;
@@ -20,6 +22,40 @@ pub enum ReadError {
     },
     #[error("{path}: not UTF-8 text")]
     NotText { path: PathBuf },
+}
+
+/// A bad record: the line (from 1), the field and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}, {field}: {problem}")]
+pub struct FieldError {
+    pub line: usize,
+    pub field: &'static str,
+    pub problem: String,
+}
+
+pub fn field_error(line: usize, field: &'static str, problem: impl Into<String>) -> FieldError {
+    FieldError {
+        line,
+        field,
+        problem: problem.into(),
+    }
+}
+
+/// A file that could not be read or has a bad record.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Field(#[from] FieldError),
+}
+
+/// The non-blank lines' whitespace-separated fields, with their line numbers (from 1).
+pub fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
+    text.lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line.split_whitespace().collect::<Vec<_>>()))
+        .filter(|(_, fields)| !fields.is_empty())
 }
 
 /// The file's text, if it has at most `limit` bytes.
@@ -47,6 +83,29 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<String, ReadError> {
     String::from_utf8(bytes).map_err(|_| ReadError::NotText {
         path: path.to_path_buf(),
     })
+}
+
+/// Checks that each bad text gets a [`FieldError`] on the expected line and field whose
+/// message contains the expected words.
+#[cfg(test)]
+pub fn assert_field_errors<T: std::fmt::Debug>(
+    cases: &[(&str, usize, &str, &str)],
+    parse: impl Fn(&str) -> Result<T, FieldError>,
+) {
+    for &(text, line, field, needle) in cases {
+        let err = parse(text).expect_err(text);
+        assert_eq!(
+            (err.line, err.field),
+            (line, field),
+            "{text:?}: {}",
+            err.problem
+        );
+        assert!(
+            err.problem.contains(needle),
+            "{text:?}: `{}` lacks `{needle}`",
+            err.problem
+        );
+    }
 }
 
 #[cfg(test)]

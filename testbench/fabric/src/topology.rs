@@ -25,7 +25,7 @@
 //! (`CalculateRoute`, `third.cc` lines 252-254). Two links between the same pair of nodes are
 //! refused: ns-3's neighbour table keeps one (`nbr2if[snode][dnode]`, `third.cc` line 799).
 
-use crate::input::{read_bounded, ReadError};
+use crate::input::{field_error, numbered_lines, read_bounded, FieldError, InputError};
 use crate::units::{BitRate, Picos, RATE_FORMS, TIME_FORMS};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -77,27 +77,12 @@ impl Link {
     }
 }
 
-/// A bad topology: the line and field, and what is allowed.
-#[derive(Debug, thiserror::Error)]
-pub enum TopologyError {
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    #[error("line {line}, {field}: {problem}")]
-    Field {
-        line: usize,
-        field: &'static str,
-        problem: String,
-    },
-    #[error("failed link ({a}, {b}): there is no link between {a} and {b}")]
-    NotALink { a: NodeId, b: NodeId },
-}
-
-fn field_error(line: usize, field: &'static str, problem: String) -> TopologyError {
-    TopologyError::Field {
-        line,
-        field,
-        problem,
-    }
+/// A failed link that is not in the topology.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("failed link ({a}, {b}): there is no link between {a} and {b}")]
+pub struct NotALink {
+    pub a: NodeId,
+    pub b: NodeId,
 }
 
 /// The switch ids and counts of lines 1-2, before any link.
@@ -122,26 +107,22 @@ pub struct Topology {
 
 impl Topology {
     /// Reads a topology file of at most [`MAX_FILE_BYTES`].
-    pub fn read(path: &Path) -> Result<Topology, TopologyError> {
-        Topology::parse(&read_bounded(path, MAX_FILE_BYTES)?)
+    pub fn read(path: &Path) -> Result<Topology, InputError> {
+        Ok(Topology::parse(&read_bounded(path, MAX_FILE_BYTES)?)?)
     }
 
     /// Parses the text of a topology file (see the module's doc for the format).
-    pub fn parse(text: &str) -> Result<Topology, TopologyError> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .map(|(index, line)| (index + 1, line.split_whitespace().collect::<Vec<_>>()))
-            .filter(|(_, fields)| !fields.is_empty());
+    pub fn parse(text: &str) -> Result<Topology, FieldError> {
+        let mut lines = numbered_lines(text);
         let (count_line, counts) = lines
             .next()
-            .ok_or_else(|| field_error(1, "nodes", "the file is empty".into()))?;
+            .ok_or_else(|| field_error(1, "nodes", "the file is empty"))?;
         let (nodes, switches, tors, links) = parse_counts(count_line, &counts)?;
         let (switch_line, ids) = lines.next().ok_or_else(|| {
             field_error(
                 count_line + 1,
                 "switch id",
-                "the file ends before the line of switch ids".into(),
+                "the file ends before the line of switch ids",
             )
         })?;
         let switch_ids = parse_switch_ids(switch_line, &ids, nodes, switches)?;
@@ -183,7 +164,7 @@ impl Topology {
 
     /// Builds a topology from its parts, with the checks of [`Topology::parse`]; a link's
     /// line in errors is the line it would have in the file (index + 3).
-    pub fn new(header: Header, links: Vec<Link>) -> Result<Topology, TopologyError> {
+    pub fn new(header: Header, links: Vec<Link>) -> Result<Topology, FieldError> {
         let nodes = header.nodes;
         let mut builder = Builder::new(header, 2);
         for (index, link) in links.into_iter().enumerate() {
@@ -229,13 +210,13 @@ impl Topology {
     }
 
     /// Fails the links between the given pairs (either order): routing then avoids them.
-    pub fn fail_links(&mut self, pairs: &[(NodeId, NodeId)]) -> Result<(), TopologyError> {
+    pub fn fail_links(&mut self, pairs: &[(NodeId, NodeId)]) -> Result<(), NotALink> {
         for &(a, b) in pairs {
             let link = self
                 .links
                 .iter_mut()
                 .find(|link| (link.src, link.dst) == (a, b) || (link.src, link.dst) == (b, a))
-                .ok_or(TopologyError::NotALink { a, b })?;
+                .ok_or(NotALink { a, b })?;
             link.up = false;
         }
         Ok(())
@@ -290,10 +271,7 @@ impl Topology {
     }
 }
 
-fn parse_counts(
-    line: usize,
-    fields: &[&str],
-) -> Result<(u32, u32, Option<u32>, u32), TopologyError> {
+fn parse_counts(line: usize, fields: &[&str]) -> Result<(u32, u32, Option<u32>, u32), FieldError> {
     let names: &[&'static str] = match fields.len() {
         3 => &["nodes", "switches", "links"],
         4 => &["nodes", "switches", "tors", "links"],
@@ -352,7 +330,7 @@ fn check_node(
     field: &'static str,
     id: NodeId,
     nodes: u32,
-) -> Result<NodeId, TopologyError> {
+) -> Result<NodeId, FieldError> {
     if id < nodes {
         Ok(id)
     } else {
@@ -372,7 +350,7 @@ fn parse_node(
     field: &'static str,
     text: &str,
     nodes: u32,
-) -> Result<NodeId, TopologyError> {
+) -> Result<NodeId, FieldError> {
     let id = text.parse::<NodeId>().map_err(|_| {
         field_error(
             line,
@@ -391,7 +369,7 @@ fn parse_switch_ids(
     fields: &[&str],
     nodes: u32,
     switches: u32,
-) -> Result<Vec<NodeId>, TopologyError> {
+) -> Result<Vec<NodeId>, FieldError> {
     if fields.len() != switches as usize {
         return Err(field_error(
             line,
@@ -419,7 +397,7 @@ fn parse_switch_ids(
         .collect()
 }
 
-fn parse_link(line: usize, fields: &[&str], nodes: u32) -> Result<Link, TopologyError> {
+fn parse_link(line: usize, fields: &[&str], nodes: u32) -> Result<Link, FieldError> {
     if fields.len() != 5 {
         return Err(field_error(
             line,
@@ -494,7 +472,7 @@ impl Builder {
         }
     }
 
-    fn push(&mut self, line: usize, link: Link) -> Result<(), TopologyError> {
+    fn push(&mut self, line: usize, link: Link) -> Result<(), FieldError> {
         let (src, dst) = (link.src, link.dst);
         if src == dst {
             return Err(field_error(
@@ -538,7 +516,7 @@ impl Builder {
         Ok(())
     }
 
-    fn finish(self) -> Result<Topology, TopologyError> {
+    fn finish(self) -> Result<Topology, FieldError> {
         if let Some(&switch) = self
             .header
             .switches
@@ -574,20 +552,10 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::assert_field_errors;
 
     /// One switch (2) and two hosts, in HPCC's three-count form.
     const SMALL: &str = "3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 1us 0\n";
-
-    fn problem(text: &str) -> (usize, &'static str, String) {
-        match Topology::parse(text) {
-            Err(TopologyError::Field {
-                line,
-                field,
-                problem,
-            }) => (line, field, problem),
-            other => panic!("expected a field error, got {other:?}"),
-        }
-    }
 
     #[test]
     fn a_small_hpcc_file_reads_with_ports_in_file_order() {
@@ -684,15 +652,7 @@ mod tests {
                 "node 3 is not a switch",
             ),
         ];
-        for &(text, line, field, needle) in cases {
-            let got = problem(text);
-            assert_eq!((got.0, got.1), (line, field), "{text:?}: {}", got.2);
-            assert!(
-                got.2.contains(needle),
-                "{text:?}: `{}` lacks `{needle}`",
-                got.2
-            );
-        }
+        assert_field_errors(cases, Topology::parse);
     }
 
     #[test]
@@ -702,17 +662,14 @@ mod tests {
         assert!(topo.links()[0].up && !topo.links()[1].up);
         assert_eq!(topo.ports(2).len(), 2);
         let err = topo.fail_links(&[(0, 1)]).unwrap_err();
-        assert!(
-            matches!(err, TopologyError::NotALink { a: 0, b: 1 }),
-            "{err}"
-        );
+        assert_eq!(err, NotALink { a: 0, b: 1 });
     }
 
     #[test]
     fn the_count_limits_apply_before_allocating() {
         // A file declaring the most nodes allowed plus one is refused on line 1, not after
         // allocating a table of that many nodes.
-        let (line, field, _) = problem(&format!("{} 0 0\n\n", MAX_NODES + 1));
-        assert_eq!((line, field), (1, "nodes"));
+        let err = Topology::parse(&format!("{} 0 0\n\n", MAX_NODES + 1)).unwrap_err();
+        assert_eq!((err.line, err.field), (1, "nodes"));
     }
 }
