@@ -16,10 +16,11 @@
 //! - `start_time`: seconds, a decimal (`traffic_gen.py` writes nine digits).
 //!
 //! The simulator reads the flows in order and schedules the next one at its start
-//! (`ScheduleFlowInputs`, `third.cc` lines 135-153), so start times must not decrease.
-//! It reads exactly `flow_num` flows and ignores the rest of the file (HPCC's own
-//! `flow.txt` declares 2 and lists 263): [`FlowFile::ignored_lines`] counts them so a
-//! command line can say so.
+//! (`ScheduleFlowInputs`, `third.cc` lines 135-153), so start times must not decrease
+//! (HPCC's `flow.txt` ends: "Please order the flows in ascending start_time!"). It reads
+//! exactly `flow_num` flows and ignores the rest of the file (that `flow.txt` declares 2,
+//! lists 256 and ends with a note on the format): [`FlowFile::ignored_lines`] counts the
+//! non-blank lines left so a command line can say so.
 
 use crate::input::{field_error, numbered_lines, read_bounded, FieldError, InputError};
 use crate::routing::{FiveTuple, UDP};
@@ -260,10 +261,14 @@ mod tests {
 
     #[test]
     fn hpccs_example_reads_its_declared_flows_only() {
-        // The head of HPCC's simulation/mix/flow.txt: flow_num 2, more lines after.
-        let text = "2\n2 1 3 100 200000000 2\n0 1 3 100 200000000 2\n0 2 3 100 150000000 2.5\n";
+        // The shape of HPCC's simulation/mix/flow.txt: flow_num 2, more flows after, and a
+        // note on the format at the end.
+        let text = "2\n2 1 3 100 200000000 2\n0 1 3 100 200000000 2\n0 2 3 100 150000000 2.5\n\n\
+                    First line: # of flows\nsrc0 dst0 3 dst_port0 size0 start_time0\n\
+                    src1 dst1 3 dst_port1 size1 start_time1\n...\n\n\
+                    Please order the flows in ascending start_time!\n";
         let file = FlowFile::parse(text, &star()).unwrap();
-        assert_eq!(file.ignored_lines, 1);
+        assert_eq!(file.ignored_lines, 6);
         assert_eq!(file.flows.len(), 2);
         assert_eq!(
             file.flows[0],
