@@ -126,7 +126,11 @@ pub struct Routes {
     /// Per node, its index among the switches or among the ToRs (`NONE` if not one).
     switch_index: Vec<u32>,
     tor_index: Vec<u32>,
+    /// The ToRs' node ids, by ToR index.
+    tor_nodes: Vec<NodeId>,
     tors: usize,
+    /// Per host, its ToR's port to it, if the link is up (`NONE` otherwise and for switches).
+    host_port: Vec<u32>,
     /// Hops from switch `s` to ToR `t` at `s * tors + t`; `UNREACHED` if none.
     distance: Vec<u32>,
     /// The next-hop ports of switch `s` towards ToR `t`: `ports[offsets[i]..offsets[i + 1]]`
@@ -156,6 +160,17 @@ impl Routes {
                 tor_ids.push(tor as NodeId);
             }
         }
+        let mut host_port = vec![NONE; nodes];
+        for host in topo.hosts() {
+            let tor = topo.tor_of(host);
+            let port = topo
+                .ports(tor)
+                .iter()
+                .position(|&l| topo.links()[l].peer(tor) == host);
+            if let Some(port) = port.filter(|&p| topo.links()[topo.ports(tor)[p]].up) {
+                host_port[host as usize] = port as u32;
+            }
+        }
         let (switches, tors) = (topo.switches().len(), tor_ids.len());
         let mut distance = vec![UNREACHED; switches * tors];
         for (t, &tor) in tor_ids.iter().enumerate() {
@@ -180,7 +195,9 @@ impl Routes {
         let mut routes = Routes {
             switch_index,
             tor_index,
+            tor_nodes: tor_ids,
             tors,
+            host_port,
             distance,
             offsets: vec![0],
             ports: Vec::new(),
@@ -210,25 +227,54 @@ impl Routes {
         (s != NONE && d != UNREACHED).then_some(d)
     }
 
+    /// Counts the unreachable host pairs by ToR pair (a k = 64 fat-tree has 65 536 hosts
+    /// and 2048 ToRs), then lists the first ones host by host.
     fn check_reachable(&self, topo: &Topology) -> Result<(), Unreachable> {
         let hosts: Vec<NodeId> = topo.hosts().collect();
-        let mut count = 0;
-        let mut pairs = Vec::new();
-        for &src in &hosts {
-            for &dst in &hosts {
-                if src != dst && self.distance(topo, src, dst).is_none() {
-                    count += 1;
-                    if pairs.len() < LISTED_PAIRS {
-                        pairs.push((src, dst));
-                    }
-                }
+        let tor_of = |host: NodeId| self.tor_index[topo.tor_of(host) as usize] as usize;
+        let mut attached = vec![0; self.tors];
+        let mut detached = 0;
+        for &host in &hosts {
+            if self.host_port[host as usize] == NONE {
+                detached += 1;
+            } else {
+                attached[tor_of(host)] += 1;
             }
         }
+        // Per ToR, the attached hosts under the ToRs it cannot reach.
+        let cut: Vec<usize> = self
+            .tor_nodes
+            .iter()
+            .map(|&from| {
+                (0..self.tors)
+                    .filter(|&to| self.switch_distance(from, to).is_none())
+                    .map(|to| attached[to])
+                    .sum()
+            })
+            .collect();
+        let unreachable_from = |src: NodeId| {
+            if self.host_port[src as usize] == NONE {
+                hosts.len() - 1
+            } else {
+                cut[tor_of(src)] + detached
+            }
+        };
+        let count: usize = hosts.iter().map(|&src| unreachable_from(src)).sum();
         if count == 0 {
-            Ok(())
-        } else {
-            Err(Unreachable { count, pairs })
+            return Ok(());
         }
+        let pairs = hosts
+            .iter()
+            .filter(|&&src| unreachable_from(src) > 0)
+            .flat_map(|&src| {
+                hosts
+                    .iter()
+                    .filter(move |&&dst| dst != src && self.distance(topo, src, dst).is_none())
+                    .map(move |&dst| (src, dst))
+            })
+            .take(LISTED_PAIRS)
+            .collect();
+        Err(Unreachable { count, pairs })
     }
 
     /// Hops (links) from a node (host or switch) to a host, over links that are up.
@@ -252,22 +298,19 @@ impl Routes {
     }
 
     /// A switch's ports one hop closer to the host, in port order (empty at no path).
-    pub fn next_hops(&self, topo: &Topology, switch: NodeId, host: NodeId) -> Vec<usize> {
+    pub fn next_hops(&self, topo: &Topology, switch: NodeId, host: NodeId) -> &[u32] {
         let tor = topo.tor_of(host);
         if switch == tor {
-            let port = topo
-                .ports(switch)
-                .iter()
-                .position(|&l| topo.links()[l].peer(switch) == host);
-            return port
-                .filter(|&p| topo.links()[topo.ports(switch)[p]].up)
-                .into_iter()
-                .collect();
+            let port = &self.host_port[host as usize];
+            return if *port == NONE {
+                &[]
+            } else {
+                std::slice::from_ref(port)
+            };
         }
         let i = self.switch_index[switch as usize] as usize * self.tors
             + self.tor_index[tor as usize] as usize;
-        let range = self.offsets[i] as usize..self.offsets[i + 1] as usize;
-        self.ports[range].iter().map(|&p| p as usize).collect()
+        &self.ports[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
     /// The path of a flow: the host's port, then each switch's ECMP choice, until the
@@ -282,7 +325,7 @@ impl Routes {
         let mut node = topo.peer(tuple.src, 0);
         while node != tuple.dst && path.len() <= topo.node_count() {
             let choices = self.next_hops(topo, node, tuple.dst);
-            let port = *choices.get(ecmp.choose(node, tuple, choices.len().max(1)))?;
+            let port = *choices.get(ecmp.choose(node, tuple, choices.len().max(1)))? as usize;
             path.push(Hop { node, port });
             node = topo.peer(node, port);
         }
@@ -383,8 +426,14 @@ mod tests {
     }
 
     /// Hosts first (`hosts_per_switch[s]` under switch `s`), then the switches, then the
-    /// switch-switch links `pairs` (a, b indices of switches), of which `failed` are failed.
-    fn small_topology(hosts_per_switch: &[u32], pairs: &[(u32, u32)], failed: &[bool]) -> Topology {
+    /// switch-switch links `pairs` (a, b indices of switches); the hosts' links flagged in
+    /// `failed_hosts` and the pairs' flagged in `failed_pairs` are failed.
+    fn small_topology(
+        hosts_per_switch: &[u32],
+        pairs: &[(u32, u32)],
+        failed_hosts: &[bool],
+        failed_pairs: &[bool],
+    ) -> Topology {
         let hosts: u32 = hosts_per_switch.iter().sum();
         let switches = hosts_per_switch.len() as u32;
         let link = |src, dst| Link {
@@ -395,21 +444,25 @@ mod tests {
             error_rate: 0.0,
             up: true,
         };
-        let mut links = Vec::new();
-        let mut host = 0;
-        for (s, &count) in hosts_per_switch.iter().enumerate() {
-            for _ in 0..count {
-                links.push(link(host, hosts + s as u32));
-                host += 1;
-            }
-        }
-        let mut fail = Vec::new();
-        for (&(a, b), &down) in pairs.iter().zip(failed) {
-            links.push(link(hosts + a, hosts + b));
-            if down {
-                fail.push((hosts + a, hosts + b));
-            }
-        }
+        let mut ends: Vec<(NodeId, NodeId)> = hosts_per_switch
+            .iter()
+            .enumerate()
+            .flat_map(|(s, &count)| (0..count).map(move |_| hosts + s as u32))
+            .enumerate()
+            .map(|(host, tor)| (host as NodeId, tor))
+            .collect();
+        ends.extend(pairs.iter().map(|&(a, b)| (hosts + a, hosts + b)));
+        let links = ends.iter().map(|&(a, b)| link(a, b)).collect();
+        let flags = failed_hosts
+            .iter()
+            .chain(std::iter::repeat(&false))
+            .take(hosts as usize);
+        let fail: Vec<(NodeId, NodeId)> = ends
+            .iter()
+            .zip(flags.chain(failed_pairs))
+            .filter(|(_, &down)| down)
+            .map(|(&pair, _)| pair)
+            .collect();
         let header = Header {
             nodes: hosts + switches,
             switches: (hosts..hosts + switches).collect(),
@@ -421,7 +474,7 @@ mod tests {
     }
 
     /// 2-6 switches, each with 1-2 hosts (a switch needs a port), random links between
-    /// switches and a random subset of them failed.
+    /// switches, a random subset of them failed and now and then a host's link.
     fn random_topology() -> impl Strategy<Value = Topology> {
         (2usize..=6)
             .prop_flat_map(|switches| {
@@ -432,10 +485,13 @@ mod tests {
                 (
                     proptest::collection::vec(1u32..=2, switches),
                     proptest::sample::subsequence(pairs, 0..=n),
+                    proptest::collection::vec(proptest::bool::weighted(0.05), 12),
                     proptest::collection::vec(proptest::bool::weighted(0.2), n),
                 )
             })
-            .prop_map(|(hosts, pairs, failed)| small_topology(&hosts, &pairs, &failed))
+            .prop_map(|(hosts, pairs, failed_hosts, failed_pairs)| {
+                small_topology(&hosts, &pairs, &failed_hosts, &failed_pairs)
+            })
     }
 
     proptest! {
@@ -473,9 +529,11 @@ mod tests {
             }
         }
 
-        /// A switch's next hops are all its neighbours one hop closer, and ECMP uses each.
+        /// A switch's next hops are all its neighbours one hop closer, and ECMP spreads
+        /// 256 flows a next hop evenly: each gets 128 to 384 (the binomial's standard
+        /// deviation is at most 16, so a fair hash strays that far with odds below 1e-14).
         #[test]
-        fn ecmp_uses_every_equal_cost_next_hop(topo in random_topology(), seed: u32) {
+        fn ecmp_spreads_flows_over_every_equal_cost_next_hop(topo in random_topology(), seed: u32) {
             let Ok(routes) = Routes::compute(&topo) else { return Ok(()) };
             let reference = reference_distances(&topo);
             let ecmp = Ecmp { fabric_seed: seed };
@@ -483,9 +541,9 @@ mod tests {
             for &switch in topo.switches() {
                 for &dst in &hosts {
                     let d = reference[switch as usize][dst as usize].unwrap();
-                    let expected: Vec<usize> = (0..topo.ports(switch).len())
+                    let expected: Vec<u32> = (0..topo.ports(switch).len() as u32)
                         .filter(|&p| {
-                            let link = &topo.links()[topo.ports(switch)[p]];
+                            let link = &topo.links()[topo.ports(switch)[p as usize]];
                             let next = link.peer(switch);
                             link.up
                                 && (next == dst || topo.is_switch(next))
@@ -493,13 +551,13 @@ mod tests {
                         })
                         .collect();
                     let hops = routes.next_hops(&topo, switch, dst);
-                    prop_assert_eq!(&hops, &expected);
+                    prop_assert_eq!(hops, &expected[..]);
                     let src = *hosts.iter().find(|&&h| h != dst).unwrap();
-                    let mut used = vec![false; hops.len()];
-                    for sport in 0..64 * hops.len() as u16 {
-                        used[ecmp.choose(switch, &tuple(src, dst, sport), hops.len())] = true;
+                    let mut counts = vec![0u32; hops.len()];
+                    for sport in 0..256 * hops.len() as u16 {
+                        counts[ecmp.choose(switch, &tuple(src, dst, sport), hops.len())] += 1;
                     }
-                    prop_assert!(used.iter().all(|&u| u), "{switch} -> {dst}: {used:?}");
+                    prop_assert!(counts.iter().all(|c| (128..=384).contains(c)), "{switch} -> {dst}: {counts:?}");
                 }
             }
         }
@@ -548,7 +606,7 @@ mod tests {
         let routes = Routes::compute(&topo).unwrap();
         let ecmp = Ecmp { fabric_seed: 7 };
         let leaf = 32;
-        assert_eq!(routes.next_hops(&topo, leaf, 16), vec![16, 17, 18, 19]);
+        assert_eq!(routes.next_hops(&topo, leaf, 16), &[16, 17, 18, 19]);
         let counts = uplink_counts(|t| routes.path(&topo, &ecmp, t).unwrap()[1].port - 16);
         let chi = chi_square(&counts);
         assert!(chi < CHI_SQUARE_3_DOF_999, "{counts:?}: chi-square {chi}");
@@ -576,7 +634,7 @@ mod tests {
                     let t = tuple(src, dst, sport);
                     let tor = topo.tor_of(src);
                     let up = routes.next_hops(&topo, tor, dst);
-                    let agg = topo.peer(tor, up[choose(tor, &t, up.len())]);
+                    let agg = topo.peer(tor, up[choose(tor, &t, up.len())] as usize);
                     let up = routes.next_hops(&topo, agg, dst);
                     let agg_index = (agg - topo.switches()[8]) as usize % 2;
                     counts[agg_index * 2 + choose(agg, &t, up.len())] += 1;
@@ -668,7 +726,7 @@ mod tests {
 
     #[test]
     fn unreachable_pairs_are_named() {
-        let topo = small_topology(&[1, 1], &[(0, 1)], &[true]);
+        let topo = small_topology(&[1, 1], &[(0, 1)], &[], &[true]);
         let err = Routes::compute(&topo).unwrap_err();
         assert_eq!(
             err,
@@ -681,6 +739,11 @@ mod tests {
             err.to_string(),
             "2 host pairs have no path (failed links or a partitioned topology): 0 -> 1, 1 -> 0"
         );
+        // Host 0's own link failed: it reaches no one and no one reaches it.
+        let topo = small_topology(&[2, 1], &[(0, 1)], &[true], &[]);
+        let err = Routes::compute(&topo).unwrap_err();
+        assert_eq!(err.count, 4);
+        assert_eq!(err.pairs, vec![(0, 1), (0, 2), (1, 0), (2, 0)]);
     }
 
     #[test]
