@@ -259,7 +259,105 @@ impl Layers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use sha2::{Digest, Sha256};
+
+    /// Each switch's ports, from the keys alone: a ToR's hosts then its pod's aggregation
+    /// switches, an aggregation switch's ToRs then its plane of cores, a core's one
+    /// aggregation switch per pod.
+    fn check_clos(topo: &Topology, clos: &Clos) -> Result<(), String> {
+        let tors = clos.pods * clos.tors_per_pod;
+        let aggs = clos.pods * clos.aggs_per_pod;
+        let hosts = tors * clos.servers_per_tor;
+        let plane = clos.cores / clos.aggs_per_pod;
+        let expected_ports = |node: NodeId| -> Vec<NodeId> {
+            if node < hosts {
+                return vec![hosts + node / clos.servers_per_tor];
+            }
+            let (tor0, agg0, core0) = (hosts, hosts + tors, hosts + tors + aggs);
+            if node < agg0 {
+                let (tor, pod) = (node - tor0, (node - tor0) / clos.tors_per_pod);
+                let servers = (tor * clos.servers_per_tor..(tor + 1) * clos.servers_per_tor)
+                    .collect::<Vec<_>>();
+                let up = (0..clos.aggs_per_pod).map(|j| agg0 + pod * clos.aggs_per_pod + j);
+                servers.into_iter().chain(up).collect()
+            } else if node < core0 {
+                let (pod, j) = (
+                    (node - agg0) / clos.aggs_per_pod,
+                    (node - agg0) % clos.aggs_per_pod,
+                );
+                let down = (0..clos.tors_per_pod).map(|t| tor0 + pod * clos.tors_per_pod + t);
+                down.chain((j * plane..(j + 1) * plane).map(|c| core0 + c))
+                    .collect()
+            } else {
+                let j = (node - core0) / plane;
+                (0..clos.pods)
+                    .map(|pod| agg0 + pod * clos.aggs_per_pod + j)
+                    .collect()
+            }
+        };
+        if topo.node_count() as u32 != hosts + tors + aggs + clos.cores {
+            return Err(format!("{} nodes", topo.node_count()));
+        }
+        for node in 0..topo.node_count() as NodeId {
+            let peers: Vec<NodeId> = (0..topo.ports(node).len())
+                .map(|p| topo.peer(node, p))
+                .collect();
+            if peers != expected_ports(node) {
+                return Err(format!(
+                    "node {node}: ports to {peers:?}, expected {:?}",
+                    expected_ports(node)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn small_clos() -> impl Strategy<Value = Clos> {
+        (1u32..=4, 1u32..=3, 1u32..=3, 1u32..=2, 1u32..=4).prop_map(
+            |(pods, tors, aggs, planes, servers)| Clos {
+                pods,
+                tors_per_pod: tors,
+                aggs_per_pod: aggs,
+                cores: aggs * planes,
+                servers_per_tor: servers,
+                host_link: LinkSpec::new(25, 1),
+                tor_agg_link: LinkSpec::new(100, 1),
+                agg_core_link: LinkSpec::new(100, 5),
+            },
+        )
+    }
+
+    proptest! {
+        /// Every generated Clos is wired as its keys say and reads back from its file.
+        #[test]
+        fn clos_ports_follow_the_keys_and_the_file_reads_back(clos in small_clos()) {
+            let topo = clos.build().unwrap();
+            prop_assert_eq!(check_clos(&topo, &clos), Ok(()));
+            prop_assert_eq!(Topology::parse(&topo.to_ns3()).unwrap(), topo);
+        }
+    }
+
+    #[test]
+    fn the_wiring_check_catches_other_keys() {
+        let topo = Clos::l2bm().build().unwrap();
+        let four_cores = Clos {
+            cores: 4,
+            ..Clos::l2bm()
+        };
+        assert_eq!(check_clos(&topo, &Clos::l2bm()), Ok(()));
+        assert!(check_clos(&topo, &four_cores).is_err());
+        assert!(check_clos(
+            &Clos {
+                pods: 3,
+                ..Clos::l2bm()
+            }
+            .build()
+            .unwrap(),
+            &Clos::l2bm()
+        )
+        .is_err());
+    }
 
     /// SHA-256 of ns3-datacenter's `simulator/ns-3.39/examples/PowerTCP/topology-256.txt` at
     /// commit dc4d0c0b3797494b2cefeea688c1bce329b14561 (8078 bytes, no newline at the end).

@@ -13,8 +13,8 @@
 //!
 //! The simulators read exactly `links` link lines and ignore what follows; HPCC's own
 //! `topology.txt` ends with a three-line note on the format. Text after the last link is
-//! accepted here only if it is not a link: a link line beyond the count means the count
-//! disagrees with the file, and that is an error.
+//! accepted here only if it is not a link (five fields starting with two whole numbers): a
+//! link line beyond the count means the count disagrees with the file, and that is an error.
 //!
 //! **Ports.** A node's ports are its links in file order: ns-3 adds a device to both ends of
 //! each link as it reads it (`qbb.Install(snode, dnode)`, `third.cc` line 786), so port `p`
@@ -147,9 +147,12 @@ impl Topology {
             builder.push(line, parse_link(line, &fields, nodes)?)?;
             last_line = line;
         }
-        if let Some((line, fields)) =
-            lines.find(|(line, fields)| parse_link(*line, fields, nodes).is_ok())
-        {
+        // A link line is five fields that start with two whole numbers; HPCC's note starts
+        // `src0 dst0`.
+        let is_link = |fields: &[&str]| {
+            fields.len() == 5 && fields[..2].iter().all(|f| f.parse::<u64>().is_ok())
+        };
+        if let Some((line, fields)) = lines.find(|(_, fields)| is_link(fields)) {
             return Err(field_error(
                 line,
                 "links",
@@ -619,6 +622,12 @@ mod tests {
                 4,
                 "links",
                 "one more",
+            ),
+            (
+                "3 1 1\n2\n0 2 1Gbps 1us 0\nnote\n9 9 fast 1 x\n",
+                5,
+                "links",
+                "one more (9 9 fast 1 x)",
             ),
             (
                 "3 1 2\n2\n0 2 1Gbps 1us 0\n2 0 1Gbps 1us 0\n",
