@@ -297,9 +297,13 @@ impl Routes {
         host_link.up.then_some(first + to_tor + 1)
     }
 
-    /// A switch's ports one hop closer to the host, in port order (empty at no path).
+    /// A switch's ports one hop closer to the host, in port order (empty at no path, and
+    /// for a node that is not a switch).
     pub fn next_hops(&self, topo: &Topology, switch: NodeId, host: NodeId) -> &[u32] {
         let tor = topo.tor_of(host);
+        if self.switch_index[switch as usize] == NONE {
+            return &[];
+        }
         if switch == tor {
             let port = &self.host_port[host as usize];
             return if *port == NONE {

@@ -675,6 +675,31 @@ mod tests {
     }
 
     #[test]
+    fn files_are_read_with_their_errors() {
+        let path = std::env::temp_dir().join(format!("fabric-topology-{}.txt", std::process::id()));
+        std::fs::write(&path, SMALL).unwrap();
+        assert_eq!(
+            Topology::read(&path).unwrap(),
+            Topology::parse(SMALL).unwrap()
+        );
+        std::fs::write(&path, "3 1 2\n2\n0 2 1Gbps 1us 0\n").unwrap();
+        let err = Topology::read(&path).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                InputError::Field(FieldError {
+                    line: 4,
+                    field: "links",
+                    ..
+                })
+            ),
+            "{err}"
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(Topology::read(&path), Err(InputError::Read(_))));
+    }
+
+    #[test]
     fn the_count_limits_apply_before_allocating() {
         // A file declaring the most nodes allowed plus one is refused on line 1, not after
         // allocating a table of that many nodes.
