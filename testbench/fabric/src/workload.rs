@@ -301,6 +301,7 @@ pub fn all_to_all(
 mod tests {
     use super::*;
     use crate::cdf::Builtin;
+    use crate::flows::{to_ns3, FlowFile};
     use crate::generate::Clos;
     use std::collections::HashSet;
 
@@ -348,6 +349,49 @@ mod tests {
         assert!((load - 2.0).abs() < 0.12, "offered {load}");
     }
 
+    /// The gaps between a host's flow starts are exponential with mean `1 / rate`: their
+    /// mean within 3 % and their coefficient of variation within 0.05 of 1.
+    fn check_exponential_gaps(starts: &[Picos], rate: f64) -> Result<(), String> {
+        let gaps: Vec<f64> = starts
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].0) as f64 * 1e-12)
+            .collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let variance = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        let cv = variance.sqrt() / mean;
+        if (mean * rate - 1.0).abs() > 0.03 || (cv - 1.0).abs() > 0.05 {
+            return Err(format!(
+                "{} gaps: mean {mean} s (1/rate {}), CV {cv}",
+                gaps.len(),
+                1.0 / rate
+            ));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential() {
+        let star = Topology::parse("3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n").unwrap();
+        let gen = Poisson {
+            cdf: Builtin::FbHadoop.cdf(),
+            ..web_search(0.5, LoadBase::HostLink, 5)
+        };
+        // 0.5 * 100 Gb/s / (8 * 120 420.75 B): 51 901 flows/s, about 10 380 a host in 0.2 s.
+        let rate = 0.5 * 100e9 / (8.0 * gen.cdf.mean());
+        let flows = gen.generate(&star).unwrap();
+        let starts: Vec<Picos> = flows
+            .iter()
+            .filter(|f| f.src == 0)
+            .map(|f| f.start)
+            .collect();
+        assert_eq!(check_exponential_gaps(&starts, rate), Ok(()));
+        // The companion: arrivals evenly spaced at the same rate are not Poisson.
+        let even: Vec<Picos> = (0..10_000)
+            .map(|i| Picos((i as f64 / rate * 1e12) as u64))
+            .collect();
+        assert!(check_exponential_gaps(&even, rate).is_err());
+    }
+
     #[test]
     fn poisson_flows_are_sorted_in_the_window_and_deterministic() {
         let topo = Clos::l2bm().build().unwrap();
@@ -367,6 +411,9 @@ mod tests {
             assert!(flow.src != flow.dst && !topo.is_switch(flow.dst) && flow.size > 0);
             assert_eq!((flow.pg, flow.dport), (3, 100));
         }
+        // They make a valid flow file.
+        let file = FlowFile::parse(&to_ns3(&flows), &topo).unwrap();
+        assert_eq!(file.flows, flows);
         let sources: HashSet<NodeId> = flows.iter().map(|f| f.src).collect();
         let destinations: HashSet<NodeId> = flows.iter().map(|f| f.dst).collect();
         assert_eq!((sources.len(), destinations.len()), (128, 128));
