@@ -117,7 +117,9 @@ impl Topology {
         let (count_line, counts) = lines
             .next()
             .ok_or_else(|| field_error(1, "nodes", "the file is empty"))?;
-        let (nodes, switches, tors, links) = parse_counts(count_line, &counts)?;
+        let counts = parse_counts(count_line, &counts)?;
+        let (nodes, switches, links) = counts.check(count_line)?;
+        let tors = counts.tors.map(|tors| tors as u32);
         let (switch_line, ids) = lines.next().ok_or_else(|| {
             field_error(
                 count_line + 1,
@@ -165,10 +167,19 @@ impl Topology {
         builder.finish()
     }
 
-    /// Builds a topology from its parts, with the checks of [`Topology::parse`]; a link's
-    /// line in errors is the line it would have in the file (index + 3).
+    /// Builds a topology from its parts, with the checks of [`Topology::parse`] (the counts
+    /// and switch ids included); errors give the lines the parts would have in the file (a
+    /// link's is its index + 3).
     pub fn new(header: Header, links: Vec<Link>) -> Result<Topology, FieldError> {
         let nodes = header.nodes;
+        let counts = Counts {
+            nodes: u64::from(nodes),
+            switches: header.switches.len() as u64,
+            tors: header.tors.map(u64::from),
+            links: links.len() as u64,
+        };
+        counts.check(1)?;
+        check_switch_ids(2, &header.switches, nodes)?;
         let mut builder = Builder::new(header, 2);
         for (index, link) in links.into_iter().enumerate() {
             let line = index + 3;
@@ -274,7 +285,15 @@ impl Topology {
     }
 }
 
-fn parse_counts(line: usize, fields: &[&str]) -> Result<(u32, u32, Option<u32>, u32), FieldError> {
+/// The counts of line 1, each a whole number.
+struct Counts {
+    nodes: u64,
+    switches: u64,
+    tors: Option<u64>,
+    links: u64,
+}
+
+fn parse_counts(line: usize, fields: &[&str]) -> Result<Counts, FieldError> {
     let names: &[&'static str] = match fields.len() {
         3 => &["nodes", "switches", "links"],
         4 => &["nodes", "switches", "tors", "links"],
@@ -288,44 +307,49 @@ fn parse_counts(line: usize, fields: &[&str]) -> Result<(u32, u32, Option<u32>, 
             ))
         }
     };
-    let mut values = [0u32; 4];
+    let mut values = [0u64; 4];
     for ((name, text), value) in names.iter().zip(fields).zip(&mut values) {
-        let limit = match *name {
-            "links" => MAX_LINKS,
-            _ => MAX_NODES,
-        };
         *value = text
-            .parse::<u32>()
-            .ok()
-            .filter(|&v| v <= limit)
-            .ok_or_else(|| {
-                field_error(
-                    line,
-                    name,
-                    format!("`{text}`; allowed: a whole number 0..={limit}"),
-                )
-            })?;
+            .parse::<u64>()
+            .map_err(|_| field_error(line, name, format!("`{text}`; allowed: a whole number")))?;
     }
-    let (nodes, switches) = (values[0], values[1]);
-    let (tors, links) = match fields.len() {
-        4 => (Some(values[2]), values[3]),
-        _ => (None, values[2]),
-    };
-    if switches > nodes {
-        return Err(field_error(
-            line,
-            "switches",
-            format!("{switches}; allowed: 0..={nodes} (the nodes)"),
-        ));
+    let [nodes, switches, third, fourth] = values;
+    Ok(match fields.len() {
+        4 => Counts {
+            nodes,
+            switches,
+            tors: Some(third),
+            links: fourth,
+        },
+        _ => Counts {
+            nodes,
+            switches,
+            tors: None,
+            links: third,
+        },
+    })
+}
+
+impl Counts {
+    /// The limits and the counts' order (switches among the nodes, ToRs among the
+    /// switches), checked before anything of their size is allocated.
+    fn check(&self, line: usize) -> Result<(u32, u32, u32), FieldError> {
+        let within = |name, value: u64, limit: u64, what: &str| {
+            u32::try_from(value)
+                .ok()
+                .filter(|&v| u64::from(v) <= limit)
+                .ok_or_else(|| {
+                    field_error(line, name, format!("{value}; allowed: 0..={limit}{what}"))
+                })
+        };
+        let nodes = within("nodes", self.nodes, u64::from(MAX_NODES), "")?;
+        let switches = within("switches", self.switches, u64::from(nodes), " (the nodes)")?;
+        if let Some(tors) = self.tors {
+            within("tors", tors, u64::from(switches), " (the switches)")?;
+        }
+        let links = within("links", self.links, u64::from(MAX_LINKS), "")?;
+        Ok((nodes, switches, links))
     }
-    if let Some(tors) = tors.filter(|&tors| tors > switches) {
-        return Err(field_error(
-            line,
-            "tors",
-            format!("{tors}; allowed: 0..={switches} (the switches)"),
-        ));
-    }
-    Ok((nodes, switches, tors, links))
 }
 
 fn check_node(
@@ -383,21 +407,27 @@ fn parse_switch_ids(
             ),
         ));
     }
-    let mut seen = vec![false; nodes as usize];
-    fields
+    let ids = fields
         .iter()
-        .map(|text| {
-            let id = parse_node(line, "switch id", text, nodes)?;
-            if std::mem::replace(&mut seen[id as usize], true) {
-                return Err(field_error(
-                    line,
-                    "switch id",
-                    format!("switch {id} is listed twice"),
-                ));
-            }
-            Ok(id)
-        })
-        .collect()
+        .map(|text| parse_node(line, "switch id", text, nodes))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_switch_ids(line, &ids, nodes)?;
+    Ok(ids)
+}
+
+fn check_switch_ids(line: usize, ids: &[NodeId], nodes: u32) -> Result<(), FieldError> {
+    let mut seen = vec![false; nodes as usize];
+    for &id in ids {
+        check_node(line, "switch id", id, nodes)?;
+        if std::mem::replace(&mut seen[id as usize], true) {
+            return Err(field_error(
+                line,
+                "switch id",
+                format!("switch {id} is listed twice"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn parse_link(line: usize, fields: &[&str], nodes: u32) -> Result<Link, FieldError> {
@@ -598,7 +628,8 @@ mod tests {
         let cases: &[(&str, usize, &str, &str)] = &[
             ("", 1, "nodes", "empty"),
             ("3 1\n2\n", 1, "nodes", "2 counts"),
-            ("x 1 2\n2\n", 1, "nodes", "0..=1048576"),
+            ("x 1 2\n2\n", 1, "nodes", "a whole number"),
+            ("1048577 1 2\n2\n", 1, "nodes", "0..=1048576"),
             ("3 1 99999999\n2\n", 1, "links", "0..=4194304"),
             ("3 4 2\n2\n", 1, "switches", "0..=3"),
             ("3 1 2 2\n2\n", 1, "tors", "0..=1"),
@@ -672,6 +703,27 @@ mod tests {
         assert_eq!(topo.ports(2).len(), 2);
         let err = topo.fail_links(&[(0, 1)]).unwrap_err();
         assert_eq!(err, NotALink { a: 0, b: 1 });
+    }
+
+    #[test]
+    fn parts_get_the_checks_of_the_file() {
+        let topo = Topology::parse(SMALL).unwrap();
+        let rebuilt = Topology::new(topo.header().clone(), topo.links().to_vec()).unwrap();
+        assert_eq!(rebuilt, topo);
+        let cases = [
+            (vec![2, 2], 2, "switch id", "listed twice"),
+            (vec![3], 2, "switch id", "unknown node 3"),
+            (vec![0, 1, 2, 2], 1, "switches", "0..=3"),
+        ];
+        for (switches, line, field, needle) in cases {
+            let header = Header {
+                switches,
+                ..topo.header().clone()
+            };
+            let err = Topology::new(header, topo.links().to_vec()).unwrap_err();
+            assert_eq!((err.line, err.field), (line, field), "{err}");
+            assert!(err.problem.contains(needle), "{err}");
+        }
     }
 
     #[test]
