@@ -79,7 +79,9 @@ pub struct Clos {
 impl Clos {
     /// L2BM's evaluation network (seed 002, section IV, Fig. 6): 2 core, 4 aggregation and 4
     /// ToR switches, 32 servers per ToR at 25 Gb/s, 100 Gb/s between switches, 5 us between
-    /// core and aggregation and 1 us elsewhere; wired in two pods as above.
+    /// core and aggregation and 1 us elsewhere. The paper's text does not say how the
+    /// aggregation and core switches are joined; this is the fat-tree's wiring above, two
+    /// pods with each aggregation switch on one core.
     pub fn l2bm() -> Clos {
         Clos {
             pods: 2,
