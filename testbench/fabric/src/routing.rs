@@ -693,6 +693,41 @@ mod tests {
     }
 
     #[test]
+    fn dshs_deadlock_topology_bounces_through_the_middle_leaves() {
+        // DSH's Fig. 12: 2 spines, 4 leaves of 16 hosts, links S0-L3 and S1-L0 failed. Flows
+        // from L0 to L3 go up to S0, down to L1 or L2, up to S1 and down to L3.
+        let mut topo = LeafSpine {
+            leaves: 4,
+            spines: 2,
+            hosts_per_leaf: 16,
+            host_link: LinkSpec::new(100, 2),
+            fabric_link: LinkSpec::new(400, 2),
+        }
+        .build()
+        .unwrap();
+        let ([l0, l1, l2, l3], [s0, s1]) = ([64, 65, 66, 67], [68, 69]);
+        topo.fail_links(&[(s0, l3), (s1, l0)]).unwrap();
+        let routes = Routes::compute(&topo).unwrap();
+        let reference = reference_distances(&topo);
+        let ecmp = Ecmp { fabric_seed: 0 };
+        let mut middle = [0; 2];
+        for sport in 0..64 {
+            let t = tuple(0, 48, sport);
+            let path = routes.path(&topo, &ecmp, &t).unwrap();
+            assert_eq!(check_path(&topo, &reference, &t, &path), Ok(()));
+            let nodes: Vec<NodeId> = path.iter().map(|hop| hop.node).collect();
+            assert_eq!(
+                (nodes[1], nodes[2], nodes[4], nodes[5]),
+                (l0, s0, s1, l3),
+                "{nodes:?}"
+            );
+            middle[usize::from(nodes[3] == l2)] += 1;
+            assert!(nodes[3] == l1 || nodes[3] == l2);
+        }
+        assert!(middle.iter().all(|&n| n > 16), "{middle:?}");
+    }
+
+    #[test]
     fn a_corrupt_table_gives_a_path_the_check_rejects() {
         let topo = Clos::l2bm().build().unwrap();
         let mut routes = Routes::compute(&topo).unwrap();
