@@ -178,6 +178,18 @@ impl Clos {
 }
 
 impl LeafSpine {
+    /// DSH's deadlock network (seed 000, section V, Fig. 12): 2 spines, 4 leaves of 16 hosts
+    /// at 100 Gb/s, 400 Gb/s uplinks, 2 us links (its failed links are the scenario's).
+    pub fn dsh() -> LeafSpine {
+        LeafSpine {
+            leaves: 4,
+            spines: 2,
+            hosts_per_leaf: 16,
+            host_link: LinkSpec::new(100, 2),
+            fabric_link: LinkSpec::new(400, 2),
+        }
+    }
+
     pub fn build(&self) -> Result<Topology, GenerateError> {
         for (key, value) in [
             ("leaves", self.leaves),
@@ -424,15 +436,7 @@ mod tests {
 
     #[test]
     fn leaf_spine_links_every_leaf_to_every_spine() {
-        let topo = LeafSpine {
-            leaves: 4,
-            spines: 2,
-            hosts_per_leaf: 16,
-            host_link: LinkSpec::new(100, 2),
-            fabric_link: LinkSpec::new(400, 2),
-        }
-        .build()
-        .unwrap();
+        let topo = LeafSpine::dsh().build().unwrap();
         assert_eq!(topo.node_count(), 64 + 6);
         assert_eq!(topo.links().len(), 64 + 8);
         // Leaf 64: 16 host ports, then the two spines.

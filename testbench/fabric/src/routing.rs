@@ -696,15 +696,7 @@ mod tests {
     fn dshs_deadlock_topology_bounces_through_the_middle_leaves() {
         // DSH's Fig. 12: 2 spines, 4 leaves of 16 hosts, links S0-L3 and S1-L0 failed. Flows
         // from L0 to L3 go up to S0, down to L1 or L2, up to S1 and down to L3.
-        let mut topo = LeafSpine {
-            leaves: 4,
-            spines: 2,
-            hosts_per_leaf: 16,
-            host_link: LinkSpec::new(100, 2),
-            fabric_link: LinkSpec::new(400, 2),
-        }
-        .build()
-        .unwrap();
+        let mut topo = LeafSpine::dsh().build().unwrap();
         let ([l0, l1, l2, l3], [s0, s1]) = ([64, 65, 66, 67], [68, 69]);
         topo.fail_links(&[(s0, l3), (s1, l0)]).unwrap();
         let routes = Routes::compute(&topo).unwrap();
