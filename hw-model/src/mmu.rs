@@ -1,6 +1,6 @@
-//! Top level: the blocks of the switch, wired together, and the phase table that is the
+//! Top level: the blocks of the switch, wired together, the phase table that is the
 //! specification of the order of work inside a cycle (docs/architecture.md, "Blocks,
-//! phases and the clock edge").
+//! phases and the clock edge"), and the signal hierarchy the probes walk (`Tree`).
 //!
 //! [`PHASES`] is the table: [`Core::step`] runs its phases in order, the blocks of each
 //! phase, then the edge ([`EDGE`]). The blocks of one phase read only registered state and

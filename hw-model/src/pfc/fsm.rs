@@ -5,11 +5,12 @@
 //! The thresholds belong to the buffer policy (`policy/`): SIH compares the queue's
 //! *shared* occupancy (DSH II-C, footnote 1) with `X_off = T` and `X_on = T - delta`; DSH
 //! with `X_qoff`/`X_qon` and `X_poff`/`X_pon`; L2BM with `T_i - delta`. This block holds
-//! the state. In the flow-control phase it applies the requests admission made in the same
-//! cycle (a queue charged to headroom, a DSH port charged to insurance or above `X_poff`,
-//! a lossless drop), then lets the policy turn ON the OFF queues it may resume, never one
-//! that was charged in this cycle (its new cells are not in the registered counters the
-//! check reads), then raises the refresh frames that are due.
+//! the state (its QOFF/POFF registers are `state.rs`, which the policy reads). In the
+//! flow-control phase it applies the requests admission made in the same cycle (a queue
+//! charged to headroom, a DSH port charged to insurance or above `X_poff`, a lossless
+//! drop), then turns ON the OFF queues (and PON the ports) the policy returns of those it
+//! may resume, never one that was charged in this cycle (its new cells are not in the
+//! registered counters the check reads), then raises the refresh frames that are due.
 //!
 //! QOFF -> QON needs the queue's headroom empty as well as its shared occupancy below
 //! `X_on`. The headroom condition matters when a packet goes to headroom because the shared
