@@ -72,6 +72,15 @@ fn flow(src: NodeId, dst: NodeId, size: u64, start_ns: u64) -> Flow {
     }
 }
 
+/// Run to `end_cycle` (or to a deadlock, with `stop`) with the default detector.
+fn options(end_cycle: u64, stop: bool) -> RunOptions {
+    RunOptions {
+        end_cycle,
+        deadlock: DeadlockOptions::default(),
+        stop_at_deadlock: stop,
+    }
+}
+
 fn run_with(
     topo: Topology,
     flows: &[Flow],
@@ -83,12 +92,7 @@ fn run_with(
     if let Some(f) = fault {
         net.inject_fault(f);
     }
-    let opts = RunOptions {
-        end_cycle,
-        deadlock: DeadlockOptions::default(),
-        stop_at_deadlock: false,
-    };
-    net.run(&opts).unwrap()
+    net.run(&options(end_cycle, false)).unwrap()
 }
 
 /// Two switches, two hosts each: hosts 0, 1 under switch 4, hosts 2, 3 under switch 5.
@@ -151,22 +155,26 @@ fn an_incast_across_a_link_pauses_it_and_loses_nothing() {
     }
 }
 
-/// Companion: a link that loses a packet breaks conservation (and the flow never
-/// completes).
-#[test]
-fn a_lost_packet_is_caught_by_conservation() {
-    let fault = LinkFault::DropPacket {
-        link: 4,
-        from: 4,
-        nth: 10,
-    };
-    let s = run_with(
+/// The incast under SIH with `fault` on the link between the switches (link 4).
+fn broken_incast(fault: LinkFault) -> FabricSummary {
+    run_with(
         two_switches(),
         &incast_flows(),
         Policy::Sih,
         400_000,
         Some(fault),
-    );
+    )
+}
+
+/// Companion: a link that loses a packet breaks conservation (and the flow never
+/// completes).
+#[test]
+fn a_lost_packet_is_caught_by_conservation() {
+    let s = broken_incast(LinkFault::DropPacket {
+        link: 4,
+        from: 4,
+        nth: 10,
+    });
     assert!(!s.conservation_ok, "{s}");
     assert!(
         s.violations.iter().any(|v| v.starts_with("conservation")),
@@ -179,18 +187,11 @@ fn a_lost_packet_is_caught_by_conservation() {
 /// check.
 #[test]
 fn swapped_packets_are_caught_by_the_order_check() {
-    let fault = LinkFault::SwapPackets {
+    let s = broken_incast(LinkFault::SwapPackets {
         link: 4,
         from: 4,
         nth: 10,
-    };
-    let s = run_with(
-        two_switches(),
-        &incast_flows(),
-        Policy::Sih,
-        400_000,
-        Some(fault),
-    );
+    });
     assert!(s.conservation_ok, "{s}");
     assert!(s.reordered_cells > 0, "{s}");
     assert!(
@@ -203,14 +204,7 @@ fn swapped_packets_are_caught_by_the_order_check() {
 /// 5's headroom: a lossless drop, named at switch 5.
 #[test]
 fn lost_pfc_frames_are_caught_as_lossless_drops() {
-    let fault = LinkFault::DropPfc { link: 4, from: 4 };
-    let s = run_with(
-        two_switches(),
-        &incast_flows(),
-        Policy::Sih,
-        400_000,
-        Some(fault),
-    );
+    let s = broken_incast(LinkFault::DropPfc { link: 4, from: 4 });
     assert!(s.cells_dropped_lossless > 0, "{s}");
     assert!(
         s.violations
@@ -233,12 +227,7 @@ fn a_corrupt_switch_model_is_caught() {
     net.mmu_mut(5)
         .unwrap()
         .inject_fault(hw_model::Fault::LeakCell);
-    let opts = RunOptions {
-        end_cycle: 5_000,
-        deadlock: DeadlockOptions::default(),
-        stop_at_deadlock: false,
-    };
-    let s = net.run(&opts).unwrap();
+    let s = net.run(&options(5_000, false)).unwrap();
     assert!(
         s.violations
             .iter()
@@ -248,19 +237,28 @@ fn a_corrupt_switch_model_is_caught() {
 }
 
 /// DSH's Fig. 12 network (`LeafSpine::dsh()`: hosts 0-63, leaves L0-L3 = 64-67, spines
-/// S0, S1 = 68, 69) with S0-L3 and S1-L0 failed, and fan-in flows L0 -> L3, L3 -> L0,
-/// L1 -> L2, L2 -> L1: `senders` hosts of one leaf each send `size` bytes at 0 to the
-/// first host of the other.
-fn dsh_fig12(senders: u32, size: u64) -> (Topology, Vec<Flow>) {
+/// S0, S1 = 68, 69), with S0-L3 and S1-L0 failed if `failed`, and fan-in flows L0 -> L3,
+/// L3 -> L0, L1 -> L2, L2 -> L1: 8 hosts of one leaf each send 4 MB at 0 to the first host
+/// of the other; SIH, 4 MiB buffers, lossless class 3. Run to `end_cycle` or a deadlock.
+fn dsh_fig12(failed: bool, end_cycle: u64) -> FabricSummary {
     let mut topo = LeafSpine::dsh().build().unwrap();
-    topo.fail_links(&[(68, 67), (69, 64)]).unwrap();
+    if failed {
+        topo.fail_links(&[(68, 67), (69, 64)]).unwrap();
+    }
     let mut flows = Vec::new();
     for (from, to) in [(0, 3), (3, 0), (1, 2), (2, 1)] {
-        for s in 1..=senders {
-            flows.push(flow(from * 16 + s, to * 16, size, 0));
+        for s in 1..=8 {
+            flows.push(flow(from * 16 + s, to * 16, 4_000_000, 0));
         }
     }
-    (topo, flows)
+    let cfg = SwitchConfig {
+        policy: Policy::Sih,
+        lossless_priorities: vec![3],
+        buffer_bytes: 4 << 20,
+        ..SwitchConfig::tomahawk()
+    };
+    let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, |_| cfg.clone()).unwrap();
+    net.run(&options(end_cycle, true)).unwrap()
 }
 
 /// Under SIH the fan-ins fill the buffers around the cyclic route and PFC freezes the
@@ -272,20 +270,7 @@ fn dsh_fig12(senders: u32, size: u64) -> (Topology, Vec<Flow>) {
 /// at about 47 us).
 #[test]
 fn dsh_fig12_deadlocks_under_sih_and_the_detector_names_the_cycle() {
-    let (topo, flows) = dsh_fig12(8, 4_000_000);
-    let cfg = SwitchConfig {
-        policy: Policy::Sih,
-        lossless_priorities: vec![3],
-        buffer_bytes: 4 << 20,
-        ..SwitchConfig::tomahawk()
-    };
-    let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, |_| cfg.clone()).unwrap();
-    let opts = RunOptions {
-        end_cycle: 2_000_000,
-        deadlock: DeadlockOptions::default(),
-        stop_at_deadlock: true,
-    };
-    let s = net.run(&opts).unwrap();
+    let s = dsh_fig12(true, 2_000_000);
     let d = s
         .deadlock
         .as_ref()
@@ -306,21 +291,7 @@ fn dsh_fig12_deadlocks_under_sih_and_the_detector_names_the_cycle() {
 /// is reported.
 #[test]
 fn the_full_leaf_spine_pauses_but_does_not_deadlock() {
-    let (_, flows) = dsh_fig12(8, 4_000_000);
-    let topo = LeafSpine::dsh().build().unwrap();
-    let cfg = SwitchConfig {
-        policy: Policy::Sih,
-        lossless_priorities: vec![3],
-        buffer_bytes: 4 << 20,
-        ..SwitchConfig::tomahawk()
-    };
-    let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, |_| cfg.clone()).unwrap();
-    let opts = RunOptions {
-        end_cycle: 150_000,
-        deadlock: DeadlockOptions::default(),
-        stop_at_deadlock: true,
-    };
-    let s = net.run(&opts).unwrap();
+    let s = dsh_fig12(false, 150_000);
     assert!(s.ok(), "{s}");
     assert_eq!(s.deadlock, None, "{s}");
     let spine_pauses: u64 = s
@@ -381,12 +352,7 @@ proptest! {
     ) {
         flows.sort_by_key(|f| f.start);
         let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: seed }, |_| small(policy)).unwrap();
-        let opts = RunOptions {
-            end_cycle: 300_000,
-            deadlock: DeadlockOptions::default(),
-            stop_at_deadlock: false,
-        };
-        let s = net.run(&opts).unwrap();
+        let s = net.run(&options(300_000, false)).unwrap();
         prop_assert!(s.ok(), "{}", s);
         prop_assert_eq!(&s.deadlock, &None);
         prop_assert_eq!(s.flows_completed, flows.len(), "{}", s);
