@@ -17,6 +17,7 @@ use study::reproduce::{self, Progress, ReproError};
 use switch_run::{sim, waves, RunError, Sim};
 use wave::{Format, SignalFilter, WaveError, Window};
 
+mod fabric_run;
 mod sweep;
 
 #[derive(Parser)]
@@ -355,6 +356,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         .map(Policy::parse)
         .transpose()
         .map_err(|e| Failure::Input(format!("--{e}")))?;
+    if let Some(spec) = &scenario.fabric {
+        return fabric_run::run(&scenario, spec, policy, &a);
+    }
     let ov = Overrides {
         policy,
         cycles: a.cycles,
