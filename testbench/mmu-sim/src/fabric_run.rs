@@ -129,12 +129,5 @@ pub fn run(
             .and_then(|()| fs::write(dir.join("fct.txt"), summary.fct_txt()))
             .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))?;
     }
-    if summary.ok() {
-        Ok(())
-    } else {
-        Err(Failure::Violation(format!(
-            "{} invariant(s) violated",
-            summary.violations.len()
-        )))
-    }
+    crate::verdict(&summary.violations)
 }

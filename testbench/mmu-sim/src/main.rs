@@ -443,12 +443,17 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         serde_json::to_writer_pretty(f, &summary)
             .map_err(|e| Failure::Input(format!("--summary-json {}: {e}", p.display())))?;
     }
-    if summary.ok() {
+    verdict(&summary.violations)
+}
+
+/// A run's exit: 0 without violations, 1 with.
+fn verdict(violations: &[String]) -> Result<(), Failure> {
+    if violations.is_empty() {
         Ok(())
     } else {
         Err(Failure::Violation(format!(
             "{} invariant(s) violated",
-            summary.violations.len()
+            violations.len()
         )))
     }
 }
