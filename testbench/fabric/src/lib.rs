@@ -1,5 +1,5 @@
-//! The fabric's foundation: the switch-agnostic parts a network of cycle-level MMUs is built
-//! on (issue 24, items 3-5).
+//! The fabric: the switch-agnostic foundation (issue 24, items 3-5) and the network of
+//! cycle-level MMUs built on it.
 //!
 //! - [`topology`]: the ns-3 data-centre topology file (HPCC, ns3-datacenter), failed links;
 //! - [`generate`]: leaf-spine, three-layer Clos and k-ary fat-tree from a few keys;
@@ -8,7 +8,11 @@
 //! - [`flows`]: the ns-3 flow file;
 //! - [`cdf`]: flow size distributions (the workload CDF files under `data/`);
 //! - [`workload`]: Poisson arrivals at a load, fan-in bursts, permutation, all-to-all;
-//! - [`units`], [`input`]: ns-3's rate and time strings; bounded reads and the error style.
+//! - [`units`], [`input`]: ns-3's rate and time strings; bounded reads and the error style;
+//! - [`network`]: the network of cycle-level MMUs (issue 24, items 1, 2, 6, 7): one
+//!   `hw_model::Mmu` per switch, links carrying cells and PFC frames as timed messages
+//!   ([`link`]), hosts' NICs and sinks, the event-driven cycle loop; [`report`]: its
+//!   summary, checks and `fct.txt`; [`deadlock`]: the PFC deadlock detector.
 //!
 //! Every reader returns a typed error naming the line and field and the allowed values
 //! ([`input::FieldError`]); a command line turns it into exit 2. See `docs/fabric.md`.
@@ -20,10 +24,19 @@
 //! `simulator/ns-3.39/`).
 
 pub mod cdf;
+pub mod deadlock;
 pub mod flows;
 pub mod generate;
 pub mod input;
+pub mod link;
+pub mod network;
+pub mod report;
 pub mod routing;
+mod switch;
 pub mod topology;
 pub mod units;
 pub mod workload;
+
+pub use network::{BuildError, Network, RunOptions};
+pub use report::FabricSummary;
+pub use switch::SwitchError;

@@ -17,6 +17,7 @@ use study::reproduce::{self, Progress, ReproError};
 use switch_run::{sim, waves, RunError, Sim};
 use wave::{Format, SignalFilter, WaveError, Window};
 
+mod fabric_run;
 mod sweep;
 
 #[derive(Parser)]
@@ -355,6 +356,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         .map(Policy::parse)
         .transpose()
         .map_err(|e| Failure::Input(format!("--{e}")))?;
+    if let Some(spec) = &scenario.fabric {
+        return fabric_run::run(&scenario, spec, policy, &a);
+    }
     let ov = Overrides {
         policy,
         cycles: a.cycles,
@@ -439,12 +443,17 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         serde_json::to_writer_pretty(f, &summary)
             .map_err(|e| Failure::Input(format!("--summary-json {}: {e}", p.display())))?;
     }
-    if summary.ok() {
+    verdict(&summary.violations)
+}
+
+/// A run's exit: 0 without violations, 1 with.
+fn verdict(violations: &[String]) -> Result<(), Failure> {
+    if violations.is_empty() {
         Ok(())
     } else {
         Err(Failure::Violation(format!(
             "{} invariant(s) violated",
-            summary.violations.len()
+            violations.len()
         )))
     }
 }

@@ -514,8 +514,67 @@ impl EcmRpSpec {
     }
 }
 
+/// `[fabric]`: a network of switches instead of one (docs/fabric.md, run by the `fabric`
+/// crate). Every switch takes `[switch]`, its ports and speeds from its links.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricSpec {
+    /// An ns-3 topology file, relative to the scenario file; or `leaf_spine`.
+    pub topology: Option<String>,
+    pub leaf_spine: Option<LeafSpineSpec>,
+    /// An ns-3 flow file, relative to the scenario file.
+    pub flow_file: String,
+    /// Links failed, each by its two end nodes.
+    #[serde(default)]
+    pub failed_links: Vec<[u32; 2]>,
+    /// ECMP's fabric seed.
+    #[serde(default = "default_ecmp_seed")]
+    pub ecmp_seed: u32,
+    /// Cycles a cycle of paused queues must stand still to be a deadlock (default 20000).
+    pub deadlock_hold_cycles: Option<u64>,
+    /// End the run when a deadlock is found.
+    #[serde(default)]
+    pub stop_at_deadlock: bool,
+}
+
+fn default_ecmp_seed() -> u32 {
+    1
+}
+
+/// `[fabric.leaf_spine]`: every leaf joined to every spine, hosts under the leaves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeafSpineSpec {
+    pub leaves: u32,
+    pub spines: u32,
+    pub hosts_per_leaf: u32,
+    pub host_link_gbps: u64,
+    pub host_link_delay_ns: u64,
+    pub fabric_link_gbps: u64,
+    pub fabric_link_delay_ns: u64,
+}
+
+impl FabricSpec {
+    /// One topology source, and no `[[flows]]` (the flows are the flow file's).
+    fn check(&self, flows: &[FlowSpec]) -> Result<(), ScenarioError> {
+        if self.topology.is_some() == self.leaf_spine.is_some() {
+            return Err(ScenarioError::new(
+                "fabric.topology",
+                "give one of topology (a file) and [fabric.leaf_spine]",
+            ));
+        }
+        if !flows.is_empty() {
+            return Err(ScenarioError::new(
+                "flows",
+                "not allowed with [fabric]; allowed: the flows of fabric.flow_file",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A scenario as written: switch config, run, links, flows, scripted PFC and the NICs'
-/// ECM reaction points.
+/// ECM reaction points; or a network (`fabric`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
     pub name: String,
@@ -527,6 +586,8 @@ pub struct Scenario {
     pub pfc_script: Vec<PfcScriptSpec>,
     /// `[ecm_rp]`: checked by [`Scenario::plan`].
     pub ecm_rp: EcmRpSpec,
+    /// `[fabric]`: a network scenario, which [`Scenario::plan`] refuses.
+    pub fabric: Option<FabricSpec>,
 }
 
 /// Command-line overrides applied before validation.
@@ -719,6 +780,7 @@ const TOP_KEYS: &[&str] = &[
     "flows",
     "pfc_script",
     "ecm_rp",
+    "fabric",
 ];
 
 impl Scenario {
@@ -764,6 +826,13 @@ impl Scenario {
             Some(t) => section(t, "ecm_rp")?,
             None => EcmRpSpec::default(),
         };
+        let fabric: Option<FabricSpec> = match take_table(&mut top, "fabric")? {
+            Some(t) => Some(section(t, "fabric")?),
+            None => None,
+        };
+        if let Some(f) = &fabric {
+            f.check(&flows)?;
+        }
         Ok(Self {
             name,
             description,
@@ -773,11 +842,18 @@ impl Scenario {
             flows,
             pfc_script,
             ecm_rp,
+            fabric,
         })
     }
 
     /// Check every value against the switch and resolve defaults.
     pub fn plan(&self, ov: &Overrides) -> Result<Plan, ScenarioError> {
+        if self.fabric.is_some() {
+            return Err(ScenarioError::new(
+                "fabric",
+                "a network scenario has no single-switch plan; run it with `mmu-sim run`",
+            ));
+        }
         check_flow_count(self.flows.len())?;
         let d = self.switch_with(ov).build()?;
         let cycles = ov.cycles.unwrap_or(self.run.cycles);

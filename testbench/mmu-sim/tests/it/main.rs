@@ -8,6 +8,7 @@ mod cosim;
 mod dcqcn;
 mod ecm;
 mod ecn;
+mod fabric;
 mod hcf;
 mod int_keys;
 mod l2bm;

@@ -575,6 +575,7 @@ impl Case {
             flows,
             pfc_script,
             ecm_rp: Default::default(),
+            fabric: None,
         })
     }
 }

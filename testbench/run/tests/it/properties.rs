@@ -807,6 +807,7 @@ impl Case {
                 flows,
                 pfc_script,
                 ecm_rp: Default::default(),
+                fabric: None,
             },
             lossless_sizes,
         })

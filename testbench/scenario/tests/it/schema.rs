@@ -465,3 +465,48 @@ fn connection_of_shares_the_five_tuple_and_bad_values_are_named() {
     );
     assert!(error_of(&tcp).message.contains("both be tcp"));
 }
+
+const NETWORK: &str = r#"
+[switch]
+profile = "small"
+
+[run]
+cycles = 1000
+
+[fabric]
+topology = "topology.txt"
+flow_file = "flow.txt"
+failed_links = [[4, 5]]
+"#;
+
+/// A `[fabric]` table parses into the scenario (its files are the network run's to read),
+/// and the single-switch plan refuses it rather than run one switch without the network.
+#[test]
+fn a_fabric_table_is_a_network_scenario_without_a_single_switch_plan() {
+    let s = Scenario::parse(NETWORK, "t").unwrap();
+    let f = s.fabric.as_ref().unwrap();
+    assert_eq!(f.topology.as_deref(), Some("topology.txt"));
+    assert_eq!((f.failed_links.clone(), f.ecmp_seed), (vec![[4, 5]], 1));
+    assert_eq!(error_of(NETWORK).field, "fabric");
+}
+
+/// One topology source, known keys, and no `[[flows]]` beside the flow file.
+#[test]
+fn fabric_errors_name_the_field() {
+    let both = NETWORK.replace(
+        "flow_file",
+        "leaf_spine = { leaves = 2, spines = 1, hosts_per_leaf = 1, host_link_gbps = 100, host_link_delay_ns = 1000, fabric_link_gbps = 100, fabric_link_delay_ns = 1000 }\nflow_file",
+    );
+    let neither = NETWORK.replace("topology = \"topology.txt\"\n", "");
+    let flows = format!("{NETWORK}\n[[flows]]\nsrc = 0\ndst = 1\nprio = 3\nsize_bytes = 1500\npattern = \"constant\"\n");
+    let unknown = NETWORK.replace("flow_file", "flows_file");
+    for (text, field) in [
+        (both, "fabric.topology"),
+        (neither, "fabric.topology"),
+        (flows, "flows"),
+        (unknown, "fabric.flows_file"),
+    ] {
+        let e = Scenario::parse(&text, "t").unwrap_err();
+        assert_eq!(e.field, field, "{e}");
+    }
+}

@@ -290,6 +290,7 @@ impl Point {
             flows,
             pfc_script: Vec::new(),
             ecm_rp: Default::default(),
+            fabric: None,
         }
     }
 }

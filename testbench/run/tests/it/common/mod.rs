@@ -184,6 +184,7 @@ pub fn scenario(switch: SwitchConfig, cycles: u64, flows: Vec<FlowSpec>) -> Scen
         flows,
         pfc_script: Vec::new(),
         ecm_rp: Default::default(),
+        fabric: None,
     }
 }
 

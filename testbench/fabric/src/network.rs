@@ -1,0 +1,409 @@
+//! The network of cycle-level MMUs: one `hw_model::Mmu` per switch of a [`Topology`],
+//! joined by its links, with the hosts' NICs sending open-loop flows and their sinks
+//! receiving them, all at one core clock.
+//!
+//! Built by [`Network::new`] from a topology (failed links included: they keep their
+//! ports, and routing avoids them), the flows (`flows::Flow`, from a flow file or a
+//! generator) and a switch configuration per switch (a profile with its policy, buffer and
+//! alpha; the network sets its port count and per-port speeds from the switch's links, and
+//! its `link_delay_ns`, which sizes the PFC headroom, to the longest of them; its SRAM
+//! cells per cycle at most its port count).
+//!
+//! The loop ([`Network::run`]) is event driven per switch: a switch is stepped only in a
+//! cycle in which it has something to do (its MMU's `next_event`, a NIC's, an arrival on a
+//! link), and the MMU jumps over the cycles in between with `skip_to`; the network jumps to
+//! the earliest cycle any switch or the deadlock detector needs. Switches exchange only
+//! [`Envelope`]s, delivered after each cycle's steps; every envelope arrives at least a
+//! cycle after it was sent, so the order in which switches step within a cycle does not
+//! matter.
+
+use crate::deadlock::{self, Deadlock, DeadlockOptions};
+use crate::flows::{self, Flow};
+use crate::link::{ArmedFault, Envelope, LinkFault, Message};
+use crate::report::{self, FabricSummary};
+use crate::routing::{Ecmp, Routes, Unreachable};
+use crate::switch::{FlowState, Nic, Port, PortEnd, Switch, SwitchError};
+use crate::topology::{NodeId, Topology};
+use hw_model::config::ConfigError;
+use hw_model::{Derived, SwitchConfig};
+use scenario::{default_proc_cycles, Arbitration, Link, MIN_PACKET_BYTES};
+use std::collections::VecDeque;
+use std::time::Instant;
+use stimulus::link_partner::LinkPartner;
+use switch_run::sim::thread_cpu_seconds;
+use thiserror::Error;
+
+/// A network that cannot be built.
+#[derive(Debug, Error)]
+pub enum BuildError {
+    /// A switch's configuration does not validate.
+    #[error("switch {switch}: {field}: {message}", field = .error.field, message = .error.message)]
+    Config { switch: NodeId, error: ConfigError },
+    /// A switch's clock or cell size differs from the first switch's.
+    #[error("switch {switch}: {field} is {value}; allowed: {allowed} (the first switch's: every switch runs on one clock and one cell size)")]
+    Mismatch {
+        switch: NodeId,
+        field: &'static str,
+        value: u64,
+        allowed: u64,
+    },
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
+    /// More flows than the model's 32-bit flow ids.
+    #[error("{0} flows; allowed: at most {max}", max = u32::MAX)]
+    TooManyFlows(usize),
+}
+
+/// How long to run and what to watch for.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Cycles to run: `0..end_cycle`.
+    pub end_cycle: u64,
+    pub deadlock: DeadlockOptions,
+    /// End the run at the cycle a deadlock is found.
+    pub stop_at_deadlock: bool,
+}
+
+/// Picoseconds to cycles at `clock_hz`, rounded up (a delay is never shortened).
+fn ps_to_cycles(ps: u64, clock_hz: u64) -> u64 {
+    (ps as u128 * clock_hz as u128).div_ceil(1_000_000_000_000) as u64
+}
+
+/// The network and its state.
+pub struct Network {
+    topo: Topology,
+    clock_hz: u64,
+    switches: Vec<Switch>,
+    flows: Vec<FlowState>,
+    faults: Vec<ArmedFault>,
+    outbox: Vec<Envelope>,
+    deadlock: Option<Deadlock>,
+    now: u64,
+}
+
+impl Network {
+    /// Build the network: `config(switch)` gives each switch's configuration (its
+    /// `ports`, `port_speeds_gbps` and `link_delay_ns` are set here from its links).
+    pub fn new(
+        topo: Topology,
+        flows: &[Flow],
+        ecmp: Ecmp,
+        config: impl Fn(NodeId) -> SwitchConfig,
+    ) -> Result<Network, BuildError> {
+        if flows.len() > u32::MAX as usize {
+            return Err(BuildError::TooManyFlows(flows.len()));
+        }
+        let routes = Routes::compute(&topo)?;
+        let derived = switch_configs(&topo, config)?;
+        let clock_hz = derived[0].clock_hz;
+        let mut index = vec![usize::MAX; topo.node_count()];
+        for (i, &s) in topo.switches().iter().enumerate() {
+            index[s as usize] = i;
+        }
+        let prop = |link: usize| ps_to_cycles(topo.links()[link].delay.0, clock_hz).max(1);
+        // Per host: (switch index, NIC index).
+        let mut nic_of = vec![(usize::MAX, usize::MAX); topo.node_count()];
+        let mut switches = Vec::with_capacity(derived.len());
+        for (i, (&node, d)) in topo.switches().iter().zip(&derived).enumerate() {
+            let mut nics = Vec::new();
+            let ports = topo
+                .ports(node)
+                .iter()
+                .enumerate()
+                .map(|(p, &link)| {
+                    let peer = topo.links()[link].peer(node);
+                    let end = if topo.is_switch(peer) {
+                        let s = index[peer as usize];
+                        let q = topo.ports(peer).iter().position(|&l| l == link);
+                        PortEnd::Switch {
+                            switch: s,
+                            port: q.expect("a link is a port of both ends") as u8,
+                        }
+                    } else {
+                        nic_of[peer as usize] = (i, nics.len());
+                        nics.push(nic(peer, p, prop(link), d));
+                        PortEnd::Host(nics.len() - 1)
+                    };
+                    let peer_proc_cycles = match end {
+                        PortEnd::Switch { switch, port } => {
+                            default_proc_cycles(&derived[switch], port as usize)
+                        }
+                        PortEnd::Host(_) => 0,
+                    };
+                    Port {
+                        end,
+                        link,
+                        prop_cycles: prop(link),
+                        peer_proc_cycles,
+                        rate_bps: d.rate_bps[p],
+                        last_arrival: 0,
+                        stats: Default::default(),
+                    }
+                })
+                .collect();
+            let mut sw = Switch::new(node, i, d.clone(), ports, flows.len());
+            sw.nics = nics;
+            switches.push(sw);
+        }
+        let tuples = flows::five_tuples(flows);
+        let mut states = Vec::with_capacity(flows.len());
+        for (f, (flow, tuple)) in flows.iter().zip(tuples).enumerate() {
+            let path = routes
+                .path(&topo, &ecmp, &tuple)
+                .ok_or_else(|| Unreachable {
+                    count: 1,
+                    pairs: vec![(flow.src, flow.dst)],
+                })?;
+            let hops: Vec<(usize, u8)> = path[1..]
+                .iter()
+                .map(|h| (index[h.node as usize], h.port as u8))
+                .collect();
+            let links = Routes::links_of(&topo, &path);
+            for (w, hop) in links.windows(2).zip(&path[1..]) {
+                let sw = &mut switches[index[hop.node as usize]];
+                let from = topo.ports(hop.node).iter().position(|&l| l == w[0]);
+                let n = sw.ports.len();
+                let from = from.expect("a path's links are ports of its nodes");
+                sw.turns[from * n + hop.port] |= 1 << flow.pg;
+            }
+            let (s, n) = nic_of[flow.src as usize];
+            let d = &derived[s];
+            states.push(FlowState {
+                flow: *flow,
+                tuple,
+                start_cycle: ps_to_cycles(flow.start.0, clock_hz),
+                hops,
+                cells: message_cells(flow.size, d),
+                received: 0,
+                last_key: 0,
+                reordered: 0,
+                done_at: None,
+                standalone_ns: standalone_ns(&topo, &links, flow.size, d),
+            });
+            switches[s].nics[n].flows.push(f);
+        }
+        for nic in switches.iter_mut().flat_map(|s| s.nics.iter_mut()) {
+            nic.flows.sort_by_key(|&f| (states[f].start_cycle, f));
+        }
+        for s in &mut switches {
+            s.wake = s.next_event(&states);
+        }
+        Ok(Network {
+            topo,
+            clock_hz,
+            switches,
+            flows: states,
+            faults: Vec::new(),
+            outbox: Vec::new(),
+            deadlock: None,
+            now: 0,
+        })
+    }
+
+    /// Break a link on purpose (companion tests of the checks).
+    pub fn inject_fault(&mut self, fault: LinkFault) {
+        self.faults.push(ArmedFault::new(fault));
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// The core clock every switch runs at.
+    pub fn clock_hz(&self) -> u64 {
+        self.clock_hz
+    }
+
+    /// The MMU of `switch` (a node id), if it is a switch.
+    pub fn mmu(&self, switch: NodeId) -> Option<&hw_model::Mmu> {
+        self.switches
+            .iter()
+            .find(|s| s.node == switch)
+            .map(|s| &s.mmu)
+    }
+
+    /// For companion tests that corrupt a switch's model on purpose.
+    pub fn mmu_mut(&mut self, switch: NodeId) -> Option<&mut hw_model::Mmu> {
+        self.switches
+            .iter_mut()
+            .find(|s| s.node == switch)
+            .map(|s| &mut s.mmu)
+    }
+
+    /// Run to `opts.end_cycle` (or to the deadlock, with `stop_at_deadlock`) and report.
+    pub fn run(&mut self, opts: &RunOptions) -> Result<FabricSummary, SwitchError> {
+        let t0 = Instant::now();
+        let cpu0 = thread_cpu_seconds();
+        let every = opts.deadlock.check_every.max(1);
+        let mut next_check = self.now + every;
+        let mut end = opts.end_cycle;
+        loop {
+            let first = self.switches.iter().map(|s| s.wake).min();
+            let now = first.unwrap_or(u64::MAX).min(next_check);
+            if now >= end {
+                break;
+            }
+            self.now = now;
+            for s in &mut self.switches {
+                if s.wake <= now {
+                    s.step(now, &mut self.flows, &mut self.outbox)?;
+                }
+            }
+            self.deliver();
+            if now >= next_check {
+                next_check = now + every;
+                if self.deadlock.is_none() {
+                    self.deadlock = deadlock::find(now, &self.switches, &opts.deadlock);
+                    if self.deadlock.is_some() && opts.stop_at_deadlock {
+                        end = now + 1;
+                    }
+                }
+            }
+        }
+        self.now = end;
+        for s in &mut self.switches {
+            s.finish(end, &mut self.flows);
+        }
+        let cpu = thread_cpu_seconds() - cpu0;
+        let speed = report::Speed::new(end, self.clock_hz, t0.elapsed().as_secs_f64(), cpu);
+        Ok(report::summarize(
+            &self.topo,
+            &self.switches,
+            &self.flows,
+            self.deadlock.clone(),
+            end,
+            self.clock_hz,
+            speed,
+        ))
+    }
+
+    /// Hand this cycle's envelopes to their switches (through the faults in force).
+    fn deliver(&mut self) {
+        for e in self.outbox.drain(..) {
+            let sw = &mut self.switches[e.switch];
+            let receiver = sw.node;
+            let sender = self.topo.links()[e.link].peer(receiver);
+            match e.msg {
+                Message::Cell(b) => {
+                    let mut faults = self
+                        .faults
+                        .iter_mut()
+                        .filter(|f| f.fault.target() == (e.link, sender));
+                    if faults.any(|f| f.drops_cell(&b)) {
+                        continue;
+                    }
+                    let queue = &mut sw.cells_in[e.port as usize];
+                    queue.push_back((e.at, b));
+                    for f in self
+                        .faults
+                        .iter_mut()
+                        .filter(|f| f.fault.target() == (e.link, sender))
+                    {
+                        f.after_cell(queue);
+                    }
+                }
+                Message::Pfc(frame) => {
+                    let lost = self
+                        .faults
+                        .iter()
+                        .any(|f| f.fault.target() == (e.link, receiver) && f.drops_pfc());
+                    if lost {
+                        continue;
+                    }
+                    sw.pfc_in[e.port as usize].push_back((e.at, frame));
+                }
+            }
+            sw.wake = sw.wake.min(e.at);
+        }
+    }
+}
+
+/// Every switch's configuration, with its ports from its links, validated; the clock and
+/// cell size must be the same everywhere.
+fn switch_configs(
+    topo: &Topology,
+    config: impl Fn(NodeId) -> SwitchConfig,
+) -> Result<Vec<Derived>, BuildError> {
+    let mut derived: Vec<Derived> = Vec::with_capacity(topo.switches().len());
+    for &node in topo.switches() {
+        let links: Vec<_> = topo.ports(node).iter().map(|&l| &topo.links()[l]).collect();
+        let mut cfg = config(node);
+        cfg.ports = links.len();
+        // A profile's SRAM ports are sized for its own port count; a switch of fewer
+        // ports writes and reads at most one cell per port and cycle.
+        cfg.sram_write_cells_per_cycle = cfg.sram_write_cells_per_cycle.min(cfg.ports as u32);
+        cfg.sram_read_cells_per_cycle = cfg.sram_read_cells_per_cycle.min(cfg.ports as u32);
+        cfg.port_speeds_gbps = links.iter().map(|l| l.rate.0 as f64 / 1e9).collect();
+        let longest_ps = links.iter().map(|l| l.delay.0).max().unwrap_or(0);
+        cfg.link_delay_ns = longest_ps.div_ceil(1000).min(u32::MAX as u64) as u32;
+        let d = cfg.build().map_err(|error| BuildError::Config {
+            switch: node,
+            error,
+        })?;
+        if let Some(first) = derived.first() {
+            for (field, value, allowed) in [
+                ("core_clock_hz", d.clock_hz, first.clock_hz),
+                (
+                    "cell_bytes",
+                    d.cfg.cell_bytes as u64,
+                    first.cfg.cell_bytes as u64,
+                ),
+            ] {
+                if value != allowed {
+                    return Err(BuildError::Mismatch {
+                        switch: node,
+                        field,
+                        value,
+                        allowed,
+                    });
+                }
+            }
+        }
+        derived.push(d);
+    }
+    Ok(derived)
+}
+
+/// The NIC of `host` on ToR port `port`: a link partner with the host link's delay and
+/// the default reaction delay.
+fn nic(host: NodeId, port: usize, prop_cycles: u64, d: &Derived) -> Nic {
+    let link = Link {
+        prop_cycles,
+        proc_cycles: default_proc_cycles(d, port),
+        arbitration: Arbitration::RoundRobin,
+    };
+    Nic {
+        host,
+        port: port as u8,
+        partner: LinkPartner::new(port as u8, link, d),
+        wake: u64::MAX,
+        flows: Vec::new(),
+        next: 0,
+        sink: VecDeque::new(),
+        cells_sent: 0,
+    }
+}
+
+/// Cells of a message of `size` bytes cut at the MTU, the last packet padded to the
+/// minimum frame (`stimulus::packet_run::PacketRun::message`).
+fn message_cells(size: u64, d: &Derived) -> u64 {
+    let mtu = d.cfg.mtu_bytes as u64;
+    let packets = size.div_ceil(mtu);
+    let last = (size - (packets - 1) * mtu).max(MIN_PACKET_BYTES as u64);
+    (packets - 1) * d.cells_for(mtu as u32) as u64 + d.cells_for(last as u32) as u64
+}
+
+/// HPCC's standalone FCT for the fabric: the path's propagation delay plus the message's
+/// wire bytes (each packet with its wire overhead) at the slowest link of the path.
+fn standalone_ns(topo: &Topology, links: &[usize], size: u64, d: &Derived) -> u64 {
+    let prop_ps: u64 = links.iter().map(|&l| topo.links()[l].delay.0).sum();
+    let rate = links
+        .iter()
+        .map(|&l| topo.links()[l].rate.0)
+        .min()
+        .unwrap_or(1)
+        .max(1);
+    let packets = size.div_ceil(d.cfg.mtu_bytes as u64);
+    let wire_bits = (size + packets * d.cfg.wire_overhead_bytes as u64) * 8;
+    prop_ps / 1000 + (wire_bits as u128 * 1_000_000_000 / rate as u128) as u64
+}

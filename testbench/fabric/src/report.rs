@@ -1,0 +1,383 @@
+//! What a network run reports: [`FabricSummary`], printed and as JSON, and the flows'
+//! completion times in ns-3's `fct.txt` format.
+//!
+//! The checks over the fabric, every run (each a line of `violations` when broken):
+//! - conservation: every cell a NIC put on its link was delivered to a host, dropped at a
+//!   named switch with its reason, or is in a switch's buffer or on a link at the end;
+//! - no lossless cell dropped anywhere;
+//! - no flow reordered end to end (nor any cell received by a host it was not for), and
+//!   at each switch the single switch's order and routing checks (its scoreboard);
+//! - no cell lost inside a switch's input (a flow arriving where its route does not go, a
+//!   second cell on a port in one cycle), and each MMU's own structural invariants.
+//!
+//! A deadlock is a result, not a violation.
+
+use crate::deadlock::Deadlock;
+use crate::routing::ipv4_of;
+use crate::switch::{FlowState, PortEnd, Switch};
+use crate::topology::{LinkId, NodeId, Topology};
+use hw_model::DropReason;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fmt::Write as _;
+use switch_run::summary::{PfcSummary, PgSummary, PoolSummary, QueueSummary, SaiCounters};
+
+/// The run's cost (machine-dependent, kept apart from the results).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Speed {
+    pub wall_seconds: f64,
+    pub cpu_seconds: f64,
+    pub cycles_per_cpu_second: f64,
+    /// Simulated microseconds per CPU second.
+    pub simulated_us_per_cpu_second: f64,
+}
+
+impl Speed {
+    pub fn new(cycles: u64, clock_hz: u64, wall: f64, cpu: f64) -> Self {
+        let per_cpu = |x: f64| if cpu > 0.0 { x / cpu } else { 0.0 };
+        Self {
+            wall_seconds: wall,
+            cpu_seconds: cpu,
+            cycles_per_cpu_second: per_cpu(cycles as f64),
+            simulated_us_per_cpu_second: per_cpu(cycles as f64 * 1e6 / clock_hz as f64),
+        }
+    }
+}
+
+/// One switch: the single switch's counters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SwitchSummary {
+    pub switch: NodeId,
+    pub cells_in: u64,
+    pub cells_out: u64,
+    pub cells_dropped_lossless: u64,
+    pub cells_dropped_lossy: u64,
+    pub drops_by_reason: BTreeMap<String, u64>,
+    pub cells_buffered_at_end: u64,
+    pub pfc_pause_frames: u64,
+    pub pfc_resume_frames: u64,
+    pub reordered_cells: u64,
+    pub misrouted_cells: u64,
+    pub ingress_priority_groups: Vec<PgSummary>,
+    pub egress_queues: Vec<QueueSummary>,
+    pub pools: Vec<PoolSummary>,
+    pub pfc: Vec<PfcSummary>,
+}
+
+/// One direction of a link: the cells `from` sent to `to`, and the PFC frames `to` sent
+/// back (those that reached a switch; all a ToR sent to a host), which paused `from` for
+/// `pause_cycles` (summed over the classes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LinkSummary {
+    pub link: LinkId,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub cells: u64,
+    pub pfc_pause_frames: u64,
+    pub pfc_resume_frames: u64,
+    pub pause_cycles: u64,
+}
+
+/// One flow's completion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowFct {
+    pub flow: usize,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub sip: u32,
+    pub dip: u32,
+    pub sport: u16,
+    pub dport: u16,
+    pub size: u64,
+    pub start_ns: u64,
+    /// `None`: not complete at the end (still on its way, or a packet dropped).
+    pub fct_ns: Option<u64>,
+    pub standalone_ns: u64,
+    pub slowdown: Option<f64>,
+}
+
+/// A network run's results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FabricSummary {
+    pub cycles: u64,
+    pub clock_hz: u64,
+    pub flows: usize,
+    pub flows_completed: usize,
+    pub cells_injected: u64,
+    pub cells_delivered: u64,
+    pub cells_dropped_lossless: u64,
+    pub cells_dropped_lossy: u64,
+    pub cells_buffered_at_end: u64,
+    pub cells_on_links_at_end: u64,
+    pub reordered_cells: u64,
+    pub conservation: String,
+    pub conservation_ok: bool,
+    pub deadlock: Option<Deadlock>,
+    pub violations: Vec<String>,
+    pub switches: Vec<SwitchSummary>,
+    pub links: Vec<LinkSummary>,
+    pub fct: Vec<FlowFct>,
+    pub run: Speed,
+}
+
+impl FabricSummary {
+    /// Every check held.
+    pub fn ok(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("the summary serializes")
+    }
+
+    /// HPCC's `fct.txt` (`third.cc` line 169): one line per completed flow, `sip dip sport
+    /// dport size start_ns fct_ns standalone_fct_ns`, in flow order.
+    pub fn fct_txt(&self) -> String {
+        let mut s = String::new();
+        for f in &self.fct {
+            if let Some(fct) = f.fct_ns {
+                let _ = writeln!(
+                    s,
+                    "{:08x} {:08x} {} {} {} {} {} {}",
+                    f.sip, f.dip, f.sport, f.dport, f.size, f.start_ns, fct, f.standalone_ns
+                );
+            }
+        }
+        s
+    }
+}
+
+impl fmt::Display for FabricSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let row = |f: &mut fmt::Formatter<'_>, k: &str, v: &dyn fmt::Display| {
+            writeln!(f, "  {k:<28} {v}")
+        };
+        writeln!(
+            f,
+            "fabric | {} switches | {} flows | {} cycles",
+            self.switches.len(),
+            self.flows,
+            self.cycles
+        )?;
+        row(f, "flows completed", &self.flows_completed)?;
+        row(f, "cells injected", &self.cells_injected)?;
+        row(f, "cells delivered", &self.cells_delivered)?;
+        row(f, "cells dropped (lossless)", &self.cells_dropped_lossless)?;
+        row(f, "cells dropped (lossy)", &self.cells_dropped_lossy)?;
+        row(f, "cells buffered at end", &self.cells_buffered_at_end)?;
+        row(f, "cells on links at end", &self.cells_on_links_at_end)?;
+        row(f, "reordered cells", &self.reordered_cells)?;
+        row(f, "conservation", &self.conservation)?;
+        match &self.deadlock {
+            Some(d) => row(f, "deadlock", d)?,
+            None => row(f, "deadlock", &"none")?,
+        }
+        for s in &self.switches {
+            writeln!(
+                f,
+                "  switch {:<5} in {} out {} dropped {}+{} PFC {}/{}",
+                s.switch,
+                s.cells_in,
+                s.cells_out,
+                s.cells_dropped_lossless,
+                s.cells_dropped_lossy,
+                s.pfc_pause_frames,
+                s.pfc_resume_frames
+            )?;
+        }
+        for v in &self.violations {
+            writeln!(f, "  VIOLATION: {v}")?;
+        }
+        write!(
+            f,
+            "  speed: {:.0} cycles/CPU s, {:.1} simulated us/CPU s",
+            self.run.cycles_per_cpu_second, self.run.simulated_us_per_cpu_second
+        )
+    }
+}
+
+/// The summary of a run that ended at `end`.
+pub(crate) fn summarize(
+    topo: &Topology,
+    switches: &[Switch],
+    flows: &[FlowState],
+    deadlock: Option<Deadlock>,
+    end: u64,
+    clock_hz: u64,
+    run: Speed,
+) -> FabricSummary {
+    let mut violations = Vec::new();
+    let injected: u64 = switches
+        .iter()
+        .flat_map(|s| &s.nics)
+        .map(|n| n.cells_sent)
+        .sum();
+    let delivered: u64 = flows.iter().map(|f| f.received).sum();
+    let dropped_lossless: u64 = switches
+        .iter()
+        .map(|s| s.scoreboard.dropped_lossless())
+        .sum();
+    let dropped_lossy: u64 = switches.iter().map(|s| s.scoreboard.dropped_lossy()).sum();
+    let buffered: u64 = switches.iter().map(Switch::cells_buffered).sum();
+    let on_links: u64 = switches.iter().map(Switch::cells_on_links).sum();
+    let accounted = delivered + dropped_lossless + dropped_lossy + buffered + on_links;
+    let conservation_ok = injected == accounted;
+    let conservation = format!(
+        "injected {injected} = delivered {delivered} + dropped {} + buffered {buffered} + on links {on_links} {}",
+        dropped_lossless + dropped_lossy,
+        if conservation_ok {
+            "OK".to_string()
+        } else {
+            format!("FAILED ({accounted} accounted for)")
+        }
+    );
+    if !conservation_ok {
+        violations.push(format!("conservation: {conservation}"));
+    }
+    if dropped_lossless > 0 {
+        let at: Vec<String> = switches
+            .iter()
+            .filter(|s| s.scoreboard.dropped_lossless() > 0)
+            .map(|s| format!("{} at switch {}", s.scoreboard.dropped_lossless(), s.node))
+            .collect();
+        violations.push(format!("lossless cells dropped: {}", at.join(", ")));
+    }
+    let reordered: u64 = flows.iter().map(|f| f.reordered).sum();
+    if reordered > 0 {
+        let first = flows.iter().position(|f| f.reordered > 0).unwrap_or(0);
+        violations.push(format!(
+            "{reordered} cells received out of order or at the wrong host; first in flow {first}"
+        ));
+    }
+    for s in switches {
+        let sb = &s.scoreboard;
+        if sb.reordered + sb.misrouted + s.misrouted_in + s.overrun > 0 {
+            violations.push(format!(
+                "switch {}: {} reordered and {} misrouted departures, {} cells of flows not routed here, {} cells on a busy port; first: {}",
+                s.node,
+                sb.reordered,
+                sb.misrouted,
+                s.misrouted_in,
+                s.overrun,
+                sb.first_error().unwrap_or("-")
+            ));
+        }
+        if let Err(e) = s.mmu.check_invariants() {
+            violations.push(format!("switch {}: model invariant: {e}", s.node));
+        }
+    }
+    let ns = |cycles: u64| (cycles as u128 * 1_000_000_000 / clock_hz as u128) as u64;
+    let fct: Vec<FlowFct> = flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let fct_ns = f.done_at.map(|d| ns(d - f.start_cycle));
+            FlowFct {
+                flow: i,
+                src: f.flow.src,
+                dst: f.flow.dst,
+                sip: ipv4_of(f.tuple.src),
+                dip: ipv4_of(f.tuple.dst),
+                sport: f.tuple.sport,
+                dport: f.tuple.dport,
+                size: f.flow.size,
+                start_ns: ns(f.start_cycle),
+                fct_ns,
+                standalone_ns: f.standalone_ns,
+                slowdown: fct_ns.map(|x| x as f64 / f.standalone_ns.max(1) as f64),
+            }
+        })
+        .collect();
+    FabricSummary {
+        cycles: end,
+        clock_hz,
+        flows: flows.len(),
+        flows_completed: flows.iter().filter(|f| f.done_at.is_some()).count(),
+        cells_injected: injected,
+        cells_delivered: delivered,
+        cells_dropped_lossless: dropped_lossless,
+        cells_dropped_lossy: dropped_lossy,
+        cells_buffered_at_end: buffered,
+        cells_on_links_at_end: on_links,
+        reordered_cells: reordered,
+        conservation,
+        conservation_ok,
+        deadlock,
+        violations,
+        switches: switches.iter().map(switch_summary).collect(),
+        links: links(topo, switches, end),
+        fct,
+        run,
+    }
+}
+
+fn switch_summary(s: &Switch) -> SwitchSummary {
+    let sb = &s.scoreboard;
+    let sai = SaiCounters::of(&s.mmu);
+    SwitchSummary {
+        switch: s.node,
+        cells_in: sb.injected,
+        cells_out: sb.departed,
+        cells_dropped_lossless: sb.dropped_lossless(),
+        cells_dropped_lossy: sb.dropped_lossy(),
+        drops_by_reason: DropReason::ALL
+            .iter()
+            .map(|&r| (r.name().to_string(), sb.dropped_for(r)))
+            .collect(),
+        cells_buffered_at_end: s.cells_buffered(),
+        pfc_pause_frames: s.pfc_pause_tx,
+        pfc_resume_frames: s.pfc_resume_tx,
+        reordered_cells: sb.reordered,
+        misrouted_cells: sb.misrouted,
+        ingress_priority_groups: sai.pgs,
+        egress_queues: sai.queues,
+        pools: sai.pools,
+        pfc: sai.pfc,
+    }
+}
+
+/// Both directions of every link, in link order, the direction from the link's `src`
+/// first; a link that is down is left out.
+fn links(topo: &Topology, switches: &[Switch], end: u64) -> Vec<LinkSummary> {
+    let mut out: BTreeMap<(LinkId, NodeId), LinkSummary> = BTreeMap::new();
+    for s in switches {
+        for port in &s.ports {
+            let peer = topo.links()[port.link].peer(s.node);
+            let st = &port.stats;
+            out.insert(
+                (port.link, s.node),
+                LinkSummary {
+                    link: port.link,
+                    from: s.node,
+                    to: peer,
+                    cells: st.cells_tx,
+                    pfc_pause_frames: st.pause_rx,
+                    pfc_resume_frames: st.resume_rx,
+                    pause_cycles: st.pause.paused_cycles(end).iter().sum(),
+                },
+            );
+            if let PortEnd::Host(n) = port.end {
+                let nic = &s.nics[n];
+                out.insert(
+                    (port.link, nic.host),
+                    LinkSummary {
+                        link: port.link,
+                        from: nic.host,
+                        to: s.node,
+                        cells: nic.cells_sent,
+                        pfc_pause_frames: st.pause_tx,
+                        pfc_resume_frames: st.resume_tx,
+                        pause_cycles: nic.partner.paused_cycles(end).iter().sum(),
+                    },
+                );
+            }
+        }
+    }
+    let mut v: Vec<LinkSummary> = out
+        .into_values()
+        .filter(|l| topo.links()[l.link].up)
+        .collect();
+    v.sort_by_key(|l| (l.link, l.from != topo.links()[l.link].src));
+    v
+}

@@ -1,0 +1,414 @@
+//! One switch of the network: its `hw_model::Mmu`, the NICs of the hosts below it, the
+//! arrivals on its links, and its own scoreboard. Everything here is owned by the switch;
+//! what it sends to another switch leaves as an [`Envelope`].
+//!
+//! Order within a cycle `now` in which the switch is stepped:
+//! 1. flows starting at `now` are handed to their host's NIC (a `stimulus` link partner:
+//!    class queues, line rate, propagation delay, PFC reaction), and every NIC due steps;
+//!    the beat reaching the switch goes into `Inputs::ingress`;
+//! 2. cells arriving from other switches go into `Inputs::ingress`, their header's ingress
+//!    and egress ports set for this switch (the egress port from the flow's route), and
+//!    PFC frames arriving into `Inputs::pfc_rx`;
+//! 3. the MMU steps (first jumping over the idle cycles since its last step); the
+//!    scoreboard sees every cell event and departure;
+//! 4. departures leave on their links (to a host's sink, or as envelopes to the next
+//!    switch), PFC frames go upstream (to a NIC directly, or as envelopes);
+//! 5. the sinks take the cells that reached their hosts by now.
+
+use crate::flows::Flow;
+use crate::link::{Envelope, Message, PortStats};
+use crate::routing;
+use crate::topology::{LinkId, NodeId};
+use hw_model::{Beat, Derived, Ecn, Inputs, InvariantError, Mmu, Outputs, PacketHdr, PfcFrame};
+use std::collections::VecDeque;
+use stimulus::link_partner::LinkPartner;
+use stimulus::packet_run::PacketRun;
+use switch_run::monitor::{self, CellTxn, TxnKind};
+use switch_run::scoreboard::Scoreboard;
+
+/// A flow of the run, with its route and what its receiver has seen.
+#[derive(Debug, Clone)]
+pub(crate) struct FlowState {
+    pub flow: Flow,
+    pub tuple: routing::FiveTuple,
+    pub start_cycle: u64,
+    /// Per switch on the path, in order: (switch index, egress port).
+    pub hops: Vec<(usize, u8)>,
+    /// Cells of all its packets.
+    pub cells: u64,
+    pub received: u64,
+    /// The highest `(seq, idx)` received, as [`order_key`] (0: none yet).
+    pub last_key: u64,
+    pub reordered: u64,
+    /// The cycle its last cell reached the receiver.
+    pub done_at: Option<u64>,
+    pub standalone_ns: u64,
+}
+
+impl FlowState {
+    /// The egress port of `switch` on this flow's path.
+    fn egress_at(&self, switch: usize) -> Option<u8> {
+        self.hops.iter().find(|h| h.0 == switch).map(|h| h.1)
+    }
+}
+
+/// Cell `idx` of packet `seq` as one integer ordered as `(seq, idx)`, above 0.
+fn order_key(seq: u32, idx: u16) -> u64 {
+    ((seq as u64) << 16 | idx as u64) + 1
+}
+
+/// What is at the far end of a port.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PortEnd {
+    /// A host: its NIC, an index into the switch's NICs.
+    Host(usize),
+    /// Port `port` of switch `switch` (an index into the network's switches).
+    Switch { switch: usize, port: u8 },
+}
+
+/// One port: its far end, its link, the link's delay and rate.
+#[derive(Debug, Clone)]
+pub(crate) struct Port {
+    pub end: PortEnd,
+    pub link: LinkId,
+    pub prop_cycles: u64,
+    /// Cycles the far end takes to act on a PFC frame from here (its reaction delay).
+    pub peer_proc_cycles: u64,
+    pub rate_bps: u64,
+    /// The cycle the last cell sent reaches the far end.
+    pub last_arrival: u64,
+    pub stats: PortStats,
+}
+
+/// A host's NIC, the sending side a link partner of the ToR's port, and its sink.
+#[derive(Debug, Clone)]
+pub(crate) struct Nic {
+    pub host: NodeId,
+    pub port: u8,
+    pub partner: LinkPartner,
+    /// The next cycle the partner must be stepped in (`u64::MAX`: idle).
+    pub wake: u64,
+    /// Flows this host sends, by start cycle; `next` is the first not yet handed over.
+    pub flows: Vec<usize>,
+    pub next: usize,
+    /// Cells the ToR sent toward the host: (cycle they reach it, beat).
+    pub sink: VecDeque<(u64, Beat)>,
+    pub cells_sent: u64,
+}
+
+impl Nic {
+    /// The first cycle at which this NIC has something to do.
+    fn next_event(&self, flows: &[FlowState]) -> u64 {
+        let start = self
+            .flows
+            .get(self.next)
+            .map_or(u64::MAX, |&f| flows[f].start_cycle);
+        self.wake.min(start)
+    }
+}
+
+/// The model reported a broken invariant at a switch.
+#[derive(Debug, Clone)]
+pub struct SwitchError {
+    pub switch: NodeId,
+    pub error: InvariantError,
+}
+
+/// One switch and what it owns.
+pub(crate) struct Switch {
+    pub node: NodeId,
+    pub index: usize,
+    pub mmu: Mmu,
+    pub ports: Vec<Port>,
+    pub nics: Vec<Nic>,
+    ingress: Vec<Option<Beat>>,
+    pfc_rx: Vec<(u8, PfcFrame)>,
+    out: Outputs,
+    /// Per port, cells on the link into it: (cycle they arrive, beat).
+    pub cells_in: Vec<VecDeque<(u64, Beat)>>,
+    /// Per port, PFC frames on their way to it: (cycle they act, frame).
+    pub pfc_in: Vec<VecDeque<(u64, PfcFrame)>>,
+    pub scoreboard: Scoreboard,
+    pub pfc_pause_tx: u64,
+    pub pfc_resume_tx: u64,
+    /// Cells that arrived with a flow whose path does not cross this switch.
+    pub misrouted_in: u64,
+    /// A second cell arriving on a port in one cycle (a link faster than its line rate).
+    pub overrun: u64,
+    /// The next cycle the switch must be stepped in.
+    pub wake: u64,
+    /// Per (ingress port, egress port) at `in * ports + out`, the classes of the flows
+    /// routed from one to the other: which egress queues an ingress queue drains into.
+    pub turns: Vec<u8>,
+}
+
+impl Switch {
+    pub fn new(node: NodeId, index: usize, d: Derived, ports: Vec<Port>, flows: usize) -> Self {
+        let n = d.ports;
+        Self {
+            node,
+            index,
+            mmu: Mmu::new(d),
+            ports,
+            nics: Vec::new(),
+            ingress: vec![None; n],
+            pfc_rx: Vec::with_capacity(n),
+            out: Outputs::with_ports(n),
+            cells_in: vec![VecDeque::new(); n],
+            pfc_in: vec![VecDeque::new(); n],
+            scoreboard: Scoreboard::with_ports(flows, n),
+            pfc_pause_tx: 0,
+            pfc_resume_tx: 0,
+            misrouted_in: 0,
+            overrun: 0,
+            wake: 0,
+            turns: vec![0; n * n],
+        }
+    }
+
+    /// Whether flows of `class` are routed from ingress `from` to egress `to`.
+    pub fn turns(&self, from: usize, to: usize, class: u8) -> bool {
+        self.turns[from * self.ports.len() + to] & (1 << class) != 0
+    }
+
+    /// The first cycle at which the switch has something to do: its MMU's next event, a
+    /// NIC's, an arrival on a link.
+    pub fn next_event(&self, flows: &[FlowState]) -> u64 {
+        let mut t = self.mmu.next_event();
+        for n in &self.nics {
+            t = t.min(n.next_event(flows));
+        }
+        for q in &self.cells_in {
+            t = t.min(q.front().map_or(u64::MAX, |e| e.0));
+        }
+        for q in &self.pfc_in {
+            t = t.min(q.front().map_or(u64::MAX, |e| e.0));
+        }
+        t
+    }
+
+    /// Clock cycle `now`: see the module doc. Envelopes to other switches go into `outbox`.
+    pub fn step(
+        &mut self,
+        now: u64,
+        flows: &mut [FlowState],
+        outbox: &mut Vec<Envelope>,
+    ) -> Result<(), SwitchError> {
+        self.nics_send(now, flows);
+        self.arrivals(now, flows);
+        let err = |error| SwitchError {
+            switch: self.node,
+            error,
+        };
+        if self.mmu.cycle() < now {
+            self.mmu.skip_to(now).map_err(err)?;
+        }
+        let inputs = Inputs {
+            ingress: &self.ingress,
+            pfc_rx: &self.pfc_rx,
+        };
+        self.mmu.step(&inputs, &mut self.out).map_err(err)?;
+        self.ingress.fill(None);
+        for t in monitor::cell_events(now, &self.out) {
+            self.scoreboard.record(&t);
+        }
+        for t in monitor::departures(now, &self.out) {
+            self.scoreboard.record(&t);
+        }
+        self.departures(now, outbox);
+        self.pfc_out(now, outbox);
+        for nic in &mut self.nics {
+            receive(nic, now, flows);
+        }
+        self.wake = self.next_event(flows);
+        Ok(())
+    }
+
+    /// Hand the flows starting now to their NICs and step the NICs that are due.
+    fn nics_send(&mut self, now: u64, flows: &[FlowState]) {
+        let d = self.mmu.config();
+        for nic in &mut self.nics {
+            while let Some(&f) = nic.flows.get(nic.next) {
+                let fs = &flows[f];
+                if fs.start_cycle > now {
+                    break;
+                }
+                nic.partner.enqueue(first_packet(fs, f, nic.port, d));
+                nic.next += 1;
+                nic.wake = now;
+            }
+            if nic.wake > now {
+                continue;
+            }
+            let scoreboard = &mut self.scoreboard;
+            let sent = &mut nic.cells_sent;
+            let slot = &mut self.ingress[nic.port as usize];
+            if nic.partner.step_into(now, d, |_| *sent += 1, slot) {
+                let beat = slot.as_ref().expect("the partner delivered a beat");
+                scoreboard.record(&CellTxn {
+                    cycle: now,
+                    kind: TxnKind::Inject,
+                    beat,
+                });
+            }
+            nic.wake = nic.partner.next_event(now);
+        }
+    }
+
+    /// Cells and PFC frames from other switches arriving now.
+    fn arrivals(&mut self, now: u64, flows: &[FlowState]) {
+        for (q, cells) in self.cells_in.iter_mut().enumerate() {
+            while cells.front().is_some_and(|e| e.0 <= now) {
+                let (_, mut b) = cells.pop_front().expect("a front");
+                let Some(dst) = flows
+                    .get(b.hdr.flow as usize)
+                    .and_then(|f| f.egress_at(self.index))
+                else {
+                    self.misrouted_in += 1;
+                    continue;
+                };
+                b.hdr.src = q as u8;
+                b.hdr.dst = dst;
+                if self.ingress[q].is_some() {
+                    self.overrun += 1;
+                    continue;
+                }
+                self.scoreboard.record(&CellTxn {
+                    cycle: now,
+                    kind: TxnKind::Inject,
+                    beat: &b,
+                });
+                self.ingress[q] = Some(b);
+            }
+        }
+        self.pfc_rx.clear();
+        let hz = self.mmu.config().clock_hz;
+        for (p, frames) in self.pfc_in.iter_mut().enumerate() {
+            while let Some(&(at, f)) = frames.front().filter(|e| e.0 <= now) {
+                frames.pop_front();
+                let port = &mut self.ports[p];
+                port.stats.pfc(at, &f, port.rate_bps, hz);
+                self.pfc_rx.push((p as u8, f));
+            }
+        }
+    }
+
+    /// This cycle's departures onto their links.
+    fn departures(&mut self, now: u64, outbox: &mut Vec<Envelope>) {
+        for dep in &self.out.departures {
+            let port = &mut self.ports[dep.port as usize];
+            port.stats.cells_tx += 1;
+            port.stats.last_tx = now;
+            // The MMU reads a packet's short last cell and the next packet's first in one
+            // cycle when the line is fast; the far end takes one beat per cycle, so the
+            // second waits a cycle (as the link partner's transmitter holds it).
+            let at = (now + port.prop_cycles).max(port.last_arrival + 1);
+            port.last_arrival = at;
+            match port.end {
+                PortEnd::Host(n) => self.nics[n].sink.push_back((at, dep.beat)),
+                PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
+                    at,
+                    switch,
+                    port: q,
+                    link: port.link,
+                    msg: Message::Cell(dep.beat),
+                }),
+            }
+        }
+    }
+
+    /// This cycle's PFC frames toward the upstream devices.
+    fn pfc_out(&mut self, now: u64, outbox: &mut Vec<Envelope>) {
+        for &(p, frame) in &self.out.pfc_tx {
+            let port = &mut self.ports[p as usize];
+            if frame.paused() != 0 {
+                self.pfc_pause_tx += 1;
+                port.stats.pause_tx += 1;
+            } else {
+                self.pfc_resume_tx += 1;
+                port.stats.resume_tx += 1;
+            }
+            match port.end {
+                PortEnd::Host(n) => {
+                    let nic = &mut self.nics[n];
+                    let at = nic.partner.pfc_sent(now, frame);
+                    nic.wake = nic.wake.min(at);
+                }
+                PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
+                    at: now + port.prop_cycles + port.peer_proc_cycles,
+                    switch,
+                    port: q,
+                    link: port.link,
+                    msg: Message::Pfc(frame),
+                }),
+            }
+        }
+    }
+
+    /// Cells in this switch's buffer (without those charged to packets still arriving),
+    /// on its links from other switches, on its NICs' links and in its sinks' links.
+    pub fn cells_buffered(&self) -> u64 {
+        (self.mmu.buffered_cells() as u64).saturating_sub(self.scoreboard.owed())
+    }
+
+    pub fn cells_on_links(&self) -> u64 {
+        let into: usize = self.cells_in.iter().map(VecDeque::len).sum();
+        let nics: usize = self
+            .nics
+            .iter()
+            .map(|n| n.partner.in_flight() + n.sink.len())
+            .sum();
+        (into + nics) as u64
+    }
+
+    /// The sinks take every cell that reached them before `end`.
+    pub fn finish(&mut self, end: u64, flows: &mut [FlowState]) {
+        for nic in &mut self.nics {
+            receive(nic, end.saturating_sub(1), flows);
+        }
+    }
+}
+
+/// The first packet of flow `f` (index `flow`) and the rest of it behind, as a message
+/// cut at the MTU, from the NIC on ToR port `port`.
+fn first_packet(fs: &FlowState, flow: usize, port: u8, d: &Derived) -> PacketRun {
+    let t = &fs.tuple;
+    let hdr = PacketHdr {
+        flow: flow as u32,
+        seq: 0,
+        src: port,
+        dst: fs.hops[0].1,
+        prio: fs.flow.pg,
+        len: 0,
+        tuple: hw_model::FiveTuple {
+            src_ip: routing::ipv4_of(t.src),
+            dst_ip: routing::ipv4_of(t.dst),
+            src_port: t.sport,
+            dst_port: t.dport,
+            proto: t.protocol,
+        },
+        cm_tag: None,
+        ecn: Ecn::NotEct,
+    };
+    PacketRun::message(hdr, fs.flow.size, d.cfg.mtu_bytes)
+}
+
+/// The cells that reached `nic`'s host by `now`: counted, order-checked, completing flows.
+fn receive(nic: &mut Nic, now: u64, flows: &mut [FlowState]) {
+    while let Some(&(at, b)) = nic.sink.front().filter(|e| e.0 <= now) {
+        nic.sink.pop_front();
+        let Some(f) = flows.get_mut(b.hdr.flow as usize) else {
+            continue;
+        };
+        let key = order_key(b.hdr.seq, b.idx);
+        if key <= f.last_key || f.flow.dst != nic.host {
+            f.reordered += 1;
+        } else {
+            f.last_key = key;
+        }
+        f.received += 1;
+        if f.received == f.cells {
+            f.done_at = Some(at);
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! The network of MMUs: runs on small topologies, the fabric's checks and their companions
+//! (a link that loses a packet, one that swaps two, one that loses PFC frames), random
+//! small topologies under SIH, DSH and L2BM, and DSH's Fig. 12 deadlock.
+
+use fabric::deadlock::DeadlockOptions;
+use fabric::flows::Flow;
+use fabric::generate::LeafSpine;
+use fabric::link::LinkFault;
+use fabric::routing::Ecmp;
+use fabric::topology::{Header, Link, NodeId, Topology};
+use fabric::units::{BitRate, Picos};
+use fabric::{FabricSummary, Network, RunOptions};
+use hw_model::{Policy, SwitchConfig};
+use proptest::prelude::*;
+
+const GBPS: u64 = 1_000_000_000;
+
+/// A small switch: one lossless class (3, the flows' priority group), so that the SIH
+/// headroom of every port fits the buffer.
+fn small(policy: Policy) -> SwitchConfig {
+    SwitchConfig {
+        policy,
+        lossless_priorities: vec![3],
+        buffer_bytes: 1 << 20,
+        ..SwitchConfig::small()
+    }
+}
+
+fn link(src: NodeId, dst: NodeId, gbps: u64, delay_ns: u64) -> Link {
+    Link {
+        src,
+        dst,
+        rate: BitRate(gbps * GBPS),
+        delay: Picos(delay_ns * 1000),
+        error_rate: 0.0,
+        up: true,
+    }
+}
+
+/// `hosts[s]` hosts under switch `s`, then the switch links `(a, b, delay_ns)`: hosts are
+/// numbered first, then the switches; host links at 100G with 200 ns.
+fn topology(hosts: &[u32], switch_links: &[(u32, u32, u64)]) -> Topology {
+    let n_hosts: u32 = hosts.iter().sum();
+    let sw = |s: u32| n_hosts + s;
+    let mut links = Vec::new();
+    let mut h = 0;
+    for (s, &n) in hosts.iter().enumerate() {
+        for _ in 0..n {
+            links.push(link(h, sw(s as u32), 100, 200));
+            h += 1;
+        }
+    }
+    for &(a, b, delay) in switch_links {
+        links.push(link(sw(a), sw(b), 100, delay));
+    }
+    let header = Header {
+        nodes: n_hosts + hosts.len() as u32,
+        switches: (n_hosts..n_hosts + hosts.len() as u32).collect(),
+        tors: None,
+    };
+    Topology::new(header, links).unwrap()
+}
+
+fn flow(src: NodeId, dst: NodeId, size: u64, start_ns: u64) -> Flow {
+    Flow {
+        src,
+        dst,
+        pg: 3,
+        dport: 100,
+        size,
+        start: Picos(start_ns * 1000),
+    }
+}
+
+/// Run to `end_cycle` (or to a deadlock, with `stop`) with the default detector.
+fn options(end_cycle: u64, stop: bool) -> RunOptions {
+    RunOptions {
+        end_cycle,
+        deadlock: DeadlockOptions::default(),
+        stop_at_deadlock: stop,
+    }
+}
+
+fn run_with(
+    topo: Topology,
+    flows: &[Flow],
+    policy: Policy,
+    end_cycle: u64,
+    fault: Option<LinkFault>,
+) -> FabricSummary {
+    let mut net = Network::new(topo, flows, Ecmp { fabric_seed: 1 }, |_| small(policy)).unwrap();
+    if let Some(f) = fault {
+        net.inject_fault(f);
+    }
+    net.run(&options(end_cycle, false)).unwrap()
+}
+
+/// Two switches, two hosts each: hosts 0, 1 under switch 4, hosts 2, 3 under switch 5.
+fn two_switches() -> Topology {
+    topology(&[2, 2], &[(0, 1, 1000)])
+}
+
+/// Two senders, one under each switch, to host 3: the second switch's port to host 3 is
+/// the bottleneck, and its ingress queue from the first switch pauses the link.
+fn incast_flows() -> Vec<Flow> {
+    vec![flow(0, 3, 1_000_000, 0), flow(2, 3, 1_000_000, 0)]
+}
+
+/// A flow alone on an idle path completes in about its standalone time, and every cell is
+/// delivered; the fct.txt line carries its 5-tuple and times.
+#[test]
+fn a_lone_flow_takes_its_standalone_time() {
+    let s = run_with(
+        two_switches(),
+        &[flow(0, 3, 30_000, 1000)],
+        Policy::Sih,
+        100_000,
+        None,
+    );
+    assert!(s.ok(), "{s}");
+    assert_eq!(s.flows_completed, 1, "{s}");
+    assert_eq!(s.cells_delivered, s.cells_injected);
+    let f = &s.fct[0];
+    let slowdown = f.slowdown.unwrap();
+    assert!(
+        (0.95..1.1).contains(&slowdown),
+        "slowdown {slowdown}: {f:?}"
+    );
+    let line = s.fct_txt();
+    assert!(
+        line.starts_with(&format!(
+            "{:08x} {:08x} 10000 100 30000 1000 ",
+            f.sip, f.dip
+        )),
+        "{line}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+    assert_eq!(json["conservation_ok"], true);
+    assert_eq!(json["cells_dropped_lossless"], 0);
+}
+
+/// An incast across the link pauses it (PFC frames from switch 5 to switch 4, pause time
+/// on that direction), loses nothing, and completes both flows.
+#[test]
+fn an_incast_across_a_link_pauses_it_and_loses_nothing() {
+    for policy in [Policy::Sih, Policy::Dsh, Policy::L2bm] {
+        let s = run_with(two_switches(), &incast_flows(), policy, 400_000, None);
+        assert!(s.ok(), "{policy:?}: {s}");
+        assert_eq!(s.flows_completed, 2, "{policy:?}: {s}");
+        let across = s.links.iter().find(|l| l.from == 4 && l.to == 5).unwrap();
+        assert!(
+            across.pfc_pause_frames > 0 && across.pause_cycles > 0,
+            "{policy:?}: {across:?}"
+        );
+    }
+}
+
+/// The incast under SIH with `fault` on the link between the switches (link 4).
+fn broken_incast(fault: LinkFault) -> FabricSummary {
+    run_with(
+        two_switches(),
+        &incast_flows(),
+        Policy::Sih,
+        400_000,
+        Some(fault),
+    )
+}
+
+/// Companion: a link that loses a packet breaks conservation (and the flow never
+/// completes).
+#[test]
+fn a_lost_packet_is_caught_by_conservation() {
+    let s = broken_incast(LinkFault::DropPacket {
+        link: 4,
+        from: 4,
+        nth: 10,
+    });
+    assert!(!s.conservation_ok, "{s}");
+    assert!(
+        s.violations.iter().any(|v| v.starts_with("conservation")),
+        "{s}"
+    );
+    assert_eq!(s.flows_completed, 1, "{s}");
+}
+
+/// Companion: a link that swaps two packets of a flow is caught by the end-to-end order
+/// check.
+#[test]
+fn swapped_packets_are_caught_by_the_order_check() {
+    let s = broken_incast(LinkFault::SwapPackets {
+        link: 4,
+        from: 4,
+        nth: 10,
+    });
+    assert!(s.conservation_ok, "{s}");
+    assert!(s.reordered_cells > 0, "{s}");
+    assert!(
+        s.violations.iter().any(|v| v.contains("out of order")),
+        "{s}"
+    );
+}
+
+/// Companion: a link that loses every PFC frame toward switch 4 lets it overrun switch
+/// 5's headroom: a lossless drop, named at switch 5.
+#[test]
+fn lost_pfc_frames_are_caught_as_lossless_drops() {
+    let s = broken_incast(LinkFault::DropPfc { link: 4, from: 4 });
+    assert!(s.cells_dropped_lossless > 0, "{s}");
+    assert!(
+        s.violations
+            .iter()
+            .any(|v| v.starts_with("lossless cells dropped: ") && v.contains("at switch 5")),
+        "{s}"
+    );
+}
+
+/// Companion: a switch whose model is corrupted is reported by its invariant check.
+#[test]
+fn a_corrupt_switch_model_is_caught() {
+    let mut net = Network::new(
+        two_switches(),
+        &incast_flows(),
+        Ecmp { fabric_seed: 1 },
+        |_| small(Policy::Sih),
+    )
+    .unwrap();
+    net.mmu_mut(5)
+        .unwrap()
+        .inject_fault(hw_model::Fault::LeakCell);
+    let s = net.run(&options(5_000, false)).unwrap();
+    assert!(
+        s.violations
+            .iter()
+            .any(|v| v.contains("switch 5: model invariant")),
+        "{s}"
+    );
+}
+
+/// DSH's Fig. 12 network (`LeafSpine::dsh()`: hosts 0-63, leaves L0-L3 = 64-67, spines
+/// S0, S1 = 68, 69), with S0-L3 and S1-L0 failed if `failed`, and fan-in flows L0 -> L3,
+/// L3 -> L0, L1 -> L2, L2 -> L1: 8 hosts of one leaf each send 4 MB at 0 to the first host
+/// of the other; SIH, 4 MiB buffers, lossless class 3. Run to `end_cycle` or a deadlock.
+fn dsh_fig12(failed: bool, end_cycle: u64) -> FabricSummary {
+    let mut topo = LeafSpine::dsh().build().unwrap();
+    if failed {
+        topo.fail_links(&[(68, 67), (69, 64)]).unwrap();
+    }
+    let mut flows = Vec::new();
+    for (from, to) in [(0, 3), (3, 0), (1, 2), (2, 1)] {
+        for s in 1..=8 {
+            flows.push(flow(from * 16 + s, to * 16, 4_000_000, 0));
+        }
+    }
+    let cfg = SwitchConfig {
+        policy: Policy::Sih,
+        lossless_priorities: vec![3],
+        buffer_bytes: 4 << 20,
+        ..SwitchConfig::tomahawk()
+    };
+    let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, |_| cfg.clone()).unwrap();
+    net.run(&options(end_cycle, true)).unwrap()
+}
+
+/// Under SIH the fan-ins fill the buffers around the cyclic route and PFC freezes the
+/// ring: the detector finds the paper's cycle S0 -> L1 -> S1 -> L2 -> S0 (each hop an
+/// egress queue paused by the next switch's ingress queue, into which that queue's flows
+/// turn: L0 -> L3 at L1, L1 -> L2 at S1, L3 -> L0 at L2, L2 -> L1 at S0), reports it once
+/// it has stood still for the hold time, and the run still ends with every cell accounted
+/// for and none lossless lost. A small-scale version: 4 MiB buffers, fan-in 8 (it freezes
+/// at about 47 us).
+#[test]
+fn dsh_fig12_deadlocks_under_sih_and_the_detector_names_the_cycle() {
+    let s = dsh_fig12(true, 2_000_000);
+    let d = s
+        .deadlock
+        .as_ref()
+        .unwrap_or_else(|| panic!("no deadlock: {s}"));
+    assert!(s.ok(), "{s}");
+    assert_eq!(d.class, 3);
+    // L1 -> S1 -> L2 -> S0 -> L1: the paper's S0 -> L1 -> S1 -> L2 -> S0, written from
+    // the lowest node id.
+    assert_eq!(d.switches(), [65, 69, 66, 68, 65], "{d}");
+    assert!(
+        d.detected_cycle >= d.onset_cycle + DeadlockOptions::default().hold_cycles,
+        "{d}"
+    );
+}
+
+/// Companion: the same fan-ins on the full leaf-spine (no failed link) route up and down
+/// only, with no cyclic buffer dependency: PFC pauses the spines' links, and no deadlock
+/// is reported.
+#[test]
+fn the_full_leaf_spine_pauses_but_does_not_deadlock() {
+    let s = dsh_fig12(false, 150_000);
+    assert!(s.ok(), "{s}");
+    assert_eq!(s.deadlock, None, "{s}");
+    let spine_pauses: u64 = s
+        .links
+        .iter()
+        .filter(|l| l.from >= 68)
+        .map(|l| l.pfc_pause_frames)
+        .sum();
+    assert!(spine_pauses > 0, "{s}");
+}
+
+/// 2-6 switches joined by a random spanning tree plus random extra links (delays 100 ns to
+/// 1 us), 1-2 hosts each, and 1-8 open-loop flows between random hosts (1 B to 60 kB,
+/// starting in the first 5 us).
+fn random_fabric() -> impl Strategy<Value = (Topology, Vec<Flow>)> {
+    (2u32..=6)
+        .prop_flat_map(|n| {
+            let parents: Vec<_> = (1..n).map(|i| 0..i).collect();
+            let extra = proptest::collection::vec((0..n, 0..n, 100u64..=1000), 0..4);
+            let tree_delays = proptest::collection::vec(100u64..=1000, (n - 1) as usize);
+            let hosts = proptest::collection::vec(1u32..=2, n as usize);
+            (hosts, parents, tree_delays, extra)
+        })
+        .prop_flat_map(|(hosts, parents, delays, extra)| {
+            let mut links: Vec<(u32, u32, u64)> = parents
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| (p, i as u32 + 1, delays[i]))
+                .collect();
+            for (a, b, d) in extra {
+                let known = links
+                    .iter()
+                    .any(|&(x, y, _)| (x, y) == (a, b) || (y, x) == (a, b));
+                if a != b && !known {
+                    links.push((a, b, d));
+                }
+            }
+            let topo = topology(&hosts, &links);
+            let n_hosts: u32 = hosts.iter().sum();
+            let flow = (0..n_hosts, 1..n_hosts, 1u64..=60_000, 0u64..5_000).prop_map(
+                move |(src, off, size, start)| flow(src, (src + off) % n_hosts, size, start),
+            );
+            (Just(topo), proptest::collection::vec(flow, 1..=8))
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// On random small fabrics under each policy, every check holds: conservation, no
+    /// lossless drop, no reordering; and every flow completes (open-loop flows this
+    /// short cannot freeze a ring for the detector's hold time).
+    #[test]
+    fn random_small_fabrics_keep_every_check(
+        (topo, mut flows) in random_fabric(),
+        policy in prop_oneof![Just(Policy::Sih), Just(Policy::Dsh), Just(Policy::L2bm)],
+        seed: u32,
+    ) {
+        flows.sort_by_key(|f| f.start);
+        let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: seed }, |_| small(policy)).unwrap();
+        let s = net.run(&options(300_000, false)).unwrap();
+        prop_assert!(s.ok(), "{}", s);
+        prop_assert_eq!(&s.deadlock, &None);
+        prop_assert_eq!(s.flows_completed, flows.len(), "{}", s);
+        prop_assert_eq!(s.cells_delivered, s.cells_injected);
+    }
+}

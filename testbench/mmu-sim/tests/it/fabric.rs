@@ -1,0 +1,91 @@
+//! `mmu-sim run` of a network scenario (`[fabric]`): a topology file and a flow file
+//! beside the scenario run as a network and write the summary JSON and `fct.txt`; a bad
+//! flow file exits 2 naming the file's line and field; the single switch's options that a
+//! network does not have are refused.
+
+use crate::common::mmu_sim;
+use std::fs;
+use std::path::PathBuf;
+
+/// Two switches (4, 5) with two hosts each (0, 1 under 4; 2, 3 under 5), in the ns-3
+/// format, and a scenario of small switches using it with `flows` as its flow file.
+fn network_dir(tag: &str, flows: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mmu-sim-fabric-{tag}-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("topology.txt"),
+        "6 2 5\n4 5\n0 4 100Gbps 200ns 0\n1 4 100Gbps 200ns 0\n2 5 100Gbps 200ns 0\n3 5 100Gbps 200ns 0\n4 5 100Gbps 1us 0\n",
+    )
+    .unwrap();
+    fs::write(dir.join("flow.txt"), flows).unwrap();
+    fs::write(
+        dir.join("net.toml"),
+        "[switch]\nprofile = \"small\"\nlossless_priorities = [3]\nbuffer_bytes = 1048576\n\n[run]\ncycles = 400000\n\n[fabric]\ntopology = \"topology.txt\"\nflow_file = \"flow.txt\"\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_network_scenario_runs_and_writes_its_outputs() {
+    let dir = network_dir("ok", "2\n0 3 3 100 1000000 0\n2 3 3 100 1000000 0.000001\n");
+    let json = dir.join("summary.json");
+    let ns3 = dir.join("ns3");
+    let out = mmu_sim(&[
+        "run",
+        dir.join("net.toml").to_str().unwrap(),
+        "--summary-json",
+        json.to_str().unwrap(),
+        "--ns3-out",
+        ns3.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with("fabric | 2 switches | 2 flows | 400000 cycles"),
+        "{stdout}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(summary["conservation_ok"], true);
+    assert_eq!(summary["flows_completed"], 2);
+    let fct = fs::read_to_string(ns3.join("fct.txt")).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(fct.lines().count(), 2, "{fct}");
+    assert!(fct.lines().all(|l| l.split(' ').count() == 8), "{fct}");
+}
+
+#[test]
+fn a_bad_flow_file_exits_2_naming_the_line_and_field() {
+    let dir = network_dir("bad", "1\n0 9 3 100 1000 0\n");
+    let out = mmu_sim(&["run", dir.join("net.toml").to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("flow.txt: line 2, dst: `9` is not a host"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn single_switch_options_are_refused_for_a_network() {
+    let dir = network_dir("vcd", "1\n0 3 3 100 1000 0\n");
+    let out = mmu_sim(&[
+        "run",
+        dir.join("net.toml").to_str().unwrap(),
+        "--vcd",
+        "x.vcd",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--vcd: not available for a network scenario"),
+        "{stderr}"
+    );
+}
