@@ -10,7 +10,7 @@ BENCH_CPU ?= 1
 # The cargo profile of the C library `make dpi-check` links.
 DPI_PROFILE ?= release
 
-.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check c-header dpi-check docs lint fmt clean
+.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check c-header dpi-check docs readme-help lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -141,6 +141,11 @@ dpi-check:
 ## docs: API documentation of every crate
 docs:
 	$(CARGO) doc --workspace --no-deps
+
+## readme-help: write mmu-sim's --help into the README's help blocks (`<!-- help: ARGS -->`);
+## `make test` fails when they differ
+readme-help:
+	UPDATE_README=1 $(CARGO) test -p mmu-sim --test it -- help_blocks::readme_help_blocks_are_the_binarys_help
 
 ## lint: formatting and clippy, as the project requires them
 lint:
