@@ -170,7 +170,7 @@ fn references(text: &str) -> Vec<(usize, String)> {
 
 /// A word without the punctuation around it (a leading `../` stays).
 fn trim_token(word: &str) -> &str {
-    word.trim_start_matches(|c: char| "([{<'\"*".contains(c))
+    word.trim_start_matches(|c: char| "([{<'\"".contains(c))
         .trim_end_matches(|c: char| ")]}>,;:'\"*.!?".contains(c))
 }
 
