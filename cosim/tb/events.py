@@ -1,6 +1,6 @@
 """The DUT event stream: JSON Lines, one event per line, the only format the testbench writes.
 
-The schema is shared with the model (docs/cosim.md; `crates/checker/src/events.rs` reads
+The schema is shared with the model (docs/cosim.md; `checker/src/events.rs` reads
 and writes the same lines). Every event has `cycle` (DUT clock cycles from the first cycle
 the DUT is ready, 0-based) and `event` (its kind). The kinds and their other fields
 (optional ones in brackets; the model writes them, this testbench does not):

@@ -6,7 +6,8 @@
 
 use crate::config::QUEUES;
 use crate::egress_port::Tx;
-use crate::mmu::{Core, Fault};
+use crate::fault::Fault;
+use crate::mmu::Core;
 use crate::packet_queue::Desc;
 use crate::policy::BufferPolicy;
 use crate::wires::PacketHdr;

@@ -276,7 +276,7 @@ mod tests {
     use crate::wires::CmTag;
 
     fn params(f: impl FnOnce(&mut EcmConfig)) -> EcmParams {
-        let mut c = crate::SwitchConfig::small();
+        let mut c = crate::config::SwitchConfig::small();
         c.ecm.priorities = vec![1];
         f(&mut c.ecm);
         c.build().unwrap().ecm

@@ -307,7 +307,7 @@ mod tests {
     use crate::config::EcnConfig;
 
     fn params(f: impl FnOnce(&mut EcnConfig)) -> EcnCurve {
-        let mut c = crate::SwitchConfig::small();
+        let mut c = crate::config::SwitchConfig::small();
         c.ecn.priorities = vec![1];
         f(&mut c.ecn);
         c.build().unwrap().ecn.curve(1).clone()

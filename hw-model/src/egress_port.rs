@@ -16,6 +16,7 @@
 
 use crate::accounting::{Accounting, Update};
 use crate::config::{Derived, MAX_PORTS, PFC_FRAME_WIRE_BYTES, QUEUES};
+use crate::dirty::Dirty;
 use crate::ecm_cp::Ecm;
 use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
@@ -24,7 +25,6 @@ use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
 use crate::ports::{advance_rr, each_port, mask, next_rr, rotate_ports, unrotate};
-use crate::probes::Dirty;
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
 use crate::stats::Stats;

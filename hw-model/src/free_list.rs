@@ -45,7 +45,7 @@ impl FreeList {
     }
 
     /// Ring index `i` brought into the ring, without a division when `i < 2 * len` (always,
-    /// unless [`crate::mmu::Fault::DoubleFreeCell`] over-filled the list).
+    /// unless [`crate::fault::Fault::DoubleFreeCell`] over-filled the list).
     #[inline]
     fn wrap(&self, i: usize) -> usize {
         let n = self.ring.len();

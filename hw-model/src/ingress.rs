@@ -16,10 +16,10 @@
 //! table). Configuration checks that the write bandwidth covers the aggregate line rate,
 //! and the FIFO is sized so it cannot overflow.
 
-use crate::admission::Plan;
 use crate::config::Derived;
 use crate::free_list::FreeList;
 use crate::packet_queue::{Desc, PacketQueues, NULL};
+use crate::policy::Plan;
 use crate::ports::{advance_rr, next_rr, rotate_ports, unrotate};
 use crate::stats::Stats;
 use crate::wires::{Beat, CellFate, DropReason, Segment};

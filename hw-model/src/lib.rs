@@ -11,10 +11,12 @@ pub mod accounting;
 pub mod admission;
 mod check;
 pub mod config;
+pub mod dirty;
 pub mod dt_threshold;
 pub mod ecm_cp;
 pub mod ecn_marker;
 pub mod egress_port;
+pub mod fault;
 pub mod free_list;
 pub mod ingress;
 pub mod packet_queue;
@@ -32,10 +34,12 @@ pub use config::{
     ConfigError, Derived, EcmConfig, EcnConfig, EcnCurveConfig, EcnUnit, EtaSizing, HcfConfig,
     HcfUnit, HeadroomMode, L2bmMu, MarkOn, PacketCost, PfcRxMode, Policy, SwitchConfig,
 };
-pub use mmu::{Fault, InvariantError, Mmu, Unit, PHASES};
+pub use dirty::DirtyWords;
+pub use fault::Fault;
+pub use mmu::{InvariantError, Mmu, Unit, PHASES};
 /// L2BM's units and constants, at the path the tests use.
 pub use policy::l2bm;
-pub use probes::{DirtyWords, SignalDesc};
+pub use probes::SignalDesc;
 pub use stats::Stats;
 pub use wires::{
     Beat, CellEvent, CellFate, CmTag, Departure, DropReason, EcmFrame, EcmKind, Ecn, FiveTuple,

@@ -1,6 +1,6 @@
-//! Top level: the blocks of the switch, wired together, and the phase table that is the
+//! Top level: the blocks of the switch, wired together, the phase table that is the
 //! specification of the order of work inside a cycle (docs/architecture.md, "Blocks,
-//! phases and the clock edge").
+//! phases and the clock edge"), and the signal hierarchy the probes walk (`Tree`).
 //!
 //! [`PHASES`] is the table: [`Core::step`] runs its phases in order, the blocks of each
 //! phase, then the edge ([`EDGE`]). The blocks of one phase read only registered state and
@@ -10,24 +10,26 @@
 //! named in the docs and in the module of the block that drives it.
 
 use crate::accounting::Accounting;
-use crate::admission::{Admission, AdmissionIn, AdmissionOut, Plan};
+use crate::admission::{Admission, AdmissionIn, AdmissionOut};
 use crate::config::{Derived, QUEUES};
+use crate::dirty::{Dirty, DirtyWords};
 use crate::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
 use crate::ecm_cp::{Ecm, EcmCp, EcmIn};
 use crate::ecn_marker::{EcnIn, EcnMarker, EcnQueue};
 use crate::egress_port::{Egress, EgressIn, EgressOut, Tx};
+use crate::fault::Fault;
 use crate::free_list::FreeList;
 use crate::ingress::{Ingress, WriteIn};
 use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::{FsmIn, PfcFsm};
 use crate::pfc::rx::PfcRx;
-use crate::policy::{with_policy, with_policy_ref, BufferPolicy, L2bm, Policies};
+use crate::policy::{with_policy, with_policy_ref, BufferPolicy, L2bm, Plan, Policies};
 use crate::ports::{each_port, FlowRequests};
-use crate::probes::{Dirty, DirtyWords, SignalDesc, Signals};
+use crate::probes::{Hierarchy, SignalDesc, Signals};
 use crate::sched::hcf::{Hcf, HcfQueue};
 use crate::stats::Stats;
 use crate::wires::{DropReason, Inputs, Outputs};
-use rtl::{Block, BlockError, Clocked, Lfsr32};
+use rtl::{interleave, Block, BlockError, Clocked, Lfsr32, Name, Visit};
 use thiserror::Error;
 
 /// A broken invariant of the buffer (leak, double use, counter mismatch, overflow).
@@ -36,52 +38,6 @@ use thiserror::Error;
 pub struct InvariantError {
     pub cycle: u64,
     pub what: String,
-}
-
-/// Deliberate corruptions for companion tests that show the checks catch real bugs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
-    /// Push a pointer that is already free onto the free list again (double allocation).
-    DoubleFreeCell,
-    /// Pop a cell from the free list and forget it (leak).
-    LeakCell,
-    /// Add one to an ingress shared counter without a cell behind it.
-    SkewCounter,
-    /// HCF: stop swapping HP and LP at period starts (the reordering of HCF III-D).
-    HcfNoSwap,
-    /// HCF: set credit bin 0 of the first HCF queue to its register's all-ones value.
-    HcfCreditAboveC0,
-    /// HCF: add one to the first HCF queue's list-0 length register.
-    HcfSkewLength,
-    /// ECM: add one page to the first congestion point's queue length.
-    EcmSkewQlen,
-    /// ECN: add one unit to the first marking queue's length register.
-    EcnSkewQlen,
-    /// ECN: the marker's `span` register written as if `Pmax` were 1 (the RED line's
-    /// `Pmax` factor lost), so marking between `Kmin` and `Kmax` is `1 / Pmax` too likely.
-    EcnNoPmax,
-    /// L2BM: add one packet to the `N` register of ingress queue (0, 0).
-    L2bmSkewCount,
-    /// L2BM: add one cycle to the `t_total` register of ingress queue (0, 0).
-    L2bmSkewTotal,
-    /// L2BM: the drain meters take no sample (`k` stays at its reset, the line rate).
-    L2bmMeterStuck,
-    /// Clear the total watermark of the first ingress group that holds cells (a
-    /// watermark below its counter).
-    LowWatermark,
-    /// The policy's threshold units read the D input of the `T` register (the `T` the DT
-    /// block is computing in the same phase) instead of its output: a block reading the
-    /// next state of another block of its phase, which the phase-order test must catch.
-    XonFromNextT,
-    /// [`Mmu::next_event`] leaves out the egress ports' wakes (cell read points, ends of
-    /// frames, SRAM data due): a jump can pass a cycle in which a transmitter has work.
-    NextEventIgnoresWakeups,
-    /// [`Mmu::next_event`] leaves out the received pauses that run out (the resumes of
-    /// paused classes): a jump can pass the edge that frees a class.
-    NextEventIgnoresResumes,
-    /// The global signal block is not marked dirty when only the free cell count moved: a
-    /// waveform sampling the dirty blocks loses those changes.
-    DirtyIgnoresFreeCount,
 }
 
 /// A block of the phase table.
@@ -319,7 +275,7 @@ impl Core {
                     beats: inp.ingress,
                     dt: &self.dt,
                     dt_lossy: &self.dt_lossy,
-                    fsm: &self.fsm,
+                    pause: self.fsm.state(),
                     policy,
                     acct: &mut self.acct,
                     hcf: &mut self.hcf,
@@ -335,7 +291,7 @@ impl Core {
                 },
             ),
             Unit::PfcGen => {
-                let recheck = self.settling || policy.busy(&self.fsm, self.dt.t());
+                let recheck = self.settling || policy.busy(self.fsm.state(), self.dt.t());
                 Block::eval(
                     &mut self.fsm,
                     now,
@@ -487,7 +443,7 @@ impl Core {
         let now = self.cycle;
         let (occ, occ_lossy) = self.occupancy();
         if self.settling
-            || policy.busy(&self.fsm, self.dt.t())
+            || policy.busy(self.fsm.state(), self.dt.t())
             || !self.dt.settled(occ)
             || !self.dt_lossy.settled(occ_lossy)
             || !policy.settled(self.dt.t(), &self.acct)
@@ -533,6 +489,74 @@ impl Core {
     }
 }
 
+/// The blocks and the policy of a model, as the probes see them: the signal hierarchy.
+struct Tree<'a, P> {
+    core: &'a Core,
+    policy: &'a P,
+}
+
+impl<P: BufferPolicy> Hierarchy for Tree<'_, P> {
+    fn ports(&self) -> usize {
+        self.core.d.ports
+    }
+
+    fn visit_block<V: Visit>(&self, block: usize, v: &mut V) {
+        let (c, policy) = (self.core, self.policy);
+        let ports = c.d.ports;
+        match block {
+            0 => {
+                // `dt` and `dt_lossy` side by side, wire by wire (the first waveforms' order).
+                interleave(
+                    v,
+                    (Name::word("dt"), &c.dt),
+                    (Name::word("dt_lossy"), &c.dt_lossy),
+                );
+                policy.probe_pfc_thresholds(v);
+                v.scope("buffer", |v| {
+                    c.free.probe(v);
+                    c.acct.probe_totals(v);
+                });
+                policy.probe_pool_units(v);
+            }
+            b if b <= ports => {
+                let p = b - 1;
+                v.scope("ingress", |v| {
+                    v.scope(Name::indexed("p", p as u32, 2), |v| {
+                        c.ingress.probe_port(p, v);
+                        c.fsm.probe_port(p, v);
+                        policy.probe_port(p, c.fsm.state(), &c.acct, v);
+                        for pg in 0..QUEUES {
+                            v.scope(Name::indexed("pg", pg as u32, 1), |v| {
+                                c.acct.probe_group(p, pg, c.d.is_lossless(pg as u8), v);
+                                policy.probe_group(p, pg, v);
+                            });
+                        }
+                    })
+                });
+            }
+            b => {
+                let p = b - 1 - ports;
+                v.scope("egress", |v| {
+                    v.scope(Name::indexed("p", p as u32, 2), |v| {
+                        c.egress.probe_port(p, v);
+                        c.rx.probe_port(p, v);
+                        for q in 0..QUEUES {
+                            v.scope(Name::indexed("q", q as u32, 1), |v| {
+                                c.acct.probe_egress(p, q, v);
+                                c.egress.sched(p).probe_queue(q, v);
+                                c.ecm.probe_queue(p, q, v);
+                                c.ecn.probe_queue(p, q, v);
+                                c.hcf.probe_queue(p, q, v);
+                                policy.probe_egress_queue(p, q, v);
+                            });
+                        }
+                    })
+                });
+            }
+        }
+    }
+}
+
 /// The switch's traffic manager: the blocks, its buffer policy, and its probes.
 pub struct Mmu {
     core: Core,
@@ -545,8 +569,9 @@ pub struct Mmu {
 impl Mmu {
     pub fn new(d: Derived) -> Self {
         let core = Core::new(d);
-        let policy = Policies::new(&core.d, core.dt.t());
-        let signals = with_policy_ref!(&policy, p => Signals::new(&core, p));
+        let policy = Policies::new(&core.d);
+        let signals =
+            with_policy_ref!(&policy, p => Signals::new(&Tree { core: &core, policy: p }));
         Self {
             core,
             policy,
@@ -579,12 +604,12 @@ impl Mmu {
 
     /// Bit `pg`: ingress queue `(port, pg)` is in QOFF.
     pub fn qoff(&self, port: usize) -> u8 {
-        self.core.fsm.off(port)
+        self.core.fsm.state().off(port)
     }
 
     /// DSH: bit `p` set = ingress port `p` is in POFF.
     pub fn poff(&self) -> u64 {
-        self.core.fsm.poff()
+        self.core.fsm.state().poff()
     }
 
     /// The decision for the last packet that started on ingress port `port` (its plan, or
@@ -727,7 +752,10 @@ impl Mmu {
     /// The first read of a block after a change reads the whole block's probes; the rest
     /// of the block's signals come from that read.
     pub fn signal_value(&self, i: usize) -> u64 {
-        with_policy_ref!(&self.policy, p => self.signals.value(&self.core, p, self.gen, i))
+        with_policy_ref!(&self.policy, p => {
+            let tree = Tree { core: &self.core, policy: p };
+            self.signals.value(&tree, self.gen, i)
+        })
     }
 
     /// The signals of block `b` in their order: indices into `signals()`.
@@ -738,7 +766,9 @@ impl Mmu {
     /// Read the current values of block `b` into `out`, as long as the block
     /// (`block_signals(b).len()`).
     pub fn sample_block(&self, b: usize, out: &mut [u64]) {
-        with_policy_ref!(&self.policy, p => self.signals.read_block(&self.core, p, b, out))
+        with_policy_ref!(&self.policy, p => {
+            self.signals.read_block(&Tree { core: &self.core, policy: p }, b, out)
+        })
     }
 
     /// GTKWave view: the key signals of each block, as (group name, signal paths).

@@ -5,11 +5,12 @@
 //! The thresholds belong to the buffer policy (`policy/`): SIH compares the queue's
 //! *shared* occupancy (DSH II-C, footnote 1) with `X_off = T` and `X_on = T - delta`; DSH
 //! with `X_qoff`/`X_qon` and `X_poff`/`X_pon`; L2BM with `T_i - delta`. This block holds
-//! the state. In the flow-control phase it applies the requests admission made in the same
-//! cycle (a queue charged to headroom, a DSH port charged to insurance or above `X_poff`,
-//! a lossless drop), then lets the policy turn ON the OFF queues it may resume, never one
-//! that was charged in this cycle (its new cells are not in the registered counters the
-//! check reads), then raises the refresh frames that are due.
+//! the state (its QOFF/POFF registers are `state.rs`, which the policy reads). In the
+//! flow-control phase it applies the requests admission made in the same cycle (a queue
+//! charged to headroom, a DSH port charged to insurance or above `X_poff`, a lossless
+//! drop), then turns ON the OFF queues (and PON the ports) the policy returns of those it
+//! may resume, never one that was charged in this cycle (its new cells are not in the
+//! registered counters the check reads), then raises the refresh frames that are due.
 //!
 //! QOFF -> QON needs the queue's headroom empty as well as its shared occupancy below
 //! `X_on`. The headroom condition matters when a packet goes to headroom because the shared
@@ -29,25 +30,19 @@
 
 use crate::accounting::Accounting;
 use crate::config::{Derived, PFC_QUANTUM_BITS};
+use crate::dirty::Dirty;
+use crate::pfc::state::PauseState;
 use crate::policy::BufferPolicy;
 use crate::ports::{each_port, FlowRequests};
-use crate::probes::Dirty;
 use crate::wires::PfcFrame;
 use rtl::{Block, BlockError, Clocked, Visit};
 
 #[derive(Debug, Clone)]
 pub struct PfcFsm {
-    /// Bit `pg` of `off[port]`: the ingress queue is in QOFF.
-    off: Vec<u8>,
-    /// Ports with at least one OFF queue.
-    off_ports: u64,
-    /// DSH port-level state: bit `p` set = port `p` in POFF (Fig. 8).
-    poff: u64,
-    /// During the flow-control phase: queues and ports charged in this cycle, which may
-    /// not resume in it.
-    charged: Vec<u8>,
+    /// The QOFF and POFF registers, which the policy reads.
+    state: PauseState,
+    /// During the flow-control phase: ports charged in this cycle.
     charged_ports: u64,
-    charged_poff: u64,
     /// Port-level frames still to be sent.
     pending_port_pause: u64,
     pending_port_resume: u64,
@@ -90,12 +85,8 @@ impl PfcFsm {
             })
             .collect();
         Self {
-            off: vec![0; d.ports],
-            off_ports: 0,
-            poff: 0,
-            charged: vec![0; d.ports],
+            state: PauseState::new(d.ports),
             charged_ports: 0,
-            charged_poff: 0,
             pending_port_pause: 0,
             pending_port_resume: 0,
             pending_pause: vec![0; d.ports],
@@ -108,32 +99,10 @@ impl PfcFsm {
         }
     }
 
+    /// The QOFF and POFF registers.
     #[inline]
-    pub fn off(&self, port: usize) -> u8 {
-        self.off[port]
-    }
-
-    #[inline]
-    pub fn off_ports(&self) -> u64 {
-        self.off_ports
-    }
-
-    /// OFF queues of `port` that may be checked for QON now.
-    #[inline]
-    pub fn resumable(&self, port: usize) -> u8 {
-        self.off[port] & !self.charged[port]
-    }
-
-    /// DSH: ports in POFF.
-    #[inline]
-    pub fn poff(&self) -> u64 {
-        self.poff
-    }
-
-    /// DSH: POFF ports that may be checked for PON now.
-    #[inline]
-    pub fn resumable_ports(&self) -> u64 {
-        self.poff & !self.charged_poff
+    pub fn state(&self) -> &PauseState {
+        &self.state
     }
 
     /// The refresh deadline of a port entering the set of ports with OFF queues or in
@@ -148,11 +117,11 @@ impl PfcFsm {
     /// port-level PAUSE.
     pub fn to_poff(&mut self, port: usize, now: u64) {
         let bit = 1u64 << port;
-        if self.poff & bit == 0 {
-            if (self.off_ports | self.poff) & bit == 0 {
+        if self.state.poff & bit == 0 {
+            if (self.state.off_ports | self.state.poff) & bit == 0 {
                 self.start_refresh(port, now);
             }
-            self.poff |= bit;
+            self.state.poff |= bit;
             self.pending_port_pause |= bit;
             self.pending_port_resume &= !bit;
             self.pending_ports |= bit;
@@ -162,8 +131,8 @@ impl PfcFsm {
     /// DSH: port occupancy below `X_pon`; POFF -> PON with a port-level RESUME.
     pub fn to_pon(&mut self, port: usize) {
         let bit = 1u64 << port;
-        if self.poff & bit != 0 {
-            self.poff &= !bit;
+        if self.state.poff & bit != 0 {
+            self.state.poff &= !bit;
             self.pending_port_resume |= bit;
             self.pending_port_pause &= !bit;
             self.pending_ports |= bit;
@@ -173,14 +142,14 @@ impl PfcFsm {
     /// Case 3 of DSH II-C (or its DSH and L2BM forms): an ON queue turns OFF.
     #[inline]
     pub fn to_off(&mut self, port: usize, pg: usize, now: u64) {
-        if self.off[port] & (1 << pg) == 0 {
-            self.off[port] |= 1 << pg;
+        if self.state.off[port] & (1 << pg) == 0 {
+            self.state.off[port] |= 1 << pg;
             self.pending_pause[port] |= 1 << pg;
             self.pending_resume[port] &= !(1 << pg);
-            if self.off_ports & (1 << port) == 0 {
+            if self.state.off_ports & (1 << port) == 0 {
                 self.start_refresh(port, now);
             }
-            self.off_ports |= 1 << port;
+            self.state.off_ports |= 1 << port;
             self.pending_ports |= 1 << port;
         }
     }
@@ -188,12 +157,12 @@ impl PfcFsm {
     /// Shared occupancy fell below `X_on`: an OFF queue turns ON.
     #[inline]
     pub fn to_on(&mut self, port: usize, pg: usize) {
-        if self.off[port] & (1 << pg) != 0 {
-            self.off[port] &= !(1 << pg);
+        if self.state.off[port] & (1 << pg) != 0 {
+            self.state.off[port] &= !(1 << pg);
             self.pending_resume[port] |= 1 << pg;
             self.pending_pause[port] &= !(1 << pg);
-            if self.off[port] == 0 {
-                self.off_ports &= !(1 << port);
+            if self.state.off[port] == 0 {
+                self.state.off_ports &= !(1 << port);
             }
             self.pending_ports |= 1 << port;
         }
@@ -211,10 +180,10 @@ impl PfcFsm {
     /// The refreshes due in cycle `now`, and the next one.
     fn refresh_due(&mut self, now: u64) {
         let mut next = u64::MAX;
-        for p in each_port(self.off_ports | self.poff) {
+        for p in each_port(self.state.off_ports | self.state.poff) {
             if self.refresh_at[p] == now {
-                self.pending_pause[p] |= self.off[p];
-                self.pending_port_pause |= self.poff & (1 << p);
+                self.pending_pause[p] |= self.state.off[p];
+                self.pending_port_pause |= self.state.poff & (1 << p);
                 self.pending_ports |= 1 << p;
                 self.refresh_at[p] = now + self.refresh_cycles[p];
             }
@@ -275,7 +244,38 @@ impl PfcFsm {
 
     /// `ingress.pNN.qoff`.
     pub fn probe_port<V: Visit>(&self, port: usize, v: &mut V) {
-        v.wire("qoff", 8, self.off[port] as u64);
+        v.wire("qoff", 8, self.state.off[port] as u64);
+    }
+}
+
+impl PfcFsm {
+    /// The policy's QON checks on the OFF queues not charged now, port by port, then its
+    /// PON checks on the POFF ports not charged now; what it returns turns ON.
+    #[inline(always)]
+    fn resume<P: BufferPolicy>(
+        &mut self,
+        policy: &mut P,
+        acct: &Accounting,
+        t: u32,
+        dirty: &mut Dirty,
+    ) {
+        for p in each_port(self.state.off_ports) {
+            let off = self.state.resumable(p);
+            if off == 0 {
+                continue;
+            }
+            let on = policy.resume_queues(p, off, acct, t, dirty);
+            for pg in each_port(on as u64) {
+                self.to_on(p, pg);
+            }
+            if on != 0 {
+                dirty.ingress(p);
+            }
+        }
+        for p in each_port(policy.resume_ports(self.state.resumable_ports(), acct)) {
+            self.to_pon(p);
+            dirty.ingress(p);
+        }
     }
 }
 
@@ -299,18 +299,18 @@ impl<'a, P: BufferPolicy> Block<FsmIn<'a, P>, &'a mut Dirty> for PfcFsm {
             if req.poff_ports() & (1 << p) != 0 {
                 self.to_poff(p, now);
             }
-            self.charged[p] = off;
+            self.state.charged[p] = off;
         }
         self.charged_ports = req.ports();
-        self.charged_poff = req.poff_ports();
+        self.state.charged_poff = req.poff_ports();
         if input.recheck {
-            input.policy.resume(self, input.acct, input.t, dirty);
+            self.resume(input.policy, input.acct, input.t, dirty);
         }
         self.refresh(now);
         for p in each_port(std::mem::take(&mut self.charged_ports)) {
-            self.charged[p] = 0;
+            self.state.charged[p] = 0;
         }
-        self.charged_poff = 0;
+        self.state.charged_poff = 0;
         req.clear();
         Ok(())
     }
@@ -379,6 +379,10 @@ mod tests {
         f.to_pon(1);
         let resume = f.take_frame(1);
         assert!(resume.port_level && resume.resumed() == 0xFF);
-        assert_eq!(f.off(1), 1 << 3, "a port RESUME leaves the queue OFF");
+        assert_eq!(
+            f.state().off(1),
+            1 << 3,
+            "a port RESUME leaves the queue OFF"
+        );
     }
 }

@@ -13,18 +13,52 @@
 //! The rest of DSH (section IV-B, Fig. 8): admission puts a lossless packet, after the
 //! queue's private buffer, into the shared segment while its port is PON, with no per-queue
 //! cap (footroom and shared headroom in one segment), else into the port's insurance
-//! headroom of `eta` cells (Eq. 4; `admission::dsh`); queue-level PFC at `X_qoff` / `X_qon`
+//! headroom of `eta` cells (Eq. 4; [`lossless`]); queue-level PFC at `X_qoff` / `X_qon`
 //! and port-level PFC (PON/POFF) at `X_poff` / `X_pon`.
 
-use super::BufferPolicy;
+use super::decision::{decide, lossy, Place, Plan, PoolParams, Pools, QueueView, Request};
+use super::rules::BufferPolicy;
 use crate::accounting::Accounting;
-use crate::admission::{self, Plan, Pools, PortView, QueueView, Request};
 use crate::config::{Derived, CNT_BITS};
-use crate::pfc::fsm::PfcFsm;
+use crate::dirty::Dirty;
+use crate::pfc::state::PauseState;
 use crate::ports::{each_port, FlowRequests};
-use crate::probes::Dirty;
 use crate::wires::DropReason;
 use rtl::{interleave, Multiplier, Name, Probed, SatSub, Shifter, Visit};
+
+/// The ingress port's DSH state for one decision.
+#[derive(Debug, Clone, Copy)]
+pub struct PortView {
+    /// The port is in POFF (Fig. 8).
+    pub poff: bool,
+    /// Insurance headroom cells the port holds.
+    pub insurance: u32,
+    /// The port's insurance headroom, `eta` cells (Eq. 4 reserves one per port).
+    pub eta: u32,
+}
+
+/// Lossless decision under DSH (section IV-B, Fig. 8). Private while `q < phi`, as in SIH;
+/// then, while the port is PON, the shared segment, which holds footroom and shared
+/// headroom alike (no per-queue cap: queue-level PFC at `X_qoff = T - eta` does the
+/// limiting, and a congested queue may use headroom left by the other queues of its port);
+/// while the port is POFF, or if the segment is full, the port's insurance headroom;
+/// otherwise the packet is dropped.
+pub fn lossless(
+    n: u32,
+    v: QueueView,
+    pool: PoolParams,
+    port: PortView,
+) -> Result<Plan, DropReason> {
+    decide(n, &v, pool, |m| {
+        if !port.poff && v.shared_in_use + m <= pool.shared_segment {
+            Ok(Place::Shared)
+        } else if port.insurance + m <= port.eta {
+            Ok(Place::Headroom)
+        } else {
+            Err(DropReason::HeadroomFull)
+        }
+    })
+}
 
 /// `X_poff = N_q * T`: a shift when `N_q` is a power of two, a multiplier otherwise.
 #[derive(Debug, Clone)]
@@ -151,17 +185,17 @@ impl BufferPolicy for Dsh {
         v: QueueView,
         pools: &Pools,
         acct: &Accounting,
-        fsm: &PfcFsm,
+        pause: &PauseState,
     ) -> Result<Plan, DropReason> {
         if r.lossless {
             let port = PortView {
-                poff: fsm.poff() & (1 << r.port) != 0,
+                poff: pause.poff() & (1 << r.port) != 0,
                 insurance: acct.port_headroom[r.port].get(),
                 eta: self.eta[r.port],
             };
-            admission::dsh(r.n, v, pools.lossless, port)
+            lossless(r.n, v, pools.lossless, port)
         } else {
-            admission::lossy(r.n, v, pools.lossy)
+            lossy(r.n, v, pools.lossy)
         }
     }
 
@@ -191,28 +225,31 @@ impl BufferPolicy for Dsh {
         }
     }
 
-    fn resume(&mut self, fsm: &mut PfcFsm, acct: &Accounting, _: u32, dirty: &mut Dirty) {
-        for p in each_port(fsm.off_ports()) {
-            for pg in each_port(fsm.resumable(p) as u64) {
-                let [_, shared, insurance] = acct.group(p, pg);
-                // The queue's insurance cells must be gone, or the next pause would find
-                // less than eta of it (pfc/fsm.rs).
-                if insurance == 0 && shared < self.xqon(p) {
-                    fsm.to_on(p, pg);
-                    dirty.ingress(p);
-                }
+    fn resume_queues(&mut self, p: usize, off: u8, acct: &Accounting, _: u32, _: &mut Dirty) -> u8 {
+        let mut on = 0;
+        for pg in each_port(off as u64) {
+            let [_, shared, insurance] = acct.group(p, pg);
+            // The queue's insurance cells must be gone, or the next pause would find
+            // less than eta of it (pfc/fsm.rs).
+            if insurance == 0 && shared < self.xqon(p) {
+                on |= 1 << pg;
             }
         }
+        on
+    }
+
+    fn resume_ports(&self, poff: u64, acct: &Accounting) -> u64 {
         let xpon = self.xpon();
-        for p in each_port(fsm.resumable_ports()) {
+        let mut pon = 0;
+        for p in each_port(poff) {
             // Insurance must be empty: Eq. 4 guarantees no loss only if a port that turns
             // POFF has its whole eta of insurance free for the in-flight cells.
             let insurance = acct.port_headroom[p].get();
             if insurance == 0 && (acct.port_shared[p].get() as u64) < xpon {
-                fsm.to_pon(p);
-                dirty.ingress(p);
+                pon |= 1 << p;
             }
         }
+        pon
     }
 
     fn headroom_per_port(&self) -> bool {
@@ -226,13 +263,13 @@ impl BufferPolicy for Dsh {
         });
     }
 
-    fn probe_port<V: Visit>(&self, p: usize, fsm: &PfcFsm, acct: &Accounting, v: &mut V) {
+    fn probe_port<V: Visit>(&self, p: usize, pause: &PauseState, acct: &Accounting, v: &mut V) {
         interleave(
             v,
             (Name::word("sub_xqoff"), &self.sub_xqoff[p]),
             (Name::word("sub_xqon"), &self.sub_xqon[p]),
         );
-        v.wire("poff", 1, (fsm.poff() >> p) & 1);
+        v.wire("poff", 1, (pause.poff() >> p) & 1);
         v.wire(
             "port_shared_cells",
             CNT_BITS,
@@ -254,7 +291,47 @@ impl BufferPolicy for Dsh {
 mod tests {
     use super::*;
     use crate::config::{Policy, SwitchConfig};
+    use crate::policy::decision::fixtures::{view, POOL};
     use proptest::prelude::*;
+
+    #[test]
+    fn dsh_uses_shared_until_poff_then_insurance() {
+        let port = |poff, insurance| PortView {
+            poff,
+            insurance,
+            eta: 20,
+        };
+        // Above T the queue still goes to shared: DSH has no per-queue cap.
+        assert_eq!(
+            lossless(8, view(15, 500, 0, 50), POOL, port(false, 0)),
+            Ok(Plan {
+                seg0: 0,
+                seg1: 8,
+                headroom: 0
+            })
+        );
+        assert_eq!(
+            lossless(8, view(15, 0, 0, 50), POOL, port(true, 0)),
+            Ok(Plan {
+                seg0: 0,
+                seg1: 0,
+                headroom: 8
+            })
+        );
+        assert_eq!(
+            lossless(8, view(15, 0, 0, 50), POOL, port(true, 13)),
+            Err(DropReason::HeadroomFull)
+        );
+        // Private first even in POFF: it is reserved per queue.
+        assert_eq!(
+            lossless(8, view(10, 0, 0, 50), POOL, port(true, 0)),
+            Ok(Plan {
+                seg0: 5,
+                seg1: 0,
+                headroom: 3
+            })
+        );
+    }
 
     fn dsh(nq: u8) -> Derived {
         let mut c = SwitchConfig::tomahawk();

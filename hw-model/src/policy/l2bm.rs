@@ -63,18 +63,38 @@
 //!   must not drop, so RoCE deployments give lossless egress queues an unlimited (static
 //!   maximum) threshold and let ingress PFC do the limiting.
 
-use super::sih::off_on_headroom;
-use super::BufferPolicy;
+use super::decision::{lossy, Plan, PoolParams, Pools, QueueView, Request};
+use super::rules::BufferPolicy;
+use super::sih::{self, off_on_headroom};
 use crate::accounting::Accounting;
-use crate::admission::{self, Plan, Pools, QueueView, Request};
 use crate::config::{Derived, L2bmMu, CNT_BITS, QUEUES};
+use crate::dirty::Dirty;
 use crate::dt_threshold::DtThreshold;
-use crate::mmu::Fault;
-use crate::pfc::fsm::PfcFsm;
+use crate::fault::Fault;
+use crate::pfc::state::PauseState;
 use crate::ports::{each_port, FlowRequests};
-use crate::probes::Dirty;
 use crate::wires::DropReason;
 use rtl::{BlockError, Clocked, Probed, RecipDivider, SatSub, Visit};
+
+/// L2BM dual admission of a lossy packet (Fig. 5): the ingress decision ([`lossy`] with the
+/// queue's L2BM threshold `T_i` in `v.t`), then the egress pool: the packet's egress queue,
+/// `eg_cells` cells counting this cycle's earlier grants, must be below the lossy egress
+/// pool's DT threshold `t_egress`, or the packet is dropped (`EgressThreshold`). Lossless
+/// packets get no egress check (a lossless class must not drop; `l2bm.rs`).
+pub fn lossy_dual(
+    n: u32,
+    v: QueueView,
+    pool: PoolParams,
+    eg_cells: u32,
+    t_egress: u32,
+) -> Result<Plan, DropReason> {
+    let plan = lossy(n, v, pool)?;
+    if eg_cells < t_egress {
+        Ok(plan)
+    } else {
+        Err(DropReason::EgressThreshold)
+    }
+}
 
 /// Width of a time stamp (`t_prev`, a descriptor's `due`): cycles.
 pub const TIME_BITS: u32 = 48;
@@ -529,7 +549,7 @@ impl L2bm {
     /// from its scan pointer: `T_i` (Eq. 3) from the registered `tau`, `C` and `T`, then
     /// `X_on = T_i - delta`; the queue turns ON with no headroom cells and its shared
     /// occupancy below `X_on`.
-    fn resume_port(&mut self, p: usize, off: u8, fsm: &mut PfcFsm, acct: &Accounting, t: u32) {
+    fn resume_port(&mut self, p: usize, off: u8, acct: &Accounting, t: u32) -> u8 {
         let rr = self.qon_rr[p] as u32;
         let wrapped = (off as u16 | (off as u16) << 8) >> rr;
         let pg = (wrapped.trailing_zeros() + rr) as usize % QUEUES;
@@ -538,7 +558,9 @@ impl L2bm {
         let tau = self.rec[p * QUEUES + pg].tau;
         self.qon[p].eval(pg as u8, tau, self.c, t);
         if headroom == 0 && shared < self.qon[p].xon() {
-            fsm.to_on(p, pg);
+            1 << pg
+        } else {
+            0
         }
     }
 }
@@ -566,13 +588,13 @@ impl BufferPolicy for L2bm {
         v: QueueView,
         pools: &Pools,
         acct: &Accounting,
-        _: &PfcFsm,
+        _: &PauseState,
     ) -> Result<Plan, DropReason> {
         if r.lossless {
-            admission::lossless(r.n, v, pools.lossless, self.eta[r.port])
+            sih::lossless(r.n, v, pools.lossless, self.eta[r.port])
         } else {
             let eg = acct.egress[r.eq].get() + self.granted(r.eq);
-            admission::l2bm_lossy(r.n, v, pools.lossy, eg, self.dt_egress.t())
+            lossy_dual(r.n, v, pools.lossy, eg, self.dt_egress.t())
         }
     }
 
@@ -592,14 +614,17 @@ impl BufferPolicy for L2bm {
         self.enqueue(r.port, r.qi, r.eq, eg, r.n, now)
     }
 
-    fn resume(&mut self, fsm: &mut PfcFsm, acct: &Accounting, t: u32, dirty: &mut Dirty) {
-        for p in each_port(fsm.off_ports()) {
-            let off = fsm.resumable(p);
-            if off != 0 {
-                self.resume_port(p, off, fsm, acct, t);
-                dirty.ingress(p);
-            }
-        }
+    fn resume_queues(
+        &mut self,
+        p: usize,
+        off: u8,
+        acct: &Accounting,
+        t: u32,
+        dirty: &mut Dirty,
+    ) -> u8 {
+        // The QON unit's registers move with every check.
+        dirty.ingress(p);
+        self.resume_port(p, off, acct, t)
     }
 
     fn dequeued(&mut self, qi: usize, eq: usize, ncells: u32, due: u64, now: u64) {
@@ -619,7 +644,7 @@ impl BufferPolicy for L2bm {
         });
     }
 
-    fn probe_port<V: Visit>(&self, p: usize, _: &PfcFsm, _: &Accounting, v: &mut V) {
+    fn probe_port<V: Visit>(&self, p: usize, _: &PauseState, _: &Accounting, v: &mut V) {
         v.scope("l2bm", |v| {
             v.unit("est", &self.est[p]);
             v.unit("adm", &self.adm[p]);
@@ -653,9 +678,9 @@ impl BufferPolicy for L2bm {
     /// The QON unit of a port moves while it has more than one OFF queue to take turns
     /// over, or its scan pointer or input registers (queue, `tau`, `C`, `T`) are not yet
     /// those of its one OFF queue; otherwise its evaluation repeats itself.
-    fn busy(&self, fsm: &PfcFsm, t: u32) -> bool {
-        each_port(fsm.off_ports()).any(|p| {
-            let off = fsm.resumable(p);
+    fn busy(&self, pause: &PauseState, t: u32) -> bool {
+        each_port(pause.off_ports()).any(|p| {
+            let off = pause.resumable(p);
             let pg = off.trailing_zeros() as usize;
             let u = &self.qon[p];
             off.count_ones() > 1
@@ -687,7 +712,33 @@ impl BufferPolicy for L2bm {
 mod tests {
     use super::*;
     use crate::config::{Policy, SwitchConfig};
+    use crate::policy::decision::fixtures::view;
     use proptest::prelude::*;
+
+    #[test]
+    fn lossy_dual_needs_both_pools() {
+        let v = view(0, 40, 0, 50);
+        let plan = Plan {
+            seg0: 8,
+            seg1: 0,
+            headroom: 0,
+        };
+        let lossy_pool = PoolParams {
+            private: 8,
+            shared_segment: 1000,
+        };
+        assert_eq!(lossy_dual(8, v, lossy_pool, 99, 100), Ok(plan));
+        assert_eq!(
+            lossy_dual(8, v, lossy_pool, 100, 100),
+            Err(DropReason::EgressThreshold),
+            "egress queue at its threshold"
+        );
+        // The ingress refusal comes first.
+        assert_eq!(
+            lossy_dual(8, view(8, 50, 0, 50), lossy_pool, 0, 100),
+            Err(DropReason::LossyThreshold)
+        );
+    }
 
     fn block() -> L2bm {
         let mut c = SwitchConfig::small();

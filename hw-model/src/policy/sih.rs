@@ -1,20 +1,33 @@
 //! SIH, static independent headroom: the baseline of the DSH paper (section II).
 //!
 //! Every lossless ingress queue has its own headroom of `eta` cells (Eq. 1; `N_p N_q eta` in
-//! all, Eq. 3). Admission follows the four cases of II-C (`admission::lossless`); PFC
+//! all, Eq. 3). Admission follows the four cases of II-C ([`lossless`]); PFC
 //! thresholds compare the queue's *shared* occupancy (footnote 1) with `X_off = T`
 //! (implicit: case 2 needs `shared < T`, so a queue at `T` goes to headroom and turns OFF)
 //! and `X_on = T - delta`, one saturating subtractor because `T` is global.
 
-use super::BufferPolicy;
+use super::decision::{decide, lossy, Place, Plan, PoolParams, Pools, QueueView, Request};
+use super::rules::BufferPolicy;
 use crate::accounting::Accounting;
-use crate::admission::{self, Plan, Pools, QueueView, Request};
 use crate::config::{Derived, CNT_BITS};
-use crate::pfc::fsm::PfcFsm;
+use crate::dirty::Dirty;
+use crate::pfc::state::PauseState;
 use crate::ports::{each_port, FlowRequests};
-use crate::probes::Dirty;
 use crate::wires::DropReason;
 use rtl::{SatSub, Visit};
+
+/// Lossless decision under SIH with headroom `eta` cells.
+pub fn lossless(n: u32, v: QueueView, pool: PoolParams, eta: u32) -> Result<Plan, DropReason> {
+    decide(n, &v, pool, |m| {
+        if v.shared < v.t && v.shared_in_use + m <= pool.shared_segment {
+            Ok(Place::Shared)
+        } else if v.headroom + m <= eta {
+            Ok(Place::Headroom)
+        } else {
+            Err(DropReason::HeadroomFull)
+        }
+    })
+}
 
 #[derive(Debug, Clone)]
 pub struct Sih {
@@ -67,12 +80,12 @@ impl BufferPolicy for Sih {
         v: QueueView,
         pools: &Pools,
         _: &Accounting,
-        _: &PfcFsm,
+        _: &PauseState,
     ) -> Result<Plan, DropReason> {
         if r.lossless {
-            admission::lossless(r.n, v, pools.lossless, self.eta[r.port])
+            lossless(r.n, v, pools.lossless, self.eta[r.port])
         } else {
-            admission::lossy(r.n, v, pools.lossy)
+            lossy(r.n, v, pools.lossy)
         }
     }
 
@@ -88,19 +101,18 @@ impl BufferPolicy for Sih {
     }
 
     #[inline(always)]
-    fn resume(&mut self, fsm: &mut PfcFsm, acct: &Accounting, _: u32, dirty: &mut Dirty) {
+    fn resume_queues(&mut self, p: usize, off: u8, acct: &Accounting, _: u32, _: &mut Dirty) -> u8 {
         let xon = self.sub_xon.y() as u32;
-        for p in each_port(fsm.off_ports()) {
-            for pg in each_port(fsm.resumable(p) as u64) {
-                let [_, shared, headroom] = acct.group(p, pg);
-                // Headroom must be empty, or the next pause would find less than eta of it
-                // (pfc/fsm.rs).
-                if headroom == 0 && shared < xon {
-                    fsm.to_on(p, pg);
-                    dirty.ingress(p);
-                }
+        let mut on = 0;
+        for pg in each_port(off as u64) {
+            let [_, shared, headroom] = acct.group(p, pg);
+            // Headroom must be empty, or the next pause would find less than eta of it
+            // (pfc/fsm.rs).
+            if headroom == 0 && shared < xon {
+                on |= 1 << pg;
             }
         }
+        on
     }
 
     fn probe_pfc_thresholds<V: Visit>(&self, v: &mut V) {
@@ -116,6 +128,72 @@ impl BufferPolicy for Sih {
 mod tests {
     use super::*;
     use crate::config::SwitchConfig;
+    use crate::policy::decision::fixtures::{view, POOL};
+
+    #[test]
+    fn the_four_cases() {
+        // 1: private.
+        assert_eq!(
+            lossless(8, view(0, 0, 0, 50), POOL, 100),
+            Ok(Plan {
+                seg0: 8,
+                seg1: 0,
+                headroom: 0
+            })
+        );
+        // 1 -> 2: straddles private and shared.
+        assert_eq!(
+            lossless(8, view(10, 0, 0, 50), POOL, 100),
+            Ok(Plan {
+                seg0: 5,
+                seg1: 3,
+                headroom: 0
+            })
+        );
+        // 2: shared below T.
+        assert_eq!(
+            lossless(8, view(15, 49, 0, 50), POOL, 100),
+            Ok(Plan {
+                seg0: 0,
+                seg1: 8,
+                headroom: 0
+            })
+        );
+        // 3: at T, into headroom.
+        assert_eq!(
+            lossless(8, view(15, 50, 0, 50), POOL, 100),
+            Ok(Plan {
+                seg0: 0,
+                seg1: 0,
+                headroom: 8
+            })
+        );
+        // 4: headroom would overflow.
+        assert_eq!(
+            lossless(8, view(15, 50, 93, 50), POOL, 100),
+            Err(DropReason::HeadroomFull)
+        );
+    }
+
+    #[test]
+    fn shared_segment_is_never_overcommitted() {
+        let v = QueueView {
+            private: 15,
+            shared: 0,
+            headroom: 0,
+            t: 50,
+            shared_in_use: 995,
+        };
+        assert_eq!(
+            lossless(8, v, POOL, 100),
+            Ok(Plan {
+                seg0: 0,
+                seg1: 0,
+                headroom: 8
+            })
+        );
+        assert_eq!(lossy(8, v, POOL), Err(DropReason::LossyThreshold));
+    }
 
     proptest::proptest! {
         /// The SIH resume threshold `X_on = max(0, T - delta)` for every `T` a 21-bit

@@ -44,7 +44,7 @@
 //! "HCF period start -> dequeue mux" of the phase table).
 
 use crate::config::{Derived, HcfParams, HcfUnit, HCF_MAX_HASHES, QUEUES};
-use crate::probes::Dirty;
+use crate::dirty::Dirty;
 use crate::wires::FiveTuple;
 use bitvec::prelude::*;
 use rtl::{Block, BlockError, Clocked, Name, Visit};

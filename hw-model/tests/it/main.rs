@@ -3,5 +3,6 @@
 mod datapath;
 mod ecn;
 mod events;
+mod import_graph;
 mod phase_order;
 mod reference_model;

@@ -1,4 +1,4 @@
-//! The golden-model checker (`crates/checker`, docs/cosim.md): the model's own event stream
+//! The golden-model checker (`checker/`, docs/cosim.md): the model's own event stream
 //! passes, in follow and lockstep mode, under SIH, DSH and L2BM; the recorded RTL streams
 //! of `cosim/` (clean, BUG=1, BUG=2) give the verdicts `make cosim-check` expects; and each
 //! corruption of a clean stream is caught by the check named for it, the clean stream

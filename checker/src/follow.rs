@@ -5,12 +5,17 @@
 //! state follows what the DUT did (its segments are charged, not the model's), so one
 //! divergence does not cascade into the next, as in ibex's co-simulation.
 //!
-//! Within a cycle the order is the model's phase table (`hw-model/src/mmu.rs`): the DT
-//! threshold `T = alpha (B_s - S)` (DSH Eq. 2) and the policy's units from the registered
-//! counters; admission of the cycle's starts of packet, in port order, with the running
-//! sum of shared grants; PFC generation (QOFF on headroom or a lossless drop, QON below
-//! `X_on = T - delta`, never in the cycle that charged the queue); the reads of departing
-//! cells; then the edge (charges before releases).
+//! A cycle runs the model's phase table (`hw_model::PHASES`) in its order, each unit the
+//! follower keeps driven by the DUT's events of the cycle: the DT threshold
+//! `T = alpha (B_s - S)` (DSH Eq. 2) and the policy's units from the registered counters;
+//! the received and sent PFC frames; admission of the cycle's starts of packet, in port
+//! order, with the running sum of shared grants (the model's `Admission::decide` checked
+//! against the DUT's decision, whose outcome `Admission::settle` then applies); PFC
+//! generation (QOFF on headroom or a lossless drop, QON below `X_on = T - delta`, never in
+//! the cycle that charged the queue); the reads of departing cells; then the edge. The
+//! units of the DUT's datapath (HCF periods, ECM, ECN, the write stage) are the DUT's: the
+//! follower checks what they produce (departures), not their state. An error of a model
+//! block is reported as a `model error` divergence.
 //!
 //! Idle stretches are jumped: after three idle cycles nothing the rules read can change
 //! (`T` follows the counters two cycles later), so memory and time grow with the events,
@@ -19,15 +24,19 @@
 use crate::events::{Admit, Arrive, Counters, Depart, Dir, Event, Pfc};
 use crate::{Divergence, LineRate, Options, Replay};
 use hw_model::accounting::{Accounting, Update};
-use hw_model::admission::{Admission, Plan, Request};
+use hw_model::admission::Admission;
+use hw_model::config::QUEUES;
+use hw_model::dirty::Dirty;
 use hw_model::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
 use hw_model::pfc::fsm::{FsmIn, PfcFsm};
-use hw_model::policy::BufferPolicy;
+use hw_model::policy::{BufferPolicy, Plan, Request};
 use hw_model::ports::FlowRequests;
-use hw_model::probes::Dirty;
-use hw_model::{Derived, DropReason, PfcRxMode};
-use rtl::{Block, Clocked};
+use hw_model::{Derived, DropReason, PfcRxMode, Unit, PHASES};
+use rtl::{Block, BlockError, Clocked};
 use std::collections::{HashMap, HashSet, VecDeque};
+
+/// The slot of a port-level pause in the per-port PFC arrays (after the classes).
+const PORT_LEVEL: usize = QUEUES;
 
 /// Events of a flow and of a port kept for a divergence's context.
 const HISTORY: usize = 4;
@@ -78,7 +87,7 @@ struct RxPause {
     until: u64,
 }
 
-/// Sent PFC of one ingress queue (index 8: the port's POFF): the model's level and the
+/// Sent PFC of one ingress queue (index [`PORT_LEVEL`]: the port's POFF): the model's level and the
 /// DUT's, since when they differ, and what the model's last change was for.
 #[derive(Debug, Clone, Default)]
 struct PfcPair {
@@ -110,8 +119,8 @@ pub struct Follower<P: BufferPolicy> {
     dropped_order: VecDeque<Key>,
     last_seq: HashMap<u32, u32>,
     egress: Vec<EgressState>,
-    rx: Vec<[Option<RxPause>; 9]>,
-    pfc: Vec<[PfcPair; 9]>,
+    rx: Vec<[Option<RxPause>; QUEUES + 1]>,
+    pfc: Vec<[PfcPair; QUEUES + 1]>,
     flow_hist: HashMap<u32, VecDeque<String>>,
     port_hist: Vec<VecDeque<String>>,
     last_was_counters: bool,
@@ -156,7 +165,7 @@ impl<P: BufferPolicy> Follower<P> {
             dropped_order: VecDeque::new(),
             last_seq: HashMap::new(),
             egress: vec![EgressState::default(); ports],
-            rx: vec![[None; 9]; ports],
+            rx: vec![[None; QUEUES + 1]; ports],
             pfc: vec![Default::default(); ports],
             flow_hist: HashMap::new(),
             port_hist: vec![VecDeque::new(); ports],
@@ -229,7 +238,8 @@ impl<P: BufferPolicy> Follower<P> {
         push_hist(&mut self.port_hist[port as usize], s);
     }
 
-    /// One cycle: the phases of the model's table, with the DUT's events of the cycle.
+    /// One cycle: the units of the model's phase table in its order, with the DUT's events
+    /// of the cycle, then the edge.
     fn cycle(&mut self, c: u64, mut batch: Vec<(usize, Event)>) {
         if self.done.is_some_and(|d| c > d + 1) {
             // Idle cycles jumped: the registers hold what they settled to.
@@ -237,44 +247,51 @@ impl<P: BufferPolicy> Follower<P> {
         }
         batch.sort_by_key(|(_, e)| e.rank());
         self.dirty.clear();
-        let (occ, occ_lossy) = pool_occupancy(&self.d, &self.acct);
-        Block::eval(&mut self.dt, c, occ, ()).ok();
-        Block::eval(&mut self.dt_lossy, c, occ_lossy, ()).ok();
-        self.policy
-            .thresholds(self.dt.t(), &self.acct, &mut self.dirty);
-        let mut active = !batch.is_empty();
+        // A snapshot of the DUT's registers is compared with the registered state, which
+        // no phase of the cycle changes.
         for (line, ev) in &batch {
             if let Event::Counters(k) = ev {
                 self.counters(*line, k);
             }
         }
-        self.pfc_settle(c);
-        for (line, ev) in &batch {
-            match ev {
-                Event::Pfc(p) if p.dir == Dir::Received => self.received(p),
-                Event::Pfc(p) => self.sent(*line, p),
-                _ => {}
+        let mut active = !batch.is_empty();
+        for (_, units) in PHASES {
+            for &unit in units {
+                let done = match unit {
+                    Unit::Dt => {
+                        let occupancy = pool_occupancy(&self.d, &self.acct).0;
+                        Block::eval(&mut self.dt, c, occupancy, ())
+                    }
+                    Unit::DtLossy => {
+                        let occupancy = pool_occupancy(&self.d, &self.acct).1;
+                        Block::eval(&mut self.dt_lossy, c, occupancy, ())
+                    }
+                    Unit::PolicyUnits => {
+                        self.policy
+                            .thresholds(self.dt.t(), &self.acct, &mut self.dirty);
+                        Ok(())
+                    }
+                    Unit::PfcRx => {
+                        self.pfc_frames(c, &batch);
+                        Ok(())
+                    }
+                    Unit::Admission => {
+                        self.admission(c, &batch);
+                        Ok(())
+                    }
+                    Unit::PfcGen => self.pfc_generation(c),
+                    Unit::Transmitters => {
+                        active |= self.egress(c, &batch);
+                        Ok(())
+                    }
+                    // The DUT's datapath: checked by what departs, not followed.
+                    Unit::HcfPeriods | Unit::Ecm | Unit::Ecn | Unit::WriteStage => Ok(()),
+                };
+                if let Err(e) = done {
+                    self.model_error(c, &format!("{unit:?} unit"), e);
+                }
             }
         }
-        self.admission(c, &batch);
-        let before: Vec<u8> = (0..self.d.ports).map(|p| self.fsm.off(p)).collect();
-        let poff = self.fsm.poff();
-        Block::eval(
-            &mut self.fsm,
-            c,
-            FsmIn {
-                requests: &mut self.requests,
-                // Follow mode evaluates every cycle it runs: the QON/PON checks always.
-                recheck: true,
-                policy: &mut self.policy,
-                acct: &self.acct,
-                t: self.dt.t(),
-            },
-            &mut self.dirty,
-        )
-        .ok();
-        self.model_pfc(c + 1, &before, poff);
-        active |= self.egress(c, &batch);
         if let Err(e) = self.acct.commit(c) {
             self.report(
                 c,
@@ -287,14 +304,70 @@ impl<P: BufferPolicy> Follower<P> {
             );
             self.acct = Accounting::new(self.d.ports);
         }
-        self.dt.commit(c).ok();
-        self.dt_lossy.commit(c).ok();
-        self.policy.commit(c).ok();
-        self.fsm.commit(c).ok();
+        let edges = [
+            ("DT threshold", self.dt.commit(c)),
+            ("lossy DT threshold", self.dt_lossy.commit(c)),
+            ("buffer policy", self.policy.commit(c)),
+            ("PFC generation", self.fsm.commit(c)),
+        ];
+        for (block, result) in edges {
+            if let Err(e) = result {
+                self.model_error(c, &format!("{block} at the edge"), e);
+            }
+        }
         if active {
             self.busy = c;
         }
         self.done = Some(c);
+    }
+
+    /// An error of one of the model's blocks: the model cannot follow the DUT there.
+    fn model_error(&mut self, c: u64, block: &str, e: BlockError) {
+        self.report(
+            c,
+            0,
+            "model error",
+            format!("the events up to cycle {c}"),
+            format!("the model's {block} failed: {e}"),
+            None,
+            None,
+        );
+    }
+
+    /// PFC reception's unit: the frames the DUT received and sent in cycle `c` (the sent
+    /// levels that stayed apart too long are reported first).
+    fn pfc_frames(&mut self, c: u64, batch: &[(usize, Event)]) {
+        self.pfc_settle(c);
+        for (line, ev) in batch {
+            match ev {
+                Event::Pfc(p) if p.dir == Dir::Received => self.received(p),
+                Event::Pfc(p) => self.sent(*line, p),
+                _ => {}
+            }
+        }
+    }
+
+    /// PFC generation's unit: the requests admission made, the QON/PON checks, and the
+    /// model's level changes of the cycle.
+    fn pfc_generation(&mut self, c: u64) -> Result<(), BlockError> {
+        let pause = self.fsm.state();
+        let before: Vec<u8> = (0..self.d.ports).map(|p| pause.off(p)).collect();
+        let poff = pause.poff();
+        let done = Block::eval(
+            &mut self.fsm,
+            c,
+            FsmIn {
+                requests: &mut self.requests,
+                // Follow mode evaluates every cycle it runs: the QON/PON checks always.
+                recheck: true,
+                policy: &mut self.policy,
+                acct: &self.acct,
+                t: self.dt.t(),
+            },
+            &mut self.dirty,
+        );
+        self.model_pfc(c + 1, &before, poff);
+        done
     }
 
     fn received(&mut self, p: &Pfc) {
@@ -342,8 +415,8 @@ impl<P: BufferPolicy> Follower<P> {
     /// The model's QOFF/POFF changes of this cycle, stamped `at`.
     fn model_pfc(&mut self, at: u64, before: &[u8], poff: u64) {
         for (port, &old) in before.iter().enumerate() {
-            let new = self.fsm.off(port);
-            for class in 0..8 {
+            let new = self.fsm.state().off(port);
+            for class in 0..QUEUES {
                 if (old ^ new) >> class & 1 != 0 {
                     let [_, shared, headroom] = self.acct.group(port, class);
                     let why = if new >> class & 1 != 0 {
@@ -359,11 +432,11 @@ impl<P: BufferPolicy> Follower<P> {
                 }
             }
         }
-        let now = self.fsm.poff();
+        let now = self.fsm.state().poff();
         for port in 0..self.d.ports {
             if (now ^ poff) >> port & 1 != 0 {
                 let why = "the port's occupancy crossed X_poff or X_pon (DSH Eq. 6)".into();
-                self.model_change(port, 8, now >> port & 1 != 0, at, why);
+                self.model_change(port, PORT_LEVEL, now >> port & 1 != 0, at, why);
             }
         }
     }
@@ -381,7 +454,7 @@ impl<P: BufferPolicy> Follower<P> {
     /// Sent PFC levels that have differed for more than the tolerance by cycle `now`.
     fn pfc_settle(&mut self, now: u64) {
         for port in 0..self.d.ports {
-            for idx in 0..9 {
+            for idx in 0..=QUEUES {
                 self.pfc_overdue(port, idx, now);
             }
         }
@@ -395,7 +468,7 @@ impl<P: BufferPolicy> Follower<P> {
         if p.model == p.dut || p.reported || p.since + tol >= now {
             return;
         }
-        let what = if idx == 8 { "port-level " } else { "" };
+        let what = if idx == PORT_LEVEL { "port-level " } else { "" };
         let level = if p.model_last { p.model } else { p.dut };
         let frame = if level { "PAUSE" } else { "RESUME" };
         let (check, expected) = if p.model_last {
@@ -416,7 +489,7 @@ impl<P: BufferPolicy> Follower<P> {
                 ),
             )
         };
-        let class = if idx == 8 {
+        let class = if idx == PORT_LEVEL {
             "port".to_string()
         } else {
             format!("class {idx}")
@@ -519,12 +592,14 @@ impl<P: BufferPolicy> Follower<P> {
             a.ncells as u32,
             lossless,
         );
-        let v = self
-            .adm
-            .view(&r, &self.acct, &self.dt, &self.dt_lossy, &mut self.policy);
-        let model = self
-            .policy
-            .decide(&r, v, self.adm.pools(), &self.acct, &self.fsm);
+        let (v, model) = self.adm.decide(
+            &r,
+            &self.acct,
+            &self.dt,
+            &self.dt_lossy,
+            self.fsm.state(),
+            &mut self.policy,
+        );
         let dut: Result<Plan, String> = match dev {
             Event::Admit(Admit { segments: s, .. }) => Ok(Plan {
                 seg0: s.private as u16,
@@ -571,7 +646,16 @@ impl<P: BufferPolicy> Follower<P> {
                 Some(a.port),
             );
         }
-        let shared = v.shared;
+        // The DUT's outcome, applied as the model applies its own.
+        let due = self.adm.settle(
+            &r,
+            dut.as_ref().ok(),
+            v.shared,
+            &mut self.acct,
+            &mut self.policy,
+            &mut self.requests,
+            c,
+        );
         match dut {
             Ok(plan) => {
                 if plan.seg0 as u32 + plan.seg1 as u32 + plan.headroom as u32 != a.ncells as u32 {
@@ -585,17 +669,6 @@ impl<P: BufferPolicy> Follower<P> {
                         Some(a.port),
                     );
                 }
-                self.adm.charge(&r, &plan, &mut self.acct);
-                if lossless {
-                    self.policy.flow_control(
-                        &r,
-                        Some(&plan),
-                        shared,
-                        &self.acct,
-                        &mut self.requests,
-                    );
-                }
-                let due = self.policy.admitted(&r, &self.acct, c);
                 match a.cell {
                     Some(_) => self.written += 1,
                     None => self.writing[a.port as usize] = Some((c, a.ncells)),
@@ -615,8 +688,6 @@ impl<P: BufferPolicy> Follower<P> {
             }
             Err(reason) => {
                 if lossless {
-                    self.policy
-                        .flow_control(&r, None, shared, &self.acct, &mut self.requests);
                     self.report(
                         c,
                         line,
@@ -727,12 +798,16 @@ impl<P: BufferPolicy> Follower<P> {
                 Some(dep.port),
             );
         }
-        let paused = [dep.queue as usize, 8]
+        let paused = [dep.queue as usize, PORT_LEVEL]
             .into_iter()
             .filter_map(|i| self.rx[port][i].map(|r| (i, r)))
             .find(|(_, r)| r.from + self.opts.pfc_tolerance <= c && c < r.until);
         if let Some((i, r)) = paused {
-            let scope = if i == 8 { "the port" } else { "the queue" };
+            let scope = if i == PORT_LEVEL {
+                "the port"
+            } else {
+                "the queue"
+            };
             self.report(
                 c,
                 line,
@@ -772,10 +847,9 @@ impl<P: BufferPolicy> Follower<P> {
             implied: dep.cell.is_none(),
         });
         if P::RECORDS_DEQUEUES {
-            let (qi, eq) = (pkt.src as usize * 8, pkt.dst as usize * 8);
-            let prio = pkt.prio as usize;
-            self.policy
-                .dequeued(qi + prio, eq + prio, pkt.ncells.into(), pkt.due, c);
+            let (src, prio, dst) = (pkt.src as usize, pkt.prio as usize, pkt.dst as usize);
+            let r = Request::new(src, prio, dst, pkt.ncells.into(), pkt.lossless);
+            self.policy.dequeued(r.qi, r.eq, r.n, pkt.due, c);
         }
         self.read(c, port, key);
     }
@@ -923,7 +997,7 @@ impl<P: BufferPolicy> Follower<P> {
 /// The `pfc` state slot: the class, or 8 for a port-level frame.
 fn pfc_index(p: &Pfc) -> usize {
     if p.port_level == Some(true) {
-        8
+        PORT_LEVEL
     } else {
         p.class as usize
     }
@@ -996,5 +1070,101 @@ impl<P: BufferPolicy> Replay for Follower<P> {
 
     fn count(&self) -> usize {
         self.out.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::parse_line;
+    use hw_model::pfc::state::PauseState;
+    use hw_model::policy::{Pools, QueueView, Sih};
+    use hw_model::ports::FlowRequests;
+    use hw_model::SwitchConfig;
+
+    /// SIH whose edge fails from cycle `from` on: a model block broken on purpose.
+    struct BrokenEdge {
+        sih: Sih,
+        from: u64,
+    }
+
+    impl BufferPolicy for BrokenEdge {
+        fn thresholds(&mut self, t: u32, acct: &Accounting, dirty: &mut Dirty) {
+            self.sih.thresholds(t, acct, dirty);
+        }
+
+        fn decide(
+            &mut self,
+            r: &Request,
+            v: QueueView,
+            pools: &Pools,
+            acct: &Accounting,
+            pause: &PauseState,
+        ) -> Result<Plan, DropReason> {
+            self.sih.decide(r, v, pools, acct, pause)
+        }
+
+        fn flow_control(
+            &self,
+            r: &Request,
+            outcome: Option<&Plan>,
+            shared: u32,
+            acct: &Accounting,
+            req: &mut FlowRequests,
+        ) {
+            self.sih.flow_control(r, outcome, shared, acct, req);
+        }
+
+        fn resume_queues(
+            &mut self,
+            port: usize,
+            off: u8,
+            acct: &Accounting,
+            t: u32,
+            dirty: &mut Dirty,
+        ) -> u8 {
+            self.sih.resume_queues(port, off, acct, t, dirty)
+        }
+
+        fn commit(&mut self, cycle: u64) -> Result<(), BlockError> {
+            if cycle >= self.from {
+                return Err(BlockError("the recorder would wrap".into()));
+            }
+            Ok(())
+        }
+    }
+
+    /// A packet of one cell admitted to its private buffer and sent.
+    const STREAM: [&str; 3] = [
+        r#"{"cycle":1,"event":"arrive","port":0,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":1,"ncells":1}"#,
+        r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":1,"shared":0,"headroom":0}}"#,
+        r#"{"cycle":4,"event":"depart","port":1,"queue":0,"flow":1,"seq":0,"src":0,"ncells":1}"#,
+    ];
+
+    fn follow(from: u64) -> Vec<Divergence> {
+        let d = SwitchConfig::small().build().unwrap();
+        let sih = Sih::new(&d, pool_units(&d).0.t());
+        let mut f = Follower::new(d, BrokenEdge { sih, from }, Options::default());
+        for (i, line) in STREAM.iter().enumerate() {
+            f.feed(i + 1, parse_line(line).unwrap());
+        }
+        f.finish();
+        f.take()
+    }
+
+    #[test]
+    fn a_model_error_is_reported_not_dropped() {
+        assert_eq!(follow(u64::MAX), vec![], "the model without the fault");
+        let found = follow(3);
+        let errors: Vec<_> = found.iter().filter(|d| d.check == "model error").collect();
+        assert!(!errors.is_empty(), "{found:?}");
+        assert_eq!(errors[0].cycle, 3);
+        assert!(
+            errors[0]
+                .expected
+                .contains("buffer policy at the edge failed: the recorder would wrap"),
+            "{}",
+            errors[0]
+        );
     }
 }

@@ -17,7 +17,8 @@ pub mod record;
 
 use events::{Event, InputError, Reader};
 use follow::Follower;
-use hw_model::policy::Policies;
+use hw_model::config::QUEUES;
+use hw_model::policy::{BufferPolicy, Policies, WithPolicy};
 use hw_model::{Derived, DropReason};
 use lockstep::Lockstep;
 use std::fmt;
@@ -104,6 +105,20 @@ pub trait Replay {
     fn count(&self) -> usize;
 }
 
+/// A follower of whichever policy the model's factory ([`Policies::new`]) builds.
+struct MakeFollower {
+    d: Derived,
+    opts: Options,
+}
+
+impl WithPolicy for MakeFollower {
+    type Output = Box<dyn Replay>;
+
+    fn run<P: BufferPolicy + 'static>(self, policy: P) -> Box<dyn Replay> {
+        Box::new(Follower::new(self.d, policy, self.opts))
+    }
+}
+
 /// An incremental checker: feed events in stream order, read divergences as they come.
 pub struct Checker {
     d: Derived,
@@ -117,14 +132,7 @@ impl Checker {
     pub fn new(d: Derived, opts: Options) -> Self {
         let inner: Box<dyn Replay> = match opts.mode {
             Mode::Lockstep => Box::new(Lockstep::new(d.clone())),
-            Mode::Follow => {
-                let (dt, _) = hw_model::dt_threshold::pool_units(&d);
-                match Policies::new(&d, dt.t()) {
-                    Policies::Sih(p) => Box::new(Follower::new(d.clone(), p, opts)),
-                    Policies::Dsh(p) => Box::new(Follower::new(d.clone(), p, opts)),
-                    Policies::L2bm(p) => Box::new(Follower::new(d.clone(), *p, opts)),
-                }
-            }
+            Mode::Follow => Policies::new(&d).with(MakeFollower { d: d.clone(), opts }),
         };
         Self {
             d,
@@ -182,10 +190,10 @@ impl Checker {
             }
         };
         let prio = |kind: &str, name: &str, v: u8| {
-            if v < 8 {
+            if (v as usize) < QUEUES {
                 Ok(())
             } else {
-                Err(format!("{kind}.{name}: {v}; allowed: 0..8"))
+                Err(format!("{kind}.{name}: {v}; allowed: 0..{QUEUES}"))
             }
         };
         match ev {

@@ -1,0 +1,498 @@
+//! Workload generators: Poisson arrivals at a target load, many-to-one fan-in bursts, random
+//! permutation and all-to-all, as lists of [`Flow`]s sorted by start time (the order a flow
+//! file needs). Each is deterministic for its seed (ChaCha8).
+//!
+//! **Load.** ns3-datacenter's PowerTCP workload defines the load on the ToRs' uplinks:
+//! each server starts flows at `requestRate = load * LEAF_SERVER_CAPACITY * SERVER_COUNT /
+//! oversubRatio / (8 * avg_cdf) / SERVER_COUNT` per second, `oversubRatio = SERVER_COUNT *
+//! LEAF_SERVER_CAPACITY / (SPINE_LEAF_CAPACITY * SPINE_COUNT)`
+//! (`examples/PowerTCP/powertcp-evaluation-workload.cc` lines 1262 and 1270), which is
+//! `load * uplink capacity / (8 * mean size * servers under the ToR)`: at load 1 a ToR's
+//! servers together offer its uplinks' capacity. [`LoadBase::TorUplinks`] is that, with the
+//! uplinks and servers read from the topology. HPCC's `traffic_gen.py` defines it on the
+//! host's own link instead (`avg_inter_arrival = 1/(bandwidth*load/8./avg)`):
+//! [`LoadBase::HostLink`]. Inter-arrival times are exponential (`poission_gen_interval`,
+//! line 373), each host's stream independent, from `start` to `start + duration`, rounded
+//! to the nanosecond (ns-3's resolution); destinations are uniform over the other hosts, as
+//! `traffic_gen.py` draws them.
+
+use crate::cdf::SizeCdf;
+use crate::flows::{Flow, MAX_FLOWS};
+use crate::topology::{NodeId, Topology};
+use crate::units::Picos;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A generator key out of its range.
+#[derive(Debug, thiserror::Error)]
+#[error("{key}: {value}; allowed: {allowed}")]
+pub struct WorkloadError {
+    pub key: &'static str,
+    pub value: String,
+    pub allowed: String,
+}
+
+fn key_error(key: &'static str, value: impl ToString, allowed: impl Into<String>) -> WorkloadError {
+    WorkloadError {
+        key,
+        value: value.to_string(),
+        allowed: allowed.into(),
+    }
+}
+
+/// The fields every generated flow shares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowTemplate {
+    pub pg: u8,
+    pub dport: u16,
+}
+
+/// HPCC's `traffic_gen.py` writes `src dst 3 100 size start`.
+impl Default for FlowTemplate {
+    fn default() -> FlowTemplate {
+        FlowTemplate { pg: 3, dport: 100 }
+    }
+}
+
+impl FlowTemplate {
+    fn flow(self, src: NodeId, dst: NodeId, size: u64, start: Picos) -> Flow {
+        Flow {
+            src,
+            dst,
+            pg: self.pg,
+            dport: self.dport,
+            size,
+            start,
+        }
+    }
+}
+
+/// What a load of 1 means (see the module's doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadBase {
+    /// ns3-datacenter's PowerTCP: the host's ToR's uplink capacity shared by its hosts.
+    TorUplinks,
+    /// HPCC's `traffic_gen.py`: the host's link.
+    HostLink,
+}
+
+/// Poisson arrivals of flows with sizes from a CDF.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Poisson {
+    pub cdf: SizeCdf,
+    /// 0 < load <= 1.
+    pub load: f64,
+    pub base: LoadBase,
+    pub start: Picos,
+    pub duration: Picos,
+    pub seed: u64,
+    pub template: FlowTemplate,
+}
+
+/// A uniform draw in [0, 1) with 53 bits.
+fn unit(rng: &mut ChaCha8Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A uniform draw in `0..n` (`n > 0`), by the high half of a 128-bit product.
+fn below(rng: &mut ChaCha8Rng, n: usize) -> usize {
+    ((u128::from(rng.next_u64()) * n as u128) >> 64) as usize
+}
+
+const PICOS_PER_NS: u64 = 1_000;
+
+impl Poisson {
+    /// Flows per second each host starts.
+    fn rate(&self, topo: &Topology, host: NodeId) -> Result<f64, WorkloadError> {
+        let bits_per_flow = 8.0 * self.cdf.mean();
+        let host_link = &topo.links()[topo.ports(host)[0]];
+        let capacity = match self.base {
+            LoadBase::HostLink => host_link.rate.0 as f64,
+            LoadBase::TorUplinks => {
+                let tor = topo.tor_of(host);
+                let mut uplinks = 0u64;
+                let mut hosts = 0u32;
+                for &link in topo.ports(tor) {
+                    let peer = topo.links()[link].peer(tor);
+                    if topo.is_switch(peer) && topo.links()[link].up {
+                        uplinks += topo.links()[link].rate.0;
+                    } else if !topo.is_switch(peer) {
+                        hosts += 1;
+                    }
+                }
+                if uplinks == 0 {
+                    return Err(key_error(
+                        "base",
+                        "tor-uplinks",
+                        format!(
+                            "host-link (switch {tor}, host {host}'s ToR, has no uplink that is up)"
+                        ),
+                    ));
+                }
+                uplinks as f64 / f64::from(hosts)
+            }
+        };
+        Ok(self.load * capacity / bits_per_flow)
+    }
+
+    /// The flows, sorted by start time (then source, then draw order).
+    pub fn generate(&self, topo: &Topology) -> Result<Vec<Flow>, WorkloadError> {
+        if !(self.load > 0.0 && self.load <= 1.0) {
+            return Err(key_error("load", self.load, "0 < load <= 1"));
+        }
+        let hosts: Vec<NodeId> = topo.hosts().collect();
+        if hosts.len() < 2 {
+            return Err(key_error("hosts", hosts.len(), "2 or more in the topology"));
+        }
+        let rates = hosts
+            .iter()
+            .map(|&host| self.rate(topo, host))
+            .collect::<Result<Vec<f64>, _>>()?;
+        let expected = rates.iter().sum::<f64>() * self.duration.as_secs_f64();
+        if expected > f64::from(MAX_FLOWS) {
+            return Err(key_error(
+                "duration",
+                self.duration.seconds_text(),
+                format!("about {expected:.0} flows at this load; at most {MAX_FLOWS} (a shorter duration)"),
+            ));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let end = self.start.0 + self.duration.0;
+        let mut flows = Vec::new();
+        for (&src, &rate) in hosts.iter().zip(&rates) {
+            let mut t = self.start.0 as f64;
+            loop {
+                t += -(1.0 - unit(&mut rng)).ln() / rate * 1e12;
+                let start = (t / PICOS_PER_NS as f64).round() as u64 * PICOS_PER_NS;
+                if start >= end {
+                    break;
+                }
+                // Uniform over the others: index past the source's own.
+                let k = below(&mut rng, hosts.len() - 1);
+                let dst = if hosts[k] >= src {
+                    hosts[k + 1]
+                } else {
+                    hosts[k]
+                };
+                let size = loop {
+                    let size = self.cdf.size_at(unit(&mut rng));
+                    if size > 0 {
+                        break size;
+                    }
+                };
+                flows.push(self.template.flow(src, dst, size, Picos(start)));
+            }
+        }
+        flows.sort_by_key(|flow| flow.start);
+        Ok(flows)
+    }
+}
+
+fn checked_host(topo: &Topology, key: &'static str, node: NodeId) -> Result<NodeId, WorkloadError> {
+    if (node as usize) < topo.node_count() && !topo.is_switch(node) {
+        Ok(node)
+    } else {
+        Err(key_error(key, node, "a host of the topology"))
+    }
+}
+
+fn checked_size(size: u64) -> Result<u64, WorkloadError> {
+    if size == 0 {
+        return Err(key_error("size", 0, "bytes, 1 or more"));
+    }
+    Ok(size)
+}
+
+/// `senders` hosts, drawn without repetition from the racks other than the receiver's, each
+/// sending `size` bytes to `receiver` at `start` (sorted by sender).
+pub fn fan_in(
+    topo: &Topology,
+    receiver: NodeId,
+    senders: usize,
+    size: u64,
+    start: Picos,
+    seed: u64,
+    template: FlowTemplate,
+) -> Result<Vec<Flow>, WorkloadError> {
+    let receiver = checked_host(topo, "receiver", receiver)?;
+    let size = checked_size(size)?;
+    let rack = topo.tor_of(receiver);
+    let mut candidates: Vec<NodeId> = topo.hosts().filter(|&h| topo.tor_of(h) != rack).collect();
+    if senders == 0 || senders > candidates.len() {
+        return Err(key_error(
+            "senders",
+            senders,
+            format!(
+                "1..={} (the hosts outside receiver {receiver}'s rack)",
+                candidates.len()
+            ),
+        ));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    // A partial Fisher-Yates shuffle: the first `senders` places.
+    for i in 0..senders {
+        let j = i + below(&mut rng, candidates.len() - i);
+        candidates.swap(i, j);
+    }
+    candidates.truncate(senders);
+    candidates.sort_unstable();
+    Ok(candidates
+        .into_iter()
+        .map(|src| template.flow(src, receiver, size, start))
+        .collect())
+}
+
+/// Every host sends `size` bytes to one other host and receives from one: a random cyclic
+/// permutation of the hosts (Sattolo's algorithm, so no host sends to itself).
+pub fn permutation(
+    topo: &Topology,
+    size: u64,
+    start: Picos,
+    seed: u64,
+    template: FlowTemplate,
+) -> Result<Vec<Flow>, WorkloadError> {
+    let size = checked_size(size)?;
+    let hosts: Vec<NodeId> = topo.hosts().collect();
+    if hosts.len() < 2 {
+        return Err(key_error("hosts", hosts.len(), "2 or more in the topology"));
+    }
+    let mut next: Vec<usize> = (0..hosts.len()).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for i in (1..next.len()).rev() {
+        next.swap(i, below(&mut rng, i));
+    }
+    Ok(hosts
+        .iter()
+        .zip(&next)
+        .map(|(&src, &to)| template.flow(src, hosts[to], size, start))
+        .collect())
+}
+
+/// Every host sends `size` bytes to every other host at `start`.
+pub fn all_to_all(
+    topo: &Topology,
+    size: u64,
+    start: Picos,
+    template: FlowTemplate,
+) -> Result<Vec<Flow>, WorkloadError> {
+    let size = checked_size(size)?;
+    let hosts: Vec<NodeId> = topo.hosts().collect();
+    let pairs = hosts.len() * hosts.len().saturating_sub(1);
+    if pairs > MAX_FLOWS as usize {
+        return Err(key_error(
+            "hosts",
+            hosts.len(),
+            format!("at most {MAX_FLOWS} flows, one per ordered pair"),
+        ));
+    }
+    Ok(hosts
+        .iter()
+        .flat_map(|&src| {
+            hosts
+                .iter()
+                .filter(move |&&dst| dst != src)
+                .map(move |&dst| (src, dst))
+        })
+        .map(|(src, dst)| template.flow(src, dst, size, start))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cdf::Builtin;
+    use crate::flows::{to_ns3, FlowFile};
+    use crate::generate::Clos;
+    use std::collections::HashSet;
+
+    fn web_search(load: f64, base: LoadBase, seed: u64) -> Poisson {
+        Poisson {
+            cdf: Builtin::WebSearch.cdf(),
+            load,
+            base,
+            start: Picos::micros(100_000),
+            duration: Picos::micros(200_000),
+            seed,
+            template: FlowTemplate::default(),
+        }
+    }
+
+    /// The bits offered per second over the ToRs' uplink capacity, in ns3-datacenter's
+    /// 256-server Clos (ToRs 256-263).
+    fn offered_over_uplinks(topo: &Topology, flows: &[Flow], duration: Picos) -> f64 {
+        let uplinks: u64 = topo
+            .links()
+            .iter()
+            .filter(|l| (256..264).contains(&l.src) && topo.is_switch(l.dst))
+            .map(|l| l.rate.0)
+            .sum();
+        assert_eq!(uplinks, 16 * 100_000_000_000);
+        let bits: u64 = flows.iter().map(|f| 8 * f.size).sum();
+        bits as f64 / duration.as_secs_f64() / uplinks as f64
+    }
+
+    #[test]
+    fn poisson_offers_the_load_on_the_tor_uplinks() {
+        // ns3-datacenter's 256-server Clos: 8 ToRs with 2 x 100 Gb/s uplinks each, 32 servers
+        // at 25 Gb/s each (4:1 oversubscribed).
+        let topo = Clos::ns3_datacenter_256().build().unwrap();
+        let gen = web_search(0.5, LoadBase::TorUplinks, 1);
+        let flows = gen.generate(&topo).unwrap();
+        // About 0.5 * 1600 Gb/s * 0.2 s / (8 * 1.71 MB) = 11 688 flows.
+        assert!((11_000..12_400).contains(&flows.len()), "{}", flows.len());
+        let load = offered_over_uplinks(&topo, &flows, gen.duration);
+        assert!((load - 0.5).abs() < 0.03, "offered {load}");
+        // The same measure tells the definitions apart: HPCC's, on the 25 Gb/s host links,
+        // offers four times as much at the same load.
+        let hpcc = web_search(0.5, LoadBase::HostLink, 1);
+        let load = offered_over_uplinks(&topo, &hpcc.generate(&topo).unwrap(), hpcc.duration);
+        assert!((load - 2.0).abs() < 0.12, "offered {load}");
+    }
+
+    /// The gaps between a host's flow starts are exponential with mean `1 / rate`: their
+    /// mean within 3 % and their coefficient of variation within 0.05 of 1.
+    fn check_exponential_gaps(starts: &[Picos], rate: f64) -> Result<(), String> {
+        let gaps: Vec<f64> = starts
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].0) as f64 * 1e-12)
+            .collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let variance = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        let cv = variance.sqrt() / mean;
+        if (mean * rate - 1.0).abs() > 0.03 || (cv - 1.0).abs() > 0.05 {
+            return Err(format!(
+                "{} gaps: mean {mean} s (1/rate {}), CV {cv}",
+                gaps.len(),
+                1.0 / rate
+            ));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential() {
+        let star = Topology::parse("3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n").unwrap();
+        let gen = Poisson {
+            cdf: Builtin::FbHadoop.cdf(),
+            ..web_search(0.5, LoadBase::HostLink, 5)
+        };
+        // 0.5 * 100 Gb/s / (8 * 120 420.75 B): 51 901 flows/s, about 10 380 a host in 0.2 s.
+        let rate = 0.5 * 100e9 / (8.0 * gen.cdf.mean());
+        let flows = gen.generate(&star).unwrap();
+        let starts: Vec<Picos> = flows
+            .iter()
+            .filter(|f| f.src == 0)
+            .map(|f| f.start)
+            .collect();
+        assert_eq!(check_exponential_gaps(&starts, rate), Ok(()));
+        // The companion: arrivals evenly spaced at the same rate are not Poisson.
+        let even: Vec<Picos> = (0..10_000)
+            .map(|i| Picos((i as f64 / rate * 1e12) as u64))
+            .collect();
+        assert!(check_exponential_gaps(&even, rate).is_err());
+    }
+
+    #[test]
+    fn poisson_flows_are_sorted_in_the_window_and_deterministic() {
+        let topo = Clos::l2bm().build().unwrap();
+        let gen = web_search(0.3, LoadBase::TorUplinks, 9);
+        let flows = gen.generate(&topo).unwrap();
+        assert_eq!(flows, gen.generate(&topo).unwrap());
+        assert_ne!(
+            flows,
+            web_search(0.3, LoadBase::TorUplinks, 10)
+                .generate(&topo)
+                .unwrap()
+        );
+        assert!(flows.windows(2).all(|w| w[0].start <= w[1].start));
+        let end = gen.start.0 + gen.duration.0;
+        for flow in &flows {
+            assert!(flow.start.0 > gen.start.0 && flow.start.0 < end && flow.start.0 % 1_000 == 0);
+            assert!(flow.src != flow.dst && !topo.is_switch(flow.dst) && flow.size > 0);
+            assert_eq!((flow.pg, flow.dport), (3, 100));
+        }
+        // They make a valid flow file.
+        let file = FlowFile::parse(&to_ns3(&flows), &topo).unwrap();
+        assert_eq!(file.flows, flows);
+        let sources: HashSet<NodeId> = flows.iter().map(|f| f.src).collect();
+        let destinations: HashSet<NodeId> = flows.iter().map(|f| f.dst).collect();
+        assert_eq!((sources.len(), destinations.len()), (128, 128));
+    }
+
+    #[test]
+    fn poisson_keys_out_of_range_are_named() {
+        let topo = Clos::l2bm().build().unwrap();
+        for load in [0.0, 1.5, f64::NAN] {
+            let err = web_search(load, LoadBase::TorUplinks, 1)
+                .generate(&topo)
+                .unwrap_err();
+            assert_eq!((err.key, err.allowed.as_str()), ("load", "0 < load <= 1"));
+        }
+        let mut long = web_search(1.0, LoadBase::HostLink, 1);
+        long.duration = Picos::micros(1_000_000_000);
+        assert_eq!(long.generate(&topo).unwrap_err().key, "duration");
+        let star = Topology::parse("3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n").unwrap();
+        let err = web_search(0.5, LoadBase::TorUplinks, 1)
+            .generate(&star)
+            .unwrap_err();
+        assert_eq!(err.to_string(), "base: tor-uplinks; allowed: host-link (switch 2, host 0's ToR, has no uplink that is up)");
+        assert!(web_search(0.5, LoadBase::HostLink, 1)
+            .generate(&star)
+            .is_ok());
+    }
+
+    #[test]
+    fn fan_in_draws_distinct_senders_from_other_racks() {
+        let topo = Clos::l2bm().build().unwrap();
+        let flows = fan_in(&topo, 5, 15, 64_000, Picos(0), 4, FlowTemplate::default()).unwrap();
+        assert_eq!(flows.len(), 15);
+        let senders: HashSet<NodeId> = flows.iter().map(|f| f.src).collect();
+        assert_eq!(senders.len(), 15);
+        assert!(flows
+            .iter()
+            .all(|f| f.dst == 5 && topo.tor_of(f.src) != topo.tor_of(5) && f.size == 64_000));
+        assert_eq!(
+            flows,
+            fan_in(&topo, 5, 15, 64_000, Picos(0), 4, FlowTemplate::default()).unwrap()
+        );
+        let err = fan_in(&topo, 5, 97, 1, Picos(0), 4, FlowTemplate::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "senders: 97; allowed: 1..=96 (the hosts outside receiver 5's rack)"
+        );
+        let err = fan_in(&topo, 128, 1, 1, Picos(0), 4, FlowTemplate::default()).unwrap_err();
+        assert_eq!(err.key, "receiver");
+    }
+
+    #[test]
+    fn permutation_sends_once_and_receives_once_per_host() {
+        let topo = Clos::l2bm().build().unwrap();
+        let flows = permutation(&topo, 1_000, Picos(0), 2, FlowTemplate::default()).unwrap();
+        assert_eq!(flows.len(), 128);
+        let receivers: HashSet<NodeId> = flows.iter().map(|f| f.dst).collect();
+        assert_eq!(receivers.len(), 128);
+        assert!(flows
+            .iter()
+            .enumerate()
+            .all(|(i, f)| f.src == i as NodeId && f.dst != f.src));
+        assert_ne!(
+            flows,
+            permutation(&topo, 1_000, Picos(0), 3, FlowTemplate::default()).unwrap()
+        );
+    }
+
+    #[test]
+    fn all_to_all_covers_every_ordered_pair() {
+        let topo = Clos::l2bm().build().unwrap();
+        let flows = all_to_all(&topo, 1, Picos(0), FlowTemplate::default()).unwrap();
+        let pairs: HashSet<(NodeId, NodeId)> = flows.iter().map(|f| (f.src, f.dst)).collect();
+        assert_eq!((flows.len(), pairs.len()), (128 * 127, 128 * 127));
+        assert!(pairs.iter().all(|(a, b)| a != b));
+        assert_eq!(
+            all_to_all(&topo, 0, Picos(0), FlowTemplate::default())
+                .unwrap_err()
+                .key,
+            "size"
+        );
+    }
+}
