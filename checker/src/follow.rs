@@ -22,7 +22,7 @@
 //! not with the cycles.
 
 use crate::events::{Admit, Arrive, Counters, Depart, Dir, Event, Pfc};
-use crate::{Divergence, LineRate, Options, Replay};
+use crate::{Decisions, Divergence, LineRate, Options, Replay};
 use hw_model::accounting::{Accounting, Update};
 use hw_model::admission::Admission;
 use hw_model::config::QUEUES;
@@ -117,6 +117,9 @@ pub struct Follower<P: BufferPolicy> {
     packets: HashMap<Key, Pkt>,
     dropped: HashSet<Key>,
     dropped_order: VecDeque<Key>,
+    /// The model's own drops (decisions inferred), with its reasons: a departure of one
+    /// is an admission divergence.
+    inferred_drops: HashMap<Key, String>,
     last_seq: HashMap<u32, u32>,
     egress: Vec<EgressState>,
     rx: Vec<[Option<RxPause>; QUEUES + 1]>,
@@ -163,6 +166,7 @@ impl<P: BufferPolicy> Follower<P> {
             packets: HashMap::new(),
             dropped: HashSet::new(),
             dropped_order: VecDeque::new(),
+            inferred_drops: HashMap::new(),
             last_seq: HashMap::new(),
             egress: vec![EgressState::default(); ports],
             rx: vec![[None; QUEUES + 1]; ports],
@@ -523,13 +527,18 @@ impl<P: BufferPolicy> Follower<P> {
                 self.written += self.packets.contains_key(&(a.flow, a.seq)) as u64;
                 continue;
             }
-            let key = (a.flow, a.seq);
             let decision = batch.iter().find(|(_, e)| match e {
                 Event::Admit(x) => (x.port, x.flow, x.seq) == (a.port, a.flow, a.seq),
                 Event::Drop(x) => (x.port, x.flow, x.seq) == (a.port, a.flow, a.seq),
                 _ => false,
             });
             let Some((dline, dev)) = decision else {
+                if self.opts.decisions == Decisions::Inferred {
+                    if self.fresh(c, *line, a, ev) {
+                        self.decide(c, *line, a, None);
+                    }
+                    continue;
+                }
                 if self.closing {
                     // The stream ends in this cycle: the DUT may have had no time to
                     // report the decision.
@@ -548,19 +557,9 @@ impl<P: BufferPolicy> Follower<P> {
             };
             decided.insert(*dline);
             self.note(a.flow, a.port, *dline, dev);
-            if self.packets.contains_key(&key) {
-                self.report(
-                    c,
-                    *line,
-                    "duplicated arrival",
-                    ev.to_line(),
-                    "a (flow, seq) not already in the buffer".into(),
-                    Some(a.flow),
-                    Some(a.port),
-                );
-                continue;
+            if self.fresh(c, *line, a, ev) {
+                self.decide(c, *dline, a, Some(dev));
             }
-            self.decide(c, *dline, a, dev);
         }
         for (line, ev) in batch {
             let (flow, port) = match ev {
@@ -582,8 +581,28 @@ impl<P: BufferPolicy> Follower<P> {
         }
     }
 
+    /// Whether the start of packet `a` (event `ev`, line `line`) is not already in the
+    /// buffer; a duplicate is reported.
+    fn fresh(&mut self, c: u64, line: usize, a: &Arrive, ev: &Event) -> bool {
+        if !self.packets.contains_key(&(a.flow, a.seq)) {
+            return true;
+        }
+        self.report(
+            c,
+            line,
+            "duplicated arrival",
+            ev.to_line(),
+            "a (flow, seq) not already in the buffer".into(),
+            Some(a.flow),
+            Some(a.port),
+        );
+        false
+    }
+
     /// The model's decision for `a` against the DUT's `dev`; then the DUT's is applied.
-    fn decide(&mut self, c: u64, line: usize, a: &Arrive, dev: &Event) {
+    /// Without `dev` (decisions inferred) the model's own is applied, and a drop is
+    /// remembered with the model's reasons in case the packet departs.
+    fn decide(&mut self, c: u64, line: usize, a: &Arrive, dev: Option<&Event>) {
         let lossless = self.d.is_lossless(a.prio);
         let r = Request::new(
             a.port as usize,
@@ -600,18 +619,19 @@ impl<P: BufferPolicy> Follower<P> {
             self.fsm.state(),
             &mut self.policy,
         );
+        let model_s = model.map_err(|r| r.name().to_string());
         let dut: Result<Plan, String> = match dev {
-            Event::Admit(Admit { segments: s, .. }) => Ok(Plan {
+            Some(Event::Admit(Admit { segments: s, .. })) => Ok(Plan {
                 seg0: s.private as u16,
                 seg1: s.shared as u16,
                 headroom: s.headroom as u16,
             }),
-            Event::Drop(x) => Err(x.reason.clone()),
-            _ => unreachable!("a decision"),
+            Some(Event::Drop(x)) => Err(x.reason.clone()),
+            Some(_) => unreachable!("a decision"),
+            None => model_s.clone(),
         };
-        let model_s = model.map_err(|r| r.name().to_string());
         let hcf_drop = dut.as_ref().is_err_and(|r| r == DropReason::HcfFull.name());
-        if model_s != dut && !hcf_drop {
+        if model_s != dut && !hcf_drop || dev.is_none() && dut.is_err() {
             let pool = if lossless {
                 self.adm.pools().lossless
             } else {
@@ -636,15 +656,21 @@ impl<P: BufferPolicy> Follower<P> {
                     String::new()
                 }
             );
-            self.report(
-                c,
-                line,
-                "admission",
-                dev.to_line(),
-                format!("{}; {why}", describe(&model_s)),
-                Some(a.flow),
-                Some(a.port),
-            );
+            let expected = format!("{}; {why}", describe(&model_s));
+            match dev {
+                Some(dev) => self.report(
+                    c,
+                    line,
+                    "admission",
+                    dev.to_line(),
+                    expected,
+                    Some(a.flow),
+                    Some(a.port),
+                ),
+                None => {
+                    self.inferred_drops.insert((a.flow, a.seq), expected);
+                }
+            }
         }
         // The DUT's outcome, applied as the model applies its own.
         let due = self.adm.settle(
@@ -658,7 +684,8 @@ impl<P: BufferPolicy> Follower<P> {
         );
         match dut {
             Ok(plan) => {
-                if plan.seg0 as u32 + plan.seg1 as u32 + plan.headroom as u32 != a.ncells as u32 {
+                let sum = plan.seg0 as u32 + plan.seg1 as u32 + plan.headroom as u32;
+                if let Some(dev) = dev.filter(|_| sum != a.ncells as u32) {
                     self.report(
                         c,
                         line,
@@ -687,7 +714,7 @@ impl<P: BufferPolicy> Follower<P> {
                 );
             }
             Err(reason) => {
-                if lossless {
+                if let Some(dev) = dev.filter(|_| lossless) {
                     self.report(
                         c,
                         line,
@@ -701,6 +728,7 @@ impl<P: BufferPolicy> Follower<P> {
                 if self.dropped_order.len() == DROPS_KEPT {
                     if let Some(k) = self.dropped_order.pop_front() {
                         self.dropped.remove(&k);
+                        self.inferred_drops.remove(&k);
                     }
                 }
                 self.dropped.insert((a.flow, a.seq));
@@ -743,7 +771,9 @@ impl<P: BufferPolicy> Follower<P> {
         let here = Event::Depart(*dep).to_line();
         let flow_seq = self.last_seq.get(&dep.flow).copied();
         let Some(pkt) = self.packets.get(&key).copied() else {
-            let (check, expected) = if self.dropped.contains(&key) {
+            let (check, expected) = if let Some(why) = self.inferred_drops.get(&key) {
+                ("admission", why.clone())
+            } else if self.dropped.contains(&key) {
                 (
                     "departure of a dropped packet",
                     "the packet was dropped at its arrival".into(),

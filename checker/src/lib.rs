@@ -41,6 +41,18 @@ pub enum LineRate {
     Scenario,
 }
 
+/// Where the admission decisions come from (follow mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decisions {
+    /// The stream has an `admit` or `drop` for every start of packet, checked against the
+    /// model's.
+    Reported,
+    /// The stream has `arrive` and `depart` only (a DUT that exports no decision): the
+    /// model decides each arrival itself. A packet it admits that never departs is a
+    /// loss; one it drops that departs is an `admission` divergence.
+    Inferred,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub mode: Mode,
@@ -48,6 +60,7 @@ pub struct Options {
     /// Cycles a sent PAUSE/RESUME may come before or after the model's, and a start of
     /// packet may follow a received PAUSE (follow mode).
     pub pfc_tolerance: u64,
+    pub decisions: Decisions,
 }
 
 impl Default for Options {
@@ -56,6 +69,7 @@ impl Default for Options {
             mode: Mode::Follow,
             line_rate: LineRate::Scenario,
             pfc_tolerance: 2,
+            decisions: Decisions::Reported,
         }
     }
 }
@@ -131,7 +145,7 @@ impl Checker {
     /// A checker of the switch `d` (the scenario's `[switch]`).
     pub fn new(d: Derived, opts: Options) -> Self {
         let inner: Box<dyn Replay> = match opts.mode {
-            Mode::Lockstep => Box::new(Lockstep::new(d.clone())),
+            Mode::Lockstep => Box::new(Lockstep::new(d.clone(), opts.decisions)),
             Mode::Follow => Policies::new(&d).with(MakeFollower { d: d.clone(), opts }),
         };
         Self {

@@ -105,6 +105,18 @@ struct CheckArgs {
     /// a received PAUSE.
     #[arg(long, default_value_t = 2)]
     pfc_tolerance: u64,
+    /// reported: the stream has an admit or drop for every start of packet, checked
+    /// against the model's; inferred: the stream has arrive and depart only, the model
+    /// decides each arrival (an admitted packet that never departs is a loss, a dropped
+    /// one that departs an admission divergence).
+    #[arg(long, value_enum, default_value = "reported")]
+    decisions: DecisionsArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DecisionsArg {
+    Reported,
+    Inferred,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -469,6 +481,10 @@ fn check(a: CheckArgs) -> Result<(), Failure> {
             LineRateArg::Scenario => checker::LineRate::Scenario,
         },
         pfc_tolerance: a.pfc_tolerance,
+        decisions: match a.decisions {
+            DecisionsArg::Reported => checker::Decisions::Reported,
+            DecisionsArg::Inferred => checker::Decisions::Inferred,
+        },
     };
     let report = checker::check(
         plan.derived,

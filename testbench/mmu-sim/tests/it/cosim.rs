@@ -7,7 +7,7 @@
 use checker::events::{parse_line, Admit, Arrive, Depart, Dir, Drop, Event, Pfc};
 use checker::lockstep::beat;
 use checker::record::{self, Recorder};
-use checker::{check, Divergence, LineRate, Mode, Options};
+use checker::{check, Decisions, Divergence, LineRate, Mode, Options};
 use hw_model::{Derived, Inputs, Mmu, Outputs, Policy};
 use scenario::{builtin, Overrides, Scenario};
 use std::path::PathBuf;
@@ -54,6 +54,7 @@ const RTL: Options = Options {
     mode: Mode::Follow,
     line_rate: LineRate::CellPerCycle,
     pfc_tolerance: 2,
+    decisions: Decisions::Reported,
 };
 
 fn run(d: &Derived, evs: &mut [Event], opts: Options) -> Vec<Divergence> {
@@ -606,4 +607,101 @@ fn lockstep_jumps_idle_stretches_with_the_model() {
     assert!(removed.cycle() > at);
     let divs = run(&d, &mut evs, opts);
     assert_eq!(divs[0].expected, removed.to_line(), "{}", divs[0]);
+}
+
+/// The RTL's options for a DUT that exports no decision.
+const INFERRED: Options = Options {
+    decisions: Decisions::Inferred,
+    ..RTL
+};
+
+/// The stream as a DUT without decision outputs writes it: arrivals and departures only.
+fn undecided(evs: &[Event]) -> Vec<Event> {
+    evs.iter()
+        .filter(|e| !matches!(e, Event::Admit(_) | Event::Drop(_)))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn decisions_inferred_pass_the_models_and_the_rtls_streams_without_decisions() {
+    let d = dut();
+    assert_eq!(run(&d, &mut undecided(&rtl("clean")), INFERRED), vec![]);
+    // The companion: the same stream with decisions reported is missing them.
+    let divs = run(&d, &mut undecided(&rtl("clean")), RTL);
+    assert_eq!(divs[0].check, "decision missing", "{}", divs[0]);
+    // The RTL whose thresholds are off by one admits what the model drops.
+    let bug1 = run(&d, &mut undecided(&rtl("bug1")), INFERRED);
+    assert!(!bug1.is_empty(), "BUG=1 without decisions passed");
+    let bug2 = run(&d, &mut undecided(&rtl("bug2")), INFERRED);
+    assert_eq!(bug2[0].check, "leaked cells", "{}", bug2[0]);
+    for (name, policy) in [
+        ("fanin-burst", Policy::Sih),
+        ("lossy-overload", Policy::Sih),
+        ("mixed-speed", Policy::L2bm),
+    ] {
+        let (d, text) = model_trace(name, policy, 20_000);
+        for mode in [Mode::Follow, Mode::Lockstep] {
+            let opts = Options {
+                mode,
+                decisions: Decisions::Inferred,
+                ..Options::default()
+            };
+            let divs = run(&d, &mut undecided(&parse(&text)), opts);
+            assert_eq!(divs, vec![], "{name} {mode:?}");
+        }
+    }
+}
+
+#[test]
+fn decisions_inferred_catch_a_lost_packet_and_a_dropped_one_that_departs() {
+    let d = dut();
+    let base = undecided(&rtl("clean"));
+    let (i, _) = depart_starts(&base).nth(10).unwrap();
+    let mut evs = base.clone();
+    evs.remove(i);
+    let divs = run(&d, &mut evs, INFERRED);
+    assert!(!divs.is_empty(), "a departure deleted passed");
+
+    let (d, text) = model_trace("lossy-overload", Policy::Sih, 20_000);
+    let full = parse(&text);
+    let dropped = full
+        .iter()
+        .find_map(|e| match e {
+            Event::Drop(x) => Some((x.flow, x.seq)),
+            _ => None,
+        })
+        .unwrap();
+    let a = full
+        .iter()
+        .find_map(|e| match e {
+            Event::Arrive(a) if (a.flow, a.seq) == dropped => Some(*a),
+            _ => None,
+        })
+        .unwrap();
+    let last = full.iter().map(Event::cycle).max().unwrap();
+    let mut evs = undecided(&full);
+    let opts = Options {
+        decisions: Decisions::Inferred,
+        ..Options::default()
+    };
+    assert_eq!(
+        run(&d, &mut evs.clone(), opts),
+        vec![],
+        "the stream as it is"
+    );
+    evs.push(Event::Depart(Depart {
+        cycle: last + 100,
+        port: a.dst,
+        queue: a.prio,
+        flow: a.flow,
+        seq: a.seq,
+        src: a.port,
+        ncells: a.ncells,
+        cell: None,
+    }));
+    let divs = run(&d, &mut evs, opts);
+    assert_eq!(divs[0].check, "admission", "{}", divs[0]);
+    assert!(divs[0].expected.starts_with("drop "), "{}", divs[0]);
+    assert!(divs[0].event.contains(r#""event":"depart""#), "{}", divs[0]);
 }
