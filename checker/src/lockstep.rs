@@ -230,6 +230,7 @@ impl Lockstep {
 
     fn diverge(&mut self, cycle: u64, line: usize, event: String, expected: String) {
         self.out.push(Divergence {
+            queue: None,
             cycle,
             line,
             check: "lockstep",
