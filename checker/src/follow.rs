@@ -92,6 +92,27 @@ struct Reading {
     next: u16,
     /// The stream does not list the cells: cell `k` is read `k` cycles after the first.
     implied: bool,
+    /// Its first cell's cycle and line.
+    start: (u64, usize),
+}
+
+/// The packet whose cells a stream that lists them is giving on an ingress port.
+#[derive(Debug, Clone, Copy)]
+struct Listed {
+    key: Key,
+    /// Next cell expected.
+    next: u16,
+    ncells: u16,
+    /// Its start of packet's cycle and line.
+    start: (u64, usize),
+}
+
+/// `cell 3 of flow 1 seq 7 (its start of packet: cycle 40, line 12)`.
+fn next_of(next: u16, key: Key, start: (u64, usize)) -> String {
+    format!(
+        "cell {next} of flow {} seq {} (its start of packet: cycle {}, line {})",
+        key.0, key.1, start.0, start.1
+    )
 }
 
 #[derive(Debug, Default, Clone)]
@@ -160,6 +181,8 @@ pub struct Follower<P: BufferPolicy> {
     /// if the stream implies them, and the cells read: the free list expected.
     written: u64,
     writing: Vec<Option<(u64, u16)>>,
+    /// Per ingress port, the packet whose listed cells are arriving.
+    listing: Vec<Option<Listed>>,
     read_cells: u64,
     /// The batch being closed is the stream's last (its decisions may be cut off).
     closing: bool,
@@ -248,6 +271,7 @@ impl<P: BufferPolicy> Follower<P> {
             busy: 0,
             written: 0,
             writing: vec![None; ports],
+            listing: vec![None; ports],
             read_cells: 0,
             closing: false,
             out: Vec::new(),
@@ -585,6 +609,9 @@ impl<P: BufferPolicy> Follower<P> {
         for (line, ev) in batch {
             let Event::Arrive(a) = ev else { continue };
             self.note(a.flow, a.port, *line, ev);
+            if let Some(k) = a.cell {
+                self.ingress_cell(c, *line, a, k);
+            }
             let port = a.port as usize;
             if let Some((sop, n)) = self.writing[port].take() {
                 self.written += (n as u64).min(c - sop);
@@ -642,6 +669,40 @@ impl<P: BufferPolicy> Follower<P> {
                     Whose::port(port).flow(flow),
                 );
             }
+        }
+    }
+
+    /// Cell `k` of `a` listed on its ingress port: the cells of a packet come in order, all
+    /// of them, before the next packet's.
+    fn ingress_cell(&mut self, c: u64, line: usize, a: &Arrive, k: u16) {
+        let port = a.port as usize;
+        let key = (a.flow, a.seq);
+        let open = self.listing[port].filter(|l| l.next < l.ncells);
+        let expected = match open {
+            Some(l) if l.key == key && l.next == k => None,
+            None if k == 0 => None,
+            Some(l) => Some(next_of(l.next, l.key, l.start)),
+            None => Some("a start of packet (cell 0)".into()),
+        };
+        if let Some(expected) = expected {
+            self.report(
+                c,
+                line,
+                "ingress framing",
+                Event::Arrive(*a).to_line(),
+                expected,
+                Whose::arrival(a),
+            );
+        }
+        if k == 0 {
+            self.listing[port] = Some(Listed {
+                key,
+                next: 1,
+                ncells: a.ncells,
+                start: (c, line),
+            });
+        } else if let Some(l) = open.filter(|l| l.key == key) {
+            self.listing[port] = Some(Listed { next: k + 1, ..l });
         }
     }
 
@@ -874,6 +935,19 @@ impl<P: BufferPolicy> Follower<P> {
             self.report(c, line, check, here, expected, Whose::departure(dep));
             return;
         };
+        if let Some(r) = self.egress[port].reading.filter(|r| !r.implied) {
+            self.report(
+                c,
+                line,
+                "egress framing",
+                here.clone(),
+                format!(
+                    "{} before a new start of packet",
+                    next_of(r.next, r.key, r.start)
+                ),
+                Whose::departure(dep),
+            );
+        }
         self.lost_before(c, line, dep, &pkt);
         if let Some(s) = flow_seq.filter(|&s| dep.seq < s) {
             self.report(
@@ -943,6 +1017,7 @@ impl<P: BufferPolicy> Follower<P> {
             key,
             next: 0,
             implied: dep.cell.is_none(),
+            start: (c, line),
         });
         self.dequeued(&pkt, c);
         self.read(c, port, key);
@@ -1060,7 +1135,7 @@ impl<P: BufferPolicy> Follower<P> {
             Some(r) if r.key == (dep.flow, dep.seq) && r.next == k => self.read(c, port, r.key),
             r => {
                 let expected = match r {
-                    Some(r) => format!("cell {} of flow {} seq {}", r.next, r.key.0, r.key.1),
+                    Some(r) => next_of(r.next, r.key, r.start),
                     None => "a start of packet (cell 0)".into(),
                 };
                 self.report(
@@ -1088,6 +1163,7 @@ impl<P: BufferPolicy> Follower<P> {
             dport: pkt.dst,
         });
         self.read_cells += 1;
+        self.read_before_arrival(c, port, key, &pkt);
         let held = &mut self.queue_cells[pkt.dst as usize][pkt.prio as usize];
         *held = held.saturating_sub(1);
         let e = &mut self.egress[port];
@@ -1099,6 +1175,38 @@ impl<P: BufferPolicy> Follower<P> {
                 self.packets.remove(&key);
             }
         }
+    }
+
+    /// A stream that lists arriving cells must have listed the cell read now: one that
+    /// departs before it arrived is an ingress framing divergence (once per packet).
+    fn read_before_arrival(&mut self, c: u64, port: usize, key: Key, pkt: &Pkt) {
+        let src = pkt.src as usize;
+        let Some(l) = self.listing[src].filter(|l| l.key == key && l.next < l.ncells) else {
+            return;
+        };
+        let next = self.egress[port].reading.map_or(0, |r| r.next);
+        if next < l.next {
+            return;
+        }
+        self.listing[src] = None;
+        self.report(
+            c,
+            0,
+            "ingress framing",
+            format!(
+                "cell {next} of flow {} seq {} read on egress port {port}",
+                key.0, key.1
+            ),
+            format!(
+                "the stream lists the arriving cells, and not yet {}",
+                next_of(l.next, key, l.start)
+            ),
+            Whose {
+                flow: Some(key.0),
+                port: Some(pkt.src),
+                queue: Some((pkt.dst, pkt.prio)),
+            },
+        );
     }
 
     /// A snapshot of the DUT's registers against the model's.

@@ -816,3 +816,81 @@ fn the_check_command_writes_json_and_junit_verdicts_and_warns_of_a_meta_mismatch
         "{err}"
     );
 }
+
+/// The model's stream, which lists every cell arriving and departing, and its first
+/// packet of at least `min` cells whose last cell departs.
+fn listed_stream(min: u16) -> (Derived, Vec<Event>, Arrive) {
+    let (d, text) = model_trace("fanin-burst", Policy::Sih, 20_000);
+    let evs = parse(&text);
+    let a = evs
+        .iter()
+        .find_map(|e| match e {
+            Event::Arrive(a) if a.cell == Some(0) && a.ncells >= min => evs
+                .iter()
+                .any(|x| matches!(x, Event::Depart(x) if (x.flow, x.seq) == (a.flow, a.seq) && x.cell == Some(a.ncells - 1)))
+                .then_some(*a),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        run(&d, &mut evs.clone(), Options::default()),
+        vec![],
+        "the stream as it is"
+    );
+    (d, evs, a)
+}
+
+#[test]
+fn ingress_framing_is_checked_when_the_stream_lists_cells() {
+    let (d, evs, a) = listed_stream(8);
+    // Cells 1.. of the packet deleted: its cells all depart, yet they never arrived.
+    let mut cut = evs.clone();
+    cut.retain(|e| !matches!(e, Event::Arrive(x) if (x.flow, x.seq) == (a.flow, a.seq) && x.cell != Some(0)));
+    let divs = run(&d, &mut cut, Options::default());
+    assert_eq!(divs[0].check, "ingress framing", "{}", divs[0]);
+    assert!(
+        divs[0].expected.contains(&format!(
+            "cell 1 of flow {} seq {} (its start of packet: cycle {}",
+            a.flow, a.seq, a.cycle
+        )),
+        "{}",
+        divs[0]
+    );
+    // Two cells swapped: caught at the first out of order.
+    let mut swapped = evs.clone();
+    for e in &mut swapped {
+        if let Event::Arrive(x) = e {
+            if (x.flow, x.seq) == (a.flow, a.seq) && matches!(x.cell, Some(1 | 2)) {
+                x.cell = x.cell.map(|k| 3 - k);
+            }
+        }
+    }
+    let divs = run(&d, &mut swapped, Options::default());
+    assert_eq!(names(&divs)[0], "ingress framing", "{divs:#?}");
+}
+
+#[test]
+fn an_egress_framing_divergence_points_at_the_packets_start() {
+    let (d, evs, a) = listed_stream(3);
+    let start = evs
+        .iter()
+        .find_map(|e| match e {
+            Event::Depart(x) if (x.flow, x.seq) == (a.flow, a.seq) && x.cell == Some(0) => {
+                Some(x.cycle)
+            }
+            _ => None,
+        })
+        .unwrap();
+    let mut cut = evs.clone();
+    cut.retain(|e| !matches!(e, Event::Depart(x) if (x.flow, x.seq) == (a.flow, a.seq) && x.cell == Some(1)));
+    let divs = run(&d, &mut cut, Options::default());
+    assert_eq!(divs[0].check, "egress framing", "{}", divs[0]);
+    assert!(
+        divs[0].expected.contains(&format!(
+            "cell 1 of flow {} seq {} (its start of packet: cycle {start}, line ",
+            a.flow, a.seq
+        )),
+        "{}",
+        divs[0]
+    );
+}
