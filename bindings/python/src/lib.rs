@@ -86,6 +86,7 @@ fn divergence<'py>(py: Python<'py>, d: &Divergence) -> PyResult<Bound<'py, PyDic
     out.set_item("event", &d.event)?;
     out.set_item("expected", &d.expected)?;
     out.set_item("history", &d.history)?;
+    out.set_item("egress_queue", d.queue)?;
     out.set_item("text", d.to_string())?;
     Ok(out)
 }
