@@ -9,7 +9,7 @@
 //! one cycle after the decision that changed it.
 
 use serde::{Deserialize, Serialize};
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use thiserror::Error;
 
 /// The schema string of the first (`meta`) line. Version 2: `depart` at the read of the
@@ -217,12 +217,18 @@ impl InputError {
     }
 }
 
+/// The longest line read, bytes: far above any event's (a `counters` snapshot of a 64-port
+/// switch is a few kB), so that a stream with no newline cannot take the memory.
+pub const MAX_LINE: usize = 1 << 20;
+
 /// Reads a stream line by line: each event parsed and checked against the schema, the
 /// first a `meta` of [`SCHEMA`], cycles not decreasing. Holds one line at a time.
 pub struct Reader<R> {
     input: R,
     line: usize,
     last_cycle: u64,
+    /// A line with an event was read.
+    read_any: bool,
     buf: String,
 }
 
@@ -232,6 +238,7 @@ impl<R: BufRead> Reader<R> {
             input,
             line: 0,
             last_cycle: 0,
+            read_any: false,
             buf: String::new(),
         }
     }
@@ -240,17 +247,41 @@ impl<R: BufRead> Reader<R> {
     pub fn next_event(&mut self) -> Result<Option<(usize, Event)>, InputError> {
         loop {
             self.buf.clear();
-            if self.input.read_line(&mut self.buf)? == 0 {
-                if self.line == 0 {
-                    return Err(InputError::at(1, "empty stream: no meta line"));
-                }
-                return Ok(None);
+            let at = self.line + 1;
+            let limit = (MAX_LINE + 1) as u64;
+            let n = (&mut self.input)
+                .take(limit)
+                .read_line(&mut self.buf)
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::InvalidData => {
+                        InputError::at(at, "not UTF-8 text (a JSON Lines stream is)")
+                    }
+                    _ => InputError::Io(e),
+                })?;
+            if n == 0 {
+                return match self.line {
+                    0 => Err(InputError::at(1, "empty stream: no meta line")),
+                    _ if !self.read_any => Err(InputError::at(
+                        self.line,
+                        format!("{} blank lines and no meta line", self.line),
+                    )),
+                    _ => Ok(None),
+                };
             }
             self.line += 1;
+            if n > MAX_LINE {
+                return Err(InputError::at(
+                    self.line,
+                    format!(
+                        "longer than {MAX_LINE} bytes; allowed: up to {MAX_LINE} bytes per line"
+                    ),
+                ));
+            }
             if !self.buf.trim().is_empty() {
                 break;
             }
         }
+        self.read_any = true;
         let line = self.line;
         let ev = parse_line(&self.buf).map_err(|m| InputError::at(line, m))?;
         if line == 1 {
@@ -289,7 +320,9 @@ pub fn parse_line(text: &str) -> Result<Event, String> {
         }
     })?;
     match &ev {
-        Event::Admit(a) if a.segments.private + a.segments.shared + a.segments.headroom == 0 => {
+        Event::Admit(Admit { segments: s, .. })
+            if s.private as u64 + s.shared as u64 + s.headroom as u64 == 0 =>
+        {
             Err("admit.segments: no cells".into())
         }
         Event::Arrive(a) if a.ncells == 0 => Err("arrive.ncells: 0; allowed: 1 or more".into()),
@@ -407,5 +440,38 @@ mod tests {
         let e = read_all(&two).unwrap_err();
         assert_eq!(e.to_string(), "line 3: cycle: 4 after 5");
         assert_eq!(read_all(&format!("{META}\n")).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn blank_long_and_binary_lines_are_refused_with_their_line() {
+        let e = read_all("\n\n  \n").unwrap_err();
+        assert_eq!(e.to_string(), "line 3: 3 blank lines and no meta line");
+        assert_eq!(
+            read_all("").unwrap_err().to_string(),
+            "line 1: empty stream: no meta line"
+        );
+        let long = format!("{META}\n{}\n", " ".repeat(MAX_LINE + 1));
+        let e = read_all(&long).unwrap_err();
+        assert!(e.to_string().starts_with("line 2: longer than "), "{e}");
+        // A line of exactly the cap is read (and refused for what it says, not its length).
+        let at_cap = format!("{META}\n{}\n", " ".repeat(MAX_LINE - 1));
+        assert_eq!(read_all(&at_cap).unwrap().len(), 1);
+        let mut bin = format!("{META}\n").into_bytes();
+        bin.extend([0xff, 0xfe, b'\n']);
+        let mut r = Reader::new(&bin[..]);
+        r.next_event().unwrap();
+        let e = r.next_event().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 2: not UTF-8 text (a JSON Lines stream is)"
+        );
+    }
+
+    #[test]
+    fn admit_segments_are_summed_without_wrapping() {
+        let wrap = r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":4294967295,"shared":1,"headroom":0}}"#;
+        assert!(parse_line(wrap).is_ok());
+        let none = r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":0,"shared":0,"headroom":0}}"#;
+        assert_eq!(parse_line(none).unwrap_err(), "admit.segments: no cells");
     }
 }

@@ -234,7 +234,22 @@ impl Checker {
                     ));
                 }
             }
-            Event::Admit(a) => port("admit", "port", a.port)?,
+            Event::Admit(a) => {
+                port("admit", "port", a.port)?;
+                let s = &a.segments;
+                for (name, v) in [
+                    ("private", s.private),
+                    ("shared", s.shared),
+                    ("headroom", s.headroom),
+                ] {
+                    if v > u16::MAX as u32 {
+                        return Err(format!(
+                            "admit.segments.{name}: {v}; allowed: 0..={}",
+                            u16::MAX
+                        ));
+                    }
+                }
+            }
             Event::Drop(x) => {
                 port("drop", "port", x.port)?;
                 if !DropReason::ALL.iter().any(|r| r.name() == x.reason) {
@@ -383,4 +398,26 @@ pub fn check_each<R: BufRead>(
     hand(&mut ck, &mut sum);
     sum.warnings = ck.warnings;
     Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hw_model::SwitchConfig;
+
+    #[test]
+    fn segments_beyond_a_register_are_refused_with_the_field_and_range() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut ck = Checker::new(d, Options::default());
+        let arrive = r#"{"cycle":1,"event":"arrive","port":0,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":1,"ncells":1}"#;
+        ck.feed_line(1, arrive).unwrap();
+        let wrap = r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":4294967295,"shared":1,"headroom":0}}"#;
+        let e = ck.feed_line(2, wrap).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 2: admit.segments.private: 4294967295; allowed: 0..=65535"
+        );
+        let ok = r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":1,"shared":0,"headroom":0}}"#;
+        ck.feed_line(2, ok).unwrap();
+    }
 }
