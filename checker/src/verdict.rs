@@ -40,7 +40,7 @@ pub const CHECKS: &[&str] = &[
 ];
 
 /// Failure texts the JUnit file keeps per check; the others are counted.
-const FAILURES_KEPT: usize = 20;
+pub const FAILURES_KEPT: usize = 20;
 
 /// Divergences counted by check and by egress queue (port, queue).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
