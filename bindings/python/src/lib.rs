@@ -27,12 +27,7 @@ fn derived(scenario: &str) -> PyResult<Derived> {
         .map_err(|e| PyValueError::new_err(format!("{scenario}: {e}")))
 }
 
-fn options(
-    mode: &str,
-    line_rate: &str,
-    pfc_tolerance: u64,
-    decisions: &str,
-) -> PyResult<Options> {
+fn options(mode: &str, line_rate: &str, pfc_tolerance: u64, decisions: &str) -> PyResult<Options> {
     Ok(Options {
         mode: match mode {
             "follow" => Mode::Follow,
@@ -97,6 +92,8 @@ fn divergences<'py>(py: Python<'py>, ds: &[Divergence]) -> PyResult<Vec<Bound<'p
 
 /// Check a whole stream: `events` is a path to a JSON Lines file, or a list of events
 /// (dicts or JSON lines, the `meta` line first). Returns the divergences.
+// One Rust argument per Python keyword argument.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(signature = (scenario, events, mode = "follow", line_rate = "scenario", pfc_tolerance = 2, keep_going = true, decisions = "reported"))]
 fn check<'py>(
