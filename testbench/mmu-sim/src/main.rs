@@ -95,7 +95,8 @@ struct CheckArgs {
     /// lockstep: the model steps with the DUT's inputs and every event must match.
     #[arg(long, value_enum, default_value = "follow")]
     mode: CheckMode,
-    /// List every divergence, not only the first.
+    /// List every divergence as it is found, not only the first, then their counts by
+    /// check and by egress queue.
     #[arg(long)]
     keep_going: bool,
     /// How fast an egress port may send: one cell per cycle, or the scenario's port rate.
