@@ -309,9 +309,66 @@ impl<R: BufRead> Reader<R> {
     }
 }
 
+/// The integer fields of the events and their largest values (the smallest is 0).
+const INTEGERS: &[(&str, u64)] = &[
+    ("cycle", u64::MAX),
+    ("seed", u64::MAX),
+    ("port", u8::MAX as u64),
+    ("prio", u8::MAX as u64),
+    ("dst", u8::MAX as u64),
+    ("src", u8::MAX as u64),
+    ("queue", u8::MAX as u64),
+    ("class", u8::MAX as u64),
+    ("ncells", u16::MAX as u64),
+    ("cell", u16::MAX as u64),
+    ("quanta", u16::MAX as u64),
+    ("flow", u32::MAX as u64),
+    ("seq", u32::MAX as u64),
+    ("bytes", u32::MAX as u64),
+    ("t", u32::MAX as u64),
+    ("total", u32::MAX as u64),
+    ("free", u32::MAX as u64),
+    ("private", u32::MAX as u64),
+    ("shared", u32::MAX as u64),
+    ("headroom", u32::MAX as u64),
+];
+
+/// For a line serde refused with a bare type message ("invalid value: integer `-1`,
+/// expected u8"): the integer field at fault, its value and its range, e.g.
+/// `arrive.port: -1; allowed: 0..=255 (an integer)`.
+fn integer_field_error(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let kind = v.get("event").and_then(|k| k.as_str()).unwrap_or("event");
+    let mut fields: Vec<(String, &serde_json::Value)> = Vec::new();
+    for (k, x) in v.as_object()? {
+        match (k.as_str(), x.as_object()) {
+            ("segments", Some(o)) => {
+                fields.extend(o.iter().map(|(k2, x2)| (format!("segments.{k2}"), x2)))
+            }
+            _ => fields.push((k.clone(), x)),
+        }
+    }
+    fields.into_iter().find_map(|(name, x)| {
+        let leaf = name.rsplit('.').next().unwrap_or(&name);
+        let &(_, max) = INTEGERS.iter().find(|(n, _)| *n == leaf)?;
+        if kind == "counters" && !["cycle", "t", "total", "free"].contains(&leaf) {
+            return None;
+        }
+        match x.as_u64() {
+            Some(n) if n <= max => None,
+            _ => Some(format!(
+                "{kind}.{name}: {x}; allowed: 0..={max} (an integer)"
+            )),
+        }
+    })
+}
+
 /// One line as an event; the message names the field.
 pub fn parse_line(text: &str) -> Result<Event, String> {
     let ev: Event = serde_json::from_str(text).map_err(|e| {
+        if let Some(m) = integer_field_error(text) {
+            return m;
+        }
         // serde_json appends " at line 1 column N", meaningless for one line.
         let m = e.to_string();
         match m.find(" at line ") {
@@ -411,7 +468,7 @@ mod tests {
             (r#"{"cycle":1,"event":"bogus"}"#, "unknown variant `bogus`"),
             (
                 r#"{"cycle":-1,"event":"pfc","port":0,"class":1,"pause":true,"dir":"sent"}"#,
-                "invalid value",
+                "pfc.cycle: -1; allowed: 0..=",
             ),
             (
                 r#"{"cycle":1,"event":"pfc","port":0,"class":1,"pause":1,"dir":"sent"}"#,
@@ -465,6 +522,42 @@ mod tests {
             e.to_string(),
             "line 2: not UTF-8 text (a JSON Lines stream is)"
         );
+    }
+
+    #[test]
+    fn an_integer_out_of_its_range_names_the_field_and_the_range() {
+        let cases = [
+            (
+                r#"{"cycle":1,"event":"arrive","port":-1,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":0,"ncells":1}"#,
+                "arrive.port: -1; allowed: 0..=255 (an integer)",
+            ),
+            (
+                r#"{"cycle":1,"event":"arrive","port":256,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":0,"ncells":1}"#,
+                "arrive.port: 256; allowed: 0..=255 (an integer)",
+            ),
+            (
+                r#"{"cycle":1,"event":"arrive","port":1.5,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":0,"ncells":1}"#,
+                "arrive.port: 1.5; allowed: 0..=255 (an integer)",
+            ),
+            (
+                r#"{"cycle":-5,"event":"depart","port":0,"queue":0,"flow":1,"seq":0,"src":0,"ncells":1}"#,
+                "depart.cycle: -5; allowed: 0..=18446744073709551615 (an integer)",
+            ),
+            (
+                r#"{"cycle":1,"event":"depart","port":0,"queue":0,"flow":1,"seq":4294967296,"src":0,"ncells":1}"#,
+                "depart.seq: 4294967296; allowed: 0..=4294967295 (an integer)",
+            ),
+            (
+                r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":-1,"shared":0,"headroom":0}}"#,
+                "admit.segments.private: -1; allowed: 0..=4294967295 (an integer)",
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse_line(line).unwrap_err(), want, "{line}");
+        }
+        // Other errors keep serde's message.
+        let e = parse_line(r#"{"cycle":1,"event":"arrive","port":0}"#).unwrap_err();
+        assert!(e.contains("missing field `prio`"), "{e}");
     }
 
     #[test]
