@@ -19,11 +19,13 @@ def check(
     line_rate: str = "scenario",
     pfc_tolerance: int = 2,
     keep_going: bool = True,
+    decisions: str = "reported",
 ) -> List[Divergence]:
     """Check a whole stream against the model configured by ``scenario`` (a built-in name
     or a TOML file): ``events`` is a JSON Lines path or the events, the ``meta`` line
     first. ``mode`` is ``"follow"`` or ``"lockstep"``, ``line_rate`` ``"scenario"`` or
-    ``"cell-per-cycle"``. The verdicts of ``mmu-sim check``; raises ValueError (naming the
+    ``"cell-per-cycle"``, ``decisions`` ``"reported"`` or ``"inferred"`` (a stream of
+    ``arrive`` and ``depart`` only: the model decides each arrival). The verdicts of ``mmu-sim check``; raises ValueError (naming the
     line and field) for a stream that cannot be read."""
 
 class Checker:
@@ -35,6 +37,7 @@ class Checker:
         mode: str = "follow",
         line_rate: str = "scenario",
         pfc_tolerance: int = 2,
+        decisions: str = "reported",
     ) -> None: ...
     def feed(self, event: Event) -> List[Divergence]:
         """The next event in stream order (the ``meta`` line first); the divergences it

@@ -9,7 +9,7 @@
 //! one cycle after the decision that changed it.
 
 use serde::{Deserialize, Serialize};
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use thiserror::Error;
 
 /// The schema string of the first (`meta`) line. Version 2: `depart` at the read of the
@@ -217,12 +217,18 @@ impl InputError {
     }
 }
 
+/// The longest line read, bytes: far above any event's (a `counters` snapshot of a 64-port
+/// switch is a few kB), so that a stream with no newline cannot take the memory.
+pub const MAX_LINE: usize = 1 << 20;
+
 /// Reads a stream line by line: each event parsed and checked against the schema, the
 /// first a `meta` of [`SCHEMA`], cycles not decreasing. Holds one line at a time.
 pub struct Reader<R> {
     input: R,
     line: usize,
     last_cycle: u64,
+    /// A line with an event was read.
+    read_any: bool,
     buf: String,
 }
 
@@ -232,6 +238,7 @@ impl<R: BufRead> Reader<R> {
             input,
             line: 0,
             last_cycle: 0,
+            read_any: false,
             buf: String::new(),
         }
     }
@@ -240,17 +247,41 @@ impl<R: BufRead> Reader<R> {
     pub fn next_event(&mut self) -> Result<Option<(usize, Event)>, InputError> {
         loop {
             self.buf.clear();
-            if self.input.read_line(&mut self.buf)? == 0 {
-                if self.line == 0 {
-                    return Err(InputError::at(1, "empty stream: no meta line"));
-                }
-                return Ok(None);
+            let at = self.line + 1;
+            let limit = (MAX_LINE + 1) as u64;
+            let n = (&mut self.input)
+                .take(limit)
+                .read_line(&mut self.buf)
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::InvalidData => {
+                        InputError::at(at, "not UTF-8 text (a JSON Lines stream is)")
+                    }
+                    _ => InputError::Io(e),
+                })?;
+            if n == 0 {
+                return match self.line {
+                    0 => Err(InputError::at(1, "empty stream: no meta line")),
+                    _ if !self.read_any => Err(InputError::at(
+                        self.line,
+                        format!("{} blank lines and no meta line", self.line),
+                    )),
+                    _ => Ok(None),
+                };
             }
             self.line += 1;
+            if n > MAX_LINE {
+                return Err(InputError::at(
+                    self.line,
+                    format!(
+                        "longer than {MAX_LINE} bytes; allowed: up to {MAX_LINE} bytes per line"
+                    ),
+                ));
+            }
             if !self.buf.trim().is_empty() {
                 break;
             }
         }
+        self.read_any = true;
         let line = self.line;
         let ev = parse_line(&self.buf).map_err(|m| InputError::at(line, m))?;
         if line == 1 {
@@ -278,9 +309,66 @@ impl<R: BufRead> Reader<R> {
     }
 }
 
+/// The integer fields of the events and their largest values (the smallest is 0).
+const INTEGERS: &[(&str, u64)] = &[
+    ("cycle", u64::MAX),
+    ("seed", u64::MAX),
+    ("port", u8::MAX as u64),
+    ("prio", u8::MAX as u64),
+    ("dst", u8::MAX as u64),
+    ("src", u8::MAX as u64),
+    ("queue", u8::MAX as u64),
+    ("class", u8::MAX as u64),
+    ("ncells", u16::MAX as u64),
+    ("cell", u16::MAX as u64),
+    ("quanta", u16::MAX as u64),
+    ("flow", u32::MAX as u64),
+    ("seq", u32::MAX as u64),
+    ("bytes", u32::MAX as u64),
+    ("t", u32::MAX as u64),
+    ("total", u32::MAX as u64),
+    ("free", u32::MAX as u64),
+    ("private", u32::MAX as u64),
+    ("shared", u32::MAX as u64),
+    ("headroom", u32::MAX as u64),
+];
+
+/// For a line serde refused with a bare type message ("invalid value: integer `-1`,
+/// expected u8"): the integer field at fault, its value and its range, e.g.
+/// `arrive.port: -1; allowed: 0..=255 (an integer)`.
+fn integer_field_error(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let kind = v.get("event").and_then(|k| k.as_str()).unwrap_or("event");
+    let mut fields: Vec<(String, &serde_json::Value)> = Vec::new();
+    for (k, x) in v.as_object()? {
+        match (k.as_str(), x.as_object()) {
+            ("segments", Some(o)) => {
+                fields.extend(o.iter().map(|(k2, x2)| (format!("segments.{k2}"), x2)))
+            }
+            _ => fields.push((k.clone(), x)),
+        }
+    }
+    fields.into_iter().find_map(|(name, x)| {
+        let leaf = name.rsplit('.').next().unwrap_or(&name);
+        let &(_, max) = INTEGERS.iter().find(|(n, _)| *n == leaf)?;
+        if kind == "counters" && !["cycle", "t", "total", "free"].contains(&leaf) {
+            return None;
+        }
+        match x.as_u64() {
+            Some(n) if n <= max => None,
+            _ => Some(format!(
+                "{kind}.{name}: {x}; allowed: 0..={max} (an integer)"
+            )),
+        }
+    })
+}
+
 /// One line as an event; the message names the field.
 pub fn parse_line(text: &str) -> Result<Event, String> {
     let ev: Event = serde_json::from_str(text).map_err(|e| {
+        if let Some(m) = integer_field_error(text) {
+            return m;
+        }
         // serde_json appends " at line 1 column N", meaningless for one line.
         let m = e.to_string();
         match m.find(" at line ") {
@@ -289,7 +377,9 @@ pub fn parse_line(text: &str) -> Result<Event, String> {
         }
     })?;
     match &ev {
-        Event::Admit(a) if a.segments.private + a.segments.shared + a.segments.headroom == 0 => {
+        Event::Admit(Admit { segments: s, .. })
+            if s.private as u64 + s.shared as u64 + s.headroom as u64 == 0 =>
+        {
             Err("admit.segments: no cells".into())
         }
         Event::Arrive(a) if a.ncells == 0 => Err("arrive.ncells: 0; allowed: 1 or more".into()),
@@ -378,7 +468,7 @@ mod tests {
             (r#"{"cycle":1,"event":"bogus"}"#, "unknown variant `bogus`"),
             (
                 r#"{"cycle":-1,"event":"pfc","port":0,"class":1,"pause":true,"dir":"sent"}"#,
-                "invalid value",
+                "pfc.cycle: -1; allowed: 0..=",
             ),
             (
                 r#"{"cycle":1,"event":"pfc","port":0,"class":1,"pause":1,"dir":"sent"}"#,
@@ -407,5 +497,74 @@ mod tests {
         let e = read_all(&two).unwrap_err();
         assert_eq!(e.to_string(), "line 3: cycle: 4 after 5");
         assert_eq!(read_all(&format!("{META}\n")).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn blank_long_and_binary_lines_are_refused_with_their_line() {
+        let e = read_all("\n\n  \n").unwrap_err();
+        assert_eq!(e.to_string(), "line 3: 3 blank lines and no meta line");
+        assert_eq!(
+            read_all("").unwrap_err().to_string(),
+            "line 1: empty stream: no meta line"
+        );
+        let long = format!("{META}\n{}\n", " ".repeat(MAX_LINE + 1));
+        let e = read_all(&long).unwrap_err();
+        assert!(e.to_string().starts_with("line 2: longer than "), "{e}");
+        // A line of exactly the cap is read (and refused for what it says, not its length).
+        let at_cap = format!("{META}\n{}\n", " ".repeat(MAX_LINE - 1));
+        assert_eq!(read_all(&at_cap).unwrap().len(), 1);
+        let mut bin = format!("{META}\n").into_bytes();
+        bin.extend([0xff, 0xfe, b'\n']);
+        let mut r = Reader::new(&bin[..]);
+        r.next_event().unwrap();
+        let e = r.next_event().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 2: not UTF-8 text (a JSON Lines stream is)"
+        );
+    }
+
+    #[test]
+    fn an_integer_out_of_its_range_names_the_field_and_the_range() {
+        let cases = [
+            (
+                r#"{"cycle":1,"event":"arrive","port":-1,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":0,"ncells":1}"#,
+                "arrive.port: -1; allowed: 0..=255 (an integer)",
+            ),
+            (
+                r#"{"cycle":1,"event":"arrive","port":256,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":0,"ncells":1}"#,
+                "arrive.port: 256; allowed: 0..=255 (an integer)",
+            ),
+            (
+                r#"{"cycle":1,"event":"arrive","port":1.5,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":0,"ncells":1}"#,
+                "arrive.port: 1.5; allowed: 0..=255 (an integer)",
+            ),
+            (
+                r#"{"cycle":-5,"event":"depart","port":0,"queue":0,"flow":1,"seq":0,"src":0,"ncells":1}"#,
+                "depart.cycle: -5; allowed: 0..=18446744073709551615 (an integer)",
+            ),
+            (
+                r#"{"cycle":1,"event":"depart","port":0,"queue":0,"flow":1,"seq":4294967296,"src":0,"ncells":1}"#,
+                "depart.seq: 4294967296; allowed: 0..=4294967295 (an integer)",
+            ),
+            (
+                r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":-1,"shared":0,"headroom":0}}"#,
+                "admit.segments.private: -1; allowed: 0..=4294967295 (an integer)",
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse_line(line).unwrap_err(), want, "{line}");
+        }
+        // Other errors keep serde's message.
+        let e = parse_line(r#"{"cycle":1,"event":"arrive","port":0}"#).unwrap_err();
+        assert!(e.contains("missing field `prio`"), "{e}");
+    }
+
+    #[test]
+    fn admit_segments_are_summed_without_wrapping() {
+        let wrap = r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":4294967295,"shared":1,"headroom":0}}"#;
+        assert!(parse_line(wrap).is_ok());
+        let none = r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":0,"shared":0,"headroom":0}}"#;
+        assert_eq!(parse_line(none).unwrap_err(), "admit.segments: no cells");
     }
 }

@@ -22,7 +22,7 @@
 //! not with the cycles.
 
 use crate::events::{Admit, Arrive, Counters, Depart, Dir, Event, Pfc};
-use crate::{Divergence, LineRate, Options, Replay};
+use crate::{Decisions, Divergence, LineRate, Options, Replay};
 use hw_model::accounting::{Accounting, Update};
 use hw_model::admission::Admission;
 use hw_model::config::QUEUES;
@@ -40,8 +40,9 @@ const PORT_LEVEL: usize = QUEUES;
 
 /// Events of a flow and of a port kept for a divergence's context.
 const HISTORY: usize = 4;
-/// Dropped packets remembered (to name a departure of one); older ones are forgotten.
-const DROPS_KEPT: usize = 1 << 16;
+/// Dropped and lost packets remembered (to name a departure of one); older ones are
+/// forgotten.
+const GONE_KEPT: usize = 1 << 16;
 /// Idle cycles evaluated one by one before a jump (`T` settles two cycles after the last
 /// counter change; one more for the QON that follows it).
 const IDLE_STEPS: u64 = 3;
@@ -59,6 +60,28 @@ struct Pkt {
     lossless: bool,
     /// L2BM's estimated departure (its descriptor's `due`).
     due: u64,
+    /// Its start of packet: cycle and line.
+    arrived: u64,
+    line: usize,
+}
+
+impl Pkt {
+    /// Whether the packet had fully arrived before `other` started: in a FIFO queue (or a
+    /// flow) it is ahead of `other` whether the DUT enqueues at the first or the last cell.
+    fn ahead_of(&self, other: &Pkt) -> bool {
+        self.arrived + self.ncells as u64 <= other.arrived
+    }
+}
+
+/// Why a packet no longer in the buffer left it.
+#[derive(Debug, Clone)]
+enum Gone {
+    /// The DUT dropped it.
+    Dropped,
+    /// The model dropped it (decisions inferred), for these reasons.
+    DroppedByModel(String),
+    /// Reported lost: a later packet of its FIFO queue or flow departed first.
+    Lost,
 }
 
 /// The packet being read on an egress port.
@@ -69,6 +92,27 @@ struct Reading {
     next: u16,
     /// The stream does not list the cells: cell `k` is read `k` cycles after the first.
     implied: bool,
+    /// Its first cell's cycle and line.
+    start: (u64, usize),
+}
+
+/// The packet whose cells a stream that lists them is giving on an ingress port.
+#[derive(Debug, Clone, Copy)]
+struct Listed {
+    key: Key,
+    /// Next cell expected.
+    next: u16,
+    ncells: u16,
+    /// Its start of packet's cycle and line.
+    start: (u64, usize),
+}
+
+/// `cell 3 of flow 1 seq 7 (its start of packet: cycle 40, line 12)`.
+fn next_of(next: u16, key: Key, start: (u64, usize)) -> String {
+    format!(
+        "cell {next} of flow {} seq {} (its start of packet: cycle {}, line {})",
+        key.0, key.1, start.0, start.1
+    )
 }
 
 #[derive(Debug, Default, Clone)]
@@ -115,8 +159,14 @@ pub struct Follower<P: BufferPolicy> {
     batch_cycle: u64,
     done: Option<u64>,
     packets: HashMap<Key, Pkt>,
-    dropped: HashSet<Key>,
-    dropped_order: VecDeque<Key>,
+    gone: HashMap<Key, Gone>,
+    gone_order: VecDeque<Key>,
+    /// Admitted packets in arrival order, per FIFO egress queue and per flow (seq): a
+    /// departure proves the ones ahead of it lost. Departed ones are dropped lazily.
+    queue_order: HashMap<(u8, u8), VecDeque<Key>>,
+    flow_order: HashMap<u32, VecDeque<u32>>,
+    /// Cells buffered per egress queue.
+    queue_cells: Vec<[u32; QUEUES]>,
     last_seq: HashMap<u32, u32>,
     egress: Vec<EgressState>,
     rx: Vec<[Option<RxPause>; QUEUES + 1]>,
@@ -131,10 +181,55 @@ pub struct Follower<P: BufferPolicy> {
     /// if the stream implies them, and the cells read: the free list expected.
     written: u64,
     writing: Vec<Option<(u64, u16)>>,
+    /// Per ingress port, the packet whose listed cells are arriving.
+    listing: Vec<Option<Listed>>,
     read_cells: u64,
     /// The batch being closed is the stream's last (its decisions may be cut off).
     closing: bool,
     out: Vec<Divergence>,
+}
+
+/// What a divergence concerns: the flow and port whose last events give its context, and
+/// the egress queue (port, queue) it is counted under.
+#[derive(Debug, Clone, Copy, Default)]
+struct Whose {
+    flow: Option<u32>,
+    port: Option<u8>,
+    queue: Option<(u8, u8)>,
+}
+
+impl Whose {
+    /// A start of packet: its ingress port, and the egress queue it is headed for.
+    fn arrival(a: &Arrive) -> Self {
+        Self {
+            flow: Some(a.flow),
+            port: Some(a.port),
+            queue: Some((a.dst, a.prio)),
+        }
+    }
+
+    /// A cell read: its egress port and queue.
+    fn departure(dep: &Depart) -> Self {
+        Self {
+            flow: Some(dep.flow),
+            port: Some(dep.port),
+            queue: Some((dep.port, dep.queue)),
+        }
+    }
+
+    fn port(port: u8) -> Self {
+        Self {
+            port: Some(port),
+            ..Self::default()
+        }
+    }
+
+    fn flow(self, flow: u32) -> Self {
+        Self {
+            flow: Some(flow),
+            ..self
+        }
+    }
 }
 
 fn push_hist(h: &mut VecDeque<String>, s: String) {
@@ -161,8 +256,11 @@ impl<P: BufferPolicy> Follower<P> {
             batch_cycle: 0,
             done: None,
             packets: HashMap::new(),
-            dropped: HashSet::new(),
-            dropped_order: VecDeque::new(),
+            gone: HashMap::new(),
+            gone_order: VecDeque::new(),
+            queue_order: HashMap::new(),
+            flow_order: HashMap::new(),
+            queue_cells: vec![[0; QUEUES]; ports],
             last_seq: HashMap::new(),
             egress: vec![EgressState::default(); ports],
             rx: vec![[None; QUEUES + 1]; ports],
@@ -173,6 +271,7 @@ impl<P: BufferPolicy> Follower<P> {
             busy: 0,
             written: 0,
             writing: vec![None; ports],
+            listing: vec![None; ports],
             read_cells: 0,
             closing: false,
             out: Vec::new(),
@@ -204,7 +303,6 @@ impl<P: BufferPolicy> Follower<P> {
     }
 
     /// Record a divergence (the flow's and port's last events as its context).
-    #[allow(clippy::too_many_arguments)]
     fn report(
         &mut self,
         cycle: u64,
@@ -212,14 +310,13 @@ impl<P: BufferPolicy> Follower<P> {
         check: &'static str,
         event: String,
         expected: String,
-        flow: Option<u32>,
-        port: Option<u8>,
+        whose: Whose,
     ) {
         let mut history = Vec::new();
-        if let Some(h) = flow.and_then(|f| self.flow_hist.get(&f)) {
+        if let Some(h) = whose.flow.and_then(|f| self.flow_hist.get(&f)) {
             history.extend(h.iter().map(|e| format!("flow: {e}")));
         }
-        if let Some(h) = port.map(|p| &self.port_hist[p as usize]) {
+        if let Some(h) = whose.port.map(|p| &self.port_hist[p as usize]) {
             history.extend(h.iter().map(|e| format!("port: {e}")));
         }
         self.out.push(Divergence {
@@ -229,6 +326,7 @@ impl<P: BufferPolicy> Follower<P> {
             event,
             expected,
             history,
+            queue: whose.queue,
         });
     }
 
@@ -299,8 +397,7 @@ impl<P: BufferPolicy> Follower<P> {
                 "accounting",
                 "the cycle's charges and releases".into(),
                 format!("a counter would wrap: {e}"),
-                None,
-                None,
+                Whose::default(),
             );
             self.acct = Accounting::new(self.d.ports);
         }
@@ -329,8 +426,7 @@ impl<P: BufferPolicy> Follower<P> {
             "model error",
             format!("the events up to cycle {c}"),
             format!("the model's {block} failed: {e}"),
-            None,
-            None,
+            Whose::default(),
         );
     }
 
@@ -401,8 +497,7 @@ impl<P: BufferPolicy> Follower<P> {
                 "PFC",
                 Event::Pfc(*p).to_line(),
                 format!("a {what} of a queue already in that state"),
-                None,
-                Some(p.port),
+                Whose::port(p.port),
             );
             return;
         }
@@ -502,8 +597,7 @@ impl<P: BufferPolicy> Follower<P> {
             check,
             format!("sent PFC of ingress port {port} {class}"),
             expected,
-            None,
-            Some(port as u8),
+            Whose::port(port as u8),
         );
     }
 
@@ -515,6 +609,9 @@ impl<P: BufferPolicy> Follower<P> {
         for (line, ev) in batch {
             let Event::Arrive(a) = ev else { continue };
             self.note(a.flow, a.port, *line, ev);
+            if let Some(k) = a.cell {
+                self.ingress_cell(c, *line, a, k);
+            }
             let port = a.port as usize;
             if let Some((sop, n)) = self.writing[port].take() {
                 self.written += (n as u64).min(c - sop);
@@ -523,13 +620,18 @@ impl<P: BufferPolicy> Follower<P> {
                 self.written += self.packets.contains_key(&(a.flow, a.seq)) as u64;
                 continue;
             }
-            let key = (a.flow, a.seq);
             let decision = batch.iter().find(|(_, e)| match e {
                 Event::Admit(x) => (x.port, x.flow, x.seq) == (a.port, a.flow, a.seq),
                 Event::Drop(x) => (x.port, x.flow, x.seq) == (a.port, a.flow, a.seq),
                 _ => false,
             });
             let Some((dline, dev)) = decision else {
+                if self.opts.decisions == Decisions::Inferred {
+                    if self.fresh(c, *line, a, ev) {
+                        self.decide(c, *line, a, None);
+                    }
+                    continue;
+                }
                 if self.closing {
                     // The stream ends in this cycle: the DUT may have had no time to
                     // report the decision.
@@ -541,26 +643,15 @@ impl<P: BufferPolicy> Follower<P> {
                     "decision missing",
                     ev.to_line(),
                     "an admit or drop for this start of packet in the same cycle".into(),
-                    Some(a.flow),
-                    Some(a.port),
+                    Whose::arrival(a),
                 );
                 continue;
             };
             decided.insert(*dline);
             self.note(a.flow, a.port, *dline, dev);
-            if self.packets.contains_key(&key) {
-                self.report(
-                    c,
-                    *line,
-                    "duplicated arrival",
-                    ev.to_line(),
-                    "a (flow, seq) not already in the buffer".into(),
-                    Some(a.flow),
-                    Some(a.port),
-                );
-                continue;
+            if self.fresh(c, *line, a, ev) {
+                self.decide(c, *dline, a, Some(dev));
             }
-            self.decide(c, *dline, a, dev);
         }
         for (line, ev) in batch {
             let (flow, port) = match ev {
@@ -575,15 +666,67 @@ impl<P: BufferPolicy> Follower<P> {
                     "decision without arrival",
                     ev.to_line(),
                     "no start of packet of that flow and seq on that port in this cycle".into(),
-                    Some(flow),
-                    Some(port),
+                    Whose::port(port).flow(flow),
                 );
             }
         }
     }
 
+    /// Cell `k` of `a` listed on its ingress port: the cells of a packet come in order, all
+    /// of them, before the next packet's.
+    fn ingress_cell(&mut self, c: u64, line: usize, a: &Arrive, k: u16) {
+        let port = a.port as usize;
+        let key = (a.flow, a.seq);
+        let open = self.listing[port].filter(|l| l.next < l.ncells);
+        let expected = match open {
+            Some(l) if l.key == key && l.next == k => None,
+            None if k == 0 => None,
+            Some(l) => Some(next_of(l.next, l.key, l.start)),
+            None => Some("a start of packet (cell 0)".into()),
+        };
+        if let Some(expected) = expected {
+            self.report(
+                c,
+                line,
+                "ingress framing",
+                Event::Arrive(*a).to_line(),
+                expected,
+                Whose::arrival(a),
+            );
+        }
+        if k == 0 {
+            self.listing[port] = Some(Listed {
+                key,
+                next: 1,
+                ncells: a.ncells,
+                start: (c, line),
+            });
+        } else if let Some(l) = open.filter(|l| l.key == key) {
+            self.listing[port] = Some(Listed { next: k + 1, ..l });
+        }
+    }
+
+    /// Whether the start of packet `a` (event `ev`, line `line`) is not already in the
+    /// buffer; a duplicate is reported.
+    fn fresh(&mut self, c: u64, line: usize, a: &Arrive, ev: &Event) -> bool {
+        if !self.packets.contains_key(&(a.flow, a.seq)) {
+            return true;
+        }
+        self.report(
+            c,
+            line,
+            "duplicated arrival",
+            ev.to_line(),
+            "a (flow, seq) not already in the buffer".into(),
+            Whose::arrival(a),
+        );
+        false
+    }
+
     /// The model's decision for `a` against the DUT's `dev`; then the DUT's is applied.
-    fn decide(&mut self, c: u64, line: usize, a: &Arrive, dev: &Event) {
+    /// Without `dev` (decisions inferred) the model's own is applied, and a drop is
+    /// remembered with the model's reasons in case the packet departs.
+    fn decide(&mut self, c: u64, line: usize, a: &Arrive, dev: Option<&Event>) {
         let lossless = self.d.is_lossless(a.prio);
         let r = Request::new(
             a.port as usize,
@@ -600,18 +743,19 @@ impl<P: BufferPolicy> Follower<P> {
             self.fsm.state(),
             &mut self.policy,
         );
+        let model_s = model.map_err(|r| r.name().to_string());
         let dut: Result<Plan, String> = match dev {
-            Event::Admit(Admit { segments: s, .. }) => Ok(Plan {
+            Some(Event::Admit(Admit { segments: s, .. })) => Ok(Plan {
                 seg0: s.private as u16,
                 seg1: s.shared as u16,
                 headroom: s.headroom as u16,
             }),
-            Event::Drop(x) => Err(x.reason.clone()),
-            _ => unreachable!("a decision"),
+            Some(Event::Drop(x)) => Err(x.reason.clone()),
+            Some(_) => unreachable!("a decision"),
+            None => model_s.clone(),
         };
-        let model_s = model.map_err(|r| r.name().to_string());
         let hcf_drop = dut.as_ref().is_err_and(|r| r == DropReason::HcfFull.name());
-        if model_s != dut && !hcf_drop {
+        if model_s != dut && !hcf_drop || dev.is_none() && dut.is_err() {
             let pool = if lossless {
                 self.adm.pools().lossless
             } else {
@@ -636,15 +780,18 @@ impl<P: BufferPolicy> Follower<P> {
                     String::new()
                 }
             );
-            self.report(
-                c,
-                line,
-                "admission",
-                dev.to_line(),
-                format!("{}; {why}", describe(&model_s)),
-                Some(a.flow),
-                Some(a.port),
-            );
+            let expected = format!("{}; {why}", describe(&model_s));
+            match dev {
+                Some(dev) => self.report(
+                    c,
+                    line,
+                    "admission",
+                    dev.to_line(),
+                    expected,
+                    Whose::arrival(a),
+                ),
+                None => self.forget((a.flow, a.seq), Gone::DroppedByModel(expected)),
+            }
         }
         // The DUT's outcome, applied as the model applies its own.
         let due = self.adm.settle(
@@ -658,15 +805,15 @@ impl<P: BufferPolicy> Follower<P> {
         );
         match dut {
             Ok(plan) => {
-                if plan.seg0 as u32 + plan.seg1 as u32 + plan.headroom as u32 != a.ncells as u32 {
+                let sum = plan.seg0 as u32 + plan.seg1 as u32 + plan.headroom as u32;
+                if let Some(dev) = dev.filter(|_| sum != a.ncells as u32) {
                     self.report(
                         c,
                         line,
                         "admission",
                         dev.to_line(),
                         format!("segments adding up to the packet's {} cells", a.ncells),
-                        Some(a.flow),
-                        Some(a.port),
+                        Whose::arrival(a),
                     );
                 }
                 match a.cell {
@@ -683,30 +830,44 @@ impl<P: BufferPolicy> Follower<P> {
                         bytes: a.bytes,
                         lossless,
                         due,
+                        arrived: c,
+                        line,
                     },
                 );
+                self.queue_cells[a.dst as usize][a.prio as usize] += a.ncells as u32;
+                if self.fifo(a.dst, a.prio) {
+                    let q = self.queue_order.entry((a.dst, a.prio)).or_default();
+                    q.push_back((a.flow, a.seq));
+                }
+                self.flow_order.entry(a.flow).or_default().push_back(a.seq);
             }
             Err(reason) => {
-                if lossless {
+                if let Some(dev) = dev.filter(|_| lossless) {
                     self.report(
                         c,
                         line,
                         "lossless drop",
                         dev.to_line(),
                         format!("a lossless packet is never dropped (the DUT said {reason})"),
-                        Some(a.flow),
-                        Some(a.port),
+                        Whose::arrival(a),
                     );
                 }
-                if self.dropped_order.len() == DROPS_KEPT {
-                    if let Some(k) = self.dropped_order.pop_front() {
-                        self.dropped.remove(&k);
-                    }
+                if dev.is_some() {
+                    self.forget((a.flow, a.seq), Gone::Dropped);
                 }
-                self.dropped.insert((a.flow, a.seq));
-                self.dropped_order.push_back((a.flow, a.seq));
             }
         }
+    }
+
+    /// Remember why packet `key` left (the oldest memory is forgotten past [`GONE_KEPT`]).
+    fn forget(&mut self, key: Key, why: Gone) {
+        if self.gone_order.len() == GONE_KEPT {
+            if let Some(k) = self.gone_order.pop_front() {
+                self.gone.remove(&k);
+            }
+        }
+        self.gone.insert(key, why);
+        self.gone_order.push_back(key);
     }
 
     /// The cells read in cycle `c`: the departures listed, and the implied next cells of
@@ -743,36 +904,51 @@ impl<P: BufferPolicy> Follower<P> {
         let here = Event::Depart(*dep).to_line();
         let flow_seq = self.last_seq.get(&dep.flow).copied();
         let Some(pkt) = self.packets.get(&key).copied() else {
-            let (check, expected) = if self.dropped.contains(&key) {
-                (
+            let (check, expected) = match self.gone.get(&key) {
+                Some(Gone::DroppedByModel(why)) => ("admission", why.clone()),
+                Some(Gone::Dropped) => (
                     "departure of a dropped packet",
                     "the packet was dropped at its arrival".into(),
-                )
-            } else if flow_seq.is_some_and(|s| dep.seq <= s) {
-                (
+                ),
+                Some(Gone::Lost) => match flow_seq.filter(|&s| dep.seq < s) {
+                    Some(s) => (
+                        "flow order",
+                        format!("the flow's packets depart in seq order; seq {s} already departed (and this packet was reported lost then)"),
+                    ),
+                    None => (
+                        "departure of a lost packet",
+                        "a later packet of its FIFO queue departed first and it was reported lost".into(),
+                    ),
+                },
+                None if flow_seq.is_some_and(|s| dep.seq <= s) => (
                     "duplicated departure",
                     format!(
                         "the flow's packets up to seq {} have departed",
                         flow_seq.unwrap_or(0)
                     ),
-                )
-            } else {
-                (
+                ),
+                None => (
                     "departure of a packet that never arrived",
                     "no admitted packet with that flow and seq".into(),
-                )
+                ),
             };
+            self.report(c, line, check, here, expected, Whose::departure(dep));
+            return;
+        };
+        if let Some(r) = self.egress[port].reading.filter(|r| !r.implied) {
             self.report(
                 c,
                 line,
-                check,
-                here,
-                expected,
-                Some(dep.flow),
-                Some(dep.port),
+                "egress framing",
+                here.clone(),
+                format!(
+                    "{} before a new start of packet",
+                    next_of(r.next, r.key, r.start)
+                ),
+                Whose::departure(dep),
             );
-            return;
-        };
+        }
+        self.lost_before(c, line, dep, &pkt);
         if let Some(s) = flow_seq.filter(|&s| dep.seq < s) {
             self.report(
                 c,
@@ -780,8 +956,7 @@ impl<P: BufferPolicy> Follower<P> {
                 "flow order",
                 here.clone(),
                 format!("the flow's packets depart in seq order; seq {s} already departed"),
-                Some(dep.flow),
-                Some(dep.port),
+                Whose::departure(dep),
             );
         }
         if (dep.port, dep.queue, dep.src, dep.ncells) != (pkt.dst, pkt.prio, pkt.src, pkt.ncells) {
@@ -794,8 +969,7 @@ impl<P: BufferPolicy> Follower<P> {
                     "port {} queue {} src {} ncells {}, as it arrived",
                     pkt.dst, pkt.prio, pkt.src, pkt.ncells
                 ),
-                Some(dep.flow),
-                Some(dep.port),
+                Whose::departure(dep),
             );
         }
         let paused = [dep.queue as usize, PORT_LEVEL]
@@ -823,8 +997,7 @@ impl<P: BufferPolicy> Follower<P> {
                         format!(" until cycle {}", r.until)
                     }
                 ),
-                Some(dep.flow),
-                Some(dep.port),
+                Whose::departure(dep),
             );
         }
         if let Some(why) = self.too_fast(c, port) {
@@ -834,8 +1007,7 @@ impl<P: BufferPolicy> Follower<P> {
                 "faster than line rate",
                 here,
                 why,
-                Some(dep.flow),
-                Some(dep.port),
+                Whose::departure(dep),
             );
         }
         self.last_seq.insert(dep.flow, dep.seq);
@@ -845,13 +1017,84 @@ impl<P: BufferPolicy> Follower<P> {
             key,
             next: 0,
             implied: dep.cell.is_none(),
+            start: (c, line),
         });
+        self.dequeued(&pkt, c);
+        self.read(c, port, key);
+    }
+
+    /// Whether egress queue `queue` of `port` is FIFO (not HCF).
+    fn fifo(&self, port: u8, queue: u8) -> bool {
+        !self
+            .d
+            .hcf
+            .iter()
+            .any(|h| (h.port, h.queue) == (port, queue))
+    }
+
+    /// The policy's record of a packet leaving its egress queue in cycle `c` (L2BM).
+    fn dequeued(&mut self, pkt: &Pkt, c: u64) {
         if P::RECORDS_DEQUEUES {
             let (src, prio, dst) = (pkt.src as usize, pkt.prio as usize, pkt.dst as usize);
             let r = Request::new(src, prio, dst, pkt.ncells.into(), pkt.lossless);
             self.policy.dequeued(r.qi, r.eq, r.n, pkt.due, c);
         }
-        self.read(c, port, key);
+    }
+
+    /// The packets a start of `pkt` (departure `dep`) proves lost: those ahead of it in
+    /// its FIFO egress queue and in its flow that have not started. Each is reported once
+    /// and released, so that the next checks see the DUT's real occupancy.
+    fn lost_before(&mut self, c: u64, line: usize, dep: &Depart, pkt: &Pkt) {
+        let key = (dep.flow, dep.seq);
+        let fifo = self.fifo(pkt.dst, pkt.prio);
+        let mut lost = Vec::new();
+        if fifo {
+            let q = self.queue_order.entry((pkt.dst, pkt.prio)).or_default();
+            ahead(q, key, &self.packets, pkt, &mut lost, |k| k);
+        }
+        let seqs = self.flow_order.entry(dep.flow).or_default();
+        ahead(seqs, dep.seq, &self.packets, pkt, &mut lost, |s| {
+            (dep.flow, s)
+        });
+        for k in lost {
+            let Some(o) = self.packets.remove(&k) else {
+                continue;
+            };
+            let (dst, prio) = (o.dst as usize, o.prio as usize);
+            let held = self.queue_cells[dst][prio];
+            for _ in 0..o.ncells {
+                self.acct.push(Update::Release {
+                    port: o.src,
+                    pg: o.prio,
+                    lossless: o.lossless,
+                    dport: o.dst,
+                });
+            }
+            self.read_cells += o.ncells as u64;
+            self.queue_cells[dst][prio] = held.saturating_sub(o.ncells.into());
+            self.dequeued(&o, c);
+            self.forget(k, Gone::Lost);
+            let scope = if o.dst == pkt.dst && o.prio == pkt.prio && fifo {
+                format!("its FIFO egress queue (port {} queue {})", o.dst, o.prio)
+            } else {
+                format!("its flow {}", k.0)
+            };
+            self.report(
+                c,
+                line,
+                "lost packet",
+                Event::Depart(*dep).to_line(),
+                format!(
+                    "flow {} seq {} ({} cells, arrived in cycle {} on port {}, line {}) read before this later packet of {scope}; it never departed and is released from the model (egress queue port {} queue {} held {held} cells)",
+                    k.0, k.1, o.ncells, o.arrived, o.src, o.line, o.dst, o.prio
+                ),
+                Whose {
+                    flow: Some(k.0),
+                    port: Some(dep.port),
+                    queue: Some((o.dst, o.prio)),
+                },
+            );
+        }
     }
 
     /// Whether a packet may start on `port` in cycle `c`: why not, if it may not.
@@ -892,7 +1135,7 @@ impl<P: BufferPolicy> Follower<P> {
             Some(r) if r.key == (dep.flow, dep.seq) && r.next == k => self.read(c, port, r.key),
             r => {
                 let expected = match r {
-                    Some(r) => format!("cell {} of flow {} seq {}", r.next, r.key.0, r.key.1),
+                    Some(r) => next_of(r.next, r.key, r.start),
                     None => "a start of packet (cell 0)".into(),
                 };
                 self.report(
@@ -901,8 +1144,7 @@ impl<P: BufferPolicy> Follower<P> {
                     "egress framing",
                     Event::Depart(*dep).to_line(),
                     expected,
-                    Some(dep.flow),
-                    Some(dep.port),
+                    Whose::departure(dep),
                 );
             }
         }
@@ -921,6 +1163,9 @@ impl<P: BufferPolicy> Follower<P> {
             dport: pkt.dst,
         });
         self.read_cells += 1;
+        self.read_before_arrival(c, port, key, &pkt);
+        let held = &mut self.queue_cells[pkt.dst as usize][pkt.prio as usize];
+        *held = held.saturating_sub(1);
         let e = &mut self.egress[port];
         e.last_read = Some(c);
         if let Some(r) = &mut e.reading {
@@ -930,6 +1175,38 @@ impl<P: BufferPolicy> Follower<P> {
                 self.packets.remove(&key);
             }
         }
+    }
+
+    /// A stream that lists arriving cells must have listed the cell read now: one that
+    /// departs before it arrived is an ingress framing divergence (once per packet).
+    fn read_before_arrival(&mut self, c: u64, port: usize, key: Key, pkt: &Pkt) {
+        let src = pkt.src as usize;
+        let Some(l) = self.listing[src].filter(|l| l.key == key && l.next < l.ncells) else {
+            return;
+        };
+        let next = self.egress[port].reading.map_or(0, |r| r.next);
+        if next < l.next {
+            return;
+        }
+        self.listing[src] = None;
+        self.report(
+            c,
+            0,
+            "ingress framing",
+            format!(
+                "cell {next} of flow {} seq {} read on egress port {port}",
+                key.0, key.1
+            ),
+            format!(
+                "the stream lists the arriving cells, and not yet {}",
+                next_of(l.next, key, l.start)
+            ),
+            Whose {
+                flow: Some(key.0),
+                port: Some(pkt.src),
+                queue: Some((pkt.dst, pkt.prio)),
+            },
+        );
     }
 
     /// A snapshot of the DUT's registers against the model's.
@@ -948,8 +1225,7 @@ impl<P: BufferPolicy> Follower<P> {
                     self.d.cfg.alpha_log2,
                     self.dt.segment_cells
                 ),
-                None,
-                None,
+                Whose::default(),
             );
         }
         let total = self.acct.total.get();
@@ -960,8 +1236,7 @@ impl<P: BufferPolicy> Follower<P> {
                 "accounting",
                 here.clone(),
                 format!("{total} cells charged and not released"),
-                None,
-                None,
+                Whose::default(),
             );
         }
         if let Some(free) = k.free {
@@ -986,11 +1261,58 @@ impl<P: BufferPolicy> Follower<P> {
                         self.read_cells,
                         want.map_or(0, |w| w as i64 - free as i64)
                     ),
-                    None,
-                    None,
+                    Whose::default(),
                 );
             }
         }
+    }
+}
+
+/// Walk `order` (arrival order) up to `item`, the one departing as `pkt`: the entries ahead
+/// of it still buffered and fully arrived before it go to `lost`; departed ones are
+/// dropped; the walk stops at the first one it cannot judge, and `item` leaves the order.
+fn ahead<T: Copy + PartialEq>(
+    order: &mut VecDeque<T>,
+    item: T,
+    packets: &HashMap<Key, Pkt>,
+    pkt: &Pkt,
+    lost: &mut Vec<Key>,
+    key: impl Fn(T) -> Key,
+) {
+    while let Some(&front) = order.front() {
+        if front == item {
+            order.pop_front();
+            return;
+        }
+        match packets.get(&key(front)) {
+            None => {}
+            Some(o) if o.ahead_of(pkt) => lost.push(key(front)),
+            Some(_) => break,
+        }
+        order.pop_front();
+    }
+    if let Some(i) = order.iter().position(|&x| x == item) {
+        order.remove(i);
+    }
+}
+
+impl<P: BufferPolicy> Follower<P> {
+    /// The packets still buffered per egress queue: `port 1 queue 3: 2 packets (9
+    /// cells), ...`.
+    fn left_by_queue(&self) -> String {
+        let mut by: std::collections::BTreeMap<(u8, u8), (u32, u32)> = Default::default();
+        for p in self.packets.values() {
+            let (n, cells) = by.entry((p.dst, p.prio)).or_default();
+            *n += 1;
+            *cells += p.ncells as u32;
+        }
+        let parts: Vec<_> = by
+            .iter()
+            .map(|((port, q), (n, cells))| {
+                format!("port {port} queue {q}: {n} packets ({cells} cells)")
+            })
+            .collect();
+        parts.join(", ")
     }
 }
 
@@ -1053,13 +1375,13 @@ impl<P: BufferPolicy> Replay for Follower<P> {
                 "cells left in the buffer",
                 "end of the stream".into(),
                 format!(
-                    "{} admitted packets ({} cells) never departed, e.g. {}",
+                    "{} admitted packets ({} cells) never departed, e.g. {}; by egress queue: {}",
                     self.packets.len(),
                     self.acct.total.get(),
-                    first.join(", ")
+                    first.join(", "),
+                    self.left_by_queue()
                 ),
-                None,
-                None,
+                Whose::default(),
             );
         }
     }

@@ -14,6 +14,7 @@ pub mod events;
 pub mod follow;
 pub mod lockstep;
 pub mod record;
+pub mod verdict;
 
 use events::{Event, InputError, Reader};
 use follow::Follower;
@@ -23,6 +24,7 @@ use hw_model::{Derived, DropReason};
 use lockstep::Lockstep;
 use std::fmt;
 use std::io::BufRead;
+use verdict::Tally;
 
 /// How the checker replays the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +43,18 @@ pub enum LineRate {
     Scenario,
 }
 
+/// Where the admission decisions come from (follow mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decisions {
+    /// The stream has an `admit` or `drop` for every start of packet, checked against the
+    /// model's.
+    Reported,
+    /// The stream has `arrive` and `depart` only (a DUT that exports no decision): the
+    /// model decides each arrival itself. A packet it admits that never departs is a
+    /// loss; one it drops that departs is an `admission` divergence.
+    Inferred,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub mode: Mode,
@@ -48,6 +62,7 @@ pub struct Options {
     /// Cycles a sent PAUSE/RESUME may come before or after the model's, and a start of
     /// packet may follow a received PAUSE (follow mode).
     pub pfc_tolerance: u64,
+    pub decisions: Decisions,
 }
 
 impl Default for Options {
@@ -56,6 +71,7 @@ impl Default for Options {
             mode: Mode::Follow,
             line_rate: LineRate::Scenario,
             pfc_tolerance: 2,
+            decisions: Decisions::Reported,
         }
     }
 }
@@ -74,6 +90,9 @@ pub struct Divergence {
     pub expected: String,
     /// The last events of the flow and of the port.
     pub history: Vec<String>,
+    /// The egress queue (port, queue) the divergence concerns, if one: the packet's, for
+    /// a decision or a departure.
+    pub queue: Option<(u8, u8)>,
 }
 
 impl fmt::Display for Divergence {
@@ -125,13 +144,15 @@ pub struct Checker {
     inner: Box<dyn Replay>,
     line: usize,
     last_cycle: u64,
+    /// Where the stream's `meta` and the scenario disagree.
+    pub warnings: Vec<String>,
 }
 
 impl Checker {
     /// A checker of the switch `d` (the scenario's `[switch]`).
     pub fn new(d: Derived, opts: Options) -> Self {
         let inner: Box<dyn Replay> = match opts.mode {
-            Mode::Lockstep => Box::new(Lockstep::new(d.clone())),
+            Mode::Lockstep => Box::new(Lockstep::new(d.clone(), opts.decisions)),
             Mode::Follow => Policies::new(&d).with(MakeFollower { d: d.clone(), opts }),
         };
         Self {
@@ -139,6 +160,7 @@ impl Checker {
             inner,
             line: 0,
             last_cycle: 0,
+            warnings: Vec::new(),
         }
     }
 
@@ -155,6 +177,9 @@ impl Checker {
         }
         self.last_cycle = ev.cycle();
         self.line = line;
+        if let Event::Meta(m) = &ev {
+            self.warnings.extend(meta_warnings(&self.d, m));
+        }
         self.inner.feed(line, ev);
         Ok(())
     }
@@ -209,7 +234,22 @@ impl Checker {
                     ));
                 }
             }
-            Event::Admit(a) => port("admit", "port", a.port)?,
+            Event::Admit(a) => {
+                port("admit", "port", a.port)?;
+                let s = &a.segments;
+                for (name, v) in [
+                    ("private", s.private),
+                    ("shared", s.shared),
+                    ("headroom", s.headroom),
+                ] {
+                    if v > u16::MAX as u32 {
+                        return Err(format!(
+                            "admit.segments.{name}: {v}; allowed: 0..={}",
+                            u16::MAX
+                        ));
+                    }
+                }
+            }
             Event::Drop(x) => {
                 port("drop", "port", x.port)?;
                 if !DropReason::ALL.iter().any(|r| r.name() == x.reason) {
@@ -236,6 +276,50 @@ impl Checker {
     }
 }
 
+/// Where a stream's `meta` parameters and the switch `d` disagree: the policy, the ports,
+/// the cell size, the buffer's cells and alpha, under the model's names (`mmu-sim run
+/// --trace-events`) or the project's RTL's (`cosim/`).
+fn meta_warnings(d: &Derived, m: &events::Meta) -> Vec<String> {
+    let param = |names: &[&'static str]| {
+        names
+            .iter()
+            .find_map(|&n| m.params.get(n).map(|v| (n, v.clone())))
+    };
+    let policy = d.cfg.policy.name();
+    let numbers: [(&[&'static str], &str, i64); 4] = [
+        (&["ports", "P"], "switch ports", d.ports as i64),
+        (
+            &["cell_bytes", "CELL_BYTES"],
+            "switch cell_bytes",
+            d.cfg.cell_bytes as i64,
+        ),
+        (&["cells", "N_CELLS"], "buffer cells", d.total_cells as i64),
+        (
+            &["alpha_log2", "ALPHA_LOG2"],
+            "switch alpha_log2",
+            d.cfg.alpha_log2 as i64,
+        ),
+    ];
+    let mut out = Vec::new();
+    if let Some((name, v)) = param(&["policy"]) {
+        if v.as_str() != Some(policy) {
+            out.push(format!(
+                "the stream's meta says {name} {v}, the scenario's switch.policy is {policy:?}"
+            ));
+        }
+    }
+    for (names, what, want) in numbers {
+        if let Some((name, v)) = param(names) {
+            if v.as_i64() != Some(want) {
+                out.push(format!(
+                    "the stream's meta says {name} {v}, the scenario's {what} is {want}"
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// What [`check`] found in a stream.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -246,6 +330,16 @@ pub struct Report {
     pub divergences: Vec<Divergence>,
 }
 
+/// What [`check_each`] read, and the divergences it found counted.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub events: usize,
+    pub last_cycle: u64,
+    pub tally: Tally,
+    /// Where the stream's `meta` line and the scenario disagree.
+    pub warnings: Vec<String>,
+}
+
 /// Check a whole stream; stop at the first divergence unless `keep_going`.
 pub fn check<R: BufRead>(
     d: Derived,
@@ -253,32 +347,77 @@ pub fn check<R: BufRead>(
     opts: Options,
     keep_going: bool,
 ) -> Result<Report, InputError> {
+    let mut divergences = Vec::new();
+    let sum = check_each(d, input, opts, keep_going, |d| divergences.push(d))?;
+    divergences.sort_by_key(|d| (d.cycle, d.line));
+    Ok(Report {
+        events: sum.events,
+        last_cycle: sum.last_cycle,
+        divergences,
+    })
+}
+
+/// Check a whole stream, handing each divergence to `found` as it is settled (those
+/// settled together in cycle and line order), so that memory does not grow with their
+/// number; stop at the first unless `keep_going`.
+pub fn check_each<R: BufRead>(
+    d: Derived,
+    input: R,
+    opts: Options,
+    keep_going: bool,
+    mut found: impl FnMut(Divergence),
+) -> Result<Summary, InputError> {
     let mut reader = Reader::new(input);
     let mut ck = Checker::new(d, opts);
-    let mut report = Report {
-        events: 0,
-        last_cycle: 0,
-        divergences: Vec::new(),
+    let mut sum = Summary::default();
+    let mut hand = |ck: &mut Checker, sum: &mut Summary| {
+        let mut batch = ck.take();
+        batch.sort_by_key(|d| (d.cycle, d.line));
+        if !keep_going {
+            batch.truncate(1);
+        }
+        for d in batch {
+            sum.tally.add(&d);
+            found(d);
+        }
     };
-    let mut stopped = false;
     while let Some((line, ev)) = reader.next_event()? {
-        report.events += 1;
-        report.last_cycle = ev.cycle();
+        sum.events += 1;
+        sum.last_cycle = ev.cycle();
         ck.feed(line, ev)?;
-        if ck.pending() > 0 && !keep_going {
-            stopped = true;
-            break;
+        if ck.pending() > 0 {
+            hand(&mut ck, &mut sum);
+            if !keep_going {
+                // A stream read only in part has no end to check.
+                sum.warnings = ck.warnings.clone();
+                return Ok(sum);
+            }
         }
     }
-    // A stream read only in part has no end to check.
-    if !stopped {
-        ck.finish();
+    ck.finish();
+    hand(&mut ck, &mut sum);
+    sum.warnings = ck.warnings;
+    Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hw_model::SwitchConfig;
+
+    #[test]
+    fn segments_beyond_a_register_are_refused_with_the_field_and_range() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut ck = Checker::new(d, Options::default());
+        let arrive = r#"{"cycle":1,"event":"arrive","port":0,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":1,"ncells":1}"#;
+        ck.feed_line(1, arrive).unwrap();
+        let wrap = r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":4294967295,"shared":1,"headroom":0}}"#;
+        let e = ck.feed_line(2, wrap).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 2: admit.segments.private: 4294967295; allowed: 0..=65535"
+        );
+        let ok = r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":1,"shared":0,"headroom":0}}"#;
+        ck.feed_line(2, ok).unwrap();
     }
-    let found = &mut report.divergences;
-    found.extend(ck.take());
-    found.sort_by_key(|d| (d.cycle, d.line));
-    if !keep_going {
-        found.truncate(1);
-    }
-    Ok(report)
 }

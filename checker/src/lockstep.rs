@@ -8,7 +8,7 @@
 
 use crate::events::{Arrive, Dir, Event, Pfc};
 use crate::record::Recorder;
-use crate::{Divergence, Replay};
+use crate::{Decisions, Divergence, Replay};
 use hw_model::{Beat, Derived, Ecn, FiveTuple, Inputs, Mmu, Outputs, PacketHdr, PfcFrame};
 
 /// How the DUT's stream is written, learnt from its first events: the model's events are
@@ -18,6 +18,8 @@ struct Shape {
     cells: Option<bool>,
     tuples: Option<bool>,
     quanta: Option<bool>,
+    /// The DUT reports no decision (`--decisions inferred`): the model's are not compared.
+    no_decisions: bool,
 }
 
 pub struct Lockstep {
@@ -38,7 +40,7 @@ pub struct Lockstep {
 }
 
 impl Lockstep {
-    pub fn new(d: Derived) -> Self {
+    pub fn new(d: Derived, decisions: Decisions) -> Self {
         let ports = d.ports;
         Self {
             mmu: Mmu::new(d.clone()),
@@ -48,7 +50,10 @@ impl Lockstep {
             implied: vec![None; ports],
             batch: Vec::new(),
             batch_cycle: 0,
-            shape: Shape::default(),
+            shape: Shape {
+                no_decisions: decisions == Decisions::Inferred,
+                ..Shape::default()
+            },
             out: Vec::new(),
             stopped: false,
             end: 0,
@@ -120,6 +125,7 @@ impl Lockstep {
                 p.quanta = None;
             }
             Event::Counters(_) => return None,
+            Event::Admit(_) | Event::Drop(_) if self.shape.no_decisions => return None,
             _ => {}
         }
         Some(ev)
@@ -224,6 +230,7 @@ impl Lockstep {
 
     fn diverge(&mut self, cycle: u64, line: usize, event: String, expected: String) {
         self.out.push(Divergence {
+            queue: None,
             cycle,
             line,
             check: "lockstep",

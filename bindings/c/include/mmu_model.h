@@ -48,6 +48,18 @@
 #define MMU_LINE_RATE_CELL_PER_CYCLE 1
 
 /*
+ `decisions` of [`mmu_new_decisions`]: the DUT reports an admit or drop for every start
+ of packet, checked against the model's.
+ */
+#define MMU_DECISIONS_REPORTED 0
+
+/*
+ `decisions` of [`mmu_new_decisions`]: the DUT reports arrivals and departures only; the
+ model decides each arrival (docs/cosim.md, "Decisions inferred").
+ */
+#define MMU_DECISIONS_INFERRED 1
+
+/*
  `dir` of [`mmu_pfc`]: the DUT sent the PAUSE/RESUME (its ingress queue's QOFF changed).
  */
 #define MMU_PFC_SENT 0
@@ -80,6 +92,20 @@ struct MmuChecker *mmu_new(const char *scenario,
                            uint32_t mode,
                            uint32_t line_rate,
                            uint64_t pfc_tolerance);
+
+/*
+ [`mmu_new`] with where the decisions come from: [`MMU_DECISIONS_REPORTED`] (what
+ `mmu_new` does) or [`MMU_DECISIONS_INFERRED`] (a DUT that exports no decision: call
+ [`mmu_arrive`] and [`mmu_depart`] only).
+
+ # Safety
+ `scenario` is NULL or a NUL-terminated string.
+ */
+struct MmuChecker *mmu_new_decisions(const char *scenario,
+                                     uint32_t mode,
+                                     uint32_t line_rate,
+                                     uint64_t pfc_tolerance,
+                                     uint32_t decisions);
 
 /*
  Free a handle of [`mmu_new`] (NULL: nothing).

@@ -18,7 +18,7 @@
 //! No panic crosses the boundary: every function runs under `catch_unwind`.
 
 use checker::events::{Admit, Arrive, Depart, Dir, Drop, Event, Pfc, Segments};
-use checker::{Divergence, LineRate, Mode, Options};
+use checker::{Decisions, Divergence, LineRate, Mode, Options};
 use hw_model::Derived;
 use scenario::{resolve_scenario, Overrides, Scenario};
 use std::cell::RefCell;
@@ -42,6 +42,12 @@ pub const MMU_MODE_LOCKSTEP: u32 = 1;
 pub const MMU_LINE_RATE_SCENARIO: u32 = 0;
 /// `line_rate` of [`mmu_new`]: one cell per cycle per port (the project's RTL).
 pub const MMU_LINE_RATE_CELL_PER_CYCLE: u32 = 1;
+/// `decisions` of [`mmu_new_decisions`]: the DUT reports an admit or drop for every start
+/// of packet, checked against the model's.
+pub const MMU_DECISIONS_REPORTED: u32 = 0;
+/// `decisions` of [`mmu_new_decisions`]: the DUT reports arrivals and departures only; the
+/// model decides each arrival (docs/cosim.md, "Decisions inferred").
+pub const MMU_DECISIONS_INFERRED: u32 = 1;
 /// `dir` of [`mmu_pfc`]: the DUT sent the PAUSE/RESUME (its ingress queue's QOFF changed).
 pub const MMU_PFC_SENT: u8 = 0;
 /// `dir` of [`mmu_pfc`]: the DUT's egress queue received it.
@@ -193,6 +199,32 @@ pub unsafe extern "C" fn mmu_new(
     line_rate: u32,
     pfc_tolerance: u64,
 ) -> *mut MmuChecker {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe {
+        mmu_new_decisions(
+            scenario,
+            mode,
+            line_rate,
+            pfc_tolerance,
+            MMU_DECISIONS_REPORTED,
+        )
+    }
+}
+
+/// [`mmu_new`] with where the decisions come from: [`MMU_DECISIONS_REPORTED`] (what
+/// `mmu_new` does) or [`MMU_DECISIONS_INFERRED`] (a DUT that exports no decision: call
+/// [`mmu_arrive`] and [`mmu_depart`] only).
+///
+/// # Safety
+/// `scenario` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn mmu_new_decisions(
+    scenario: *const c_char,
+    mode: u32,
+    line_rate: u32,
+    pfc_tolerance: u64,
+    decisions: u32,
+) -> *mut MmuChecker {
     let made = catch_unwind(|| {
         // SAFETY: forwarded from the caller's contract.
         let scenario = unsafe { text("scenario", scenario) }?;
@@ -210,10 +242,20 @@ pub unsafe extern "C" fn mmu_new(
                 ))
             }
         };
+        let decisions = match decisions {
+            MMU_DECISIONS_REPORTED => Decisions::Reported,
+            MMU_DECISIONS_INFERRED => Decisions::Inferred,
+            _ => {
+                return Err(format!(
+                    "decisions: {decisions}; allowed: 0 (reported), 1 (inferred)"
+                ))
+            }
+        };
         let opts = Options {
             mode,
             line_rate,
             pfc_tolerance,
+            decisions,
         };
         Ok(MmuChecker {
             inner: checker::Checker::new(derived(scenario)?, opts),

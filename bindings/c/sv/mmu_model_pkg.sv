@@ -15,12 +15,18 @@ package mmu_model_pkg;
   localparam int MMU_MODE_LOCKSTEP = 1;
   localparam int MMU_LINE_RATE_SCENARIO = 0;
   localparam int MMU_LINE_RATE_CELL_PER_CYCLE = 1;
+  localparam int MMU_DECISIONS_REPORTED = 0;
+  localparam int MMU_DECISIONS_INFERRED = 1;
   localparam int MMU_PFC_SENT = 0;
   localparam int MMU_PFC_RECEIVED = 1;
 
   import "DPI-C" function chandle mmu_new(string scenario, int unsigned mode,
                                           int unsigned line_rate,
                                           longint unsigned pfc_tolerance);
+  import "DPI-C" function chandle mmu_new_decisions(string scenario, int unsigned mode,
+                                                    int unsigned line_rate,
+                                                    longint unsigned pfc_tolerance,
+                                                    int unsigned decisions);
   import "DPI-C" function void mmu_free(chandle h);
   import "DPI-C" function int mmu_last_error(chandle out, int unsigned len);
   import "DPI-C" function int mmu_arrive(chandle h, longint unsigned cycle,

@@ -250,11 +250,12 @@ fn replay() -> PathBuf {
     out
 }
 
-/// Replay `events` against `cosim/dut.toml`: exit code, stdout, stderr.
-fn run(exe: &Path, scenario: &str, events: &Path) -> (i32, String, String) {
+/// Replay `events` against `scenario` (with `extra` arguments): exit code, stdout, stderr.
+fn run_with(exe: &Path, scenario: &str, events: &Path, extra: &[&str]) -> (i32, String, String) {
     let out = Command::new(exe)
         .arg(scenario)
         .arg(events)
+        .args(extra)
         .output()
         .unwrap();
     let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
@@ -263,6 +264,10 @@ fn run(exe: &Path, scenario: &str, events: &Path) -> (i32, String, String) {
         text(out.stdout),
         text(out.stderr),
     )
+}
+
+fn run(exe: &Path, scenario: &str, events: &Path) -> (i32, String, String) {
+    run_with(exe, scenario, events, &[])
 }
 
 #[test]
@@ -290,6 +295,21 @@ fn the_recorded_rtl_streams_through_the_c_abi() {
     assert!(out.contains("shared 43 vs T 43"), "{out}");
     let (code, _, err) = run(&exe, dut, &fixture("bug2"));
     assert_eq!(code, 1, "{err}");
+    // A DUT that exports no decision: the clean RTL passes; BUG=2's stream ends with
+    // packets the model admitted that never departed.
+    let inferred = |name: &str| run_with(&exe, dut, &fixture(name), &["inferred"]);
+    let (code, out, err) = inferred("clean");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "2223 events, 0 divergences\n"),
+        "{err}"
+    );
+    let (code, out, err) = inferred("bug2");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("first: cycle 938, cells left in the buffer"),
+        "{out}"
+    );
 
     let (code, _, err) = run(&exe, "no-such-scenario", &fixture("clean"));
     assert_eq!(code, 2);

@@ -1,7 +1,9 @@
 /* Feed a recorded RTL event stream (JSON Lines, docs/cosim.md) through the C ABI, one
  * event at a time as an RTL testbench's monitors would, and print what the checker found.
  * Compiled and run by tests/abi.rs (gcc):
- *   replay SCENARIO EVENTS.jsonl
+ *   replay SCENARIO EVENTS.jsonl [inferred]
+ * With `inferred`, the checker infers the decisions and the stream's `admit` and `drop`
+ * lines are skipped, as for a DUT that exports no decision.
  * Exit: 0 consistent, 1 divergences (the first printed), 2 bad input or usage.
  * A small reader of the flat events the RTL testbench writes (cosim/tb/events.py): each
  * key occurs once per line; `meta` and `counters` lines are skipped (the C ABI carries the
@@ -36,12 +38,14 @@ static void str(const char *line, const char *key, char *out, size_t len) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: replay SCENARIO EVENTS.jsonl\n");
+    int inferred = argc == 4 && !strcmp(argv[3], "inferred");
+    if (argc != 3 && !inferred) {
+        fprintf(stderr, "usage: replay SCENARIO EVENTS.jsonl [inferred]\n");
         return 2;
     }
     char err[512];
-    MmuChecker *h = mmu_new(argv[1], MMU_MODE_FOLLOW, MMU_LINE_RATE_CELL_PER_CYCLE, 2);
+    MmuChecker *h = mmu_new_decisions(argv[1], MMU_MODE_FOLLOW, MMU_LINE_RATE_CELL_PER_CYCLE, 2,
+                                      inferred ? MMU_DECISIONS_INFERRED : MMU_DECISIONS_REPORTED);
     if (!h) {
         mmu_last_error(err, sizeof err);
         fprintf(stderr, "mmu_new: %s\n", err);
@@ -60,6 +64,9 @@ int main(int argc, char **argv) {
     while (rc >= 0 && fgets(line, sizeof line, f)) {
         str(line, "event", kind, sizeof kind);
         unsigned long long c = num(line, "cycle");
+        if (inferred && (!strcmp(kind, "admit") || !strcmp(kind, "drop"))) {
+            continue;
+        }
         if (!strcmp(kind, "arrive")) {
             rc = mmu_arrive(h, c, num(line, "port"), num(line, "prio"), num(line, "flow"),
                             num(line, "seq"), num(line, "bytes"), num(line, "dst"),

@@ -11,7 +11,7 @@
 use checker::events::{Dir, Event};
 use checker::lockstep::{add_frame, beat};
 use checker::record::Recorder;
-use checker::{Divergence, LineRate, Mode, Options};
+use checker::{Decisions, Divergence, LineRate, Mode, Options};
 use hw_model::{Beat, Derived, Inputs, Mmu, Outputs};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -27,7 +27,7 @@ fn derived(scenario: &str) -> PyResult<Derived> {
         .map_err(|e| PyValueError::new_err(format!("{scenario}: {e}")))
 }
 
-fn options(mode: &str, line_rate: &str, pfc_tolerance: u64) -> PyResult<Options> {
+fn options(mode: &str, line_rate: &str, pfc_tolerance: u64, decisions: &str) -> PyResult<Options> {
     Ok(Options {
         mode: match mode {
             "follow" => Mode::Follow,
@@ -48,6 +48,15 @@ fn options(mode: &str, line_rate: &str, pfc_tolerance: u64) -> PyResult<Options>
             }
         },
         pfc_tolerance,
+        decisions: match decisions {
+            "reported" => Decisions::Reported,
+            "inferred" => Decisions::Inferred,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "decisions: {decisions:?}; allowed: \"reported\", \"inferred\""
+                )))
+            }
+        },
     })
 }
 
@@ -72,6 +81,7 @@ fn divergence<'py>(py: Python<'py>, d: &Divergence) -> PyResult<Bound<'py, PyDic
     out.set_item("event", &d.event)?;
     out.set_item("expected", &d.expected)?;
     out.set_item("history", &d.history)?;
+    out.set_item("egress_queue", d.queue)?;
     out.set_item("text", d.to_string())?;
     Ok(out)
 }
@@ -82,8 +92,10 @@ fn divergences<'py>(py: Python<'py>, ds: &[Divergence]) -> PyResult<Vec<Bound<'p
 
 /// Check a whole stream: `events` is a path to a JSON Lines file, or a list of events
 /// (dicts or JSON lines, the `meta` line first). Returns the divergences.
+// One Rust argument per Python keyword argument.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (scenario, events, mode = "follow", line_rate = "scenario", pfc_tolerance = 2, keep_going = true))]
+#[pyo3(signature = (scenario, events, mode = "follow", line_rate = "scenario", pfc_tolerance = 2, keep_going = true, decisions = "reported"))]
 fn check<'py>(
     py: Python<'py>,
     scenario: &str,
@@ -92,9 +104,10 @@ fn check<'py>(
     line_rate: &str,
     pfc_tolerance: u64,
     keep_going: bool,
+    decisions: &str,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let d = derived(scenario)?;
-    let opts = options(mode, line_rate, pfc_tolerance)?;
+    let opts = options(mode, line_rate, pfc_tolerance, decisions)?;
     let text = match events.cast::<PyString>() {
         Ok(path) => {
             let path = path.to_string();
@@ -125,11 +138,18 @@ struct Checker {
 #[pymethods]
 impl Checker {
     #[new]
-    #[pyo3(signature = (scenario, mode = "follow", line_rate = "scenario", pfc_tolerance = 2))]
-    fn new(scenario: &str, mode: &str, line_rate: &str, pfc_tolerance: u64) -> PyResult<Self> {
+    #[pyo3(signature = (scenario, mode = "follow", line_rate = "scenario", pfc_tolerance = 2, decisions = "reported"))]
+    fn new(
+        scenario: &str,
+        mode: &str,
+        line_rate: &str,
+        pfc_tolerance: u64,
+        decisions: &str,
+    ) -> PyResult<Self> {
         let d = derived(scenario)?;
+        let opts = options(mode, line_rate, pfc_tolerance, decisions)?;
         Ok(Self {
-            inner: checker::Checker::new(d, options(mode, line_rate, pfc_tolerance)?),
+            inner: checker::Checker::new(d, opts),
             line: 0,
         })
     }

@@ -34,6 +34,16 @@ class Check(unittest.TestCase):
         bug2 = mmu_model.check(DUT, [json.loads(l) for l in lines("bug2")], **RTL)
         self.assertEqual(bug2[0]["check"], "leaked cells")
 
+    def test_decisions_inferred_from_a_stream_without_them(self):
+        undecided = [l for l in lines("clean") if '"event":"admit"' not in l and '"event":"drop"' not in l]
+        self.assertEqual(mmu_model.check(DUT, undecided, decisions="inferred", **RTL), [])
+        missing = mmu_model.check(DUT, undecided, keep_going=False, **RTL)
+        self.assertEqual(missing[0]["check"], "decision missing")
+        ck = mmu_model.Checker(DUT, decisions="inferred", **RTL)
+        self.assertEqual([d for l in undecided for d in ck.feed(l)] + ck.finish(), [])
+        with self.assertRaises(ValueError):
+            mmu_model.check(DUT, undecided, decisions="guessed")
+
     def test_bad_input_is_refused_with_line_and_field(self):
         bad = lines("clean")[:3] + ['{"cycle":5,"event":"arrive","port":9}']
         with self.assertRaises(ValueError) as e:

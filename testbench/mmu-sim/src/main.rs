@@ -96,7 +96,8 @@ struct CheckArgs {
     /// lockstep: the model steps with the DUT's inputs and every event must match.
     #[arg(long, value_enum, default_value = "follow")]
     mode: CheckMode,
-    /// List every divergence, not only the first.
+    /// List every divergence as it is found, not only the first, then their counts by
+    /// check and by egress queue.
     #[arg(long)]
     keep_going: bool,
     /// How fast an egress port may send: one cell per cycle, or the scenario's port rate.
@@ -106,6 +107,26 @@ struct CheckArgs {
     /// a received PAUSE.
     #[arg(long, default_value_t = 2)]
     pfc_tolerance: u64,
+    /// reported: the stream has an admit or drop for every start of packet, checked
+    /// against the model's; inferred: the stream has arrive and depart only, the model
+    /// decides each arrival (an admitted packet that never departs is a loss, a dropped
+    /// one that departs an admission divergence).
+    #[arg(long, value_enum, default_value = "reported")]
+    decisions: DecisionsArg,
+    /// Write the verdict as JSON here: every divergence as an object, the counts by check
+    /// and by egress queue, the events read.
+    #[arg(long, value_name = "PATH")]
+    report_json: Option<PathBuf>,
+    /// Write the verdict as JUnit XML here: one test case per check, failed with its
+    /// divergences.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DecisionsArg {
+    Reported,
+    Inferred,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -478,28 +499,70 @@ fn check(a: CheckArgs) -> Result<(), Failure> {
             LineRateArg::Scenario => checker::LineRate::Scenario,
         },
         pfc_tolerance: a.pfc_tolerance,
+        decisions: match a.decisions {
+            DecisionsArg::Reported => checker::Decisions::Reported,
+            DecisionsArg::Inferred => checker::Decisions::Inferred,
+        },
     };
-    let report = checker::check(
+    let json_err = |e: std::io::Error| {
+        let p = a.report_json.as_deref().unwrap_or(std::path::Path::new(""));
+        Failure::Input(format!("--report-json {}: {e}", p.display()))
+    };
+    let mut report = match &a.report_json {
+        Some(p) => {
+            let o = Output::create("--report-json", p)?;
+            Some(checker::verdict::JsonReport::new(o).map_err(json_err)?)
+        }
+        None => None,
+    };
+    let mut junit = checker::verdict::Junit::default();
+    let mut written: Result<(), Failure> = Ok(());
+    let sum = checker::check_each(
         plan.derived,
         std::io::BufReader::new(file),
         opts,
         a.keep_going,
+        |d| {
+            junit.add(&d);
+            if written.is_ok() {
+                written = to_stdout(format_args!("divergence at {d}\n"));
+            }
+            if let (Some(r), Ok(())) = (report.as_mut(), &written) {
+                written = r.add(&d).map_err(json_err);
+            }
+        },
     )
     .map_err(|e| Failure::Input(format!("--dut-events {path}: {e}")))?;
-    let mut text = String::new();
-    for d in &report.divergences {
-        text += &format!("divergence at {d}\n");
+    written?;
+    for w in &sum.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(r) = report {
+        r.finish(&sum.tally, sum.events, sum.last_cycle)
+            .map_err(json_err)?
+            .commit()?;
+    }
+    if let Some(p) = &a.junit {
+        let mut o = Output::create("--junit", p)?;
+        junit
+            .write(&mut o.file, &path.to_string())
+            .map_err(|e| o.failed(e))?;
+        o.commit()?;
     }
     let mode = match a.mode {
         CheckMode::Follow => "follow",
         CheckMode::Lockstep => "lockstep",
     };
-    let n = report.divergences.len();
+    let n = sum.tally.total;
+    let mut text = String::new();
+    if a.keep_going && n > 0 {
+        text += &format!("{}\n", sum.tally);
+    }
     text += &format!(
         "{}: {} events to cycle {} checked against {} ({mode})\n",
         if n == 0 { "consistent" } else { "DIVERGED" },
-        report.events,
-        report.last_cycle,
+        sum.events,
+        sum.last_cycle,
         plan.name
     );
     to_stdout(format_args!("{text}"))?;
@@ -513,6 +576,58 @@ fn check(a: CheckArgs) -> Result<(), Failure> {
                 " (the first; --keep-going lists all)"
             }
         ))),
+    }
+}
+
+/// An output file written under a temporary name beside it and renamed once complete, so
+/// that a refused or failed check leaves no partial file under the name asked for.
+struct Output {
+    option: &'static str,
+    path: PathBuf,
+    tmp: PathBuf,
+    file: std::io::BufWriter<File>,
+}
+
+impl Output {
+    fn create(option: &'static str, path: &std::path::Path) -> Result<Self, Failure> {
+        let name = path
+            .file_name()
+            .map_or("out".into(), |n| n.to_string_lossy());
+        let tmp = path.with_file_name(format!(".{name}.partial"));
+        let file = File::create(&tmp)
+            .map_err(|e| Failure::Input(format!("{option} {}: {e}", path.display())))?;
+        Ok(Self {
+            option,
+            path: path.to_path_buf(),
+            tmp,
+            file: std::io::BufWriter::new(file),
+        })
+    }
+
+    fn failed(&self, e: std::io::Error) -> Failure {
+        Failure::Input(format!("{} {}: {e}", self.option, self.path.display()))
+    }
+
+    fn commit(mut self) -> Result<(), Failure> {
+        self.file.flush().map_err(|e| self.failed(e))?;
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| self.failed(e))
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Drop for Output {
+    /// Not committed: the partial file goes (after a commit, the rename moved it).
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.tmp);
     }
 }
 

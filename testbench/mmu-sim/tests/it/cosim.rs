@@ -7,7 +7,7 @@
 use checker::events::{parse_line, Admit, Arrive, Depart, Dir, Drop, Event, Pfc};
 use checker::lockstep::beat;
 use checker::record::{self, Recorder};
-use checker::{check, Divergence, LineRate, Mode, Options};
+use checker::{check, Decisions, Divergence, LineRate, Mode, Options};
 use hw_model::{Derived, Inputs, Mmu, Outputs, Policy};
 use scenario::{builtin, Overrides, Scenario};
 use std::path::PathBuf;
@@ -54,6 +54,7 @@ const RTL: Options = Options {
     mode: Mode::Follow,
     line_rate: LineRate::CellPerCycle,
     pfc_tolerance: 2,
+    decisions: Decisions::Reported,
 };
 
 fn run(d: &Derived, evs: &mut [Event], opts: Options) -> Vec<Divergence> {
@@ -89,7 +90,10 @@ fn model_trace(name: &str, policy: Policy, cycles: u64) -> (Derived, String) {
         ..Overrides::default()
     };
     let mut sim = Sim::new(&s, ov).unwrap();
-    let path = tmp(&format!("{name}-{}.jsonl", policy.name()));
+    // One file per call: tests run in parallel and may trace the same scenario.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = tmp(&format!("{name}-{}-{call}.jsonl", policy.name()));
     sim.attach_events(std::fs::File::create(&path).unwrap())
         .unwrap();
     sim.run(|_| {}).unwrap();
@@ -390,7 +394,12 @@ fn cells_no_event_accounts_for_are_caught() {
         .filter(|e| !matches!(e, Event::Counters(_)))
         .cloned()
         .collect();
-    caught(&mut evs, "cells left in the buffer");
+    let divs = caught(&mut evs, "cells left in the buffer");
+    let left = divs.iter().find(|d| d.check == "cells left in the buffer");
+    assert!(
+        left.is_some_and(|d| d.expected.contains("by egress queue: port ")),
+        "{left:?}"
+    );
 
     // A snapshot with fewer free pointers than the cells written and read leave.
     let mut evs = base.clone();
@@ -606,4 +615,282 @@ fn lockstep_jumps_idle_stretches_with_the_model() {
     assert!(removed.cycle() > at);
     let divs = run(&d, &mut evs, opts);
     assert_eq!(divs[0].expected, removed.to_line(), "{}", divs[0]);
+}
+
+/// The RTL's options for a DUT that exports no decision.
+const INFERRED: Options = Options {
+    decisions: Decisions::Inferred,
+    ..RTL
+};
+
+/// The stream as a DUT without decision outputs writes it: arrivals and departures only.
+fn undecided(evs: &[Event]) -> Vec<Event> {
+    evs.iter()
+        .filter(|e| !matches!(e, Event::Admit(_) | Event::Drop(_)))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn decisions_inferred_pass_the_models_and_the_rtls_streams_without_decisions() {
+    let d = dut();
+    assert_eq!(run(&d, &mut undecided(&rtl("clean")), INFERRED), vec![]);
+    // The companion: the same stream with decisions reported is missing them.
+    let divs = run(&d, &mut undecided(&rtl("clean")), RTL);
+    assert_eq!(divs[0].check, "decision missing", "{}", divs[0]);
+    // The RTL whose thresholds are off by one admits what the model drops.
+    let bug1 = run(&d, &mut undecided(&rtl("bug1")), INFERRED);
+    assert!(!bug1.is_empty(), "BUG=1 without decisions passed");
+    let bug2 = run(&d, &mut undecided(&rtl("bug2")), INFERRED);
+    assert_eq!(bug2[0].check, "leaked cells", "{}", bug2[0]);
+    for (name, policy) in [
+        ("fanin-burst", Policy::Sih),
+        ("lossy-overload", Policy::Sih),
+        ("mixed-speed", Policy::L2bm),
+    ] {
+        let (d, text) = model_trace(name, policy, 20_000);
+        for mode in [Mode::Follow, Mode::Lockstep] {
+            let opts = Options {
+                mode,
+                decisions: Decisions::Inferred,
+                ..Options::default()
+            };
+            let divs = run(&d, &mut undecided(&parse(&text)), opts);
+            assert_eq!(divs, vec![], "{name} {mode:?}");
+        }
+    }
+}
+
+#[test]
+fn decisions_inferred_catch_a_lost_packet_and_a_dropped_one_that_departs() {
+    let d = dut();
+    let base = undecided(&rtl("clean"));
+    let (i, _) = depart_starts(&base).nth(10).unwrap();
+    let mut evs = base.clone();
+    evs.remove(i);
+    // Lost once, then released: no ghost divergence after it, decisions inferred or not.
+    let divs = run(&d, &mut evs, INFERRED);
+    assert_eq!(names(&divs), ["lost packet"], "{divs:#?}");
+    assert!(
+        divs[0].expected.contains("released from the model")
+            && divs[0].expected.contains("held 12 cells"),
+        "{}",
+        divs[0]
+    );
+    let Event::Depart(gone) = base[i] else {
+        unreachable!()
+    };
+    let mut evs = rtl("clean");
+    evs.retain(|e| !matches!(e, Event::Depart(x) if *x == gone));
+    // With the DUT's decisions, those between the loss and its proof may differ (the
+    // model still holds the cells), but none after it.
+    let divs = run(&d, &mut evs, RTL);
+    let lost: Vec<_> = divs.iter().filter(|d| d.check == "lost packet").collect();
+    assert_eq!(lost.len(), 1, "{divs:#?}");
+    assert!(divs.iter().all(|d| d.cycle <= lost[0].cycle), "{divs:#?}");
+
+    let (d, text) = model_trace("lossy-overload", Policy::Sih, 20_000);
+    let full = parse(&text);
+    let dropped = full
+        .iter()
+        .find_map(|e| match e {
+            Event::Drop(x) => Some((x.flow, x.seq)),
+            _ => None,
+        })
+        .unwrap();
+    let a = full
+        .iter()
+        .find_map(|e| match e {
+            Event::Arrive(a) if (a.flow, a.seq) == dropped => Some(*a),
+            _ => None,
+        })
+        .unwrap();
+    let last = full.iter().map(Event::cycle).max().unwrap();
+    let mut evs = undecided(&full);
+    let opts = Options {
+        decisions: Decisions::Inferred,
+        ..Options::default()
+    };
+    assert_eq!(
+        run(&d, &mut evs.clone(), opts),
+        vec![],
+        "the stream as it is"
+    );
+    evs.push(Event::Depart(Depart {
+        cycle: last + 100,
+        port: a.dst,
+        queue: a.prio,
+        flow: a.flow,
+        seq: a.seq,
+        src: a.port,
+        ncells: a.ncells,
+        cell: None,
+    }));
+    let divs = run(&d, &mut evs, opts);
+    assert_eq!(divs[0].check, "admission", "{}", divs[0]);
+    assert!(divs[0].expected.starts_with("drop "), "{}", divs[0]);
+    assert!(divs[0].event.contains(r#""event":"depart""#), "{}", divs[0]);
+}
+
+#[test]
+fn the_check_command_writes_json_and_junit_verdicts_and_warns_of_a_meta_mismatch() {
+    let dut_toml = root().join("../../cosim/dut.toml");
+    let (json, xml) = (tmp("verdict.json"), tmp("verdict.xml"));
+    let check = |events: &str, extra: &[&str]| {
+        let mut a = vec![
+            "check",
+            dut_toml.to_str().unwrap(),
+            "--dut-events",
+            events,
+            "--line-rate",
+            "cell-per-cycle",
+            "--report-json",
+            json.to_str().unwrap(),
+            "--junit",
+            xml.to_str().unwrap(),
+        ];
+        a.extend(extra);
+        mmu_sim(&a)
+    };
+    let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap();
+    let o = check(fixture("clean").to_str().unwrap(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let v: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    assert_eq!(v["verdict"], "consistent");
+    assert!(!read(&xml).contains("<failure"));
+
+    let o = check(fixture("bug1").to_str().unwrap(), &["--keep-going"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let v: serde_json::Value = serde_json::from_str(&read(&json)).unwrap();
+    let divs = v["divergences"].as_array().unwrap();
+    assert_eq!(
+        divs.len() as u64,
+        v["counts"]["divergences"].as_u64().unwrap()
+    );
+    assert_eq!(
+        divs.len(),
+        out.matches("divergence at cycle").count(),
+        "{out}"
+    );
+    assert_eq!(divs[0]["check"], "admission");
+    assert!(
+        out.contains("by check: ") && out.contains("admission "),
+        "{out}"
+    );
+    assert!(out.contains("by egress queue: port "), "{out}");
+    let junit = read(&xml);
+    assert!(junit.contains(r#"<failure message="#) && junit.contains(r#"type="admission""#));
+
+    // A refused stream leaves no report behind, and no partial file.
+    std::fs::remove_file(&json).unwrap();
+    let bad = tmp("refused.jsonl");
+    std::fs::write(&bad, "{\"cycle\":0}\n").unwrap();
+    let o = check(bad.to_str().unwrap(), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!json.exists());
+    let dir = std::fs::read_dir(json.parent().unwrap()).unwrap();
+    assert!(dir
+        .flatten()
+        .all(|e| !e.file_name().to_string_lossy().ends_with(".partial")));
+
+    // The model's stream (meta: policy sih, 4 ports) against another policy and size.
+    let (_, text) = model_trace("fanin-burst", Policy::Sih, 2_000);
+    let trace = tmp("meta.jsonl");
+    std::fs::write(&trace, text).unwrap();
+    let meta = |set: &[&str]| {
+        let mut a = vec![
+            "check",
+            "fanin-burst",
+            "--dut-events",
+            trace.to_str().unwrap(),
+        ];
+        a.extend(set);
+        let o = mmu_sim(&a);
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    assert!(!meta(&[]).contains("warning"), "{}", meta(&[]));
+    let err = meta(&["--set", "switch.policy=dsh"]);
+    assert!(
+        err.contains("warning: the stream's meta says policy \"sih\", the scenario's switch.policy is \"dsh\""),
+        "{err}"
+    );
+}
+
+/// The model's stream, which lists every cell arriving and departing, and its first
+/// packet of at least `min` cells whose last cell departs.
+fn listed_stream(min: u16) -> (Derived, Vec<Event>, Arrive) {
+    let (d, text) = model_trace("fanin-burst", Policy::Sih, 20_000);
+    let evs = parse(&text);
+    let a = evs
+        .iter()
+        .find_map(|e| match e {
+            Event::Arrive(a) if a.cell == Some(0) && a.ncells >= min => evs
+                .iter()
+                .any(|x| matches!(x, Event::Depart(x) if (x.flow, x.seq) == (a.flow, a.seq) && x.cell == Some(a.ncells - 1)))
+                .then_some(*a),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        run(&d, &mut evs.clone(), Options::default()),
+        vec![],
+        "the stream as it is"
+    );
+    (d, evs, a)
+}
+
+#[test]
+fn ingress_framing_is_checked_when_the_stream_lists_cells() {
+    let (d, evs, a) = listed_stream(8);
+    // Cells 1.. of the packet deleted: its cells all depart, yet they never arrived.
+    let mut cut = evs.clone();
+    cut.retain(|e| !matches!(e, Event::Arrive(x) if (x.flow, x.seq) == (a.flow, a.seq) && x.cell != Some(0)));
+    let divs = run(&d, &mut cut, Options::default());
+    assert_eq!(divs[0].check, "ingress framing", "{}", divs[0]);
+    assert!(
+        divs[0].expected.contains(&format!(
+            "cell 1 of flow {} seq {} (its start of packet: cycle {}",
+            a.flow, a.seq, a.cycle
+        )),
+        "{}",
+        divs[0]
+    );
+    // Two cells swapped: caught at the first out of order.
+    let mut swapped = evs.clone();
+    for e in &mut swapped {
+        if let Event::Arrive(x) = e {
+            if (x.flow, x.seq) == (a.flow, a.seq) && matches!(x.cell, Some(1 | 2)) {
+                x.cell = x.cell.map(|k| 3 - k);
+            }
+        }
+    }
+    let divs = run(&d, &mut swapped, Options::default());
+    assert_eq!(names(&divs)[0], "ingress framing", "{divs:#?}");
+}
+
+#[test]
+fn an_egress_framing_divergence_points_at_the_packets_start() {
+    let (d, evs, a) = listed_stream(3);
+    let start = evs
+        .iter()
+        .find_map(|e| match e {
+            Event::Depart(x) if (x.flow, x.seq) == (a.flow, a.seq) && x.cell == Some(0) => {
+                Some(x.cycle)
+            }
+            _ => None,
+        })
+        .unwrap();
+    let mut cut = evs.clone();
+    cut.retain(|e| !matches!(e, Event::Depart(x) if (x.flow, x.seq) == (a.flow, a.seq) && x.cell == Some(1)));
+    let divs = run(&d, &mut cut, Options::default());
+    assert_eq!(divs[0].check, "egress framing", "{}", divs[0]);
+    assert!(
+        divs[0].expected.contains(&format!(
+            "cell 1 of flow {} seq {} (its start of packet: cycle {start}, line ",
+            a.flow, a.seq
+        )),
+        "{}",
+        divs[0]
+    );
 }
