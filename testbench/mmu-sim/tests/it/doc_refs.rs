@@ -110,7 +110,9 @@ impl Repo {
         self.files
             .iter()
             .filter(|f| {
-                f.as_str() == cited || Some(f.as_str()) == from_doc.as_deref() || f.ends_with(&suffix)
+                f.as_str() == cited
+                    || Some(f.as_str()) == from_doc.as_deref()
+                    || f.ends_with(&suffix)
             })
             .collect()
     }
@@ -151,9 +153,12 @@ fn references(text: &str) -> Vec<(usize, String)> {
             refs.extend(line.split_whitespace().map(|w| (n, w.to_string())));
             continue;
         }
-        refs.extend(line.split('`').skip(1).step_by(2).flat_map(|span| {
-            span.split_whitespace().map(move |w| (n, w.to_string()))
-        }));
+        refs.extend(
+            line.split('`')
+                .skip(1)
+                .step_by(2)
+                .flat_map(|span| span.split_whitespace().map(move |w| (n, w.to_string()))),
+        );
         let mut rest = line;
         while let Some(k) = rest.find("](") {
             rest = &rest[k + 2..];
@@ -192,7 +197,8 @@ fn stale(repo: &Repo, doc: &str, text: &str) -> Vec<String> {
             let ext = p.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
             SOURCE_EXTENSIONS.contains(&ext)
                 && !p.contains("::")
-                && p.chars().all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c))
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c))
                 && !p.starts_with(BESIDE_THE_CHECKOUT)
                 && match p.split_once('/') {
                     None => ext == "rs",
@@ -214,7 +220,9 @@ fn stale(repo: &Repo, doc: &str, text: &str) -> Vec<String> {
         if item.is_none() && word.contains("::") && !word.contains('/') && !word.contains('.') {
             let segments: Vec<&str> = word.split("::").collect();
             if FOREIGN.contains(&segments[0])
-                || segments.iter().any(|s| s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                || segments.iter().any(|s| {
+                    s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                })
             {
                 continue;
             }
@@ -227,7 +235,10 @@ fn stale(repo: &Repo, doc: &str, text: &str) -> Vec<String> {
                 let known = if i == 0 && camel {
                     repo.types.contains(*s)
                 } else if i == last && !camel {
-                    repo.words.range(s.to_string()..).next().is_some_and(|w| w.starts_with(s))
+                    repo.words
+                        .range(s.to_string()..)
+                        .next()
+                        .is_some_and(|w| w.starts_with(s))
                 } else {
                     repo.words.contains(*s)
                 };
@@ -261,7 +272,12 @@ fn docs_name_only_files_and_items_that_exist() {
         let text = std::fs::read_to_string(root.join(doc)).unwrap();
         found.extend(stale(&repo, doc, &text));
     }
-    assert!(found.is_empty(), "{} stale references:\n{}", found.len(), found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "{} stale references:\n{}",
+        found.len(),
+        found.join("\n")
+    );
 }
 
 /// The check bites: a moved file, a removed item, an unknown type and a machine's folder
@@ -291,7 +307,10 @@ fn a_stale_path_item_or_machine_folder_is_caught() {
         ("`Mmu::step::x`", "no `x`"),
         ("[rtl](../cosim/rtl/tm.v)", "is not a file"),
         ("`mmu-sim run x --vcd /tmp/x.vcd`", "one machine"),
-        ("```\n$ make cosim\nevents in /work/wt/k13/cosim/build/e.jsonl\n```", "one machine"),
+        (
+            "```\n$ make cosim\nevents in /work/wt/k13/cosim/build/e.jsonl\n```",
+            "one machine",
+        ),
     ];
     for (text, want) in bad {
         let found = stale(&repo, "docs/cosim.md", text);
