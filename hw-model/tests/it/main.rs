@@ -3,5 +3,7 @@
 mod datapath;
 mod ecn;
 mod events;
+mod hcf_unit;
+mod pfc_generation;
 mod phase_order;
 mod reference_model;
