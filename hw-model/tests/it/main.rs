@@ -7,3 +7,4 @@ mod hcf_unit;
 mod pfc_generation;
 mod phase_order;
 mod reference_model;
+mod wires;
