@@ -3,6 +3,7 @@
 mod datapath;
 mod ecn;
 mod events;
+mod free_list_ring;
 mod hcf_unit;
 mod pfc_generation;
 mod phase_order;

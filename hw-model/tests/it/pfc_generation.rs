@@ -10,7 +10,7 @@ use hw_model::pfc::fsm::{FsmIn, PfcFsm};
 use hw_model::policy::Dsh;
 use hw_model::ports::FlowRequests;
 use hw_model::probes::Dirty;
-use hw_model::{Derived, Policy, SwitchConfig};
+use hw_model::{Derived, PfcFrame, Policy, SwitchConfig};
 use rtl::Block;
 
 fn dsh() -> Derived {
@@ -28,6 +28,25 @@ fn refresh_period(d: &Derived, port: usize) -> u64 {
     let pause_cycles =
         d.cfg.pfc_pause_quanta as u64 * PFC_QUANTUM_BITS * d.clock_hz / d.rate_bps[port];
     (pause_cycles / 2).max(1)
+}
+
+/// Cycles `0..until` of `port`'s refresh: `each` acts in the cycle, then the refreshes due
+/// are raised and the transmitter takes any frame. The frames sent, with their cycles.
+fn refreshes(
+    fsm: &mut PfcFsm,
+    port: usize,
+    until: u64,
+    mut each: impl FnMut(&mut PfcFsm, u64),
+) -> Vec<(u64, PfcFrame)> {
+    let mut sent = Vec::new();
+    for now in 0..until {
+        each(fsm, now);
+        fsm.refresh(now);
+        if fsm.has_pending(port) {
+            sent.push((now, fsm.take_frame(port)));
+        }
+    }
+    sent
 }
 
 /// One flow-control phase in cycle `now` with admission's requests `req` and the DSH
@@ -109,16 +128,15 @@ fn poff_port_without_off_queues_refreshes_its_port_level_pause() {
     let r = refresh_period(&d, 4);
     fsm.to_poff(4, 0);
     assert!(fsm.take_frame(4).port_level);
-    let mut refreshed_at = Vec::new();
-    for now in 0..2 * r {
-        fsm.refresh(now);
-        if fsm.has_pending(4) {
-            let f = fsm.take_frame(4);
-            assert!(f.port_level && f.paused() == 0xFF, "{f:?}");
-            refreshed_at.push(now);
-        }
-    }
-    assert_eq!(refreshed_at, [r - 1, 2 * r - 1]);
+    let sent = refreshes(&mut fsm, 4, 2 * r, |_, _| ());
+    assert_eq!(
+        sent.iter().map(|s| s.0).collect::<Vec<_>>(),
+        [r - 1, 2 * r - 1]
+    );
+    assert!(
+        sent.iter().all(|(_, f)| f.port_level && f.paused() == 0xFF),
+        "{sent:?}"
+    );
 }
 
 /// A port's transitions (QOFF, QON, POFF, PON) change no other port's frames: another
@@ -249,19 +267,20 @@ fn a_second_off_queue_joins_the_refresh_schedule_of_its_port() {
     let r = refresh_period(&d, 5);
     fsm.to_off(5, 0, 0);
     fsm.take_frame(5);
-    let mut refreshed_at = Vec::new();
-    for now in 0..2 * r {
+    let sent = refreshes(&mut fsm, 5, 2 * r, |fsm, now| {
         if now == r / 2 {
             fsm.to_off(5, 6, now);
             fsm.take_frame(5);
         }
-        fsm.refresh(now);
-        if fsm.has_pending(5) {
-            assert_eq!(fsm.take_frame(5).paused(), 1 << 6 | 1);
-            refreshed_at.push(now);
-        }
-    }
-    assert_eq!(refreshed_at, [r - 1, 2 * r - 1]);
+    });
+    assert_eq!(
+        sent.iter().map(|s| s.0).collect::<Vec<_>>(),
+        [r - 1, 2 * r - 1]
+    );
+    assert!(
+        sent.iter().all(|(_, f)| f.paused() == 1 << 6 | 1),
+        "{sent:?}"
+    );
 }
 
 /// Only an OFF queue turns ON, with its RESUME pending on its own port: a queue already
@@ -298,13 +317,12 @@ fn a_port_whose_last_off_queue_resumes_leaves_the_refresh_set_alone() {
     assert_eq!(fsm.off_ports(), 1 << 2);
     fsm.take_frame(2);
     fsm.take_frame(6);
-    for now in 0..2 * r {
-        fsm.refresh(now);
-        assert!(!fsm.has_pending(6), "port 6 refreshed in cycle {now}");
+    let sent = refreshes(&mut fsm, 6, 2 * r, |fsm, _| {
         if fsm.has_pending(2) {
             fsm.take_frame(2);
         }
-    }
+    });
+    assert!(sent.is_empty(), "port 6 refreshed: {sent:?}");
 }
 
 /// A QOFF request alone turns the queue OFF (charged in this cycle, it may not resume in
