@@ -1,6 +1,7 @@
 //! Every integration test of the model, in one binary (one link per crate).
 
 mod datapath;
+mod dwrr_rounds;
 mod ecn;
 mod events;
 mod free_list_ring;
