@@ -1,5 +1,6 @@
 //! Every integration test of the model, in one binary (one link per crate).
 
+mod accounting_names;
 mod datapath;
 mod dwrr_rounds;
 mod ecn;
