@@ -9,8 +9,18 @@ SOAK_CYCLES ?= 200000
 BENCH_CPU ?= 1
 # The cargo profile of the C library `make dpi-check` links.
 DPI_PROFILE ?= release
+# `make mutants`: the model's core files (FILE=... for fewer), SHARD=k/N for one shard.
+MUTANTS_FILES := hw-model/src/free_list.rs hw-model/src/accounting.rs hw-model/src/admission.rs \
+	$(wildcard hw-model/src/policy/*.rs) hw-model/src/pfc/fsm.rs hw-model/src/pfc/rx.rs \
+	hw-model/src/sched/dwrr.rs hw-model/src/sched/hcf.rs hw-model/src/ecn_marker.rs \
+	hw-model/src/ecm_cp.rs crates/rtl/src/arith.rs
+FILE ?= $(MUTANTS_FILES)
+# Every test that exercises the core: the model's, the RTL units', the checker's, the testbench's.
+MUTANTS_ALL_TESTS := --test-package hw-model --test-package rtl --test-package checker \
+	--test-package scenario --test-package stimulus --test-package switch-run --test-package fabric \
+	--test-package mmu-sim
 
-.PHONY: run test sweep-slurm soak bench waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check c-header dpi-check docs readme-help lint fmt clean
+.PHONY: run test sweep-slurm soak bench mutants waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check c-header dpi-check docs readme-help lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -60,6 +70,24 @@ bench:
 	$(CARGO) build --release -p mmu-bench --bin bench
 	taskset -c $(BENCH_CPU) target/release/bench
 	$(CARGO) bench -p mmu-bench --bench cycle_loop
+
+## mutants: cargo-mutants over the model's core files (settings in .cargo/mutants.toml,
+## results in mutants.out/, docs/testing.md). Every mutant against the model's and the RTL
+## units' tests, then the survivors alone (--iterate) against the checker's and the
+## testbench's as well; exit 2 if a mutant survives both. FILE=hw-model/src/sched/hcf.rs: one
+## file. SHARD=k/N (0 <= k < N): shard k of N in one pass with every test (a cluster's array job; results
+## in mutants-shard-k/mutants.out/). Installs cargo-mutants from crates.io when missing.
+## Not part of `make test`
+mutants:
+	$(CARGO) mutants --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-mutants
+ifdef SHARD
+	$(CARGO) mutants $(addprefix --file ,$(FILE)) $(MUTANTS_ALL_TESTS) --shard $(SHARD) \
+		--output mutants-shard-$(firstword $(subst /, ,$(SHARD)))
+else
+	rc=0; $(CARGO) mutants $(addprefix --file ,$(FILE)) || rc=$$?; \
+		test $$rc = 0 -o $$rc = 2 -o $$rc = 3
+	$(CARGO) mutants $(addprefix --file ,$(FILE)) $(MUTANTS_ALL_TESTS) --iterate
+endif
 
 ## waves: run the default scenario and open its waveform in GTKWave
 waves: run

@@ -1,8 +1,14 @@
 //! Every integration test of the model, in one binary (one link per crate).
 
+mod accounting_names;
 mod datapath;
+mod dwrr_rounds;
 mod ecn;
 mod events;
+mod free_list_ring;
+mod hcf_unit;
 mod import_graph;
+mod pfc_generation;
 mod phase_order;
 mod reference_model;
+mod wires;
