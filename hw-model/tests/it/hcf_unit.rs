@@ -5,7 +5,7 @@
 
 use crate::wires::Wires;
 use hw_model::config::HcfParams;
-use hw_model::probes::Dirty;
+use hw_model::dirty::Dirty;
 use hw_model::sched::hcf::{bin_of, hash, Arrival, Hcf, HcfQueue};
 use hw_model::{Derived, FiveTuple, HcfConfig, HcfUnit, SwitchConfig};
 use rtl::Block;

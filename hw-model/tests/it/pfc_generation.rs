@@ -9,7 +9,7 @@ use hw_model::config::PFC_QUANTUM_BITS;
 use hw_model::pfc::fsm::{FsmIn, PfcFsm};
 use hw_model::policy::Dsh;
 use hw_model::ports::FlowRequests;
-use hw_model::probes::Dirty;
+use hw_model::dirty::Dirty;
 use hw_model::{Derived, PfcFrame, Policy, SwitchConfig};
 use rtl::Block;
 
@@ -91,7 +91,7 @@ fn every_poff_port_sends_a_port_level_resume_after_the_drain() {
     }
     assert_eq!(fsm.pending_ports(), 0);
     flow_control(&mut fsm, &d, 11, &mut req, &acct);
-    assert_eq!(fsm.poff(), 0, "an empty buffer turns every port PON");
+    assert_eq!(fsm.state().poff(), 0, "an empty buffer turns every port PON");
     for p in poff_ports {
         assert!(fsm.has_pending(p), "port {p} has its RESUME pending");
         let resume = fsm.take_frame(p);
@@ -113,7 +113,7 @@ fn a_port_charged_poff_in_this_cycle_does_not_resume_in_it() {
     let mut req = FlowRequests::new(d.ports);
     req.poff(2);
     flow_control(&mut fsm, &d, 5, &mut req, &acct);
-    assert_eq!(fsm.poff(), 1 << 2);
+    assert_eq!(fsm.state().poff(), 1 << 2);
     let pause = fsm.take_frame(2);
     assert!(pause.port_level && pause.paused() == 0xFF);
     assert!(!fsm.has_pending(2), "no RESUME in the charging cycle");
@@ -164,7 +164,7 @@ fn a_port_transition_leaves_other_ports_frames_alone() {
     assert!(!f.port_level, "port 2 is still POFF: {f:?}");
     assert_eq!((f.paused(), f.resumed()), (0b10, 0));
     assert!(!fsm.has_pending(2));
-    assert_eq!(fsm.poff(), 1 << 2);
+    assert_eq!(fsm.state().poff(), 1 << 2);
 }
 
 /// Two ports with port-level frames pending in one cycle, one PAUSE and one RESUME in
@@ -310,11 +310,11 @@ fn a_port_whose_last_off_queue_resumes_leaves_the_refresh_set_alone() {
     fsm.to_off(2, 1, 0);
     fsm.to_off(6, 3, 0);
     fsm.to_off(6, 5, 0);
-    assert_eq!(fsm.off_ports(), 1 << 2 | 1 << 6);
+    assert_eq!(fsm.state().off_ports(), 1 << 2 | 1 << 6);
     fsm.to_on(6, 3);
-    assert_eq!(fsm.off_ports(), 1 << 2 | 1 << 6, "queue 5 is still OFF");
+    assert_eq!(fsm.state().off_ports(), 1 << 2 | 1 << 6, "queue 5 is still OFF");
     fsm.to_on(6, 5);
-    assert_eq!(fsm.off_ports(), 1 << 2);
+    assert_eq!(fsm.state().off_ports(), 1 << 2);
     fsm.take_frame(2);
     fsm.take_frame(6);
     let sent = refreshes(&mut fsm, 6, 2 * r, |fsm, _| {
@@ -335,7 +335,7 @@ fn a_qoff_request_alone_leaves_the_port_pon() {
     let mut req = FlowRequests::new(d.ports);
     req.off(4, 0);
     flow_control(&mut fsm, &d, 0, &mut req, &acct);
-    assert_eq!((fsm.off(4), fsm.poff()), (1, 0));
+    assert_eq!((fsm.state().off(4), fsm.state().poff()), (1, 0));
     let f = fsm.take_frame(4);
     assert!(!f.port_level && f.paused() == 1, "{f:?}");
     assert_eq!(fsm.pending_ports(), 0, "no port-level frame");
