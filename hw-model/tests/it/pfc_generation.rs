@@ -6,10 +6,10 @@
 use crate::wires::Wires;
 use hw_model::accounting::Accounting;
 use hw_model::config::PFC_QUANTUM_BITS;
+use hw_model::dirty::Dirty;
 use hw_model::pfc::fsm::{FsmIn, PfcFsm};
 use hw_model::policy::Dsh;
 use hw_model::ports::FlowRequests;
-use hw_model::dirty::Dirty;
 use hw_model::{Derived, PfcFrame, Policy, SwitchConfig};
 use rtl::Block;
 
@@ -91,7 +91,11 @@ fn every_poff_port_sends_a_port_level_resume_after_the_drain() {
     }
     assert_eq!(fsm.pending_ports(), 0);
     flow_control(&mut fsm, &d, 11, &mut req, &acct);
-    assert_eq!(fsm.state().poff(), 0, "an empty buffer turns every port PON");
+    assert_eq!(
+        fsm.state().poff(),
+        0,
+        "an empty buffer turns every port PON"
+    );
     for p in poff_ports {
         assert!(fsm.has_pending(p), "port {p} has its RESUME pending");
         let resume = fsm.take_frame(p);
@@ -312,7 +316,11 @@ fn a_port_whose_last_off_queue_resumes_leaves_the_refresh_set_alone() {
     fsm.to_off(6, 5, 0);
     assert_eq!(fsm.state().off_ports(), 1 << 2 | 1 << 6);
     fsm.to_on(6, 3);
-    assert_eq!(fsm.state().off_ports(), 1 << 2 | 1 << 6, "queue 5 is still OFF");
+    assert_eq!(
+        fsm.state().off_ports(),
+        1 << 2 | 1 << 6,
+        "queue 5 is still OFF"
+    );
     fsm.to_on(6, 5);
     assert_eq!(fsm.state().off_ports(), 1 << 2);
     fsm.take_frame(2);
