@@ -11,7 +11,7 @@ BENCH_CPU ?= 1
 DPI_PROFILE ?= release
 # `make mutants`: the model's core files (FILE=... for fewer), SHARD=k/N for one shard.
 MUTANTS_FILES := hw-model/src/free_list.rs hw-model/src/accounting.rs hw-model/src/admission.rs \
-	$(wildcard hw-model/src/policy/*.rs) hw-model/src/pfc/fsm.rs hw-model/src/pfc/rx.rs \
+	$(wildcard hw-model/src/policy/*.rs) hw-model/src/pfc/fsm.rs hw-model/src/pfc/state.rs hw-model/src/pfc/rx.rs \
 	hw-model/src/sched/dwrr.rs hw-model/src/sched/hcf.rs hw-model/src/ecn_marker.rs \
 	hw-model/src/ecm_cp.rs crates/rtl/src/arith.rs
 FILE ?= $(MUTANTS_FILES)

@@ -173,7 +173,7 @@ struct RunArgs {
     /// (compare FIFO and HCF on the same stimulus).
     #[arg(long)]
     fifo: bool,
-    /// Write a VCD waveform here (whatever the extension), and a GTKWave save file beside it (.gtkw).
+    /// Write a VCD waveform here (any name but .fst: --wave writes FST), and a GTKWave save file beside it (.gtkw).
     #[arg(long, group = "dump")]
     vcd: Option<PathBuf>,
     /// Write a waveform here in the format its extension names (.vcd or .fst), and a GTKWave save file beside it (.gtkw).
@@ -428,6 +428,15 @@ fn run(a: RunArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))?;
     }
     let dump = match (&a.vcd, &a.wave) {
+        // A VCD named .fst would not open in GTKWave, which reads the format from the name.
+        (Some(p), _) if Format::from_path(p).is_ok_and(|f| f != Format::Vcd) => {
+            return Err(Failure::Input(format!(
+                "--vcd {}: --vcd writes VCD text, which GTKWave will not open under this name; \
+                 allowed: another name (e.g. .vcd), or --wave {} for FST",
+                p.display(),
+                p.display()
+            )))
+        }
         (Some(p), _) => Some(("--vcd", p, Format::Vcd)),
         (None, Some(p)) => Some((
             "--wave",

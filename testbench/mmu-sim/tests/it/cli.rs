@@ -309,12 +309,19 @@ fn wave_takes_the_format_from_the_extension() {
         let gtkw = std::fs::read_to_string(p.with_extension("gtkw")).unwrap();
         assert!(gtkw.contains(&format!("[dumpfile] \"{name}\"")), "{gtkw}");
     }
-    // --vcd writes VCD whatever the extension, and cannot be combined with --wave.
-    let p = tmp("plain.fst");
+    // --vcd writes VCD under any name but .fst (GTKWave would read it as FST and fail), and
+    // cannot be combined with --wave.
+    let p = tmp("plain.dump");
     let p = p.to_str().unwrap();
     assert_eq!(code(&run_small(&["--vcd", p])), 0);
     assert!(std::fs::read(p).unwrap().starts_with(b"$version"));
     assert_eq!(code(&run_small(&["--vcd", p, "--wave", bad])), 2);
+    let trap = tmp("trap.fst");
+    let o = run_small(&["--vcd", trap.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("--wave") && err.contains("trap.fst"), "{err}");
+    assert!(!trap.exists(), "a refused --vcd writes no file");
 }
 
 /// Two runs of one scenario and seed write byte-identical summary JSON up to the `run`
