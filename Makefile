@@ -20,7 +20,7 @@ MUTANTS_ALL_TESTS := --test-package hw-model --test-package rtl --test-package c
 	--test-package scenario --test-package stimulus --test-package switch-run --test-package fabric \
 	--test-package mmu-sim
 
-.PHONY: run test sweep-slurm soak bench mutants waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check c-header dpi-check docs readme-help lint fmt clean
+.PHONY: run test sweep-slurm soak bench mutants waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check python-wheel c-header dpi-check docs readme-help lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -143,6 +143,15 @@ cosim-check:
 ## the event schema refuses malformed events
 cosim-bugs:
 	$(MAKE) -C cosim unit bugs
+
+## python-wheel: the wheel of mmu_model in target/wheels, built by maturin (from PyPI, into
+## target/python-build-venv) with cargo's build directory target/python: nothing is written
+## into the source tree; then `pip install target/wheels/mmu_model-*.whl`
+python-wheel:
+	python3 -m venv target/python-build-venv
+	target/python-build-venv/bin/pip install --quiet 'maturin>=1.5,<2'
+	CARGO_TARGET_DIR=$(CURDIR)/target/python target/python-build-venv/bin/maturin build \
+		--release --manifest-path bindings/python/Cargo.toml --out target/wheels
 
 ## python-check: the Python package mmu_model (bindings/python, PyO3) installed by pip into a
 ## fresh virtual environment (maturin builds it; pip fetches maturin from PyPI), and its tests
