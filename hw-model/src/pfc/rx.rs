@@ -255,6 +255,8 @@ mod tests {
         };
         cycle(&mut rx, 1, 2, &[port(100)]);
         assert_eq!(rx.paused(2), 0xFF, "POFF pauses every class");
+        assert!(rx.poff(2), "the port-level state before the OR gate (probe rx_poff)");
+        assert!(!rx.poff(1) && !rx.poff(3), "and port 2's alone");
         cycle(&mut rx, 2, 2, &[port(0)]);
         assert_eq!(
             rx.paused(2),
