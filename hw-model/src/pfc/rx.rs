@@ -255,7 +255,10 @@ mod tests {
         };
         cycle(&mut rx, 1, 2, &[port(100)]);
         assert_eq!(rx.paused(2), 0xFF, "POFF pauses every class");
-        assert!(rx.poff(2), "the port-level state before the OR gate (probe rx_poff)");
+        assert!(
+            rx.poff(2),
+            "the port-level state before the OR gate (probe rx_poff)"
+        );
         assert!(!rx.poff(1) && !rx.poff(3), "and port 2's alone");
         cycle(&mut rx, 2, 2, &[port(0)]);
         assert_eq!(
@@ -296,6 +299,75 @@ mod tests {
         assert_eq!(rx.paused(0), 0b10, "refreshed timer still running");
         cycle(&mut rx, 12, 0, &[frame(1, 0)]);
         assert_eq!(rx.paused(0), 0, "time zero resumes at once");
+    }
+
+    #[test]
+    fn a_frame_for_one_class_leaves_the_other_classes_alone() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        cycle(&mut rx, 0, 2, &[frame(5, 100)]);
+        cycle(&mut rx, 1, 2, &[frame(3, 100)]);
+        assert_eq!(rx.paused(2), 1 << 5 | 1 << 3);
+    }
+
+    #[test]
+    fn a_port_level_timer_runs_out_and_a_refresh_keeps_it() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        let port = |q: u16| PfcFrame {
+            class_enable: 0xFF,
+            quanta: [q; 8],
+            port_level: true,
+        };
+        cycle(&mut rx, 0, 2, &[port(10)]);
+        cycle(&mut rx, 1, 2, &[port(10)]);
+        assert!(rx.poff(2), "a second port-level PAUSE keeps the port POFF");
+        let end = 1 + d.pause_cycles(2, 10);
+        assert!(rx.next_expiry() <= end, "the port-level timer is scheduled");
+        for now in 2..=end {
+            cycle(&mut rx, now, 2, &[]);
+        }
+        assert!(!rx.poff(2));
+        assert_eq!(rx.paused(2), 0, "the port-level pause ran out");
+    }
+
+    #[test]
+    fn a_port_without_timers_leaves_other_ports_timers_running() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        cycle(&mut rx, 0, 0, &[frame(3, 10)]);
+        // Port 2 ends with nothing running: its refresh must not stop port 0's timer.
+        cycle(&mut rx, 1, 2, &[frame(1, 0)]);
+        let end = d.pause_cycles(0, 10);
+        for now in 2..=end {
+            cycle(&mut rx, now, 0, &[]);
+        }
+        assert_eq!(rx.paused(0), 0, "port 0's pause ran out");
+    }
+
+    /// `probed` names the ports whose probes changed at the edge, and only those; the probes
+    /// read the state.
+    #[test]
+    fn probes_and_probed_follow_the_state() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        cycle(&mut rx, 0, 2, &[frame(5, 100)]);
+        assert_eq!(rx.probed(), 1 << 2);
+        cycle(&mut rx, 1, 2, &[frame(5, 100)]);
+        assert_eq!(rx.probed(), 0, "a refresh changes no probe");
+        let mut values = [0u64; 3];
+        rx.probe_port(2, &mut rtl::probe::Read::new(&mut values));
+        assert_eq!(values, [1 << 5, 0, 1 << 5], "rx_qoff, rx_poff, paused");
+    }
+
+    #[test]
+    fn every_received_frame_is_counted() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        let mut stats = Stats::new(8);
+        let frames = [(1, frame(0, 1)), (2, frame(3, 1)), (2, frame(4, 1))];
+        Block::eval(&mut rx, 0, &frames[..], &mut stats).unwrap();
+        assert_eq!(stats.pfc_frames_rx, 3);
     }
 
     #[test]
