@@ -68,6 +68,10 @@ pub struct Arrive {
     pub cell: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tuple: Option<Tuple>,
+    /// The CRC-32 of the packet's payload as the monitor saw it driven, on the start of
+    /// packet only ([`crate::payload`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crc: Option<u32>,
 }
 
 /// The decision for the packet that started on `port` in the same cycle: admitted.
@@ -108,6 +112,10 @@ pub struct Depart {
     pub ncells: u16,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cell: Option<u16>,
+    /// The CRC-32 of the packet's payload as the monitor saw it leave, on the first cell
+    /// only ([`crate::payload`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crc: Option<u32>,
 }
 
 /// Sent: the QOFF of ingress queue (`port`, `class`) changed (or, with `port_level`, the
@@ -331,6 +339,7 @@ const INTEGERS: &[(&str, u64)] = &[
     ("private", u32::MAX as u64),
     ("shared", u32::MAX as u64),
     ("headroom", u32::MAX as u64),
+    ("crc", u32::MAX as u64),
 ];
 
 /// For a line serde refused with a bare type message ("invalid value: integer `-1`,
@@ -388,7 +397,15 @@ pub fn parse_line(text: &str) -> Result<Event, String> {
             a.cell.unwrap_or(0),
             a.ncells
         )),
+        Event::Arrive(a) if a.crc.is_some() && a.cell.unwrap_or(0) != 0 => Err(format!(
+            "arrive.crc: on cell {}; allowed: on the start of packet only (no cell, or cell 0)",
+            a.cell.unwrap_or(0)
+        )),
         Event::Depart(d) if d.ncells == 0 => Err("depart.ncells: 0; allowed: 1 or more".into()),
+        Event::Depart(d) if d.crc.is_some() && d.cell.unwrap_or(0) != 0 => Err(format!(
+            "depart.crc: on cell {}; allowed: on the first cell only (no cell, or cell 0)",
+            d.cell.unwrap_or(0)
+        )),
         Event::Depart(d) if d.cell.is_some_and(|c| c >= d.ncells) => Err(format!(
             "depart.cell: {}; allowed: 0..{}",
             d.cell.unwrap_or(0),
@@ -445,6 +462,7 @@ mod tests {
             src: 0,
             ncells: 2,
             cell: Some(1),
+            crc: None,
         });
         assert_eq!(parse_line(&ev.to_line()).unwrap(), ev);
         let line = r#"{"cycle":3,"event":"counters","t":96,"total":0,"free":512,"drops":{}}"#;
@@ -477,6 +495,18 @@ mod tests {
             (
                 r#"{"cycle":1,"event":"depart","port":0,"queue":0,"flow":1,"seq":2,"src":0,"ncells":2,"cell":2}"#,
                 "depart.cell: 2",
+            ),
+            (
+                r#"{"cycle":1,"event":"depart","port":0,"queue":0,"flow":1,"seq":2,"src":0,"ncells":2,"cell":1,"crc":5}"#,
+                "depart.crc: on cell 1; allowed: on the first cell only",
+            ),
+            (
+                r#"{"cycle":1,"event":"arrive","port":0,"prio":0,"flow":1,"seq":0,"bytes":128,"dst":0,"ncells":2,"cell":1,"crc":5}"#,
+                "arrive.crc: on cell 1; allowed: on the start of packet only",
+            ),
+            (
+                r#"{"cycle":1,"event":"depart","port":0,"queue":0,"flow":1,"seq":2,"src":0,"ncells":2,"crc":4294967296}"#,
+                "depart.crc: 4294967296; allowed: 0..=4294967295 (an integer)",
             ),
         ];
         for (line, want) in bad {

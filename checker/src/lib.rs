@@ -13,6 +13,7 @@
 pub mod events;
 pub mod follow;
 pub mod lockstep;
+pub mod payload;
 pub mod record;
 pub mod verdict;
 
@@ -22,6 +23,7 @@ use hw_model::config::QUEUES;
 use hw_model::policy::{BufferPolicy, Policies, WithPolicy};
 use hw_model::{Derived, DropReason};
 use lockstep::Lockstep;
+use payload::{Payload, PayloadCounts};
 use std::fmt;
 use std::io::BufRead;
 use verdict::Tally;
@@ -142,6 +144,11 @@ impl WithPolicy for MakeFollower {
 pub struct Checker {
     d: Derived,
     inner: Box<dyn Replay>,
+    payload: Payload,
+    /// Payload divergences of the cycle the mode has not settled yet (held so that both
+    /// come out in cycle order), and those of the cycles it has.
+    held: Vec<Divergence>,
+    settled: Vec<Divergence>,
     line: usize,
     last_cycle: u64,
     /// Where the stream's `meta` and the scenario disagree.
@@ -158,6 +165,9 @@ impl Checker {
         Self {
             d,
             inner,
+            payload: Payload::default(),
+            held: Vec::new(),
+            settled: Vec::new(),
             line: 0,
             last_cycle: 0,
             warnings: Vec::new(),
@@ -180,7 +190,16 @@ impl Checker {
         if let Event::Meta(m) = &ev {
             self.warnings.extend(meta_warnings(&self.d, m));
         }
+        let found = self.payload.feed(line, &ev);
+        // The mode settles the earlier cycles as it takes the first event of a later one.
+        let c = ev.cycle();
         self.inner.feed(line, ev);
+        let (done, open): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|d| d.cycle < c);
+        self.held = open;
+        self.settled.extend(done);
+        self.held.extend(found);
         Ok(())
     }
 
@@ -193,16 +212,24 @@ impl Checker {
     /// The end of the stream: its last checks (cells left, PFC levels still apart).
     pub fn finish(&mut self) {
         self.inner.finish();
+        self.settled.append(&mut self.held);
     }
 
     /// The divergences found since the last call.
     pub fn take(&mut self) -> Vec<Divergence> {
-        self.inner.take()
+        let mut out = self.inner.take();
+        out.append(&mut self.settled);
+        out
     }
 
     /// Divergences waiting to be taken.
     pub fn pending(&self) -> usize {
-        self.inner.count()
+        self.inner.count() + self.settled.len()
+    }
+
+    /// Departed packets whose payload CRCs were compared, and those without one.
+    pub fn payload_counts(&self) -> PayloadCounts {
+        self.payload.counts
     }
 
     fn check_ranges(&self, ev: &Event) -> Result<(), String> {
@@ -226,6 +253,13 @@ impl Checker {
                 port("arrive", "port", a.port)?;
                 port("arrive", "dst", a.dst)?;
                 prio("arrive", "prio", a.prio)?;
+                let mtu = self.d.cfg.mtu_bytes;
+                if a.bytes > mtu {
+                    return Err(format!(
+                        "arrive.bytes: {}; allowed: up to {mtu} (the scenario's switch.mtu_bytes)",
+                        a.bytes
+                    ));
+                }
                 let want = self.d.cells_for(a.bytes);
                 if a.ncells as u32 != want {
                     return Err(format!(
@@ -328,6 +362,10 @@ pub struct Report {
     pub last_cycle: u64,
     /// Every divergence with `keep_going`, else the first (if any).
     pub divergences: Vec<Divergence>,
+    /// Where the stream's `meta` line and the scenario disagree.
+    pub warnings: Vec<String>,
+    /// Departed packets whose payload CRCs were compared, and those without one.
+    pub payload: PayloadCounts,
 }
 
 /// What [`check_each`] read, and the divergences it found counted.
@@ -354,6 +392,8 @@ pub fn check<R: BufRead>(
         events: sum.events,
         last_cycle: sum.last_cycle,
         divergences,
+        warnings: sum.warnings,
+        payload: sum.tally.payload,
     })
 }
 
@@ -389,6 +429,7 @@ pub fn check_each<R: BufRead>(
             hand(&mut ck, &mut sum);
             if !keep_going {
                 // A stream read only in part has no end to check.
+                sum.tally.payload = ck.payload_counts();
                 sum.warnings = ck.warnings.clone();
                 return Ok(sum);
             }
@@ -396,6 +437,7 @@ pub fn check_each<R: BufRead>(
     }
     ck.finish();
     hand(&mut ck, &mut sum);
+    sum.tally.payload = ck.payload_counts();
     sum.warnings = ck.warnings;
     Ok(sum)
 }
@@ -419,5 +461,65 @@ mod tests {
         );
         let ok = r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":1,"shared":0,"headroom":0}}"#;
         ck.feed_line(2, ok).unwrap();
+    }
+
+    #[test]
+    fn an_arrival_over_the_mtu_is_refused_with_the_field_and_range() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mtu = d.cfg.mtu_bytes;
+        let arrive = |bytes: u32| {
+            format!(
+                r#"{{"cycle":1,"event":"arrive","port":0,"prio":0,"flow":1,"seq":0,"bytes":{bytes},"dst":1,"ncells":{}}}"#,
+                d.cells_for(bytes)
+            )
+        };
+        let mut ck = Checker::new(d.clone(), Options::default());
+        let e = ck.feed_line(3, &arrive(64 * mtu)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "line 3: arrive.bytes: {}; allowed: up to {mtu} (the scenario's switch.mtu_bytes)",
+                64 * mtu
+            )
+        );
+        let e = ck.feed_line(3, &arrive(mtu + 1)).unwrap_err();
+        assert!(e.to_string().contains("arrive.bytes"), "{e}");
+        ck.feed_line(3, &arrive(mtu)).unwrap();
+    }
+
+    #[test]
+    fn a_payload_divergence_waits_for_its_cycle_to_be_settled() {
+        // A decision missing (line 4) and a payload mismatch (line 5) in cycle 9: the first
+        // is the stream's first, though the payload check finds its own before the mode
+        // settles cycle 9.
+        let d = SwitchConfig::small().build().unwrap();
+        let lines = [
+            r#"{"cycle":0,"event":"meta","schema":"mmu-cosim-events/2","seed":1,"bug":null,"config":"x","params":{}}"#,
+            r#"{"cycle":1,"event":"arrive","port":0,"prio":0,"flow":1,"seq":0,"bytes":64,"dst":1,"ncells":1,"crc":1}"#,
+            r#"{"cycle":1,"event":"admit","port":0,"flow":1,"seq":0,"segments":{"private":1,"shared":0,"headroom":0}}"#,
+            r#"{"cycle":9,"event":"arrive","port":2,"prio":0,"flow":2,"seq":0,"bytes":64,"dst":1,"ncells":1}"#,
+            r#"{"cycle":9,"event":"depart","port":1,"queue":0,"flow":1,"seq":0,"src":0,"ncells":1,"crc":2}"#,
+            r#"{"cycle":10,"event":"counters","t":0,"total":0}"#,
+        ];
+        let text = lines.join("\n");
+        let first = check(d.clone(), text.as_bytes(), Options::default(), false).unwrap();
+        let got: Vec<_> = first
+            .divergences
+            .iter()
+            .map(|d| (d.line, d.check))
+            .collect();
+        assert_eq!(got, [(4, "decision missing")]);
+        let all = check(d, text.as_bytes(), Options::default(), true).unwrap();
+        assert!(all
+            .divergences
+            .iter()
+            .any(|d| (d.line, d.check) == (5, "payload")));
+        assert_eq!(
+            all.payload,
+            PayloadCounts {
+                checked: 1,
+                unchecked: 0
+            }
+        );
     }
 }

@@ -3,10 +3,14 @@
 //! with the DUT's events of the same cycle. For RTL built to the model's own timing (its
 //! scheduler, line rate and pipeline); any other DUT diverges at its first departure.
 //!
+//! A `counters` snapshot's `t` and `total` are compared with the model's registers at the
+//! start of its cycle (what the cycle's decisions read).
+//!
 //! Idle stretches are jumped with `Mmu::next_event`/`Mmu::skip_to` (docs/cosim.md). The
 //! model runs up to the stream's last `counters` snapshot, the last cycle the DUT ran.
+//! The payload CRCs are not the model's to compare ([`crate::payload`] does).
 
-use crate::events::{Arrive, Dir, Event, Pfc};
+use crate::events::{Arrive, Counters, Dir, Event, Pfc};
 use crate::record::Recorder;
 use crate::{Decisions, Divergence, Replay};
 use hw_model::{Beat, Derived, Ecn, FiveTuple, Inputs, Mmu, Outputs, PacketHdr, PfcFrame};
@@ -35,8 +39,6 @@ pub struct Lockstep {
     shape: Shape,
     out: Vec<Divergence>,
     stopped: bool,
-    /// The cycle of the last `counters` snapshot: the DUT ran up to it.
-    end: u64,
 }
 
 impl Lockstep {
@@ -56,31 +58,70 @@ impl Lockstep {
             },
             out: Vec::new(),
             stopped: false,
-            end: 0,
             d,
         }
     }
 
-    /// The last batch; a stream that ends with the PFC changes of its last cycle (stamped
-    /// one later) gets them compared with the model's, without a step.
+    /// The last batch. A stream that ends at the start of a cycle (its snapshot, and the
+    /// PFC changes of the cycle before, stamped one later) gets them compared with the
+    /// model's without stepping that cycle: the DUT did not run it.
     fn last_batch(&mut self) {
         let batch = std::mem::take(&mut self.batch);
+        let c = self.batch_cycle;
         if self.stopped || batch.is_empty() {
             return;
         }
-        let only_sent = batch
-            .iter()
-            .all(|(_, e)| matches!(e, Event::Pfc(p) if p.dir == Dir::Sent));
-        if only_sent && self.mmu.cycle() == self.batch_cycle {
-            // The stream ends with the PFC changes of its last cycle, stamped one later.
-            let mut model = Vec::new();
-            self.rec
-                .finish(self.batch_cycle, &self.mmu, |e| model.push(e.clone()));
-            model.retain(|e| !matches!(e, Event::Counters(_)));
-            self.compare(self.batch_cycle, &batch, model);
-        } else {
-            self.run_to(self.batch_cycle, batch);
+        let at_start = batch.iter().all(|(_, e)| match e {
+            Event::Pfc(p) => p.dir == Dir::Sent,
+            Event::Counters(_) => true,
+            _ => false,
+        });
+        if !at_start || c == 0 {
+            self.run_to(c, batch);
+            return;
         }
+        if self.mmu.cycle() < c {
+            self.run_to(c - 1, Vec::new());
+        }
+        if self.stopped {
+            return;
+        }
+        self.snapshots(&batch);
+        let mut model = Vec::new();
+        self.rec.finish(c, &self.mmu, |e| model.push(e.clone()));
+        self.compare(c, &batch, model);
+    }
+
+    /// The batch's `counters` snapshots against the model's registers, which stand at the
+    /// start of the snapshot's cycle.
+    fn snapshots(&mut self, batch: &[(usize, Event)]) {
+        for (line, ev) in batch {
+            let Event::Counters(k) = ev else { continue };
+            let (t, total) = (self.mmu.threshold(), self.mmu.buffered_cells());
+            if k.t != t {
+                self.snapshot(*line, k, "threshold", format!("T = {t}"));
+            }
+            if k.total != total {
+                self.snapshot(
+                    *line,
+                    k,
+                    "accounting",
+                    format!("{total} cells charged and not released"),
+                );
+            }
+        }
+    }
+
+    fn snapshot(&mut self, line: usize, k: &Counters, check: &'static str, expected: String) {
+        self.out.push(Divergence {
+            queue: None,
+            cycle: k.cycle,
+            line,
+            check,
+            event: Event::Counters(k.clone()).to_line(),
+            expected,
+            history: Vec::new(),
+        });
     }
 
     fn learn(&mut self, ev: &Event) {
@@ -150,6 +191,7 @@ impl Lockstep {
     }
 
     fn step(&mut self, now: u64, batch: &[(usize, Event)]) {
+        self.snapshots(batch);
         let mut frames: Vec<(u8, PfcFrame)> = Vec::new();
         for (p, beat) in self.ingress.iter_mut().enumerate() {
             *beat = self.implied[p].take();
@@ -196,7 +238,10 @@ impl Lockstep {
     fn compare(&mut self, c: u64, batch: &[(usize, Event)], model: Vec<Event>) {
         let mut model: Vec<Event> = model.into_iter().filter_map(|e| self.shaped(e)).collect();
         model.sort_by_key(|e| (e.rank(), e.to_line()));
-        let mut dut: Vec<&(usize, Event)> = batch.iter().collect();
+        let mut dut: Vec<&(usize, Event)> = batch
+            .iter()
+            .filter(|(_, e)| !matches!(e, Event::Counters(_)))
+            .collect();
         dut.sort_by_key(|(_, e)| (e.rank(), e.to_line()));
         let (mut i, mut j) = (0, 0);
         while i < dut.len() || j < model.len() {
@@ -247,12 +292,14 @@ impl Lockstep {
 }
 
 impl Replay for Lockstep {
-    fn feed(&mut self, line: usize, ev: Event) {
-        if let Event::Counters(k) = &ev {
-            self.end = self.end.max(k.cycle);
-        }
-        if matches!(ev, Event::Meta(_) | Event::Counters(_)) || self.stopped {
+    fn feed(&mut self, line: usize, mut ev: Event) {
+        if matches!(ev, Event::Meta(_)) || self.stopped {
             return;
+        }
+        match &mut ev {
+            Event::Arrive(a) => a.crc = None,
+            Event::Depart(d) => d.crc = None,
+            _ => {}
         }
         self.learn(&ev);
         if ev.cycle() != self.batch_cycle && !self.batch.is_empty() {
@@ -265,10 +312,6 @@ impl Replay for Lockstep {
 
     fn finish(&mut self) {
         self.last_batch();
-        // A snapshot after the last event: the DUT ran to it, and so must the model.
-        if !self.stopped && self.end > 0 && self.mmu.cycle() < self.end {
-            self.run_to(self.end - 1, Vec::new());
-        }
     }
 
     fn take(&mut self) -> Vec<Divergence> {
@@ -337,5 +380,123 @@ pub fn add_frame(d: &Derived, p: &Pfc, frames: &mut Vec<(u8, PfcFrame)>) {
     } else {
         f.class_enable |= 1 << p.class;
         f.quanta[p.class as usize] = quanta;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{check, record, Mode, Options};
+    use hw_model::SwitchConfig;
+
+    /// The model's own stream of two packets, with a `counters` snapshot every 10 cycles
+    /// (the registers at the start of the cycle) and at the end.
+    fn model_stream(d: &Derived) -> Vec<Event> {
+        let mut mmu = Mmu::new(d.clone());
+        let mut rec = Recorder::new(d);
+        let mut out = Outputs::with_ports(d.ports);
+        let mut evs = vec![record::meta(d, "small", 1)];
+        let arrive = |seq, cell| Arrive {
+            cycle: 0,
+            port: 0,
+            prio: 0,
+            flow: 1,
+            seq,
+            bytes: 2 * d.cfg.cell_bytes,
+            dst: 1,
+            ncells: 2,
+            cell: Some(cell),
+            tuple: None,
+            crc: None,
+        };
+        for now in 0..200 {
+            let mut ingress = vec![None; d.ports];
+            if now < 4 {
+                ingress[0] = Some(beat(&arrive(now as u32 / 2, now as u16 % 2)));
+            }
+            let snapshot = Event::Counters(Counters {
+                cycle: now,
+                t: mmu.threshold(),
+                total: mmu.buffered_cells(),
+                free: None,
+                other: serde_json::Map::new(),
+            });
+            let inp = Inputs {
+                ingress: &ingress,
+                pfc_rx: &[],
+            };
+            mmu.step(&inp, &mut out).unwrap();
+            rec.step(now, &inp, &out, &mmu, |e| evs.push(e.clone()));
+            if now % 10 == 0 {
+                evs.push(snapshot);
+            }
+        }
+        rec.finish(mmu.cycle(), &mmu, |e| evs.push(e.clone()));
+        evs
+    }
+
+    fn lockstep(d: &Derived, evs: &[Event]) -> Vec<Divergence> {
+        let text: String = evs.iter().map(|e| e.to_line() + "\n").collect();
+        let opts = Options {
+            mode: Mode::Lockstep,
+            ..Options::default()
+        };
+        check(d.clone(), text.as_bytes(), opts, true)
+            .unwrap()
+            .divergences
+    }
+
+    #[test]
+    fn snapshots_values_are_compared_with_the_models_registers() {
+        let d = SwitchConfig::small().build().unwrap();
+        let evs = model_stream(&d);
+        let busy = evs
+            .iter()
+            .position(|e| matches!(e, Event::Counters(k) if k.total > 0))
+            .expect("a snapshot with cells buffered");
+        assert_eq!(lockstep(&d, &evs), vec![]);
+        let last = evs.len() - 1;
+        for (i, field) in [(busy, "t"), (busy, "total"), (last, "t"), (last, "total")] {
+            let mut bad = evs.clone();
+            let Event::Counters(k) = &mut bad[i] else {
+                panic!("a snapshot")
+            };
+            match field {
+                "t" => k.t = u32::MAX,
+                _ => k.total += 1,
+            }
+            let divs = lockstep(&d, &bad);
+            let want = if field == "t" {
+                "threshold"
+            } else {
+                "accounting"
+            };
+            assert_eq!(divs.len(), 1, "{field} at {i}: {divs:?}");
+            assert_eq!((divs[0].check, divs[0].line), (want, i + 1), "{}", divs[0]);
+        }
+    }
+
+    #[test]
+    fn payload_crcs_are_left_out_of_the_comparison() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut evs = model_stream(&d);
+        for e in &mut evs {
+            match e {
+                Event::Arrive(a) if a.cell == Some(0) => a.crc = Some(a.seq),
+                Event::Depart(x) if x.cell == Some(0) => x.crc = Some(x.seq),
+                _ => {}
+            }
+        }
+        assert_eq!(lockstep(&d, &evs), vec![]);
+        let i = evs
+            .iter()
+            .rposition(|e| matches!(e, Event::Depart(x) if x.crc.is_some()))
+            .unwrap();
+        if let Event::Depart(x) = &mut evs[i] {
+            x.crc = Some(99);
+        }
+        let divs = lockstep(&d, &evs);
+        assert_eq!(divs.len(), 1, "{divs:?}");
+        assert_eq!((divs[0].check, divs[0].line), ("payload", i + 1));
     }
 }

@@ -68,6 +68,7 @@ impl Recorder {
                 dst_port: h.tuple.dst_port,
                 proto: h.tuple.proto,
             }),
+            crc: None,
         })
     }
 
@@ -145,6 +146,7 @@ impl Recorder {
                 src: h.src,
                 ncells: dep.beat.ncells,
                 cell: Some(dep.beat.idx),
+                crc: None,
             }));
         }
         ev.sort_by_key(Event::rank);

@@ -3,6 +3,7 @@
 //! the divergences one at a time as the checker finds them, so memory grows with the kinds
 //! of check and the queues, not with the number of divergences.
 
+use crate::payload::PayloadCounts;
 use crate::Divergence;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ pub const CHECKS: &[&str] = &[
     "egress framing",
     "flow order",
     "descriptor",
+    "payload",
     "lost packet",
     "departure of a lost packet",
     "departure of a dropped packet",
@@ -42,12 +44,14 @@ pub const CHECKS: &[&str] = &[
 /// Failure texts the JUnit file keeps per check; the others are counted.
 pub const FAILURES_KEPT: usize = 20;
 
-/// Divergences counted by check and by egress queue (port, queue).
+/// Divergences counted by check and by egress queue (port, queue), and the departed
+/// packets whose payload was compared (a CRC on both sides) or not.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
     pub total: u64,
     pub by_check: BTreeMap<&'static str, u64>,
     pub by_queue: BTreeMap<(u8, u8), u64>,
+    pub payload: PayloadCounts,
 }
 
 impl Tally {
@@ -65,7 +69,13 @@ impl Tally {
             .iter()
             .map(|(&(port, queue), n)| json!({"port": port, "queue": queue, "divergences": n}))
             .collect();
-        json!({"divergences": self.total, "by_check": self.by_check, "by_egress_queue": queues})
+        let p = self.payload;
+        json!({
+            "divergences": self.total,
+            "by_check": self.by_check,
+            "by_egress_queue": queues,
+            "payload": {"checked": p.checked, "unchecked": p.unchecked},
+        })
     }
 }
 
@@ -86,6 +96,14 @@ impl fmt::Display for Tally {
                 .map(|((p, q), n)| format!("port {p} queue {q}: {n}"))
                 .collect();
             write!(f, "\nby egress queue: {}", queues.join(", "))?;
+        }
+        let p = self.payload;
+        if p.checked + p.unchecked > 0 {
+            write!(
+                f,
+                "\npayload: {} packets' CRCs compared, {} without a CRC on both sides",
+                p.checked, p.unchecked
+            )?;
         }
         Ok(())
     }
@@ -309,6 +327,19 @@ mod tests {
         assert_eq!(
             t.to_string(),
             "by check: lost packet 2, threshold 1\nby egress queue: port 1 queue 3: 2"
+        );
+        assert_eq!(
+            v["counts"]["payload"],
+            json!({"checked": 0, "unchecked": 0})
+        );
+        t.payload = PayloadCounts {
+            checked: 5,
+            unchecked: 1,
+        };
+        assert!(
+            t.to_string()
+                .ends_with("\npayload: 5 packets' CRCs compared, 1 without a CRC on both sides"),
+            "{t}"
         );
         let empty = JsonReport::new(Vec::new())
             .unwrap()

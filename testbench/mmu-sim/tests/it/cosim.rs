@@ -574,6 +574,7 @@ fn lockstep_jumps_idle_stretches_with_the_model() {
         ncells: 2,
         cell: Some(cell),
         tuple: None,
+        crc: None,
     };
     while mmu.cycle() <= at + 1 || mmu.next_event() != u64::MAX {
         let now = mmu.cycle();
@@ -725,6 +726,7 @@ fn decisions_inferred_catch_a_lost_packet_and_a_dropped_one_that_departs() {
         src: a.port,
         ncells: a.ncells,
         cell: None,
+        crc: None,
     }));
     let divs = run(&d, &mut evs, opts);
     assert_eq!(divs[0].check, "admission", "{}", divs[0]);
