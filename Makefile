@@ -32,8 +32,8 @@ run:
 ## `make bench` and checked by `make lint`), then the Slurm sweep step of `sweep-slurm` with
 ## the mmu-sim the tests built (target/debug, test profile: no release build), through
 ## .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing; then
-## the RTL co-simulation checked by the model (cosim unit + check: clean passes, BUG=1 and
-## BUG=2 fail with the divergence named), the DPI-C harness under Verilator (dpi-check) and
+## the RTL co-simulation checked by the model (cosim unit + check: clean passes, BUG=1, 2 and
+## 3 fail with the divergence named), the DPI-C harness under Verilator (dpi-check) and
 ## the Python package (python-check), each also through .ci/optional
 test:
 	$(CARGO) test --workspace --exclude mmu-bench
@@ -128,13 +128,15 @@ waves-dcqcn:
 ## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
 ## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl,
 ## then the model's checker on them (`mmu-sim check`, docs/cosim.md).
-## BUG=1 (DT compare off by one) or BUG=2 (free-list pointers lost) builds a broken DUT.
+## BUG=1 (DT compare off by one), BUG=2 (free-list pointers lost) or BUG=3 (payloads of
+## back-to-back packets swapped) builds a broken DUT.
 cosim:
 	$(CARGO) build --release -p mmu-sim
 	$(MAKE) -C cosim run BUG=$(BUG)
 
-## cosim-check: `make cosim` passes, and `make cosim BUG=1` and `BUG=2` fail with the
-## divergence the model's checker must name first ("admission", "leaked cells")
+## cosim-check: `make cosim` passes, and `make cosim BUG=1`, `BUG=2` and `BUG=3` fail with
+## the divergence the model's checker must name first ("admission", "leaked cells",
+## "payload"); BUG=3's stream without its CRCs passes
 cosim-check:
 	$(CARGO) build --release -p mmu-sim
 	$(MAKE) -C cosim check
@@ -168,7 +170,8 @@ c-header:
 	cd bindings/c && cbindgen --config cbindgen.toml --crate mmu-model-c --output include/mmu_model.h $(C_HEADER_FLAGS)
 
 ## dpi-check: cosim/rtl's tm_top under Verilator calling the model's checker through DPI-C
-## (bindings/c/verilator): the clean RTL is consistent, BUG=1 is caught ("admission");
+## (bindings/c/verilator): the clean RTL is consistent, BUG=1 is caught ("admission") and
+## BUG=3 ("payload");
 ## needs `apt-get install -y verilator` (5.x). DPI_PROFILE=test: the library of `make test`'s
 ## profile (target/debug), no release build
 dpi-check:

@@ -15,6 +15,15 @@
 //
 // The decision is reported one cycle later on rep_* (registered), with the segment
 // counts; dropped packets and cells are counted per reason.
+//
+// BUG_PAYLOAD_SWAP (deliberate, BUG=3): when an admitted packet starts in the cycle after
+// the last cell of an admitted packet of 3 or more cells, the two exchange that cell: the
+// first packet's chain is relinked to the new packet's first cell, and the new packet
+// starts (descriptor, head, link) at the first packet's last cell. Every descriptor, cell
+// count and pointer stays right; only the payloads differ (each packet carries one cell of
+// the other), which nothing but a payload check sees. (The relink lands before the first
+// packet's transmitter reads the link: its last-but-one cell is read at the earliest two
+// cycles after its last cell arrived, since it has 3 or more cells.)
 module tm_ingress #(
     parameter integer PORT = 0,
     parameter integer P = 4,
@@ -59,6 +68,7 @@ module tm_ingress #(
     output wire [PW-1:0]     link_ptr,
     // Descriptor write and enqueue.
     output wire              desc_we,
+    output wire [PW-1:0]     desc_waddr,
     output wire [DESC_W-1:0] desc_wdata,
     output wire              enq_valid,
     output wire [QW-1:0]     enq_queue,
@@ -101,15 +111,35 @@ module tm_ingress #(
                   && in_eop == (idx + ONE == pkt_ncells);
     wire take = (sop_ok && admit) || (mid_ok && keep);
 
+`ifdef BUG_PAYLOAD_SWAP
+    // The last cell of the admitted packet of 3 or more cells that ended in the cycle
+    // before, and the cell before it.
+    reg          swap_ok;
+    reg [PW-1:0] swap_tail;
+    reg [PW-1:0] swap_link;
+    wire swap = swap_ok && sop_ok && admit;
+    wire [PW-1:0] sop_ptr = swap ? swap_tail : pop_ptr;
+    always @(posedge clk) begin
+        swap_ok <= !rst && mid_ok && keep && in_eop && pkt_ncells > ONE + ONE;
+        swap_tail <= pop_ptr;
+        swap_link <= prev;
+    end
+`else
+    wire swap = 1'b0;
+    wire [PW-1:0] swap_link = prev;
+    wire [PW-1:0] sop_ptr = pop_ptr;
+`endif
+
     assign pop_req = take;
     assign wr_valid = take;
-    assign link_valid = mid_ok && keep;
-    assign link_ptr = prev;
+    assign link_valid = (mid_ok && keep) || swap;
+    assign link_ptr = swap ? swap_link : prev;
     assign desc_we = sop_ok && admit;
+    assign desc_waddr = sop_ptr;
     assign desc_wdata = {in_ncells, in_len, in_seq, in_flow, in_prio, SRC};
     assign enq_valid = take && in_eop;
     assign enq_queue = in_sop ? {in_dst, in_prio} : pkt_queue;
-    assign enq_head = in_sop ? pop_ptr : head;
+    assign enq_head = in_sop ? sop_ptr : head;
 
     wire [31:0] ncells_32 = {{(32-NCW){1'b0}}, in_ncells};
 
@@ -143,8 +173,8 @@ module tm_ingress #(
             if (sop_ok) begin
                 in_pkt <= !in_eop;
                 keep <= admit;
-                head <= pop_ptr;
-                prev <= pop_ptr;
+                head <= sop_ptr;
+                prev <= sop_ptr;
                 idx <= ONE;
                 pkt_ncells <= in_ncells;
                 pkt_queue <= {in_dst, in_prio};

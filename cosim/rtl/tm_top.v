@@ -152,6 +152,7 @@ module tm_top #(
     wire [P-1:0]        link_valid;
     wire [P*PW-1:0]     link_ptr;
     wire [P-1:0]        desc_we;
+    wire [P*PW-1:0]     desc_waddr;
     wire [P*DESC_W-1:0] desc_wdata;
     wire [P-1:0]        enq_valid;
     wire [P*QW-1:0]     enq_queue;
@@ -178,7 +179,8 @@ module tm_top #(
                 .pop_req(pop_req[gp]), .pop_ptr(pop_ptr[gp*PW +: PW]),
                 .wr_valid(wr_valid[gp]), .link_valid(link_valid[gp]),
                 .link_ptr(link_ptr[gp*PW +: PW]),
-                .desc_we(desc_we[gp]), .desc_wdata(desc_wdata[gp*DESC_W +: DESC_W]),
+                .desc_we(desc_we[gp]), .desc_waddr(desc_waddr[gp*PW +: PW]),
+                .desc_wdata(desc_wdata[gp*DESC_W +: DESC_W]),
                 .enq_valid(enq_valid[gp]), .enq_queue(enq_queue[gp*QW +: QW]),
                 .enq_head(enq_head[gp*PW +: PW]),
                 .rep_valid(rep_valid[gp]), .rep_drop(rep_drop[gp]),
@@ -225,7 +227,7 @@ module tm_top #(
         .P(P), .NPRIO(NPRIO), .N(N_CELLS), .PW(PW), .CW(CW), .QW(QW), .DESC_W(DESC_W)
     ) u_queues (
         .clk(clk), .rst(rst),
-        .desc_we(desc_we), .desc_waddr(pop_ptr), .desc_wdata(desc_wdata),
+        .desc_we(desc_we), .desc_waddr(desc_waddr), .desc_wdata(desc_wdata),
         .enq_valid(enq_valid), .enq_queue(enq_queue), .enq_head(enq_head),
         .deq(deq), .q_head(q_head), .q_nonempty(q_nonempty),
         .desc_raddr(desc_raddr), .desc_rdata(desc_rdata),

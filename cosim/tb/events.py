@@ -8,15 +8,16 @@ the DUT is ready, 0-based) and `event` (its kind). The kinds and their other fie
 - `meta` (first line, cycle 0): `schema`, `seed`, `bug` (the BUG define or null),
   `config` (the scenario file), `params` (the DUT parameters), [`tool`].
 - `arrive`: a start-of-packet beat on ingress port `port`: `prio`, `flow`, `seq`, `bytes`,
-  `dst`, `ncells`, [`cell`, `tuple`]. Without `cell` its other cells follow on the same
-  port, one per cycle; a stream that gives `cell` has one `arrive` per cell.
+  `dst`, `ncells`, [`cell`, `tuple`, `crc`]. Without `cell` its other cells follow on the
+  same port, one per cycle; a stream that gives `cell` has one `arrive` per cell. `crc`:
+  the CRC-32 of the packet's payload (`payload_crc`), on the start of packet only.
 - `admit`: the decision for the packet that arrived in the same cycle on `port` (`flow`,
   `seq` repeat its identity): `segments` = cells charged to `private`, `shared` and
   `headroom`, in that order of the packet's cells (the model's `admission::Plan`).
 - `drop`: the packet is dropped whole: `reason` is `headroom_full` or `lossy_threshold`
   (the model's `DropReason` names; the model also has `hcf_full`, `egress_threshold`).
 - `depart`: a packet's first cell is READ from the buffer on egress port `port`, from
-  queue `queue`: `flow`, `seq`, `src`, `ncells`, [`cell`]. The read frees the cell: the
+  queue `queue`: `flow`, `seq`, `src`, `ncells`, [`cell`, `crc`]. The read frees the cell: the
   decisions of `cycle + 1` see it gone. In this DUT the cell is on the output at
   `cycle + 1`, and cell k is read at `cycle + k`; a stream that gives `cell` has one
   `depart` per cell read.
@@ -33,6 +34,7 @@ Within a cycle the events are ordered by kind as in `KINDS`, then by port (and c
 """
 
 import json
+import zlib
 
 SCHEMA = "mmu-cosim-events/2"
 
@@ -64,8 +66,8 @@ FIELDS = {
 # Optional fields of each kind, with their types.
 OPTIONAL = {
     "meta": {"tool": _STR},
-    "arrive": {"cell": _INT, "tuple": _OBJ},
-    "depart": {"cell": _INT},
+    "arrive": {"cell": _INT, "tuple": _OBJ, "crc": _INT},
+    "depart": {"cell": _INT, "crc": _INT},
     "pfc": {"quanta": _INT, "port_level": _BOOL},
     "counters": {"t_lossy": _INT, "x_on": _INT, "shared": _INT, "lossy_shared": _INT,
                  "free": _INT, "private": _LIST, "shared_q": _LIST, "headroom": _LIST,
@@ -110,6 +112,10 @@ def validate(ev):
             _check_type(kind, name, ev[name], typ)
     if "cell" in ev and not 0 <= ev["cell"] < ev["ncells"]:
         raise EventError(f"{kind}.cell: {ev['cell']}; allowed: 0..{ev['ncells']}")
+    if "crc" in ev and not 0 <= ev["crc"] <= 0xFFFFFFFF:
+        raise EventError(f"{kind}.crc: {ev['crc']}; allowed: 0..=4294967295")
+    if "crc" in ev and ev.get("cell", 0) != 0:
+        raise EventError(f"{kind}.crc: on cell {ev['cell']}; allowed: on the start of packet")
     if kind == "arrive" and "tuple" in ev:
         if sorted(ev["tuple"]) != sorted(TUPLE):
             raise EventError(f"arrive.tuple: keys {sorted(ev['tuple'])}; allowed: {TUPLE}")
@@ -125,6 +131,16 @@ def validate(ev):
         raise EventError(f"drop.reason: {ev['reason']!r}; allowed: {MODEL_REASONS}")
     if kind == "pfc" and ev["dir"] not in DIRS:
         raise EventError(f"pfc.dir: {ev['dir']!r}; allowed: {DIRS}")
+
+
+def payload_crc(words, width):
+    """The `crc` of a packet whose cells hold the `width`-bit data words `words`: CRC-32
+    (IEEE 802.3, zlib's) over each word's width / 8 bytes, least significant first, in cell
+    order (docs/cosim.md, "Payload integrity")."""
+    crc = 0
+    for w in words:
+        crc = zlib.crc32(w.to_bytes(width // 8, "little"), crc)
+    return crc
 
 
 def rank(ev):
@@ -170,8 +186,9 @@ def counters(cycle, **fields):
 
 
 class EventWriter:
-    """Writes events in cycle order. Events may be added up to one cycle late (a decision
-    is reported the cycle after its arrival); `flush_before(c)` writes every cycle < c.
+    """Writes events in cycle order. Events may be added late (a decision is reported the
+    cycle after its arrival, a packet's `arrive` and `depart` once its last cell has given
+    the payload's CRC) up to the cycle last flushed; `flush_before(c)` writes every cycle < c.
     `sink`, if given, is called with each line as it is written (without the newline)."""
 
     def __init__(self, path, sink=None):

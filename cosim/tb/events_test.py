@@ -3,6 +3,7 @@
 import os
 import tempfile
 import unittest
+import zlib
 
 import events
 
@@ -63,6 +64,23 @@ class Schema(unittest.TestCase):
         self.refused({**GOOD[1], "quanta": True}, "pfc.quanta")
         self.refused({**GOOD[4], "reason": "hcf"}, "drop.reason")
         events.validate({**GOOD[4], "reason": "hcf_full"})
+
+    def test_a_payload_crc_is_a_32_bit_integer_on_the_first_cell(self):
+        events.validate({**GOOD[2], "crc": 0xFFFFFFFF})
+        events.validate({**GOOD[5], "cell": 0, "crc": 0})
+        self.refused({**GOOD[2], "crc": 1 << 32}, "arrive.crc")
+        self.refused({**GOOD[5], "crc": -1}, "depart.crc")
+        self.refused({**GOOD[5], "crc": "0"}, "depart.crc")
+        self.refused({**GOOD[5], "cell": 1, "crc": 0}, "depart.crc: on cell 1")
+
+    def test_the_payload_crc_is_zlibs_over_the_cells_words(self):
+        # CRC-32 of the 8 bytes 78 56 34 12 f0 de bc 9a (two words, least significant
+        # byte first): the value the DPI-C harness checks its crc32_word against.
+        words = [0x12345678, 0x9ABCDEF0]
+        self.assertEqual(events.payload_crc(words, 32),
+                         zlib.crc32(bytes([0x78, 0x56, 0x34, 0x12, 0xF0, 0xDE, 0xBC, 0x9A])))
+        self.assertEqual(events.payload_crc(words, 32), 0x86829DEB)
+        self.assertNotEqual(events.payload_crc(words[::-1], 32), events.payload_crc(words, 32))
 
     def test_enumerations_are_checked(self):
         self.refused({**GOOD[4], "reason": "full"}, "drop.reason")

@@ -49,15 +49,45 @@ class Status:
     drops: dict
 
 
+class PayloadCrc:
+    """Holds each port's start-of-packet event until the packet's last cell has given its
+    payload's CRC-32 (`crc`, events.payload_crc); the writer takes events up to the cycle it
+    last flushed, which test_tm keeps the longest packet behind."""
+
+    def __init__(self, log, width):
+        self.log = log
+        self.width = width
+        self.open = {}
+
+    def start(self, port, ev):
+        self.open[port] = (ev, [])
+
+    def cell(self, port, data, eop):
+        if port not in self.open:
+            return
+        ev, words = self.open[port]
+        words.append(data)
+        if eop:
+            del self.open[port]
+            self.log.add({**ev, "crc": events.payload_crc(words, self.width)})
+
+    def close(self):
+        """The run stopped: the packets still open go out without a CRC."""
+        for ev, _ in self.open.values():
+            self.log.add(ev)
+        self.open.clear()
+
+
 class IngressMonitor:
-    """The ingress vectors: one Beat per valid beat; an `arrive` event per start."""
+    """The ingress vectors: one Beat per valid beat; an `arrive` event per start, with the
+    CRC of the payload driven in."""
 
     def __init__(self, dut, w, log):
         self.vec = Vectors(dut, {"in_valid": 1, "in_sop": 1, "in_eop": 1, "in_prio": w.prio,
                                  "in_dst": w.port, "in_flow": w.flow, "in_seq": w.seq,
                                  "in_len": w.len, "in_ncells": w.ncells, "in_data": w.data},
                            w.ports)
-        self.log = log
+        self.crc = PayloadCrc(log, w.data)
 
     def sample(self, cycle):
         out = []
@@ -66,8 +96,9 @@ class IngressMonitor:
                      f["in_flow"], f["in_seq"], f["in_len"], f["in_ncells"], f["in_data"])
             out.append(b)
             if b.sop:
-                self.log.add(events.arrive(cycle, p, b.prio, b.flow, b.seq, b.nbytes, b.dst,
-                                           b.ncells))
+                self.crc.start(p, events.arrive(cycle, p, b.prio, b.flow, b.seq, b.nbytes,
+                                                b.dst, b.ncells))
+            self.crc.cell(p, b.data, b.eop)
         return out
 
 
@@ -87,14 +118,15 @@ class DecisionMonitor:
 
 class EgressMonitor:
     """The egress vectors: one OutBeat per valid beat; a `depart` event per start, stamped
-    with the cycle its first cell was read (one before it is on the output)."""
+    with the cycle its first cell was read (one before it is on the output), with the CRC
+    of the payload seen leaving."""
 
     def __init__(self, dut, w, log):
         self.vec = Vectors(dut, {"out_valid": 1, "out_sop": 1, "out_eop": 1,
                                  "out_queue": w.prio, "out_src": w.port, "out_flow": w.flow,
                                  "out_seq": w.seq, "out_len": w.len, "out_ncells": w.ncells,
                                  "out_data": w.data}, w.ports)
-        self.log = log
+        self.crc = PayloadCrc(log, w.data)
 
     def sample(self, cycle):
         out = []
@@ -106,8 +138,9 @@ class EgressMonitor:
             if b.sop:
                 # Stamped at the read: the cell on the output in `cycle` was read in the
                 # cycle before (events.py, `depart`).
-                self.log.add(events.depart(cycle - 1, p, b.queue, b.flow, b.seq, b.src,
-                                           b.ncells))
+                self.crc.start(p, events.depart(cycle - 1, p, b.queue, b.flow, b.seq, b.src,
+                                                b.ncells))
+            self.crc.cell(p, b.data, b.eop)
         return out
 
 

@@ -1,7 +1,7 @@
 """Build tm_top with Icarus Verilog and run the cocotb test on it.
 
     python tb/run.py [--bug N] [--seed S] [--cycles C] [--waves] [--partners-ignore-xoff]
-                     [--expect-fail CHECK]
+                     [--expect-fail CHECK] [--no-stop]
 
 The DUT's parameters come from the scenario file (--config, default cosim/dut.toml).
 Exit code 0 when every check passed, 1 when a check failed, 2 for bad arguments or a
@@ -27,6 +27,7 @@ from partner import REACTION  # noqa: E402
 BUGS = {
     "1": "BUG_THRESHOLD_OFF_BY_ONE",
     "2": "BUG_FREE_PTR_LOST",
+    "3": "BUG_PAYLOAD_SWAP",
 }
 
 SOURCES = ["tm_dt.v", "tm_free_list.v", "tm_admission.v", "tm_accounting.v", "tm_pfc.v",
@@ -51,6 +52,9 @@ def main():
                     help="the link partners never pause (shows the lossless-drop check bite)")
     ap.add_argument("--expect-fail", metavar="CHECK", default="",
                     help="succeed only if CHECK is the first check to fail")
+    ap.add_argument("--no-stop", action="store_true",
+                    help="a divergence of the live checker fails the test at the end of the "
+                         "run instead of stopping it: the whole stream is written")
     args = ap.parse_args()
 
     if args.bug and args.bug not in BUGS:
@@ -105,6 +109,7 @@ def main():
             "COSIM_BUG": bug or "",
             "COSIM_FAILURES": str(failures_path),
             "COSIM_IGNORE_XOFF": "1" if args.partners_ignore_xoff else "",
+            "COSIM_NO_STOP": "1" if args.no_stop else "",
         },
     )
     tests, failed = get_results(Path(results))

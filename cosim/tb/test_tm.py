@@ -4,7 +4,8 @@ divergence stops the run. Run by run.py, which passes the settings in the enviro
 COSIM_CONFIG (scenario file), COSIM_CONFIG_NAME (its name in the event file), COSIM_SEED,
 COSIM_CYCLES (cycles of traffic), COSIM_EVENTS (output path), COSIM_BUG (the BUG define
 built in, or empty), COSIM_FAILURES (where the failed checks are written, as JSON, for
-run.py), COSIM_IGNORE_XOFF (non-empty: the link partners never pause)."""
+run.py), COSIM_IGNORE_XOFF (non-empty: the link partners never pause), COSIM_NO_STOP
+(non-empty: a divergence of the live checker fails the test at the end, not at once)."""
 
 import json
 import os
@@ -36,6 +37,7 @@ async def traffic_mix(dut):
     gen_cycles = int(os.environ.get("COSIM_CYCLES", "20000"))
     bug = os.environ.get("COSIM_BUG") or None
     ignore_xoff = bool(os.environ.get("COSIM_IGNORE_XOFF"))
+    stop_at_divergence = not os.environ.get("COSIM_NO_STOP")
     w = Widths(cfg.ports, dut_config.NPRIO, cfg.n_cells, cfg.max_cells)
     rng = random.Random(seed)
     mix = default_mix(cfg, rng, gen_cycles)
@@ -94,18 +96,22 @@ async def traffic_mix(dut):
             checks.ingress(cycle, beats, status)
             checks.egress(cycle, egr.sample(cycle))
             checks.occupancy(cycle, *stat.occupancy())
-            if cycle % SNAPSHOT_EVERY == 0:
+            snapshot = cycle % SNAPSHOT_EVERY == 0
+            if snapshot:
                 log.add(StatusMonitor.event(cycle, status or stat.read()))
-            log.flush_before(cycle)
-            if live.first:
-                stopped = True
-                break
-
+            # A packet's arrive and depart wait for its last cell (their CRC).
+            log.flush_before(cycle - cfg.max_cells)
             err = read(dut.err)
+            if (live.first and stop_at_divergence) or err:
+                # The stream ends with the registers where the run stopped, which account
+                # for the packets still in the buffer (docs/cosim.md, "cells left").
+                if not snapshot:
+                    log.add(StatusMonitor.event(cycle, status or stat.read()))
+                stopped = True
             if err:
                 checks.fail("DUT error flags", cycle, f"{err:#06b} (bit 0 free list empty, "
                             "1 counter underflow, 2 ingress protocol, 3 queue underflow)")
-                stopped = True
+            if stopped:
                 break
             idle = all(p.idle() for p in partners) and checks.drained()
             if cycle >= gen_cycles and idle and not beats:
@@ -132,6 +138,8 @@ async def traffic_mix(dut):
             log.add(StatusMonitor.event(cycle, final))
             checks.final(cycle, final, xoff)
     finally:
+        ing.crc.close()
+        egr.crc.close()
         log.close()
     if not live.first:
         live.finish()
