@@ -5,6 +5,11 @@ Events are the JSON objects of the co-simulation event stream (schema
 ``cycle``, ``line``, ``check`` (e.g. ``"admission"``), ``event`` (the DUT's event),
 ``expected`` (what the model expected, and why), ``history`` (the last events of the flow
 and port) and ``text`` (all of it, as ``mmu-sim check`` prints it).
+
+A ``meta`` line whose parameters disagree with the scenario (policy, ports, cell size,
+buffer cells, alpha) gives a ``UserWarning`` per difference through :mod:`warnings` (the
+lines ``mmu-sim check`` prints as ``warning:``); the check still runs. ``arrive`` and
+``depart`` may carry ``crc``, the payload's CRC-32, compared per packet (``"payload"``).
 """
 
 from typing import Any, Dict, Iterable, List, Union

@@ -125,6 +125,36 @@ void mmu_free(struct MmuChecker *h);
 int32_t mmu_last_error(char *out, uint32_t len);
 
 /*
+ The DUT's parameters, as the `params` object of the stream's `meta` line (JSON text,
+ e.g. `{"P":4,"CELL_BYTES":64,"N_CELLS":512}`; the names docs/cosim.md lists): each one
+ that disagrees with the scenario (policy, ports, cell size, buffer cells, alpha) is a
+ warning, read with [`mmu_warnings`] and [`mmu_warning_text`]; the check still runs.
+ Call it before the first event. Returns the number of warnings it gave, or a negative
+ code.
+
+ # Safety
+ As [`mmu_arrive`]; `params` is NULL or a NUL-terminated string.
+ */
+int32_t mmu_meta(struct MmuChecker *h, const char *params);
+
+/*
+ Warnings given so far by [`mmu_meta`] (0 for NULL).
+
+ # Safety
+ `h` is NULL or a live handle.
+ */
+uint32_t mmu_warnings(const struct MmuChecker *h);
+
+/*
+ The text of warning `i` (e.g. `the stream's meta says P 8, the scenario's switch ports
+ is 4`), owned by the handle until [`mmu_free`] (NULL if `i` is out of range).
+
+ # Safety
+ `h` is NULL or a live handle.
+ */
+const char *mmu_warning_text(const struct MmuChecker *h, uint32_t i);
+
+/*
  The start of a packet on ingress `port` (an `arrive` event; its other cells follow one
  per cycle): divergences settled, or a negative code.
 
@@ -140,6 +170,24 @@ int32_t mmu_arrive(struct MmuChecker *h,
                    uint32_t bytes,
                    uint8_t dst,
                    uint16_t ncells);
+
+/*
+ [`mmu_arrive`] with `crc`, the CRC-32 of the packet's payload as driven in (docs/cosim.md,
+ "Payload integrity"), compared with its departure's ([`mmu_depart_crc`]).
+
+ # Safety
+ As [`mmu_arrive`].
+ */
+int32_t mmu_arrive_crc(struct MmuChecker *h,
+                       uint64_t cycle,
+                       uint8_t port,
+                       uint8_t prio,
+                       uint32_t flow,
+                       uint32_t seq,
+                       uint32_t bytes,
+                       uint8_t dst,
+                       uint16_t ncells,
+                       uint32_t crc);
 
 /*
  The packet that started on `port` this cycle was admitted, its cells in the private,
@@ -186,6 +234,24 @@ int32_t mmu_depart(struct MmuChecker *h,
                    uint32_t seq,
                    uint8_t src,
                    uint16_t ncells);
+
+/*
+ [`mmu_depart`] with `crc`, the CRC-32 of the packet's payload as seen leaving. The call
+ keeps the stream's order (cycles not going back): a monitor that learns the CRC at the
+ packet's last cell holds its events back until then (`verilator/dpi_tb.sv` does).
+
+ # Safety
+ As [`mmu_arrive`].
+ */
+int32_t mmu_depart_crc(struct MmuChecker *h,
+                       uint64_t cycle,
+                       uint8_t port,
+                       uint8_t queue_id,
+                       uint32_t flow,
+                       uint32_t seq,
+                       uint8_t src,
+                       uint16_t ncells,
+                       uint32_t crc);
 
 /*
  A PAUSE (`pause` 1) or RESUME (0) of class `cls` on `port`, sent

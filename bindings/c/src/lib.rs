@@ -11,13 +11,17 @@
 //!   negative code: [`MMU_ERR_NULL`], [`MMU_ERR_INPUT`] (the event was refused, e.g. a port
 //!   out of range: [`mmu_last_error`] names the field and its allowed range),
 //!   [`MMU_ERR_PANIC`] (a bug of the model, caught: the handle refuses every later event).
+//! - [`mmu_arrive_crc`] and [`mmu_depart_crc`] carry the payload's CRC-32 besides (the
+//!   `crc` of the stream's events), compared per packet.
+//! - [`mmu_meta`] gives the DUT's parameters (the stream's `meta`); where they disagree
+//!   with the scenario, [`mmu_warnings`] and [`mmu_warning_text`] say so.
 //! - [`mmu_finish`] runs the end-of-stream checks; [`mmu_errors`], [`mmu_error_cycle`],
 //!   [`mmu_error_check`], [`mmu_error_message`] and [`mmu_error_text`] read the
 //!   divergences found so far, in the order found.
 //!
 //! No panic crosses the boundary: every function runs under `catch_unwind`.
 
-use checker::events::{Admit, Arrive, Depart, Dir, Drop, Event, Pfc, Segments};
+use checker::events::{Admit, Arrive, Depart, Dir, Drop, Event, Meta, Pfc, Segments, SCHEMA};
 use checker::{Decisions, Divergence, LineRate, Mode, Options};
 use hw_model::Derived;
 use scenario::{resolve_scenario, Overrides, Scenario};
@@ -61,6 +65,11 @@ fn set_last_error(msg: String) {
     LAST_ERROR.with(|e| *e.borrow_mut() = msg);
 }
 
+/// Text for C: NUL-terminated, any NUL inside replaced.
+fn c_text(s: String) -> CString {
+    CString::new(s.replace('\0', " ")).unwrap_or_default()
+}
+
 /// A divergence, with its texts NUL-terminated for C.
 struct Found {
     cycle: u64,
@@ -70,11 +79,10 @@ struct Found {
 
 impl From<Divergence> for Found {
     fn from(d: Divergence) -> Self {
-        let c = |s: String| CString::new(s.replace('\0', " ")).unwrap_or_default();
         Self {
             cycle: d.cycle,
-            check: c(d.check.to_string()),
-            text: c(d.to_string()),
+            check: c_text(d.check.to_string()),
+            text: c_text(d.to_string()),
         }
     }
 }
@@ -85,6 +93,8 @@ pub struct MmuChecker {
     /// Events fed: the "line" the divergences cite.
     line: usize,
     found: Vec<Found>,
+    /// Where the DUT's parameters ([`mmu_meta`]) and the scenario disagree.
+    warnings: Vec<CString>,
     poisoned: bool,
 }
 
@@ -261,6 +271,7 @@ pub unsafe extern "C" fn mmu_new_decisions(
             inner: checker::Checker::new(derived(scenario)?, opts),
             line: 0,
             found: Vec::new(),
+            warnings: Vec::new(),
             poisoned: false,
         })
     });
@@ -304,6 +315,95 @@ pub unsafe extern "C" fn mmu_last_error(out: *mut c_char, len: u32) -> i32 {
     unsafe { copy_out(&msg, out, len) }
 }
 
+/// The DUT's parameters, as the `params` object of the stream's `meta` line (JSON text,
+/// e.g. `{"P":4,"CELL_BYTES":64,"N_CELLS":512}`; the names docs/cosim.md lists): each one
+/// that disagrees with the scenario (policy, ports, cell size, buffer cells, alpha) is a
+/// warning, read with [`mmu_warnings`] and [`mmu_warning_text`]; the check still runs.
+/// Call it before the first event. Returns the number of warnings it gave, or a negative
+/// code.
+///
+/// # Safety
+/// As [`mmu_arrive`]; `params` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn mmu_meta(h: *mut MmuChecker, params: *const c_char) -> i32 {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe {
+        with(h, |h| {
+            let text = text("meta.params", params)?;
+            let params = serde_json::from_str(text)
+                .map_err(|e| format!("meta.params: {e}; allowed: a JSON object"))?;
+            let warned = h.inner.warnings.len();
+            h.feed(Event::Meta(Meta {
+                cycle: 0,
+                schema: SCHEMA.into(),
+                seed: 0,
+                bug: None,
+                config: String::new(),
+                params,
+                tool: None,
+            }))?;
+            let new: Vec<CString> = h.inner.warnings[warned..]
+                .iter()
+                .map(|w| c_text(w.clone()))
+                .collect();
+            h.warnings.extend(new);
+            Ok(i32::try_from(h.inner.warnings.len() - warned).unwrap_or(i32::MAX))
+        })
+    }
+}
+
+/// Warnings given so far by [`mmu_meta`] (0 for NULL).
+///
+/// # Safety
+/// `h` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn mmu_warnings(h: *const MmuChecker) -> u32 {
+    // SAFETY: NULL or a live handle: the caller's contract.
+    let n = unsafe { h.as_ref() }.map_or(0, |h| h.warnings.len());
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The text of warning `i` (e.g. `the stream's meta says P 8, the scenario's switch ports
+/// is 4`), owned by the handle until [`mmu_free`] (NULL if `i` is out of range).
+///
+/// # Safety
+/// `h` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn mmu_warning_text(h: *const MmuChecker, i: u32) -> *const c_char {
+    // SAFETY: NULL or a live handle: the caller's contract.
+    let h = unsafe { h.as_ref() };
+    h.and_then(|h| h.warnings.get(i as usize))
+        .map_or(std::ptr::null(), |w| w.as_ptr())
+}
+
+/// An `arrive` event, with the payload's CRC or none.
+#[allow(clippy::too_many_arguments)]
+fn arrive(
+    cycle: u64,
+    port: u8,
+    prio: u8,
+    flow: u32,
+    seq: u32,
+    bytes: u32,
+    dst: u8,
+    ncells: u16,
+    crc: Option<u32>,
+) -> Event {
+    Event::Arrive(Arrive {
+        cycle,
+        port,
+        prio,
+        flow,
+        seq,
+        bytes,
+        dst,
+        ncells,
+        cell: None,
+        tuple: None,
+        crc,
+    })
+}
+
 /// The start of a packet on ingress `port` (an `arrive` event; its other cells follow one
 /// per cycle): divergences settled, or a negative code.
 ///
@@ -322,18 +422,31 @@ pub unsafe extern "C" fn mmu_arrive(
     dst: u8,
     ncells: u16,
 ) -> i32 {
-    let ev = Event::Arrive(Arrive {
-        cycle,
-        port,
-        prio,
-        flow,
-        seq,
-        bytes,
-        dst,
-        ncells,
-        cell: None,
-        tuple: None,
-    });
+    let ev = arrive(cycle, port, prio, flow, seq, bytes, dst, ncells, None);
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { with(h, |h| h.feed(ev)) }
+}
+
+/// [`mmu_arrive`] with `crc`, the CRC-32 of the packet's payload as driven in (docs/cosim.md,
+/// "Payload integrity"), compared with its departure's ([`mmu_depart_crc`]).
+///
+/// # Safety
+/// As [`mmu_arrive`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn mmu_arrive_crc(
+    h: *mut MmuChecker,
+    cycle: u64,
+    port: u8,
+    prio: u8,
+    flow: u32,
+    seq: u32,
+    bytes: u32,
+    dst: u8,
+    ncells: u16,
+    crc: u32,
+) -> i32 {
+    let ev = arrive(cycle, port, prio, flow, seq, bytes, dst, ncells, Some(crc));
     // SAFETY: forwarded from the caller's contract.
     unsafe { with(h, |h| h.feed(ev)) }
 }
@@ -399,6 +512,31 @@ pub unsafe extern "C" fn mmu_drop(
     }
 }
 
+/// A `depart` event, with the payload's CRC or none.
+#[allow(clippy::too_many_arguments)]
+fn depart(
+    cycle: u64,
+    port: u8,
+    queue: u8,
+    flow: u32,
+    seq: u32,
+    src: u8,
+    ncells: u16,
+    crc: Option<u32>,
+) -> Event {
+    Event::Depart(Depart {
+        cycle,
+        port,
+        queue,
+        flow,
+        seq,
+        src,
+        ncells,
+        cell: None,
+        crc,
+    })
+}
+
 /// The first cell of a packet read from queue `queue_id` of egress `port` (a `depart` event,
 /// stamped at the read; its other cells follow one per cycle).
 ///
@@ -416,16 +554,31 @@ pub unsafe extern "C" fn mmu_depart(
     src: u8,
     ncells: u16,
 ) -> i32 {
-    let ev = Event::Depart(Depart {
-        cycle,
-        port,
-        queue: queue_id,
-        flow,
-        seq,
-        src,
-        ncells,
-        cell: None,
-    });
+    let ev = depart(cycle, port, queue_id, flow, seq, src, ncells, None);
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { with(h, |h| h.feed(ev)) }
+}
+
+/// [`mmu_depart`] with `crc`, the CRC-32 of the packet's payload as seen leaving. The call
+/// keeps the stream's order (cycles not going back): a monitor that learns the CRC at the
+/// packet's last cell holds its events back until then (`verilator/dpi_tb.sv` does).
+///
+/// # Safety
+/// As [`mmu_arrive`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn mmu_depart_crc(
+    h: *mut MmuChecker,
+    cycle: u64,
+    port: u8,
+    queue_id: u8,
+    flow: u32,
+    seq: u32,
+    src: u8,
+    ncells: u16,
+    crc: u32,
+) -> i32 {
+    let ev = depart(cycle, port, queue_id, flow, seq, src, ncells, Some(crc));
     // SAFETY: forwarded from the caller's contract.
     unsafe { with(h, |h| h.feed(ev)) }
 }
@@ -588,6 +741,64 @@ mod tests {
                 MMU_ERR_NULL
             );
             mmu_free(h);
+        }
+    }
+
+    #[test]
+    fn a_meta_that_disagrees_with_the_scenario_is_a_warning() {
+        let dut = c"small-smoke";
+        // SAFETY: every pointer below is a C string literal or the live handle `h`.
+        unsafe {
+            let h = mmu_new(dut.as_ptr(), MMU_MODE_FOLLOW, MMU_LINE_RATE_SCENARIO, 2);
+            assert!(!h.is_null(), "{}", last_error());
+            assert_eq!(mmu_meta(h, c"{\"ports\":99}".as_ptr()), 1);
+            assert_eq!(mmu_warnings(h), 1);
+            let w = CStr::from_ptr(mmu_warning_text(h, 0)).to_str().unwrap();
+            assert!(w.starts_with("the stream's meta says ports 99, "), "{w}");
+            assert!(mmu_warning_text(h, 1).is_null());
+            assert_eq!(mmu_meta(h, c"[1]".as_ptr()), MMU_ERR_INPUT);
+            assert!(
+                last_error().starts_with("meta.params: "),
+                "{}",
+                last_error()
+            );
+            mmu_free(h);
+            let h = mmu_new(dut.as_ptr(), MMU_MODE_FOLLOW, MMU_LINE_RATE_SCENARIO, 2);
+            assert_eq!(
+                mmu_meta(h, c"{\"seed_note\":1}".as_ptr()),
+                0,
+                "{}",
+                last_error()
+            );
+            assert_eq!(mmu_warnings(h), 0);
+            mmu_free(h);
+        }
+    }
+
+    #[test]
+    fn a_payload_crc_that_changed_is_a_divergence() {
+        let dut = c"small-smoke";
+        for (sent, seen, found) in [(7, 7, 0), (7, 8, 1)] {
+            // SAFETY: every pointer below is a C string literal or the live handle `h`.
+            unsafe {
+                let h = mmu_new_decisions(
+                    dut.as_ptr(),
+                    MMU_MODE_FOLLOW,
+                    MMU_LINE_RATE_SCENARIO,
+                    2,
+                    MMU_DECISIONS_INFERRED,
+                );
+                assert!(!h.is_null(), "{}", last_error());
+                assert_eq!(mmu_arrive_crc(h, 1, 0, 0, 1, 0, 64, 1, 1, sent), 0);
+                assert!(mmu_depart_crc(h, 40, 1, 0, 1, 0, 0, 1, seen) >= 0);
+                assert!(mmu_finish(h) >= 0, "{}", last_error());
+                assert_eq!(mmu_errors(h), found);
+                if found > 0 {
+                    assert_eq!(CStr::from_ptr(mmu_error_check(h, 0)), c"payload");
+                    assert_eq!(mmu_error_cycle(h, 0), 40);
+                }
+                mmu_free(h);
+            }
         }
     }
 

@@ -34,6 +34,11 @@ package mmu_model_pkg;
                                          int unsigned flow, int unsigned seq,
                                          int unsigned bytes, byte unsigned dst,
                                          shortint unsigned ncells);
+  import "DPI-C" function int mmu_arrive_crc(chandle h, longint unsigned cycle,
+                                             byte unsigned port, byte unsigned prio,
+                                             int unsigned flow, int unsigned seq,
+                                             int unsigned bytes, byte unsigned dst,
+                                             shortint unsigned ncells, int unsigned crc);
   import "DPI-C" function int mmu_admit(chandle h, longint unsigned cycle,
                                         byte unsigned port, int unsigned flow,
                                         int unsigned seq, int unsigned private_cells,
@@ -46,9 +51,17 @@ package mmu_model_pkg;
                                          byte unsigned port, byte unsigned queue_id,
                                          int unsigned flow, int unsigned seq,
                                          byte unsigned src, shortint unsigned ncells);
+  import "DPI-C" function int mmu_depart_crc(chandle h, longint unsigned cycle,
+                                             byte unsigned port, byte unsigned queue_id,
+                                             int unsigned flow, int unsigned seq,
+                                             byte unsigned src, shortint unsigned ncells,
+                                             int unsigned crc);
   import "DPI-C" function int mmu_pfc(chandle h, longint unsigned cycle,
                                       byte unsigned port, byte unsigned cls,
                                       byte unsigned pause, byte unsigned dir);
+  import "DPI-C" function int mmu_meta(chandle h, string params);
+  import "DPI-C" function int unsigned mmu_warnings(chandle h);
+  import "DPI-C" function string mmu_warning_text(chandle h, int unsigned i);
   import "DPI-C" function int mmu_finish(chandle h);
   import "DPI-C" function int unsigned mmu_errors(chandle h);
   import "DPI-C" function longint unsigned mmu_error_cycle(chandle h, int unsigned i);

@@ -295,6 +295,10 @@ fn the_recorded_rtl_streams_through_the_c_abi() {
     assert!(out.contains("shared 43 vs T 43"), "{out}");
     let (code, _, err) = run(&exe, dut, &fixture("bug2"));
     assert_eq!(code, 1, "{err}");
+    // BUG=3 with its monitors' payload CRCs, through mmu_arrive_crc and mmu_depart_crc.
+    let (code, out, err) = run(&exe, dut, &fixture("bug3"));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("first: cycle 9, payload\n"), "{out}");
     // A DUT that exports no decision: the clean RTL passes; BUG=2's stream ends with
     // packets the model admitted that never departed.
     let inferred = |name: &str| run_with(&exe, dut, &fixture(name), &["inferred"]);

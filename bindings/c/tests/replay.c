@@ -7,7 +7,7 @@
  * Exit: 0 consistent, 1 divergences (the first printed), 2 bad input or usage.
  * A small reader of the flat events the RTL testbench writes (cosim/tb/events.py): each
  * key occurs once per line; `meta` and `counters` lines are skipped (the C ABI carries the
- * events the monitors see). */
+ * events the monitors see); an `arrive` or `depart` with `crc` goes through the `_crc` call. */
 #include "mmu_model.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +67,12 @@ int main(int argc, char **argv) {
         if (inferred && (!strcmp(kind, "admit") || !strcmp(kind, "drop"))) {
             continue;
         }
-        if (!strcmp(kind, "arrive")) {
+        int crc = strstr(line, "\"crc\":") != NULL;
+        if (!strcmp(kind, "arrive") && crc) {
+            rc = mmu_arrive_crc(h, c, num(line, "port"), num(line, "prio"), num(line, "flow"),
+                                num(line, "seq"), num(line, "bytes"), num(line, "dst"),
+                                num(line, "ncells"), num(line, "crc"));
+        } else if (!strcmp(kind, "arrive")) {
             rc = mmu_arrive(h, c, num(line, "port"), num(line, "prio"), num(line, "flow"),
                             num(line, "seq"), num(line, "bytes"), num(line, "dst"),
                             num(line, "ncells"));
@@ -77,6 +82,10 @@ int main(int argc, char **argv) {
         } else if (!strcmp(kind, "drop")) {
             str(line, "reason", text, sizeof text);
             rc = mmu_drop(h, c, num(line, "port"), num(line, "flow"), num(line, "seq"), text);
+        } else if (!strcmp(kind, "depart") && crc) {
+            rc = mmu_depart_crc(h, c, num(line, "port"), num(line, "queue"), num(line, "flow"),
+                                num(line, "seq"), num(line, "src"), num(line, "ncells"),
+                                num(line, "crc"));
         } else if (!strcmp(kind, "depart")) {
             rc = mmu_depart(h, c, num(line, "port"), num(line, "queue"), num(line, "flow"),
                             num(line, "seq"), num(line, "src"), num(line, "ncells"));

@@ -90,6 +90,16 @@ fn divergences<'py>(py: Python<'py>, ds: &[Divergence]) -> PyResult<Vec<Bound<'p
     ds.iter().map(|d| divergence(py, d)).collect()
 }
 
+/// Where the stream's `meta` and the scenario disagree, through Python's `warnings` (a
+/// `UserWarning` each), as `mmu-sim check` prints them on stderr.
+fn warn(py: Python<'_>, messages: &[String]) -> PyResult<()> {
+    let warnings = py.import("warnings")?;
+    for m in messages {
+        warnings.call_method1("warn", (format!("mmu_model: {m}"),))?;
+    }
+    Ok(())
+}
+
 /// Check a whole stream: `events` is a path to a JSON Lines file, or a list of events
 /// (dicts or JSON lines, the `meta` line first). Returns the divergences.
 // One Rust argument per Python keyword argument.
@@ -125,6 +135,7 @@ fn check<'py>(
     };
     let report = checker::check(d, text.as_bytes(), opts, keep_going)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    warn(py, &report.warnings)?;
     divergences(py, &report.divergences)
 }
 
@@ -161,9 +172,11 @@ impl Checker {
         event: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         self.line += 1;
+        let warned = self.inner.warnings.len();
         self.inner
             .feed_line(self.line, &event_text(event)?)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        warn(py, &self.inner.warnings[warned..])?;
         divergences(py, &self.inner.take())
     }
 

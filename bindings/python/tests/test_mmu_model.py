@@ -5,6 +5,7 @@ stepped model and its probes, and bad input refused."""
 import json
 import os
 import unittest
+import warnings
 
 import mmu_model
 
@@ -53,6 +54,56 @@ class Check(unittest.TestCase):
             mmu_model.check(DUT, fixture("clean"), mode="sideways")
         with self.assertRaises(ValueError):
             mmu_model.check("no-such-scenario", fixture("clean"))
+
+
+def with_meta(text, **params):
+    """A stream's line with the meta's parameters changed."""
+    ev = json.loads(text)
+    if ev["event"] == "meta":
+        ev["params"].update(params)
+    return ev
+
+
+class Warnings(unittest.TestCase):
+    def test_a_meta_that_disagrees_with_the_scenario_warns(self):
+        stream = lines("clean")[:40]
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            mmu_model.check(DUT, stream, **RTL)
+        self.assertEqual(got, [])
+        odd = [with_meta(l, P=8, CELL_BYTES=128) for l in stream]
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            mmu_model.check(DUT, odd, **RTL)
+        texts = [str(w.message) for w in got]
+        self.assertEqual(len(texts), 2, texts)
+        self.assertIn("meta says P 8, the scenario's switch ports is 4", texts[0])
+        self.assertIn("CELL_BYTES 128", texts[1])
+        self.assertTrue(all(w.category is UserWarning for w in got))
+        ck = mmu_model.Checker(DUT, **RTL)
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            ck.feed(with_meta(stream[0], policy="dsh"))
+            ck.feed(stream[1])
+        self.assertEqual(len(got), 1)
+        self.assertIn('meta says policy "dsh", the scenario\'s switch.policy is "sih"',
+                      str(got[0].message))
+
+
+class Payload(unittest.TestCase):
+    def test_a_payload_crc_that_changed_is_a_divergence(self):
+        evs = [json.loads(l) for l in lines("clean")]
+        arrive = next(e for e in evs if e["event"] == "arrive")
+        depart = next(e for e in evs if e["event"] == "depart"
+                      and (e["flow"], e["seq"]) == (arrive["flow"], arrive["seq"]))
+        arrive["crc"] = 0x1234
+        depart["crc"] = 0x1234
+        self.assertEqual(mmu_model.check(DUT, evs, **RTL), [])
+        depart["crc"] = 0x4321
+        divs = mmu_model.check(DUT, evs, **RTL)
+        self.assertEqual([d["check"] for d in divs], ["payload"])
+        self.assertIn(f"flow {arrive['flow']} seq {arrive['seq']} left with payload CRC-32 "
+                      "0x00004321; it arrived with 0x00001234", divs[0]["expected"])
 
 
 class Incremental(unittest.TestCase):
