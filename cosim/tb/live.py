@@ -1,9 +1,10 @@
 """The model's checker fed live: each line the event writer writes also goes to an
 `mmu_model.Checker` (docs/cosim.md, "Python: mmu_model"), configured as `mmu-sim check
-dut.toml --line-rate cell-per-cycle` is. The writer writes a cycle once the next one has
-been sampled, and the checker settles a cycle when the first event of a later cycle
-arrives, so the test sees a divergence a few cycles after the cycle it names (BUG=1: cycle
-1094 at cycle 1098; BUG=2: 100 at 102), and stops there."""
+dut.toml --line-rate cell-per-cycle` is. The writer writes a cycle MAX_CELLS cycles after
+it was sampled (once its packets' payload CRCs are known), and the checker settles a cycle
+when the first event of a later cycle arrives, so the test sees a divergence some cycles
+after the cycle it names (BUG=1: cycle 1094 at cycle 1106; BUG=2: 100 at 110; BUG=3: 6 at
+16), and stops there (unless --no-stop)."""
 
 import mmu_model
 
