@@ -163,9 +163,10 @@ impl Checker {
             Mode::Follow => Policies::new(&d).with(MakeFollower { d: d.clone(), opts }),
         };
         Self {
+            // A buffer holds at most one packet per cell.
+            payload: Payload::new(2 * d.total_cells as usize),
             d,
             inner,
-            payload: Payload::default(),
             held: Vec::new(),
             settled: Vec::new(),
             line: 0,

@@ -9,7 +9,7 @@
 
 use crate::events::{Arrive, Depart, Event};
 use crate::Divergence;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// The name of the divergences found here.
 pub const CHECK: &str = "payload";
@@ -32,14 +32,29 @@ struct Arrived {
 }
 
 /// The CRCs of the packets in the buffer, compared at their departure.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Payload {
-    /// Packets that arrived and have not departed or been dropped.
+    /// Packets that arrived and have not departed or been dropped, at most `limit`: a
+    /// packet the model dropped (decisions inferred) or the DUT lost never departs, and
+    /// the oldest go first.
     arrived: HashMap<(u32, u32), Arrived>,
+    /// Their keys in arrival order (and some of packets gone since, compacted away).
+    order: VecDeque<(u32, u32)>,
+    limit: usize,
     pub counts: PayloadCounts,
 }
 
 impl Payload {
+    /// A payload check remembering up to `limit` packets (more than the buffer can hold).
+    pub fn new(limit: usize) -> Self {
+        Self {
+            arrived: HashMap::new(),
+            order: VecDeque::new(),
+            limit: limit.max(1),
+            counts: PayloadCounts::default(),
+        }
+    }
+
     /// The next event of the stream (line `line`): a divergence if it is a departure whose
     /// CRC differs from its arrival's.
     pub fn feed(&mut self, line: usize, ev: &Event) -> Option<Divergence> {
@@ -64,6 +79,16 @@ impl Payload {
             line,
         };
         self.arrived.insert((a.flow, a.seq), at);
+        self.order.push_back((a.flow, a.seq));
+        while self.arrived.len() > self.limit {
+            if let Some(oldest) = self.order.pop_front() {
+                self.arrived.remove(&oldest);
+            }
+        }
+        if self.order.len() > 2 * self.limit {
+            let arrived = &self.arrived;
+            self.order.retain(|k| arrived.contains_key(k));
+        }
     }
 
     fn depart(&mut self, line: usize, d: &Depart) -> Option<Divergence> {
@@ -95,6 +120,11 @@ mod tests {
     use crate::events::parse_line;
 
     fn feed(p: &mut Payload, lines: &[&str]) -> Vec<Divergence> {
+        let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        feed_owned(p, &lines)
+    }
+
+    fn feed_owned(p: &mut Payload, lines: &[String]) -> Vec<Divergence> {
         lines
             .iter()
             .enumerate()
@@ -106,7 +136,7 @@ mod tests {
 
     #[test]
     fn a_payload_that_changed_names_the_packet_both_crcs_and_the_cycle() {
-        let mut p = Payload::default();
+        let mut p = Payload::new(16);
         let bad = r#"{"cycle":5,"event":"depart","port":1,"queue":0,"flow":1,"seq":0,"src":0,"ncells":1,"crc":1}"#;
         let d = feed(&mut p, &[A, bad]);
         assert_eq!(d.len(), 1);
@@ -123,7 +153,7 @@ mod tests {
             }
         );
         let good = bad.replace(r#""crc":1"#, r#""crc":305419896"#);
-        let mut p = Payload::default();
+        let mut p = Payload::new(16);
         assert!(feed(&mut p, &[A, &good]).is_empty());
         assert_eq!(p.counts.checked, 1);
     }
@@ -131,7 +161,7 @@ mod tests {
     #[test]
     fn a_crc_missing_on_either_side_is_counted_not_checked() {
         let bare = r#"{"cycle":5,"event":"depart","port":1,"queue":0,"flow":1,"seq":0,"src":0,"ncells":1}"#;
-        let mut p = Payload::default();
+        let mut p = Payload::new(16);
         assert!(feed(&mut p, &[A, bare]).is_empty());
         let with = bare.replace(r#""ncells":1}"#, r#""ncells":1,"crc":7}"#);
         let a_bare = A.replace(r#","crc":305419896"#, "");
@@ -148,5 +178,29 @@ mod tests {
             r#"{"cycle":1,"event":"drop","port":0,"flow":1,"seq":0,"reason":"lossy_threshold"}"#;
         feed(&mut p, &[A, drop]);
         assert!(p.arrived.is_empty());
+    }
+
+    #[test]
+    fn packets_that_never_depart_are_forgotten_oldest_first() {
+        let line = |event: &str, seq: u32, crc: u32| {
+            match event {
+                "arrive" => A.replace(r#""seq":0"#, &format!(r#""seq":{seq}"#)),
+                _ => format!(
+                    r#"{{"cycle":5,"event":"depart","port":1,"queue":0,"flow":1,"seq":{seq},"src":0,"ncells":1}}"#
+                ),
+            }
+            .replace("305419896", &crc.to_string())
+            .replace(r#""ncells":1}"#, &format!(r#""ncells":1,"crc":{crc}}}"#))
+        };
+        let mut p = Payload::new(2);
+        let arrivals: Vec<String> = (0..50).map(|s| line("arrive", s, 1)).collect();
+        assert!(feed_owned(&mut p, &arrivals).is_empty());
+        assert_eq!(p.arrived.len(), 2);
+        assert!(p.order.len() <= 4, "{}", p.order.len());
+        // The last two are still compared; the forgotten ones are not.
+        let departures: Vec<String> = (0..50).map(|s| line("depart", s, 2)).collect();
+        let d = feed_owned(&mut p, &departures);
+        let seqs: Vec<_> = d.iter().map(|d| d.expected.split(' ').nth(3)).collect();
+        assert_eq!(seqs, [Some("48"), Some("49")]);
     }
 }
