@@ -49,7 +49,8 @@ use crate::config::{Derived, EcnCurve, EcnParams, EcnUnit, MarkOn, ECN_P_FRAC, Q
 use crate::ingress::Ingress;
 use crate::packet_queue::Desc;
 use crate::ports::each_port;
-use crate::wires::Ecn as Codepoint;
+use crate::queue_len::LenDelta;
+use crate::wires::{Ecn as Codepoint, PacketHdr};
 use rtl::{Block, BlockError, Clocked, Lfsr32, Visit};
 
 /// Width of `qlen`: a queue of up to `2^32 - 1` bytes.
@@ -65,8 +66,7 @@ pub struct EcnQueue {
     /// Queue length in the marker's unit, as of the last edge.
     pub qlen: u32,
     /// Arrivals and departures of this cycle, applied to `qlen` at the edge.
-    arrived: u32,
-    departed: u32,
+    delta: LenDelta,
     pub lfsr: Lfsr32,
     /// Index of the queue's curve in `EcnParams::curves`.
     curve: u8,
@@ -116,8 +116,7 @@ impl EcnQueue {
             port,
             queue,
             qlen: 0,
-            arrived: 0,
-            departed: 0,
+            delta: LenDelta::default(),
             lfsr: Lfsr32::new(e.lfsr_seed ^ ((port as u32) << 3 | queue as u32)),
             curve: e.curve_of[queue as usize],
             marked: 0,
@@ -125,16 +124,15 @@ impl EcnQueue {
         }
     }
 
-    /// Look at a packet against queue length `q`: mark it CE, maybe.
-    fn look(&mut self, e: &EcnParams, q: u32, d: &mut Desc) {
-        if !d.hdr.ecn.capable() {
-            return;
+    /// Look at a packet with header `hdr` against queue length `q`: whether it is marked CE.
+    fn look(&mut self, e: &EcnParams, q: u32, hdr: &PacketHdr) -> bool {
+        if !hdr.ecn.capable() {
+            return false;
         }
         self.seen += 1;
-        if decide(&e.curves[self.curve as usize], q, &mut self.lfsr) {
-            self.marked += 1;
-            d.hdr.ecn = Codepoint::Ce;
-        }
+        let mark = decide(&e.curves[self.curve as usize], q, &mut self.lfsr);
+        self.marked += mark as u64;
+        mark
     }
 
     /// Probed registers.
@@ -185,14 +183,6 @@ impl EcnMarker {
         }
     }
 
-    /// Queue `i` has a delta for the edge.
-    #[inline]
-    fn touch(touched: &mut Vec<u16>, m: &EcnQueue, i: usize) {
-        if m.arrived == 0 && m.departed == 0 {
-            touched.push(i as u16);
-        }
-    }
-
     /// The marker of egress queue `q` of `port`, if it has one.
     #[inline]
     pub fn queue(&self, port: usize, q: usize) -> Option<usize> {
@@ -201,25 +191,30 @@ impl EcnMarker {
     }
 
     /// Packet `d` is dequeued from egress queue `q` of `port`: it leaves the count, and is
-    /// marked now under `mark_on = "dequeue"` against the registered length less the
+    /// looked at now under `mark_on = "dequeue"` against the registered length less the
     /// packets dequeued from it in this cycle, itself included (a chain in the block).
+    /// Returns whether it leaves marked CE: the transmitter carries the mark
+    /// (`DataTx::ce`), the descriptor RAM is not written.
     #[inline(always)]
-    pub fn depart(&mut self, port: usize, q: usize, d: &mut Desc) {
-        if let Some(i) = self.queue(port, q) {
-            self.depart_from(i, d);
+    pub fn depart(&mut self, port: usize, q: usize, d: &Desc) -> bool {
+        match self.queue(port, q) {
+            Some(i) => self.depart_from(i, d),
+            None => false,
         }
     }
 
     /// [`Self::depart`] from marking queue `i`.
-    fn depart_from(&mut self, i: usize, d: &mut Desc) {
+    fn depart_from(&mut self, i: usize, d: &Desc) -> bool {
         let e = &self.params;
         let m = &mut self.queues[i];
-        Self::touch(&mut self.touched, m, i);
-        m.departed += units(e.unit, d);
-        if e.mark_on == MarkOn::Dequeue {
-            let behind = m.qlen.saturating_sub(m.departed);
-            m.look(e, behind, d);
+        if m.delta.depart(units(e.unit, d)) {
+            self.touched.push(i as u16);
         }
+        if e.mark_on != MarkOn::Dequeue {
+            return false;
+        }
+        let behind = m.qlen.saturating_sub(m.delta.departed());
+        m.look(e, behind, &d.hdr)
     }
 
     /// `egress.pNN.qQ.ecn.*` of a marking queue.
@@ -266,10 +261,11 @@ impl EcnMarker {
                 continue;
             };
             let m = &mut self.queues[i];
-            Self::touch(&mut self.touched, m, i);
-            m.arrived += units(e.unit, d);
-            if e.mark_on == MarkOn::Enqueue {
-                m.look(e, m.qlen, d);
+            if m.delta.arrive(units(e.unit, d)) {
+                self.touched.push(i as u16);
+            }
+            if e.mark_on == MarkOn::Enqueue && m.look(e, m.qlen, &d.hdr) {
+                d.hdr.ecn = Codepoint::Ce;
             }
         }
         Ok(())
@@ -278,23 +274,25 @@ impl EcnMarker {
 
 impl Clocked for EcnMarker {
     /// `qlen += arrivals - departures`; a result below zero or above the register is a
-    /// model bug.
-    #[inline]
+    /// model bug. One test when no queue moved.
+    #[inline(always)]
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        if self.touched.is_empty() {
+            return Ok(());
+        }
+        self.latch_touched()
+    }
+}
+
+impl EcnMarker {
+    /// The edge of the touched queues.
+    #[inline(never)]
+    fn latch_touched(&mut self) -> Result<(), BlockError> {
         for &i in &self.touched {
             let m = &mut self.queues[i as usize];
-            let next = (m.qlen as u64 + m.arrived as u64).checked_sub(m.departed as u64);
-            match next {
-                Some(n) if n < 1 << QLEN_BITS => m.qlen = n as u32,
-                _ => {
-                    return Err(BlockError(format!(
-                        "egress p{} q{}: ECN qlen {} + {} - {} leaves the {QLEN_BITS}-bit register",
-                        m.port, m.queue, m.qlen, m.arrived, m.departed
-                    )))
-                }
-            }
-            m.arrived = 0;
-            m.departed = 0;
+            m.delta
+                .latch(&mut m.qlen, QLEN_BITS)
+                .map_err(|e| BlockError(format!("egress p{} q{}: ECN {e}", m.port, m.queue)))?;
         }
         self.touched.clear();
         Ok(())

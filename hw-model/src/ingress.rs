@@ -341,7 +341,12 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
 impl Clocked for Ingress {
     /// Intake and the write stage change the FIFOs during the cycle (the bypass of the
     /// phase table); the pointers and links they produce land at the edge in the free
-    /// list and the RAMs.
+    /// list and the RAMs. The clocking contract of the intake, which admission drives
+    /// through `AdmissionIn::ingress`: admission reads a port's registers only for that
+    /// port's own beat (`next_idx`, the fate of its packet), one beat per port and cycle,
+    /// so its writes are never read by another port's decision; ECM (phase 3) reads and
+    /// ECN (phase 4) marks the descriptor admitted in the cycle before the write stage
+    /// (phase 5) stores it.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
     }
