@@ -36,13 +36,13 @@
 //! draw, that is for an ECN-capable packet with `Kmin < q <= Kmax`.
 //!
 //! When (`switch.ecn.mark_on`): `enqueue` decides at the packet's admission on the
-//! registered `qlen` (the queue before the cycle's arrivals), and writes CE into the
-//! packet's descriptor while it waits for its last cell; `dequeue` decides when the
-//! scheduler dequeues the packet, on the registered `qlen` less the packet itself (the
-//! queue it leaves behind), and writes CE into the descriptor on its way to the wire.
-//! Arrivals are evaluated in the egress phase, after the ECM congestion points (phase 3)
-//! have copied the admitted header into their samples; the write stage (phase 5) then
-//! stores the descriptor with its CE bit. Several arrivals at one queue in a cycle draw
+//! registered `qlen` (the queue before the cycle's arrivals), and its mark goes to the
+//! write stage (phase 5), which sets CE in the packet's descriptor before storing it;
+//! `dequeue` decides when the scheduler dequeues the packet, on the registered `qlen` less
+//! the packet itself (the queue it leaves behind), and its mark goes with the packet to
+//! the wire (the transmitter's `DataTx::ce`). Either way the marker writes no other
+//! block's state. Arrivals are evaluated in the egress phase, after the ECM congestion
+//! points (phase 3) have copied the admitted header into their samples. Several arrivals at one queue in a cycle draw
 //! from its LFSR in ingress port order (a chain inside the block).
 
 use crate::config::{Derived, EcnCurve, EcnParams, EcnUnit, MarkOn, ECN_P_FRAC, QUEUES};
@@ -50,7 +50,7 @@ use crate::ingress::Ingress;
 use crate::packet_queue::Desc;
 use crate::ports::each_port;
 use crate::queue_len::LenDelta;
-use crate::wires::{Ecn as Codepoint, PacketHdr};
+use crate::wires::PacketHdr;
 use rtl::{Block, BlockError, Clocked, Lfsr32, Visit};
 
 /// Width of `qlen`: a queue of up to `2^32 - 1` bytes.
@@ -157,10 +157,12 @@ pub struct EcnMarker {
 }
 
 /// What the marker reads at arrivals: the ports that admitted a packet in this cycle, and
-/// their ingress stage, whose newest pending descriptor is that packet.
+/// their ingress stage, whose newest pending descriptor is that packet. Its output is the
+/// set of those ports whose packet it marks CE: the write stage sets CE in the descriptor
+/// before it stores it (phase 5), so the marker writes nothing of the ingress stage.
 pub struct EcnIn<'a> {
     pub admitted: u64,
-    pub ingress: &'a mut Ingress,
+    pub ingress: &'a Ingress,
 }
 
 impl EcnMarker {
@@ -234,25 +236,26 @@ impl EcnMarker {
     }
 }
 
-impl<'a> Block<EcnIn<'a>, ()> for EcnMarker {
+impl<'a> Block<EcnIn<'a>, &'a mut u64> for EcnMarker {
     /// The cycle's admitted packets join their queue's count, in ingress port order; under
-    /// `mark_on = "enqueue"` each ECN-capable one is looked at. With ECN off it is one
-    /// test in the phase.
+    /// `mark_on = "enqueue"` each ECN-capable one is looked at, and the ports of those it
+    /// marks go out in `ce`. With ECN off it is one test in the phase (`ce` stays empty).
     #[inline(always)]
-    fn eval(&mut self, _: u64, input: EcnIn<'a>, _: ()) -> Result<(), BlockError> {
+    fn eval(&mut self, _: u64, input: EcnIn<'a>, ce: &'a mut u64) -> Result<(), BlockError> {
         if self.queues.is_empty() {
             return Ok(());
         }
-        self.arrivals(input)
+        self.arrivals(input, ce)
     }
 }
 
 impl EcnMarker {
     /// The arrivals of the cycle's admitted packets at the marking queues.
-    fn arrivals(&mut self, input: EcnIn<'_>) -> Result<(), BlockError> {
+    fn arrivals(&mut self, input: EcnIn<'_>, ce: &mut u64) -> Result<(), BlockError> {
         let e = &self.params;
+        *ce = 0;
         for p in each_port(input.admitted) {
-            let Some(d) = input.ingress.ports[p].pending.back_mut() else {
+            let Some(d) = input.ingress.ports[p].pending.back() else {
                 return Err(BlockError(format!(
                     "ingress p{p}: a packet admitted in this cycle is not pending"
                 )));
@@ -265,7 +268,7 @@ impl EcnMarker {
                 self.touched.push(i as u16);
             }
             if e.mark_on == MarkOn::Enqueue && m.look(e, m.qlen, &d.hdr) {
-                d.hdr.ecn = Codepoint::Ce;
+                *ce |= 1 << p;
             }
         }
         Ok(())

@@ -160,6 +160,9 @@ pub struct Core {
     requests: FlowRequests,
     /// Admission -> ECM and ECN: the ports that admitted a packet in this cycle.
     admitted: u64,
+    /// ECN arrivals -> write stage: the ports whose packet admitted in this cycle is
+    /// marked CE.
+    ce: u64,
     /// Transmitters -> the edge of HCF and ECM: the dequeues from the queues they watch.
     dequeues: Vec<Dequeue>,
     /// Transmitters -> the edge of PFC generation: the frames taken.
@@ -215,6 +218,7 @@ impl Core {
             free: FreeList::new(d.total_cells),
             requests: FlowRequests::new(ports),
             admitted: 0,
+            ce: 0,
             dequeues: Vec::with_capacity(ports),
             takes: PfcTakes::default(),
             dirty: Dirty::new(ports),
@@ -348,14 +352,15 @@ impl Core {
                 now,
                 EcnIn {
                     admitted: self.admitted,
-                    ingress: &mut self.ingress,
+                    ingress: &self.ingress,
                 },
-                (),
+                &mut self.ce,
             ),
             Unit::WriteStage => Block::eval(
                 &mut self.ingress,
                 now,
                 WriteIn {
+                    ce: self.ce,
                     free: &mut self.free,
                     queues: &mut self.queues,
                 },
