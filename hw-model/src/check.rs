@@ -187,7 +187,7 @@ impl Core {
                         .cell_ptr
                         .unwrap_or_else(|| cell_link.backdoor(t.last_ptr as usize));
                     walk_cells(first, left, "packet being sent")?;
-                    charge(e.header(&t, &self.queues), t.ncells, t.k);
+                    charge(&e.header(&t, &self.queues), t.ncells, t.k);
                 }
             }
         }

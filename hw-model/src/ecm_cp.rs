@@ -2,7 +2,9 @@
 //! pseudo-code 3.2.1).
 //!
 //! Registers (all probed): `qlen`, the queue length in 64-byte pages (a packet counts
-//! `ceil(len / 64)` pages from its admission to its dequeue); `samp_byte_acc`, the bytes
+//! `ceil(len / 64)` pages from its admission to its dequeue), written at the edge with the
+//! cycle's arrivals (this block's phase) and departures (the transmitters' dequeues, which
+//! reach it as [`Dequeue`] values); `samp_byte_acc`, the bytes
 //! arrived since the last sample; `interval`, the current sampling interval `S = Sf + Sr`;
 //! `lfsr`, the random source of `Sr`; `qold`, the queue length at the last sample.
 //!
@@ -34,7 +36,8 @@
 
 use crate::config::{Derived, EcmParams, ECM_PAGE_BYTES, QUEUES};
 use crate::ingress::Ingress;
-use crate::ports::each_port;
+use crate::ports::{each_port, Dequeue};
+use crate::queue_len::LenDelta;
 use crate::wires::{EcmFrame, EcmKind, PacketHdr};
 use rtl::{Block, BlockError, Clocked, Lfsr32, Visit};
 
@@ -50,7 +53,10 @@ pub struct EcmCp {
     pub queue: u8,
     /// `switch_id << 9 | port << 3 | queue`.
     pub cpid: u16,
+    /// Queue length as of the last edge.
     pub qlen: u32,
+    /// Arrivals and departures of this cycle, applied to `qlen` at the edge.
+    delta: LenDelta,
     pub samp_byte_acc: u32,
     pub interval: u32,
     pub lfsr: Lfsr32,
@@ -73,6 +79,7 @@ impl EcmCp {
             queue,
             cpid,
             qlen: 0,
+            delta: LenDelta::default(),
             samp_byte_acc: 0,
             interval: 0,
             lfsr: Lfsr32::new(e.lfsr_seed ^ cpid as u32),
@@ -91,12 +98,19 @@ impl EcmCp {
         }
     }
 
-    /// An admitted frame arrives at the queue: sample it (maybe), then count it. Returns the
-    /// ECM frame to send, if any.
+    /// The queue length the next arrival of this cycle sees: the registered length and the
+    /// arrivals before it (the chain of the block; departures come later in the cycle).
+    #[inline]
+    pub fn len_now(&self) -> u32 {
+        self.qlen + self.delta.arrived()
+    }
+
+    /// An admitted frame arrives at the queue: sample it (maybe), then count it (at the
+    /// edge). Returns the ECM frame to send, if any.
     pub fn arrive(&mut self, e: &EcmParams, hdr: &PacketHdr) -> Option<EcmFrame> {
-        let q = self.qlen;
+        let q = self.len_now();
         self.samp_byte_acc += hdr.len as u32;
-        self.qlen += pages(hdr.len);
+        self.delta.arrive(pages(hdr.len));
         let oversample = q == 0 || q > e.qmc;
         let s = if oversample {
             self.interval >> e.sscale_log2
@@ -131,16 +145,18 @@ impl EcmCp {
         })
     }
 
-    /// A frame of `len` bytes leaves the queue (dequeue).
-    pub fn depart(&mut self, len: u16) -> Result<(), String> {
-        let n = pages(len);
-        self.qlen = self.qlen.checked_sub(n).ok_or_else(|| {
-            format!(
-                "ECM qlen {} pages is less than a departing {n}-page frame",
-                self.qlen
-            )
-        })?;
-        Ok(())
+    /// A frame of `len` bytes leaves the queue (dequeue): it leaves `qlen` at the edge.
+    /// Returns whether it is the register's first change of the cycle.
+    #[inline]
+    pub fn depart(&mut self, len: u16) -> bool {
+        self.delta.depart(pages(len))
+    }
+
+    /// The edge: `qlen` takes the cycle's arrivals and departures.
+    pub fn latch(&mut self) -> Result<(), String> {
+        self.delta
+            .latch(&mut self.qlen, QLEN_BITS)
+            .map_err(|e| format!("egress p{} q{}: ECM {e}", self.port, self.queue))
     }
 
     /// Probed registers.
@@ -161,6 +177,8 @@ pub struct Ecm {
     pub cps: Vec<EcmCp>,
     /// Per egress queue `port * 8 + q`, the index of its CP (`u16::MAX`: none).
     slot: Vec<u16>,
+    /// The CPs with arrivals or departures in this cycle: the edge latches only these.
+    touched: Vec<u16>,
 }
 
 /// What the congestion points read in the flow-control phase: the ports that admitted a
@@ -184,6 +202,7 @@ impl Ecm {
         }
         Self {
             params: d.ecm.clone(),
+            touched: Vec::with_capacity(cps.len()),
             cps,
             slot,
         }
@@ -196,12 +215,15 @@ impl Ecm {
         (s != u16::MAX).then_some(s as usize)
     }
 
-    /// A frame of `len` bytes leaves egress queue `q` of `port` (dequeue).
+    /// The cycle's dequeues (the transmitters' wire) leave their CPs' counts at the edge.
     #[inline]
-    pub fn depart(&mut self, port: usize, q: usize, len: u16) -> Result<(), String> {
-        match self.cp(port, q) {
-            Some(cp) => self.cps[cp].depart(len),
-            None => Ok(()),
+    pub fn departures(&mut self, dequeues: &[Dequeue]) {
+        for dq in dequeues {
+            if let Some(cp) = self.cp(dq.port as usize, dq.queue as usize) {
+                if self.cps[cp].depart(dq.len) {
+                    self.touched.push(cp as u16);
+                }
+            }
         }
     }
 
@@ -237,6 +259,9 @@ impl Ecm {
         for p in each_port(input.admitted) {
             let hdr = &input.ingress.newest(p).hdr;
             if let Some(cp) = self.cp(hdr.dst as usize, hdr.prio as usize) {
+                if self.cps[cp].delta == LenDelta::default() {
+                    self.touched.push(cp as u16);
+                }
                 if let Some(f) = self.cps[cp].arrive(&self.params, hdr) {
                     out.push(f);
                 }
@@ -246,9 +271,25 @@ impl Ecm {
 }
 
 impl Clocked for Ecm {
-    /// Arrivals and departures change the registers during the cycle; nothing waits for
-    /// the edge.
+    /// Every touched CP's `qlen` takes its arrivals and departures (call after
+    /// [`Ecm::departures`] has taken the cycle's dequeues). One test when none moved.
+    #[inline(always)]
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        if self.touched.is_empty() {
+            return Ok(());
+        }
+        self.latch_touched()
+    }
+}
+
+impl Ecm {
+    /// The edge of the touched CPs.
+    #[inline(never)]
+    fn latch_touched(&mut self) -> Result<(), BlockError> {
+        for &cp in &self.touched {
+            self.cps[cp as usize].latch().map_err(BlockError)?;
+        }
+        self.touched.clear();
         Ok(())
     }
 }
@@ -380,6 +421,58 @@ mod tests {
         cp.qold = e.qeq + 10;
         let f = cp.arrive(&e, &hdr(64, None)).unwrap();
         assert_eq!((f.qoff, f.qdelta), (40, 0));
+    }
+
+    /// `qlen` moves at the edge: arrivals count for the later arrivals of the cycle
+    /// (`len_now`), departures only at the edge.
+    #[test]
+    fn qlen_takes_the_cycle_at_the_edge() {
+        let mut c = crate::config::SwitchConfig::small();
+        c.ecm.priorities = vec![1];
+        let d = c.build().unwrap();
+        let mut ecm = Ecm::new(&d);
+        let i = ecm.cp(5, 1).unwrap();
+        let e = ecm.params.clone();
+        ecm.touched.push(i as u16);
+        ecm.cps[i].arrive(&e, &hdr(1500, None));
+        ecm.cps[i].arrive(&e, &hdr(1500, None));
+        assert_eq!(
+            (ecm.cps[i].qlen, ecm.cps[i].len_now()),
+            (0, 2 * pages(1500))
+        );
+        ecm.commit(1).unwrap();
+        let dq = Dequeue {
+            port: 5,
+            queue: 1,
+            list: 0,
+            ncells: 1,
+            len: 1500,
+        };
+        ecm.departures(&[dq]);
+        assert_eq!(ecm.cps[i].qlen, 2 * pages(1500), "until the edge");
+        ecm.commit(2).unwrap();
+        assert_eq!(ecm.cps[i].qlen, pages(1500));
+    }
+
+    /// Companion: more pages leaving than the queue holds is caught at the edge.
+    #[test]
+    fn a_departure_below_zero_is_caught_at_the_edge() {
+        let mut c = crate::config::SwitchConfig::small();
+        c.ecm.priorities = vec![1];
+        let mut ecm = Ecm::new(&c.build().unwrap());
+        let dq = Dequeue {
+            port: 5,
+            queue: 1,
+            list: 0,
+            ncells: 1,
+            len: 64,
+        };
+        ecm.departures(&[dq]);
+        let e = ecm.commit(3).unwrap_err().0;
+        assert_eq!(
+            e,
+            "egress p5 q1: ECM qlen 0 + 0 - 1 leaves the 27-bit register"
+        );
     }
 
     #[test]

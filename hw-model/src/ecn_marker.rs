@@ -36,20 +36,21 @@
 //! draw, that is for an ECN-capable packet with `Kmin < q <= Kmax`.
 //!
 //! When (`switch.ecn.mark_on`): `enqueue` decides at the packet's admission on the
-//! registered `qlen` (the queue before the cycle's arrivals), and writes CE into the
-//! packet's descriptor while it waits for its last cell; `dequeue` decides when the
-//! scheduler dequeues the packet, on the registered `qlen` less the packet itself (the
-//! queue it leaves behind), and writes CE into the descriptor on its way to the wire.
-//! Arrivals are evaluated in the egress phase, after the ECM congestion points (phase 3)
-//! have copied the admitted header into their samples; the write stage (phase 5) then
-//! stores the descriptor with its CE bit. Several arrivals at one queue in a cycle draw
+//! registered `qlen` (the queue before the cycle's arrivals), and its mark goes to the
+//! write stage (phase 5), which sets CE in the packet's descriptor before storing it;
+//! `dequeue` decides when the scheduler dequeues the packet, on the registered `qlen` less
+//! the packet itself (the queue it leaves behind), and its mark goes with the packet to
+//! the wire (the transmitter's `DataTx::ce`). Either way the marker writes no other
+//! block's state. Arrivals are evaluated in the egress phase, after the ECM congestion
+//! points (phase 3) have copied the admitted header into their samples. Several arrivals at one queue in a cycle draw
 //! from its LFSR in ingress port order (a chain inside the block).
 
 use crate::config::{Derived, EcnCurve, EcnParams, EcnUnit, MarkOn, ECN_P_FRAC, QUEUES};
 use crate::ingress::Ingress;
 use crate::packet_queue::Desc;
 use crate::ports::each_port;
-use crate::wires::Ecn as Codepoint;
+use crate::queue_len::LenDelta;
+use crate::wires::PacketHdr;
 use rtl::{Block, BlockError, Clocked, Lfsr32, Visit};
 
 /// Width of `qlen`: a queue of up to `2^32 - 1` bytes.
@@ -65,8 +66,7 @@ pub struct EcnQueue {
     /// Queue length in the marker's unit, as of the last edge.
     pub qlen: u32,
     /// Arrivals and departures of this cycle, applied to `qlen` at the edge.
-    arrived: u32,
-    departed: u32,
+    delta: LenDelta,
     pub lfsr: Lfsr32,
     /// Index of the queue's curve in `EcnParams::curves`.
     curve: u8,
@@ -116,8 +116,7 @@ impl EcnQueue {
             port,
             queue,
             qlen: 0,
-            arrived: 0,
-            departed: 0,
+            delta: LenDelta::default(),
             lfsr: Lfsr32::new(e.lfsr_seed ^ ((port as u32) << 3 | queue as u32)),
             curve: e.curve_of[queue as usize],
             marked: 0,
@@ -125,16 +124,15 @@ impl EcnQueue {
         }
     }
 
-    /// Look at a packet against queue length `q`: mark it CE, maybe.
-    fn look(&mut self, e: &EcnParams, q: u32, d: &mut Desc) {
-        if !d.hdr.ecn.capable() {
-            return;
+    /// Look at a packet with header `hdr` against queue length `q`: whether it is marked CE.
+    fn look(&mut self, e: &EcnParams, q: u32, hdr: &PacketHdr) -> bool {
+        if !hdr.ecn.capable() {
+            return false;
         }
         self.seen += 1;
-        if decide(&e.curves[self.curve as usize], q, &mut self.lfsr) {
-            self.marked += 1;
-            d.hdr.ecn = Codepoint::Ce;
-        }
+        let mark = decide(&e.curves[self.curve as usize], q, &mut self.lfsr);
+        self.marked += mark as u64;
+        mark
     }
 
     /// Probed registers.
@@ -159,10 +157,12 @@ pub struct EcnMarker {
 }
 
 /// What the marker reads at arrivals: the ports that admitted a packet in this cycle, and
-/// their ingress stage, whose newest pending descriptor is that packet.
+/// their ingress stage, whose newest pending descriptor is that packet. Its output is the
+/// set of those ports whose packet it marks CE: the write stage sets CE in the descriptor
+/// before it stores it (phase 5), so the marker writes nothing of the ingress stage.
 pub struct EcnIn<'a> {
     pub admitted: u64,
-    pub ingress: &'a mut Ingress,
+    pub ingress: &'a Ingress,
 }
 
 impl EcnMarker {
@@ -185,14 +185,6 @@ impl EcnMarker {
         }
     }
 
-    /// Queue `i` has a delta for the edge.
-    #[inline]
-    fn touch(touched: &mut Vec<u16>, m: &EcnQueue, i: usize) {
-        if m.arrived == 0 && m.departed == 0 {
-            touched.push(i as u16);
-        }
-    }
-
     /// The marker of egress queue `q` of `port`, if it has one.
     #[inline]
     pub fn queue(&self, port: usize, q: usize) -> Option<usize> {
@@ -201,25 +193,30 @@ impl EcnMarker {
     }
 
     /// Packet `d` is dequeued from egress queue `q` of `port`: it leaves the count, and is
-    /// marked now under `mark_on = "dequeue"` against the registered length less the
+    /// looked at now under `mark_on = "dequeue"` against the registered length less the
     /// packets dequeued from it in this cycle, itself included (a chain in the block).
+    /// Returns whether it leaves marked CE: the transmitter carries the mark
+    /// (`DataTx::ce`), the descriptor RAM is not written.
     #[inline(always)]
-    pub fn depart(&mut self, port: usize, q: usize, d: &mut Desc) {
-        if let Some(i) = self.queue(port, q) {
-            self.depart_from(i, d);
+    pub fn depart(&mut self, port: usize, q: usize, d: &Desc) -> bool {
+        match self.queue(port, q) {
+            Some(i) => self.depart_from(i, d),
+            None => false,
         }
     }
 
     /// [`Self::depart`] from marking queue `i`.
-    fn depart_from(&mut self, i: usize, d: &mut Desc) {
+    fn depart_from(&mut self, i: usize, d: &Desc) -> bool {
         let e = &self.params;
         let m = &mut self.queues[i];
-        Self::touch(&mut self.touched, m, i);
-        m.departed += units(e.unit, d);
-        if e.mark_on == MarkOn::Dequeue {
-            let behind = m.qlen.saturating_sub(m.departed);
-            m.look(e, behind, d);
+        if m.delta.depart(units(e.unit, d)) {
+            self.touched.push(i as u16);
         }
+        if e.mark_on != MarkOn::Dequeue {
+            return false;
+        }
+        let behind = m.qlen.saturating_sub(m.delta.departed());
+        m.look(e, behind, &d.hdr)
     }
 
     /// `egress.pNN.qQ.ecn.*` of a marking queue.
@@ -239,25 +236,26 @@ impl EcnMarker {
     }
 }
 
-impl<'a> Block<EcnIn<'a>, ()> for EcnMarker {
+impl<'a> Block<EcnIn<'a>, &'a mut u64> for EcnMarker {
     /// The cycle's admitted packets join their queue's count, in ingress port order; under
-    /// `mark_on = "enqueue"` each ECN-capable one is looked at. With ECN off it is one
-    /// test in the phase.
+    /// `mark_on = "enqueue"` each ECN-capable one is looked at, and the ports of those it
+    /// marks go out in `ce`. With ECN off it is one test in the phase (`ce` stays empty).
     #[inline(always)]
-    fn eval(&mut self, _: u64, input: EcnIn<'a>, _: ()) -> Result<(), BlockError> {
+    fn eval(&mut self, _: u64, input: EcnIn<'a>, ce: &'a mut u64) -> Result<(), BlockError> {
         if self.queues.is_empty() {
             return Ok(());
         }
-        self.arrivals(input)
+        self.arrivals(input, ce)
     }
 }
 
 impl EcnMarker {
     /// The arrivals of the cycle's admitted packets at the marking queues.
-    fn arrivals(&mut self, input: EcnIn<'_>) -> Result<(), BlockError> {
+    fn arrivals(&mut self, input: EcnIn<'_>, ce: &mut u64) -> Result<(), BlockError> {
         let e = &self.params;
+        *ce = 0;
         for p in each_port(input.admitted) {
-            let Some(d) = input.ingress.ports[p].pending.back_mut() else {
+            let Some(d) = input.ingress.ports[p].pending.back() else {
                 return Err(BlockError(format!(
                     "ingress p{p}: a packet admitted in this cycle is not pending"
                 )));
@@ -266,10 +264,11 @@ impl EcnMarker {
                 continue;
             };
             let m = &mut self.queues[i];
-            Self::touch(&mut self.touched, m, i);
-            m.arrived += units(e.unit, d);
-            if e.mark_on == MarkOn::Enqueue {
-                m.look(e, m.qlen, d);
+            if m.delta.arrive(units(e.unit, d)) {
+                self.touched.push(i as u16);
+            }
+            if e.mark_on == MarkOn::Enqueue && m.look(e, m.qlen, &d.hdr) {
+                *ce |= 1 << p;
             }
         }
         Ok(())
@@ -278,23 +277,25 @@ impl EcnMarker {
 
 impl Clocked for EcnMarker {
     /// `qlen += arrivals - departures`; a result below zero or above the register is a
-    /// model bug.
-    #[inline]
+    /// model bug. One test when no queue moved.
+    #[inline(always)]
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
+        if self.touched.is_empty() {
+            return Ok(());
+        }
+        self.latch_touched()
+    }
+}
+
+impl EcnMarker {
+    /// The edge of the touched queues.
+    #[inline(never)]
+    fn latch_touched(&mut self) -> Result<(), BlockError> {
         for &i in &self.touched {
             let m = &mut self.queues[i as usize];
-            let next = (m.qlen as u64 + m.arrived as u64).checked_sub(m.departed as u64);
-            match next {
-                Some(n) if n < 1 << QLEN_BITS => m.qlen = n as u32,
-                _ => {
-                    return Err(BlockError(format!(
-                        "egress p{} q{}: ECN qlen {} + {} - {} leaves the {QLEN_BITS}-bit register",
-                        m.port, m.queue, m.qlen, m.arrived, m.departed
-                    )))
-                }
-            }
-            m.arrived = 0;
-            m.departed = 0;
+            m.delta
+                .latch(&mut m.qlen, QLEN_BITS)
+                .map_err(|e| BlockError(format!("egress p{} q{}: ECN {e}", m.port, m.queue)))?;
         }
         self.touched.clear();
         Ok(())

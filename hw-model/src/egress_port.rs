@@ -17,18 +17,19 @@
 use crate::accounting::{Accounting, Update};
 use crate::config::{Derived, MAX_PORTS, PFC_FRAME_WIRE_BYTES, QUEUES};
 use crate::dirty::Dirty;
-use crate::ecm_cp::Ecm;
 use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
 use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
-use crate::ports::{advance_rr, each_port, mask, next_rr, rotate_ports, unrotate};
+use crate::ports::{
+    advance_rr, each_port, mask, next_rr, rotate_ports, unrotate, Dequeue, PfcTakes,
+};
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
 use crate::stats::Stats;
-use crate::wires::{Beat, Departure, Outputs, PacketHdr, PfcFrame};
+use crate::wires::{Beat, Departure, Ecn, Outputs, PacketHdr, PfcFrame};
 use rtl::{Block, BlockError, Clocked, PhaseAccumulator, Visit};
 
 /// The packet on a port's wire, as its handle: its header stays in the descriptor table
@@ -50,6 +51,21 @@ pub struct DataTx {
     pub last_ptr: u32,
     /// Cycle the next-pointer of cell `k - 1` is on the link RAM's output.
     pub ptr_at: u64,
+    /// The ECN marker marked the packet CE at its dequeue: the transmitter carries the bit
+    /// into the header it reads from the descriptor table (which is not written).
+    pub ce: bool,
+}
+
+impl DataTx {
+    /// `hdr`, the packet's header as the descriptor table holds it, as it leaves: with CE
+    /// if the marker marked it at its dequeue.
+    #[inline(always)]
+    pub fn marked(&self, mut hdr: PacketHdr) -> PacketHdr {
+        if self.ce {
+            hdr.ecn = Ecn::Ce;
+        }
+        hdr
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -100,11 +116,11 @@ impl EgressPort {
 
     /// The header of `t`, the packet on this port (checker access): the table's until its
     /// first cell is read, then the latched one.
-    pub fn header<'a>(&'a self, t: &DataTx, queues: &'a PacketQueues) -> &'a PacketHdr {
+    pub fn header(&self, t: &DataTx, queues: &PacketQueues) -> PacketHdr {
         if t.k == 0 {
-            &queues.desc_of(t.head).hdr
+            t.marked(queues.desc_of(t.head).hdr)
         } else {
-            &self.hdr
+            self.hdr
         }
     }
 }
@@ -142,17 +158,25 @@ pub struct Egress {
 }
 
 /// What the transmitters read, and the ports of other blocks they drive.
+///
+/// The clocking contract of each `&mut`: `free`, `acct` and `policy` (L2BM's recorders)
+/// are push ports whose writes land at the edge; `queues` is the dequeue port, changed in
+/// the cycle because the write stage's enqueue reads it after the dequeues (the
+/// write-after-read bypass of the phase table) and the refetch and link reads start now;
+/// `ecn` is the marker's dequeue chain, consulted inside the visit because its decision is
+/// the header of a cell that may leave in the same visit (it changes only the marker's
+/// LFSR and counters; its `qlen` lands at the edge). What the other blocks count of a
+/// dequeue, and the PFC frames taken, go out as values in [`EgressOut`].
 pub struct EgressIn<'a, P> {
-    /// Pending PFC frames (taken here: the chain from PFC generation).
-    pub fsm: &'a mut PfcFsm,
+    /// Pending PFC frames (the chain from PFC generation; what is taken goes out as
+    /// [`EgressOut::takes`]).
+    pub fsm: &'a PfcFsm,
     /// Received pause mask (registered) and the ports whose mask changed at the last edge.
     pub rx: &'a PfcRx,
     /// Dequeue port, refetch, cell link RAM reads.
     pub queues: &'a mut PacketQueues,
-    /// HCF: HP select, departures.
-    pub hcf: &'a mut Hcf,
-    /// ECM: departures.
-    pub ecm: &'a mut Ecm,
+    /// HCF: the HP select (departures go out as [`EgressOut::dequeues`]).
+    pub hcf: &'a Hcf,
     /// ECN: departures, and marking on dequeue.
     pub ecn: &'a mut EcnMarker,
     pub policy: &'a mut P,
@@ -166,6 +190,11 @@ pub struct EgressIn<'a, P> {
 /// What the transmitters produce.
 pub struct EgressOut<'a> {
     pub out: &'a mut Outputs,
+    /// The dequeues from watched queues ([`Egress::hook_queues`]), for the edge of the
+    /// blocks that count them.
+    pub dequeues: &'a mut Vec<Dequeue>,
+    /// The PFC frames taken, for PFC generation's edge.
+    pub takes: &'a mut PfcTakes,
     pub stats: &'a mut Stats,
     pub dirty: &'a mut Dirty,
 }
@@ -316,7 +345,7 @@ impl Egress {
         let hooked = self.hooked[p % MAX_PORTS];
         for _ in 0..2 {
             if matches!(port.tx, Tx::Idle)
-                && !start_tx(now, p, port, sched, was_idle, hooked, input)?
+                && !start_tx(now, p, port, sched, was_idle, hooked, input, out)?
             {
                 break;
             }
@@ -442,7 +471,9 @@ fn eligible<P>(p: usize, input: &EgressIn<'_, P>) -> (u8, u8) {
 
 /// Start a PFC frame (it goes first) or the next packet on port `p`, scheduled by `sched`.
 /// `fresh`: the line was idle, so no fractional bit time carries over. `hooked`: the
-/// port's queues watched by HCF, ECM or ECN ([`Egress::hook_queues`]).
+/// port's queues watched by HCF, ECM or ECN ([`Egress::hook_queues`]), whose dequeues go
+/// out on `out.dequeues`; a PFC frame taken goes out on `out.takes`.
+#[allow(clippy::too_many_arguments)]
 fn start_tx<P>(
     now: u64,
     p: usize,
@@ -451,9 +482,10 @@ fn start_tx<P>(
     fresh: bool,
     hooked: u8,
     input: &mut EgressIn<'_, P>,
+    out: &mut EgressOut<'_>,
 ) -> Result<bool, String> {
-    if input.fsm.has_pending(p) {
-        port.tx = Tx::Pfc(input.fsm.take_frame(p));
+    if let Some(frame) = input.fsm.next_frame(p, out.takes) {
+        port.tx = Tx::Pfc(frame);
     } else {
         let (eligible, hp) = eligible(p, input);
         let queues = &mut *input.queues;
@@ -462,20 +494,16 @@ fn start_tx<P>(
             return Ok(false);
         };
         let head = queues.dequeue(p, q, hp, now);
+        let mut ce = false;
         if hooked & (1 << q) != 0 {
-            input
-                .hcf
-                .depart(p, q, head.sub, head.ncells, now)
-                .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
-            input
-                .ecm
-                .depart(p, q, head.len)
-                .map_err(|e| format!("egress p{p} q{q}: {e}"))?;
-            if input.ecn.queue(p, q).is_some() {
-                // A CE mark lands in the header the transmitter reads next.
-                let desc = queues.desc.backdoor_mut(head.h as usize);
-                input.ecn.depart(p, q, desc);
-            }
+            out.dequeues.push(Dequeue {
+                port: p as u8,
+                queue: q as u8,
+                list: head.sub,
+                ncells: head.ncells,
+                len: head.len,
+            });
+            ce = input.ecn.depart(p, q, queues.desc_of(head.h));
         }
         if queues.nonempty(p) & (1 << q) == 0 {
             sched.queue_emptied(q);
@@ -489,6 +517,7 @@ fn start_tx<P>(
             cell_ptr: Some(head.h),
             last_ptr: head.h,
             ptr_at: u64::MAX,
+            ce,
         });
     }
     if fresh {
@@ -513,7 +542,7 @@ fn first_header<P: BufferPolicy>(
         let eq = p * QUEUES + d.hdr.prio as usize;
         input.policy.dequeued(qi, eq, t.ncells.into(), d.due, now);
     }
-    d.hdr
+    t.marked(d.hdr)
 }
 
 /// Read cell `t.k` of a packet of more than one cell on port `p` from `ptr`, and issue
@@ -581,6 +610,8 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
     ) -> Result<(), BlockError> {
         let n = self.n;
         let mut budget = self.read_cells;
+        out.dequeues.clear();
+        *out.takes = PfcTakes::default();
         let kicked =
             input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();
         let mut active = kicked & self.idle;
@@ -626,8 +657,9 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
 }
 
 impl Clocked for Egress {
-    /// The transmitters' registers change as they send; what they drive (frees, releases,
-    /// link reads) lands at the edge in the blocks it belongs to.
+    /// The transmitters' registers change as they send, and only their own visit reads
+    /// them (the ports' wakes, idle and timed masks); what they drive (frees, releases,
+    /// link reads, dequeues, frames taken) lands at the edge in the blocks it belongs to.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
     }

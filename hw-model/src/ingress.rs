@@ -20,9 +20,9 @@ use crate::config::Derived;
 use crate::free_list::FreeList;
 use crate::packet_queue::{Desc, PacketQueues, NULL};
 use crate::policy::Plan;
-use crate::ports::{advance_rr, next_rr, rotate_ports, unrotate};
+use crate::ports::{advance_rr, each_port, next_rr, rotate_ports, unrotate};
 use crate::stats::Stats;
-use crate::wires::{Beat, CellFate, DropReason, Segment};
+use crate::wires::{Beat, CellFate, DropReason, Ecn, Segment};
 use rtl::{Block, BlockError, Clocked, Visit};
 use std::collections::VecDeque;
 
@@ -93,9 +93,11 @@ pub struct Ingress {
     write_rr: usize,
 }
 
-/// What the write stage drives: the free list's pop port, the cell link RAM and the
+/// What the write stage reads and drives: the ports whose packet admitted in this cycle
+/// the ECN marker marked CE (phase 4), the free list's pop port, the cell link RAM and the
 /// queues' enqueue port.
 pub struct WriteIn<'a> {
+    pub ce: u64,
     pub free: &'a mut FreeList,
     pub queues: &'a mut PacketQueues,
 }
@@ -276,6 +278,9 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
     /// The write stage: FIFO heads into the SRAM.
     #[inline(always)]
     fn eval(&mut self, _: u64, input: WriteIn<'a>, _: ()) -> Result<(), BlockError> {
+        if input.ce != 0 {
+            self.mark_ce(input.ce);
+        }
         let n = self.ports.len();
         let mut budget = self.write_cells;
         // Round-robin rounds over the ports with cells waiting, one grant per port per
@@ -338,10 +343,28 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
     }
 }
 
+impl Ingress {
+    /// CE into the descriptors of the packets admitted in this cycle on the ports `ce`
+    /// (the newest pending of each), before the write stage may store them.
+    #[inline(never)]
+    fn mark_ce(&mut self, ce: u64) {
+        for p in each_port(ce) {
+            if let Some(d) = self.ports[p].pending.back_mut() {
+                d.hdr.ecn = Ecn::Ce;
+            }
+        }
+    }
+}
+
 impl Clocked for Ingress {
     /// Intake and the write stage change the FIFOs during the cycle (the bypass of the
     /// phase table); the pointers and links they produce land at the edge in the free
-    /// list and the RAMs.
+    /// list and the RAMs. The clocking contract of the intake, which admission drives
+    /// through `AdmissionIn::ingress`: admission reads a port's registers only for that
+    /// port's own beat (`next_idx`, the fate of its packet), one beat per port and cycle,
+    /// so its writes are never read by another port's decision; ECM (phase 3) and ECN
+    /// (phase 4) read the descriptor admitted in the cycle, and the write stage (phase 5)
+    /// sets the CE that ECN returns before it stores it.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
     }

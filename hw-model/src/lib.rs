@@ -24,6 +24,7 @@ pub mod pfc;
 pub mod policy;
 pub mod ports;
 pub mod probes;
+pub mod queue_len;
 pub mod sched;
 pub mod stats;
 pub mod wires;

@@ -24,7 +24,7 @@ use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::{FsmIn, PfcFsm};
 use crate::pfc::rx::PfcRx;
 use crate::policy::{with_policy, with_policy_ref, BufferPolicy, L2bm, Plan, Policies};
-use crate::ports::{each_port, FlowRequests};
+use crate::ports::{each_port, Dequeue, FlowRequests, PfcTakes};
 use crate::probes::{Hierarchy, SignalDesc, Signals};
 use crate::sched::hcf::{Hcf, HcfQueue};
 use crate::stats::Stats;
@@ -160,6 +160,13 @@ pub struct Core {
     requests: FlowRequests,
     /// Admission -> ECM and ECN: the ports that admitted a packet in this cycle.
     admitted: u64,
+    /// ECN arrivals -> write stage: the ports whose packet admitted in this cycle is
+    /// marked CE.
+    ce: u64,
+    /// Transmitters -> the edge of HCF and ECM: the dequeues from the queues they watch.
+    dequeues: Vec<Dequeue>,
+    /// Transmitters -> the edge of PFC generation: the frames taken.
+    takes: PfcTakes,
     pub(crate) dirty: Dirty,
     /// [`Fault::XonFromNextT`].
     pub(crate) read_next_t: bool,
@@ -211,6 +218,9 @@ impl Core {
             free: FreeList::new(d.total_cells),
             requests: FlowRequests::new(ports),
             admitted: 0,
+            ce: 0,
+            dequeues: Vec::with_capacity(ports),
+            takes: PfcTakes::default(),
             dirty: Dirty::new(ports),
             read_next_t: false,
             ignore_wakeups: false,
@@ -319,11 +329,10 @@ impl Core {
                 &mut self.egress,
                 now,
                 EgressIn {
-                    fsm: &mut self.fsm,
+                    fsm: &self.fsm,
                     rx: &self.rx,
                     queues: &mut self.queues,
-                    hcf: &mut self.hcf,
-                    ecm: &mut self.ecm,
+                    hcf: &self.hcf,
                     ecn: &mut self.ecn,
                     policy,
                     free: &mut self.free,
@@ -332,6 +341,8 @@ impl Core {
                 },
                 EgressOut {
                     out,
+                    dequeues: &mut self.dequeues,
+                    takes: &mut self.takes,
                     stats: &mut self.stats,
                     dirty: &mut self.dirty,
                 },
@@ -341,14 +352,15 @@ impl Core {
                 now,
                 EcnIn {
                     admitted: self.admitted,
-                    ingress: &mut self.ingress,
+                    ingress: &self.ingress,
                 },
-                (),
+                &mut self.ce,
             ),
             Unit::WriteStage => Block::eval(
                 &mut self.ingress,
                 now,
                 WriteIn {
+                    ce: self.ce,
                     free: &mut self.free,
                     queues: &mut self.queues,
                 },
@@ -373,9 +385,28 @@ impl Core {
                 self.dirty.egress_ports(self.rx.probed());
                 Ok(())
             }
-            Edge::PfcGen => self.fsm.commit(now),
-            Edge::Hcf => self.hcf.commit(now),
-            Edge::Ecm => self.ecm.commit(now),
+            // The wires of the transmitters are tested here, so that a cycle without a
+            // frame taken or a watched dequeue costs no call.
+            Edge::PfcGen => {
+                if self.takes != PfcTakes::default() {
+                    self.fsm.taken(&self.takes);
+                }
+                self.fsm.commit(now)
+            }
+            Edge::Hcf => {
+                if !self.dequeues.is_empty() {
+                    self.hcf
+                        .departures(&self.dequeues, now)
+                        .map_err(BlockError)?;
+                }
+                self.hcf.commit(now)
+            }
+            Edge::Ecm => {
+                if !self.dequeues.is_empty() {
+                    self.ecm.departures(&self.dequeues);
+                }
+                self.ecm.commit(now)
+            }
             Edge::Ecn => self.ecn.commit(now),
             Edge::Admission => self.admission.commit(now),
             Edge::Ingress => self.ingress.commit(now),

@@ -65,6 +65,28 @@ impl FlowRequests {
     }
 }
 
+/// A packet dequeued by a transmitter (phase 4) from a queue that HCF, ECM or ECN watches:
+/// the value the watching blocks apply at the edge, in the order of the dequeues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dequeue {
+    pub port: u8,
+    pub queue: u8,
+    /// The physical list it left (HCF; 0 for a FIFO queue).
+    pub list: u8,
+    pub ncells: u16,
+    /// Bytes.
+    pub len: u16,
+}
+
+/// The PFC frames the transmitters (phase 4) took from PFC generation in a cycle: the
+/// ports whose port-level frame, and whose queue-level frame, went on the wire. PFC
+/// generation clears them at the edge ([`crate::pfc::fsm::PfcFsm::taken`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PfcTakes {
+    pub port_level: u64,
+    pub queue_level: u64,
+}
+
 /// Iterate the set bits of a port set in ascending order.
 #[inline]
 pub fn each_port(mut ports: u64) -> impl Iterator<Item = usize> {

@@ -22,7 +22,9 @@
 //!
 //! A frame waits for the packet in flight on the port (delay 1 of Eq. 1): the egress
 //! transmitter takes it at its next packet boundary, in the same cycle if the port is idle
-//! (the chain "pending PFC frame -> transmitter" of the phase table). While any class of a
+//! (the chain "pending PFC frame -> transmitter" of the phase table). The transmitter reads
+//! the pending frames and drives what it took as a value ([`PfcTakes`]); they leave the
+//! pending registers at the edge ([`PfcFsm::taken`]). While any class of a
 //! port is OFF, or the port is POFF, the PAUSE is re-sent every half pause time `R`, so an
 //! upstream pause timer never runs out: the first refresh comes `R - 1` cycles after the
 //! cycle the port's first queue turned OFF, then every `R` cycles, each an absolute
@@ -33,7 +35,7 @@ use crate::config::{Derived, PFC_QUANTUM_BITS};
 use crate::dirty::Dirty;
 use crate::pfc::state::PauseState;
 use crate::policy::BufferPolicy;
-use crate::ports::{each_port, FlowRequests};
+use crate::ports::{each_port, FlowRequests, PfcTakes};
 use crate::wires::PfcFrame;
 use rtl::{Block, BlockError, Clocked, Visit};
 
@@ -207,28 +209,37 @@ impl PfcFsm {
         self.pending_ports
     }
 
-    /// The egress transmitter of `port` takes the pending frame: a port-level one first
-    /// if both kinds are pending (the queue-level one follows at the next boundary).
-    pub fn take_frame(&mut self, port: usize) -> PfcFrame {
+    /// The frame the egress transmitter of `port` sends next, given what it took earlier
+    /// in the cycle (`takes`, to which this take is added): a port-level one first if both
+    /// kinds are pending (the queue-level one follows at the next boundary); `None` when
+    /// nothing is left. The registers change at the edge ([`PfcFsm::taken`]).
+    #[inline]
+    pub fn next_frame(&self, port: usize, takes: &mut PfcTakes) -> Option<PfcFrame> {
         let bit = 1u64 << port;
-        if (self.pending_port_pause | self.pending_port_resume) & bit != 0 {
+        if self.pending_ports & bit == 0 {
+            return None;
+        }
+        self.take_pending(port, takes)
+    }
+
+    /// [`PfcFsm::next_frame`] of a port with a frame pending at the start of the cycle.
+    fn take_pending(&self, port: usize, takes: &mut PfcTakes) -> Option<PfcFrame> {
+        let bit = 1u64 << port;
+        let port_level = (self.pending_port_pause | self.pending_port_resume) & !takes.port_level;
+        if port_level & bit != 0 {
+            takes.port_level |= bit;
             let pause = self.pending_port_pause & bit != 0;
-            self.pending_port_pause &= !bit;
-            self.pending_port_resume &= !bit;
-            if self.pending_pause[port] | self.pending_resume[port] == 0 {
-                self.pending_ports &= !bit;
-            }
-            return PfcFrame {
+            return Some(PfcFrame {
                 class_enable: 0xFF,
                 quanta: [if pause { self.quanta } else { 0 }; 8],
                 port_level: true,
-            };
+            });
         }
-        let pause = self.pending_pause[port];
-        let resume = self.pending_resume[port];
-        self.pending_pause[port] = 0;
-        self.pending_resume[port] = 0;
-        self.pending_ports &= !(1 << port);
+        let (pause, resume) = (self.pending_pause[port], self.pending_resume[port]);
+        if takes.queue_level & bit != 0 || pause | resume == 0 {
+            return None;
+        }
+        takes.queue_level |= bit;
         let mut f = PfcFrame {
             class_enable: pause | resume,
             quanta: [0; 8],
@@ -239,6 +250,32 @@ impl PfcFsm {
                 f.quanta[c] = self.quanta;
             }
         }
+        Some(f)
+    }
+
+    /// The edge: the frames the transmitters took in the cycle leave the pending registers.
+    pub fn taken(&mut self, takes: &PfcTakes) {
+        self.pending_port_pause &= !takes.port_level;
+        self.pending_port_resume &= !takes.port_level;
+        for p in each_port(takes.queue_level) {
+            self.pending_pause[p] = 0;
+            self.pending_resume[p] = 0;
+        }
+        for p in each_port(takes.port_level | takes.queue_level) {
+            let port_level = (self.pending_port_pause | self.pending_port_resume) >> p & 1;
+            if port_level == 0 && self.pending_pause[p] | self.pending_resume[p] == 0 {
+                self.pending_ports &= !(1 << p);
+            }
+        }
+    }
+
+    /// [`PfcFsm::next_frame`] and [`PfcFsm::taken`] at once, for a driver without a
+    /// transmitter: the frame `port` sends next, gone from the pending registers (an empty
+    /// queue-level frame when nothing is pending).
+    pub fn take_frame(&mut self, port: usize) -> PfcFrame {
+        let mut takes = PfcTakes::default();
+        let f = self.next_frame(port, &mut takes).unwrap_or_default();
+        self.taken(&takes);
         f
     }
 
@@ -317,8 +354,9 @@ impl<'a, P: BufferPolicy> Block<FsmIn<'a, P>, &'a mut Dirty> for PfcFsm {
 }
 
 impl Clocked for PfcFsm {
-    /// The state changes during the flow-control phase and the transmitters read it in the
-    /// same cycle; the edge has nothing left to latch.
+    /// The state changes in the block's own phase (flow control), which the transmitters
+    /// read in the same cycle (the chain); what they take lands at the edge through
+    /// [`PfcFsm::taken`], so no other phase writes it.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
     }
@@ -384,5 +422,41 @@ mod tests {
             1 << 3,
             "a port RESUME leaves the queue OFF"
         );
+    }
+
+    /// A transmitter reads the pending frames: both kinds go out in one cycle, in order,
+    /// and the registers change only at the edge, where both leave them.
+    #[test]
+    fn frames_taken_leave_the_pending_registers_at_the_edge() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut f = PfcFsm::new(&d);
+        f.to_off(1, 3, 0);
+        f.to_poff(1, 0);
+        f.to_off(2, 0, 0);
+        let mut takes = PfcTakes::default();
+        let first = f.next_frame(1, &mut takes).unwrap();
+        let second = f.next_frame(1, &mut takes).unwrap();
+        assert!(first.port_level && !second.port_level && second.paused() == 1 << 3);
+        assert_eq!(f.next_frame(1, &mut takes), None, "nothing left this cycle");
+        assert_eq!(f.pending_ports(), 0b110, "the registers wait for the edge");
+        f.taken(&takes);
+        assert_eq!(f.pending_ports(), 0b100, "port 2 took nothing");
+        let mut again = PfcTakes::default();
+        assert_eq!(f.next_frame(1, &mut again), None);
+    }
+
+    /// Companion: a port-level take alone leaves the queue-level frame pending.
+    #[test]
+    fn a_port_level_take_keeps_the_queue_level_frame() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut f = PfcFsm::new(&d);
+        f.to_off(1, 3, 0);
+        f.to_poff(1, 0);
+        let mut takes = PfcTakes::default();
+        assert!(f.next_frame(1, &mut takes).unwrap().port_level);
+        f.taken(&takes);
+        assert!(f.has_pending(1));
+        assert_eq!(f.take_frame(1).paused(), 1 << 3);
+        assert!(!f.has_pending(1));
     }
 }

@@ -39,12 +39,14 @@
 //! left, a chain like the shared-buffer grant sum (classification is part of admission's
 //! chain). A period that ends in the cycle takes effect after them: its reset overrides
 //! their credit updates. Fixed-period boundaries are this block's own work, in the
-//! flow-control phase; the departures and the period starts they trigger come from the
-//! transmitters, and a new HP select is what the dequeue mux serves from then on (the chain
-//! "HCF period start -> dequeue mux" of the phase table).
+//! flow-control phase, and a new HP select is what the dequeue mux serves from then on (the
+//! chain "HCF period start -> dequeue mux" of the phase table). The departures, and the
+//! period starts they trigger, are the transmitters' dequeues, applied at the edge
+//! ([`Hcf::departures`]).
 
 use crate::config::{Derived, HcfParams, HcfUnit, HCF_MAX_HASHES, QUEUES};
 use crate::dirty::Dirty;
+use crate::ports::Dequeue;
 use crate::wires::FiveTuple;
 use bitvec::prelude::*;
 use rtl::{Block, BlockError, Clocked, Name, Visit};
@@ -358,8 +360,22 @@ impl Hcf {
         }
     }
 
+    /// The edge of cycle `now`: the cycle's dequeues (the transmitters' wire) leave their
+    /// lists, in the order they were dequeued; a departure that starts a period swaps the
+    /// select. A later dequeue of the same cycle from a queue whose period a departure
+    /// starts serves the same list as with the swap made at the dequeue: the swap makes
+    /// the old LP list HP, and with the old select HP is empty, so the mux serves LP.
+    pub fn departures(&mut self, dequeues: &[Dequeue], now: u64) -> Result<(), String> {
+        for dq in dequeues {
+            let (port, q) = (dq.port as usize, dq.queue as usize);
+            self.depart(port, q, dq.list, dq.ncells, now)
+                .map_err(|e| format!("egress p{port} q{q}: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// A packet of `ncells` leaves physical list `list` of queue `q` of `port` in cycle
-    /// `now`; a new period swaps the select.
+    /// `now` (one departure of [`Hcf::departures`]); a new period swaps the select.
     #[inline]
     pub fn depart(
         &mut self,
@@ -432,8 +448,9 @@ impl Hcf {
 }
 
 impl Clocked for Hcf {
-    /// Arrivals, departures and boundaries change the registers during the cycle, in the
-    /// order of the phase table; the edge has nothing left to latch.
+    /// Arrivals (admission's chain) and boundaries (this block's phase) change the
+    /// registers during the cycle, in the order of the phase table; the departures land at
+    /// the edge through [`Hcf::departures`], so the transmitters only read the select.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
     }
@@ -460,6 +477,56 @@ mod tests {
 
     fn flow(i: u32) -> FiveTuple {
         FiveTuple::for_flow(i, 1, 2, FiveTuple::TCP)
+    }
+
+    fn hcf_on_port_2_queue_7() -> Derived {
+        crate::config::SwitchConfig {
+            hcf: vec![crate::config::HcfConfig {
+                ports: vec![2],
+                queue: 7,
+                ..Default::default()
+            }],
+            ..crate::config::SwitchConfig::small()
+        }
+        .build()
+        .unwrap()
+    }
+
+    fn dequeue(port: u8, queue: u8, list: u8) -> Dequeue {
+        Dequeue {
+            port,
+            queue,
+            list,
+            ncells: 1,
+            len: 64,
+        }
+    }
+
+    /// The edge applies the cycle's dequeues in order: the first empties HP and swaps the
+    /// select, the second leaves the list that became HP and swaps it back. A dequeue from
+    /// a FIFO queue is not HCF's.
+    #[test]
+    fn departures_at_the_edge_apply_in_order() {
+        let d = hcf_on_port_2_queue_7();
+        let mut hcf = Hcf::new(&d);
+        let t = flow(1);
+        assert_eq!(hcf.arrive(2, 7, &t, 1), Arrival::List(0));
+        assert_eq!(hcf.arrive(2, 7, &t, 1), Arrival::List(1), "no credit left");
+        let cycle = [dequeue(2, 6, 0), dequeue(2, 7, 0), dequeue(2, 7, 1)];
+        hcf.departures(&cycle, 5).unwrap();
+        assert_eq!(
+            (hcf.hp_list(2, 7), hcf.queue(2, 7).unwrap().periods),
+            (0, 3)
+        );
+        assert_eq!(hcf.queue(2, 7).unwrap().len, [0, 0]);
+    }
+
+    /// Companion: a dequeue the lengths cannot hold is refused, naming its queue.
+    #[test]
+    fn a_departure_from_an_empty_list_is_refused() {
+        let d = hcf_on_port_2_queue_7();
+        let e = Hcf::new(&d).departures(&[dequeue(2, 7, 1)], 5).unwrap_err();
+        assert!(e.starts_with("egress p2 q7: HCF list 1 length 0"), "{e}");
     }
 
     #[test]

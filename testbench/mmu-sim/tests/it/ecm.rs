@@ -255,11 +255,13 @@ fn cp_agreement(c: &CpCase, m: CpMutation) -> Result<usize, String> {
             }
             None => {
                 if let Some(len) = queued.pop_front() {
-                    cp.depart(len).map_err(|e| format!("op {k}: {e}"))?;
+                    cp.depart(len);
                     rf.frame_departure(len);
                 }
             }
         }
+        // Each op is a cycle: its edge latches `qlen`.
+        cp.latch().map_err(|e| format!("op {k}: {e}"))?;
         if cp.qlen as i64 != rf.queue_len || cp.qold as i64 != rf.queue_old {
             return Err(format!(
                 "op {k}: model qlen/qold {}/{}, reference {}/{}",
