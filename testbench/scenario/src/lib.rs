@@ -541,6 +541,18 @@ fn default_ecmp_seed() -> u32 {
     1
 }
 
+/// What the flows of a priority group run in a network, validated
+/// (`[[fabric.transport]]`, docs/fabric.md).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FabricTransport {
+    /// The whole message handed to the NIC at the flow's start.
+    OpenLoop,
+    /// TCP (Reno or DCTCP); `base_rtt_us` and `flow_bytes` are not used.
+    Tcp(TcpParams),
+    /// DCQCN; `line_bps` is the sending host's link rate, set by the network.
+    Dcqcn(DcqcnParams),
+}
+
 /// `[fabric.leaf_spine]`: every leaf joined to every spine, hosts under the leaves.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
