@@ -54,7 +54,13 @@ fn main() -> ExitCode {
         buffer_bytes: mib << 20,
         ..SwitchConfig::tomahawk()
     };
-    let mut net = match Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, &Transports::open_loop(), |_| cfg.clone()) {
+    let mut net = match Network::new(
+        topo,
+        &flows,
+        Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
+        |_| cfg.clone(),
+    ) {
         Ok(n) => n,
         Err(e) => {
             eprintln!("{e}");

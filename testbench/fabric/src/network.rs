@@ -28,10 +28,10 @@ use crate::transport::{self, Sender, Transports};
 use hw_model::config::ConfigError;
 use hw_model::{Derived, Ecn, PacketHdr, SwitchConfig};
 use scenario::{default_proc_cycles, Arbitration, FabricTransport, Link};
-use stimulus::timeline::Timeline;
 use std::collections::VecDeque;
 use std::time::Instant;
 use stimulus::link_partner::LinkPartner;
+use stimulus::timeline::Timeline;
 use switch_run::sim::thread_cpu_seconds;
 use thiserror::Error;
 
@@ -48,6 +48,13 @@ pub enum BuildError {
         field: &'static str,
         value: u64,
         allowed: u64,
+    },
+    /// A switch with more links than its configuration's ports.
+    #[error("switch {switch}: ports: {links} links; allowed: at most {ports} (its configuration's ports: the profile's, or `ports` in [switch] or [[fabric.switch]])")]
+    Ports {
+        switch: NodeId,
+        links: usize,
+        ports: usize,
     },
     #[error(transparent)]
     Unreachable(#[from] Unreachable),
@@ -163,7 +170,8 @@ impl Network {
             let port = switches[s].nics[n].port;
             let line_bps = d.rate_bps[port as usize];
             let packets = flow.size.div_ceil(d.cfg.mtu_bytes as u64);
-            let sender = transport::sender(&transports.by_pg[flow.pg as usize], packets, line_bps, d);
+            let sender =
+                transport::sender(&transports.by_pg[flow.pg as usize], packets, line_bps, d);
             let route = Route {
                 topo: &topo,
                 routes: &routes,
@@ -358,6 +366,13 @@ fn switch_configs(
     for &node in topo.switches() {
         let links: Vec<_> = topo.ports(node).iter().map(|&l| &topo.links()[l]).collect();
         let mut cfg = config(node);
+        if links.len() > cfg.ports {
+            return Err(BuildError::Ports {
+                switch: node,
+                links: links.len(),
+                ports: cfg.ports,
+            });
+        }
         cfg.ports = links.len();
         // A profile's SRAM ports are sized for its own port count; a switch of fewer
         // ports writes and reads at most one cell per port and cycle.
@@ -424,72 +439,73 @@ struct Route<'a> {
 }
 
 impl Route<'_> {
-/// The state of flow `f` (5-tuple `tuple`, from a host under a switch configured as `d`)
-/// before it starts: its route, which also marks the turns it takes at each switch
-/// (`Switch::turns`, for the deadlock detector).
-fn flow_state(
-    &self,
-    switches: &mut [Switch],
-    f: usize,
-    flow: Flow,
-    tuple: routing::FiveTuple,
-    d: &Derived,
-) -> Result<FlowState, BuildError> {
-    let (topo, index) = (self.topo, self.index);
-    let path = self.routes
-        .path(topo, self.ecmp, &tuple)
-        .ok_or_else(|| Unreachable {
-            count: 1,
-            pairs: vec![(flow.src, flow.dst)],
-        })?;
-    let hops: Vec<(usize, u8)> = path[1..]
-        .iter()
-        .map(|h| (index[h.node as usize], h.port as u8))
-        .collect();
-    let links = Routes::links_of(topo, &path);
-    for (w, hop) in links.windows(2).zip(&path[1..]) {
-        let sw = &mut switches[index[hop.node as usize]];
-        let from = topo.ports(hop.node).iter().position(|&l| l == w[0]);
-        let n = sw.ports.len();
-        let from = from.expect("a path's links are ports of its nodes");
-        sw.turns[from * n + hop.port] |= 1 << flow.pg;
+    /// The state of flow `f` (5-tuple `tuple`, from a host under a switch configured as `d`)
+    /// before it starts: its route, which also marks the turns it takes at each switch
+    /// (`Switch::turns`, for the deadlock detector).
+    fn flow_state(
+        &self,
+        switches: &mut [Switch],
+        f: usize,
+        flow: Flow,
+        tuple: routing::FiveTuple,
+        d: &Derived,
+    ) -> Result<FlowState, BuildError> {
+        let (topo, index) = (self.topo, self.index);
+        let path = self
+            .routes
+            .path(topo, self.ecmp, &tuple)
+            .ok_or_else(|| Unreachable {
+                count: 1,
+                pairs: vec![(flow.src, flow.dst)],
+            })?;
+        let hops: Vec<(usize, u8)> = path[1..]
+            .iter()
+            .map(|h| (index[h.node as usize], h.port as u8))
+            .collect();
+        let links = Routes::links_of(topo, &path);
+        for (w, hop) in links.windows(2).zip(&path[1..]) {
+            let sw = &mut switches[index[hop.node as usize]];
+            let from = topo.ports(hop.node).iter().position(|&l| l == w[0]);
+            let n = sw.ports.len();
+            let from = from.expect("a path's links are ports of its nodes");
+            sw.turns[from * n + hop.port] |= 1 << flow.pg;
+        }
+        let header = PacketHdr {
+            flow: f as u32,
+            seq: 0,
+            src: 0,
+            dst: hops[0].1,
+            prio: flow.pg,
+            len: 0,
+            tuple: hw_model::FiveTuple {
+                src_ip: routing::ipv4_of(tuple.src),
+                dst_ip: routing::ipv4_of(tuple.dst),
+                src_port: tuple.sport,
+                dst_port: tuple.dport,
+                proto: tuple.protocol,
+            },
+            cm_tag: None,
+            ecn: Ecn::NotEct,
+        };
+        Ok(FlowState {
+            flow,
+            tuple,
+            start_cycle: ps_to_cycles(flow.start.0, d.clock_hz),
+            hops,
+            header,
+            packets: 0,
+            next_tx: 0,
+            carried: Default::default(),
+            sender: Sender::OpenLoop,
+            receiver: Default::default(),
+            feedback: None,
+            received: 0,
+            last_key: 0,
+            reordered: 0,
+            done_at: None,
+            standalone_ns: standalone_ns(topo, &links, flow.size, d),
+        })
     }
-    let header = PacketHdr {
-        flow: f as u32,
-        seq: 0,
-        src: 0,
-        dst: hops[0].1,
-        prio: flow.pg,
-        len: 0,
-        tuple: hw_model::FiveTuple {
-            src_ip: routing::ipv4_of(tuple.src),
-            dst_ip: routing::ipv4_of(tuple.dst),
-            src_port: tuple.sport,
-            dst_port: tuple.dport,
-            proto: tuple.protocol,
-        },
-        cm_tag: None,
-        ecn: Ecn::NotEct,
-    };
-    Ok(FlowState {
-        flow,
-        tuple,
-        start_cycle: ps_to_cycles(flow.start.0, d.clock_hz),
-        hops,
-        header,
-        packets: 0,
-        next_tx: 0,
-        carried: Default::default(),
-        sender: Sender::OpenLoop,
-        receiver: Default::default(),
-        feedback: None,
-        received: 0,
-        last_key: 0,
-        reordered: 0,
-        done_at: None,
-        standalone_ns: standalone_ns(topo, &links, flow.size, d),
-    })
-}
 }
 
 /// HPCC's standalone FCT for the fabric: the path's propagation delay plus the message's

@@ -73,7 +73,9 @@ pub(crate) enum Sender {
     },
     Dcqcn(Box<DcqcnSender>),
     /// The feedback flow of data flow `of` (sent by that flow's receiver).
-    Feedback { of: usize },
+    Feedback {
+        of: usize,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -215,14 +217,7 @@ pub(crate) fn start(nic: &mut Nic, flows: &mut [FlowState], f: usize, now: u64, 
 /// TCP: send what the window allows, then run the timer as RFC 6298 says: restart it on
 /// new data acknowledged (`restart`) or a timeout, start it when data goes out with none
 /// running, stop it when nothing is outstanding.
-fn tcp_send(
-    nic: &mut Nic,
-    fs: &mut FlowState,
-    f: usize,
-    now: u64,
-    d: &Derived,
-    restart: bool,
-) {
+fn tcp_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived, restart: bool) {
     let Sender::Tcp { reno, .. } = &mut fs.sender else {
         return;
     };

@@ -8,22 +8,24 @@ use fabric::generate::LeafSpine;
 use fabric::link::LinkFault;
 use fabric::routing::Ecmp;
 use fabric::topology::{Header, Link, NodeId, Topology};
-use fabric::units::{BitRate, Picos};
 use fabric::transport::Transports;
+use fabric::units::{BitRate, Picos};
 use fabric::{FabricSummary, Network, RunOptions};
 use hw_model::config::EcnConfig;
 use hw_model::{Policy, SwitchConfig};
+use proptest::prelude::*;
 use scenario::params::DcqcnParams;
 use scenario::{FabricTransport, TcpParams};
-use proptest::prelude::*;
 
 const GBPS: u64 = 1_000_000_000;
 
 /// A small switch: one lossless class (3, the flows' priority group), so that the SIH
-/// headroom of every port fits the buffer.
+/// headroom of every port fits the buffer; up to 16 ports (the random fabrics' switches
+/// have up to 10 links).
 fn small(policy: Policy) -> SwitchConfig {
     SwitchConfig {
         policy,
+        ports: 16,
         lossless_priorities: vec![3],
         buffer_bytes: 1 << 20,
         ..SwitchConfig::small()
@@ -92,7 +94,14 @@ fn run_with(
     end_cycle: u64,
     fault: Option<LinkFault>,
 ) -> FabricSummary {
-    let mut net = Network::new(topo, flows, Ecmp { fabric_seed: 1 }, &Transports::open_loop(), |_| small(policy)).unwrap();
+    let mut net = Network::new(
+        topo,
+        flows,
+        Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
+        |_| small(policy),
+    )
+    .unwrap();
     if let Some(f) = fault {
         net.inject_fault(f);
     }
@@ -262,7 +271,14 @@ fn dsh_fig12(failed: bool, end_cycle: u64) -> FabricSummary {
         buffer_bytes: 4 << 20,
         ..SwitchConfig::tomahawk()
     };
-    let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, &Transports::open_loop(), |_| cfg.clone()).unwrap();
+    let mut net = Network::new(
+        topo,
+        &flows,
+        Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
+        |_| cfg.clone(),
+    )
+    .unwrap();
     net.run(&options(end_cycle, true)).unwrap()
 }
 
@@ -477,4 +493,26 @@ fn dctcp_senders_cut_their_windows_on_ece_acks_that_crossed_the_fabric() {
     assert!(reno.ok(), "{reno}");
     assert!(reno.cells_dropped_lossy > 0, "{reno}");
     assert!(reno.fct.iter().any(|f| f.sender.retransmits > 0), "{reno}");
+}
+
+/// A switch with more links than its configuration's ports is refused, naming it.
+#[test]
+fn a_switch_with_more_links_than_ports_is_refused() {
+    let cfg = SwitchConfig {
+        ports: 2,
+        ..small(Policy::Sih)
+    };
+    let e = Network::new(
+        two_switches(),
+        &incast_flows(),
+        Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
+        |_| cfg.clone(),
+    )
+    .err()
+    .expect("3 links on 2 ports");
+    assert_eq!(
+        e.to_string().split(" (").next().unwrap(),
+        "switch 4: ports: 3 links; allowed: at most 2"
+    );
 }
