@@ -6,6 +6,7 @@ use fabric::deadlock::DeadlockOptions;
 use fabric::flows::Flow;
 use fabric::generate::LeafSpine;
 use fabric::routing::Ecmp;
+use fabric::transport::Transports;
 use fabric::units::Picos;
 use fabric::{Network, RunOptions};
 use hw_model::{Policy, SwitchConfig};

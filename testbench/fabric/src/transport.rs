@@ -64,18 +64,21 @@ impl Transports {
 #[derive(Debug, Clone)]
 pub(crate) enum Sender {
     OpenLoop,
-    Tcp {
-        reno: Reno,
-        /// The running retransmission timer's deadline.
-        timer: Option<u64>,
-        /// The highest cumulative ACK received: a higher one acknowledges new data.
-        acked: u64,
-    },
+    Tcp(Box<TcpSender>),
     Dcqcn(Box<DcqcnSender>),
     /// The feedback flow of data flow `of` (sent by that flow's receiver).
     Feedback {
         of: usize,
     },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct TcpSender {
+    reno: Reno,
+    /// The running retransmission timer's deadline.
+    timer: Option<u64>,
+    /// The highest cumulative ACK received: a higher one acknowledges new data.
+    acked: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -142,11 +145,11 @@ pub(crate) fn sender(t: &FabricTransport, packets: u64, line_bps: u64, d: &Deriv
                 Some(g) => reno.with_dctcp(g),
                 None => reno,
             };
-            Sender::Tcp {
+            Sender::Tcp(Box::new(TcpSender {
                 reno,
                 timer: None,
                 acked: 0,
-            }
+            }))
         }
         FabricTransport::Dcqcn(p) => {
             let p = DcqcnParams {
@@ -171,7 +174,7 @@ pub(crate) fn sender(t: &FabricTransport, packets: u64, line_bps: u64, d: &Deriv
 impl FlowState {
     /// Whether this is a data flow with a closed-loop transport (its receiver answers).
     fn closed_loop(&self) -> bool {
-        matches!(self.sender, Sender::Tcp { .. } | Sender::Dcqcn(_))
+        matches!(self.sender, Sender::Tcp(_) | Sender::Dcqcn(_))
     }
 
     /// Bytes of packet `k` of the flow (the last one carries the rest, at least 64 B).
@@ -205,7 +208,7 @@ pub(crate) fn start(nic: &mut Nic, flows: &mut [FlowState], f: usize, now: u64, 
             nic.partner.enqueue(run);
             nic.wake = now;
         }
-        Sender::Tcp { .. } => tcp_send(nic, fs, f, now, d, false),
+        Sender::Tcp(_) => tcp_send(nic, fs, f, now, d, false),
         Sender::Dcqcn(s) => {
             s.next_send = now as f64;
             nic.events.push(now, f as u32, Event::Send);
@@ -218,9 +221,10 @@ pub(crate) fn start(nic: &mut Nic, flows: &mut [FlowState], f: usize, now: u64, 
 /// new data acknowledged (`restart`) or a timeout, start it when data goes out with none
 /// running, stop it when nothing is outstanding.
 fn tcp_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived, restart: bool) {
-    let Sender::Tcp { reno, .. } = &mut fs.sender else {
+    let Sender::Tcp(t) = &mut fs.sender else {
         return;
     };
+    let reno = &mut t.reno;
     reno.now = now;
     let ecn = tcp_ecn(reno);
     let mut seqs = Vec::new();
@@ -231,9 +235,10 @@ fn tcp_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived, 
         let len = fs.len_of(seq, d.cfg.mtu_bytes);
         fs.transmit(nic, len, ecn, seq, now);
     }
-    let Sender::Tcp { reno, timer, .. } = &mut fs.sender else {
+    let Sender::Tcp(t) = &mut fs.sender else {
         return;
     };
+    let (reno, timer) = (&t.reno, &mut t.timer);
     if !reno.outstanding() {
         *timer = None;
     } else if restart || timer.is_none() {
@@ -257,8 +262,8 @@ pub(crate) fn fire_due(nic: &mut Nic, flows: &mut [FlowState], now: u64, d: &Der
     while let Some((_, f, ev)) = nic.events.pop_due(now) {
         let fs = &mut flows[f as usize];
         match (&mut fs.sender, ev) {
-            (Sender::Tcp { reno, timer, .. }, Event::Rto(at)) if *timer == Some(at) => {
-                reno.on_timeout();
+            (Sender::Tcp(t), Event::Rto(at)) if t.timer == Some(at) => {
+                t.reno.on_timeout();
                 tcp_send(nic, fs, f as usize, now, d, true);
             }
             (Sender::Dcqcn(_), Event::Send) => dcqcn_send(nic, fs, f as usize, now, d),
@@ -358,7 +363,7 @@ fn data_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, k: u64, ce: bool, n
         fs.done_at = Some(now);
     }
     let answer = match &fs.sender {
-        Sender::Tcp { .. } => Some(r.rcv_nxt | if ce { ECE } else { 0 }),
+        Sender::Tcp(_) => Some(r.rcv_nxt | if ce { ECE } else { 0 }),
         Sender::Dcqcn(s) if ce && r.last_cnp.is_none_or(|l| now >= l + s.n) => {
             r.last_cnp = Some(now);
             Some(CNP)
@@ -375,13 +380,13 @@ fn data_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, k: u64, ce: bool, n
 fn feedback_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, v: u64, now: u64, d: &Derived) {
     let fs = &mut flows[f];
     match &mut fs.sender {
-        Sender::Tcp { reno, acked, .. } => {
-            reno.now = now;
+        Sender::Tcp(t) => {
+            t.reno.now = now;
             let ack = v & !ECE;
-            let restart = ack > *acked;
-            *acked = ack.max(*acked);
-            let resend = reno.on_ack(ack, v & ECE != 0);
-            let ecn = tcp_ecn(reno);
+            let restart = ack > t.acked;
+            t.acked = ack.max(t.acked);
+            let resend = t.reno.on_ack(ack, v & ECE != 0);
+            let ecn = tcp_ecn(&t.reno);
             if let Some(seq) = resend {
                 let len = fs.len_of(seq, d.cfg.mtu_bytes);
                 fs.transmit(nic, len, ecn, seq, now + 1);
@@ -420,7 +425,8 @@ pub struct SenderStats {
 impl Sender {
     pub(crate) fn stats(&self) -> SenderStats {
         match self {
-            Sender::Tcp { reno, .. } => {
+            Sender::Tcp(t) => {
+                let reno = &t.reno;
                 let dctcp = reno.dctcp.as_ref();
                 SenderStats {
                     transport: if dctcp.is_some() { "dctcp" } else { "tcp" },

@@ -745,7 +745,7 @@ impl FabricSpec {
                 "give exactly one of topology (a file), [fabric.leaf_spine], [fabric.clos] and [fabric.fat_tree]",
             ));
         }
-        if self.flow_file.is_some() == !self.workload.is_empty() {
+        if self.flow_file.is_some() != self.workload.is_empty() {
             return Err(ScenarioError::new(
                 "fabric.flow_file",
                 "give exactly one of flow_file and [[fabric.workload]]",
