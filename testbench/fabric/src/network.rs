@@ -219,6 +219,10 @@ impl Network {
             state.header.src = switches[s].nics[n].port;
             state.sender = Sender::Feedback { of };
             states.push(state);
+            for host in [back.src, back.dst] {
+                let (s, n) = nic_of[host as usize];
+                switches[s].nics[n].answers = true;
+            }
         }
         for nic in switches.iter_mut().flat_map(|s| s.nics.iter_mut()) {
             nic.flows.sort_by_key(|&f| (states[f].start_cycle, f));
@@ -427,6 +431,7 @@ fn nic(host: NodeId, port: usize, prop_cycles: u64, d: &Derived) -> Nic {
         sink: VecDeque::new(),
         cells_sent: 0,
         events: Timeline::new(),
+        answers: false,
     }
 }
 

@@ -109,6 +109,10 @@ pub(crate) struct Nic {
     pub cells_sent: u64,
     /// The transports' timers and paced sends (`crate::transport`).
     pub events: Timeline<Event>,
+    /// Whether a closed-loop flow ends or starts here: the sink must take each packet when
+    /// it arrives, to answer it or react. Otherwise it is drained when the switch steps
+    /// anyway (a packet's arrival cycle is kept), which costs no step of its own.
+    pub answers: bool,
 }
 
 impl Nic {
@@ -119,7 +123,10 @@ impl Nic {
             .flows
             .get(self.next)
             .map_or(u64::MAX, |&f| flows[f].start_cycle);
-        let sink = self.sink.front().map_or(u64::MAX, |e| e.0);
+        let sink = match self.sink.front() {
+            Some(e) if self.answers => e.0,
+            _ => u64::MAX,
+        };
         self.wake.min(start).min(self.events.next_time()).min(sink)
     }
 }
@@ -391,7 +398,7 @@ impl Switch {
 /// The cells that reached `nic`'s host by `now`: counted and order-checked; a packet's
 /// last cell hands the packet to its transport (`crate::transport::packet_in`).
 fn receive(nic: &mut Nic, now: u64, flows: &mut [FlowState], d: &Derived) {
-    while let Some(&(_, b)) = nic.sink.front().filter(|e| e.0 <= now) {
+    while let Some(&(at, b)) = nic.sink.front().filter(|e| e.0 <= now) {
         nic.sink.pop_front();
         let i = b.hdr.flow as usize;
         let Some(f) = flows.get_mut(i) else {
@@ -405,7 +412,7 @@ fn receive(nic: &mut Nic, now: u64, flows: &mut [FlowState], d: &Derived) {
         }
         f.last_key = key;
         if b.eop() {
-            transport::packet_in(nic, flows, i, &b.hdr, now, d);
+            transport::packet_in(nic, flows, i, &b.hdr, at, d);
         }
     }
     // What the transports sent waits for the NIC's next step.

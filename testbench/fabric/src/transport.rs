@@ -321,8 +321,8 @@ fn dcqcn_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived
 }
 
 /// A whole packet of flow `f` (`hdr` its last cell's header) reached `nic`'s host at
-/// `now`: the receiver of a data flow takes it (and answers), the sender of a feedback
-/// flow's data flow reacts to it.
+/// `now` (a host that answers takes it then; one that does not, maybe later): the receiver
+/// of a data flow takes it (and answers), the sender of a feedback flow's data flow reacts.
 pub(crate) fn packet_in(
     nic: &mut Nic,
     flows: &mut [FlowState],
