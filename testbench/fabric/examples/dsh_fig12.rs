@@ -6,6 +6,7 @@ use fabric::deadlock::DeadlockOptions;
 use fabric::flows::Flow;
 use fabric::generate::LeafSpine;
 use fabric::routing::Ecmp;
+use fabric::transport::Transports;
 use fabric::units::Picos;
 use fabric::{Network, RunOptions};
 use hw_model::{Policy, SwitchConfig};
@@ -54,7 +55,13 @@ fn main() -> ExitCode {
         buffer_bytes: mib << 20,
         ..SwitchConfig::tomahawk()
     };
-    let mut net = match Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, |_| cfg.clone()) {
+    let mut net = match Network::new(
+        topo,
+        &flows,
+        Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
+        |_| cfg.clone(),
+    ) {
         Ok(n) => n,
         Err(e) => {
             eprintln!("{e}");

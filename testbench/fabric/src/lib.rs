@@ -12,7 +12,9 @@
 //! - [`network`]: the network of cycle-level MMUs (issue 24, items 1, 2, 6, 7): one
 //!   `hw_model::Mmu` per switch, links carrying cells and PFC frames as timed messages
 //!   ([`link`]), hosts' NICs and sinks, the event-driven cycle loop; [`report`]: its
-//!   summary, checks and `fct.txt`; [`deadlock`]: the PFC deadlock detector.
+//!   summary, checks and `fct.txt`; [`deadlock`]: the PFC deadlock detector;
+//!   [`transport`]: the hosts' transports (open loop, TCP, DCTCP, DCQCN) with their ACKs
+//!   and CNPs sent through the fabric.
 //!
 //! Every reader returns a typed error naming the line and field and the allowed values
 //! ([`input::FieldError`]); a command line turns it into exit 2. See `docs/fabric.md`.
@@ -34,6 +36,7 @@ pub mod report;
 pub mod routing;
 mod switch;
 pub mod topology;
+pub mod transport;
 pub mod units;
 pub mod workload;
 

@@ -21,15 +21,17 @@ use crate::deadlock::{self, Deadlock, DeadlockOptions};
 use crate::flows::{self, Flow};
 use crate::link::{ArmedFault, Envelope, LinkFault, Message};
 use crate::report::{self, FabricSummary};
-use crate::routing::{Ecmp, Routes, Unreachable};
+use crate::routing::{self, Ecmp, Routes, Unreachable};
 use crate::switch::{FlowState, Nic, Port, PortEnd, Switch, SwitchError};
 use crate::topology::{NodeId, Topology};
+use crate::transport::{self, Sender, Transports};
 use hw_model::config::ConfigError;
-use hw_model::{Derived, SwitchConfig};
-use scenario::{default_proc_cycles, Arbitration, Link, MIN_PACKET_BYTES};
+use hw_model::{Derived, Ecn, PacketHdr, SwitchConfig};
+use scenario::{default_proc_cycles, Arbitration, FabricTransport, Link};
 use std::collections::VecDeque;
 use std::time::Instant;
 use stimulus::link_partner::LinkPartner;
+use stimulus::timeline::Timeline;
 use switch_run::sim::thread_cpu_seconds;
 use thiserror::Error;
 
@@ -46,6 +48,13 @@ pub enum BuildError {
         field: &'static str,
         value: u64,
         allowed: u64,
+    },
+    /// A switch with more links than its configuration's ports.
+    #[error("switch {switch}: ports: {links} links; allowed: at most {ports} (its configuration's ports: the profile's, or `ports` in [switch] or [[fabric.switch]])")]
+    Ports {
+        switch: NodeId,
+        links: usize,
+        ports: usize,
     },
     #[error(transparent)]
     Unreachable(#[from] Unreachable),
@@ -88,6 +97,7 @@ impl Network {
         topo: Topology,
         flows: &[Flow],
         ecmp: Ecmp,
+        transports: &Transports,
         config: impl Fn(NodeId) -> SwitchConfig,
     ) -> Result<Network, BuildError> {
         if flows.len() > u32::MAX as usize {
@@ -100,6 +110,12 @@ impl Network {
         for (i, &s) in topo.switches().iter().enumerate() {
             index[s as usize] = i;
         }
+        // Every closed-loop data flow has a feedback flow (ACKs, CNPs), after the data flows.
+        let closed = flows
+            .iter()
+            .filter(|f| transports.by_pg[f.pg as usize] != FabricTransport::OpenLoop)
+            .count();
+        let total_flows = flows.len() + closed;
         let prop = |link: usize| ps_to_cycles(topo.links()[link].delay.0, clock_hz).max(1);
         // Per host: (switch index, NIC index).
         let mut nic_of = vec![(usize::MAX, usize::MAX); topo.node_count()];
@@ -141,46 +157,72 @@ impl Network {
                     }
                 })
                 .collect();
-            let mut sw = Switch::new(node, i, d.clone(), ports, flows.len());
+            let mut sw = Switch::new(node, i, d.clone(), ports, total_flows);
             sw.nics = nics;
             switches.push(sw);
         }
         let tuples = flows::five_tuples(flows);
         let mut states = Vec::with_capacity(flows.len());
+        let mut feedback = Vec::new();
         for (f, (flow, tuple)) in flows.iter().zip(tuples).enumerate() {
-            let path = routes
-                .path(&topo, &ecmp, &tuple)
-                .ok_or_else(|| Unreachable {
-                    count: 1,
-                    pairs: vec![(flow.src, flow.dst)],
-                })?;
-            let hops: Vec<(usize, u8)> = path[1..]
-                .iter()
-                .map(|h| (index[h.node as usize], h.port as u8))
-                .collect();
-            let links = Routes::links_of(&topo, &path);
-            for (w, hop) in links.windows(2).zip(&path[1..]) {
-                let sw = &mut switches[index[hop.node as usize]];
-                let from = topo.ports(hop.node).iter().position(|&l| l == w[0]);
-                let n = sw.ports.len();
-                let from = from.expect("a path's links are ports of its nodes");
-                sw.turns[from * n + hop.port] |= 1 << flow.pg;
-            }
             let (s, n) = nic_of[flow.src as usize];
             let d = &derived[s];
-            states.push(FlowState {
-                flow: *flow,
-                tuple,
-                start_cycle: ps_to_cycles(flow.start.0, clock_hz),
-                hops,
-                cells: message_cells(flow.size, d),
-                received: 0,
-                last_key: 0,
-                reordered: 0,
-                done_at: None,
-                standalone_ns: standalone_ns(&topo, &links, flow.size, d),
-            });
+            let port = switches[s].nics[n].port;
+            let line_bps = d.rate_bps[port as usize];
+            let packets = flow.size.div_ceil(d.cfg.mtu_bytes as u64);
+            let sender =
+                transport::sender(&transports.by_pg[flow.pg as usize], packets, line_bps, d);
+            let route = Route {
+                topo: &topo,
+                routes: &routes,
+                ecmp: &ecmp,
+                index: &index,
+            };
+            let mut state = route.flow_state(&mut switches, f, *flow, tuple, d)?;
+            state.header.src = port;
+            state.packets = packets;
+            state.sender = sender;
+            if !matches!(state.sender, Sender::OpenLoop) {
+                state.feedback = Some(flows.len() + feedback.len());
+                feedback.push(f);
+            }
             switches[s].nics[n].flows.push(f);
+            states.push(state);
+        }
+        for of in feedback {
+            let data = &states[of];
+            let t = data.tuple;
+            let back = Flow {
+                src: data.flow.dst,
+                dst: data.flow.src,
+                pg: transports.feedback_pg.unwrap_or(data.flow.pg),
+                dport: t.sport,
+                size: 0,
+                start: data.flow.start,
+            };
+            let tuple = routing::FiveTuple {
+                src: t.dst,
+                dst: t.src,
+                sport: t.dport,
+                dport: t.sport,
+                protocol: t.protocol,
+            };
+            let (s, n) = nic_of[back.src as usize];
+            let route = Route {
+                topo: &topo,
+                routes: &routes,
+                ecmp: &ecmp,
+                index: &index,
+            };
+            let f = states.len();
+            let mut state = route.flow_state(&mut switches, f, back, tuple, &derived[s])?;
+            state.header.src = switches[s].nics[n].port;
+            state.sender = Sender::Feedback { of };
+            states.push(state);
+            for host in [back.src, back.dst] {
+                let (s, n) = nic_of[host as usize];
+                switches[s].nics[n].answers = true;
+            }
         }
         for nic in switches.iter_mut().flat_map(|s| s.nics.iter_mut()) {
             nic.flows.sort_by_key(|&f| (states[f].start_cycle, f));
@@ -328,6 +370,13 @@ fn switch_configs(
     for &node in topo.switches() {
         let links: Vec<_> = topo.ports(node).iter().map(|&l| &topo.links()[l]).collect();
         let mut cfg = config(node);
+        if links.len() > cfg.ports {
+            return Err(BuildError::Ports {
+                switch: node,
+                links: links.len(),
+                ports: cfg.ports,
+            });
+        }
         cfg.ports = links.len();
         // A profile's SRAM ports are sized for its own port count; a switch of fewer
         // ports writes and reads at most one cell per port and cycle.
@@ -381,16 +430,87 @@ fn nic(host: NodeId, port: usize, prop_cycles: u64, d: &Derived) -> Nic {
         next: 0,
         sink: VecDeque::new(),
         cells_sent: 0,
+        events: Timeline::new(),
+        answers: false,
     }
 }
 
-/// Cells of a message of `size` bytes cut at the MTU, the last packet padded to the
-/// minimum frame (`stimulus::packet_run::PacketRun::message`).
-fn message_cells(size: u64, d: &Derived) -> u64 {
-    let mtu = d.cfg.mtu_bytes as u64;
-    let packets = size.div_ceil(mtu);
-    let last = (size - (packets - 1) * mtu).max(MIN_PACKET_BYTES as u64);
-    (packets - 1) * d.cells_for(mtu as u32) as u64 + d.cells_for(last as u32) as u64
+/// What routes a flow: the topology, its routes, ECMP and each node's switch index.
+struct Route<'a> {
+    topo: &'a Topology,
+    routes: &'a Routes,
+    ecmp: &'a Ecmp,
+    index: &'a [usize],
+}
+
+impl Route<'_> {
+    /// The state of flow `f` (5-tuple `tuple`, from a host under a switch configured as `d`)
+    /// before it starts: its route, which also marks the turns it takes at each switch
+    /// (`Switch::turns`, for the deadlock detector).
+    fn flow_state(
+        &self,
+        switches: &mut [Switch],
+        f: usize,
+        flow: Flow,
+        tuple: routing::FiveTuple,
+        d: &Derived,
+    ) -> Result<FlowState, BuildError> {
+        let (topo, index) = (self.topo, self.index);
+        let path = self
+            .routes
+            .path(topo, self.ecmp, &tuple)
+            .ok_or_else(|| Unreachable {
+                count: 1,
+                pairs: vec![(flow.src, flow.dst)],
+            })?;
+        let hops: Vec<(usize, u8)> = path[1..]
+            .iter()
+            .map(|h| (index[h.node as usize], h.port as u8))
+            .collect();
+        let links = Routes::links_of(topo, &path);
+        for (w, hop) in links.windows(2).zip(&path[1..]) {
+            let sw = &mut switches[index[hop.node as usize]];
+            let from = topo.ports(hop.node).iter().position(|&l| l == w[0]);
+            let n = sw.ports.len();
+            let from = from.expect("a path's links are ports of its nodes");
+            sw.turns[from * n + hop.port] |= 1 << flow.pg;
+        }
+        let header = PacketHdr {
+            flow: f as u32,
+            seq: 0,
+            src: 0,
+            dst: hops[0].1,
+            prio: flow.pg,
+            len: 0,
+            tuple: hw_model::FiveTuple {
+                src_ip: routing::ipv4_of(tuple.src),
+                dst_ip: routing::ipv4_of(tuple.dst),
+                src_port: tuple.sport,
+                dst_port: tuple.dport,
+                proto: tuple.protocol,
+            },
+            cm_tag: None,
+            ecn: Ecn::NotEct,
+        };
+        Ok(FlowState {
+            flow,
+            tuple,
+            start_cycle: ps_to_cycles(flow.start.0, d.clock_hz),
+            hops,
+            header,
+            packets: 0,
+            next_tx: 0,
+            carried: Default::default(),
+            sender: Sender::OpenLoop,
+            receiver: Default::default(),
+            feedback: None,
+            received: 0,
+            last_key: 0,
+            reordered: 0,
+            done_at: None,
+            standalone_ns: standalone_ns(topo, &links, flow.size, d),
+        })
+    }
 }
 
 /// HPCC's standalone FCT for the fabric: the path's propagation delay plus the message's

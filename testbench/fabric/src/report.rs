@@ -16,6 +16,7 @@ use crate::deadlock::Deadlock;
 use crate::routing::ipv4_of;
 use crate::switch::{FlowState, PortEnd, Switch};
 use crate::topology::{LinkId, NodeId, Topology};
+use crate::transport::{Sender, SenderStats};
 use hw_model::DropReason;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -95,6 +96,8 @@ pub struct FlowFct {
     pub fct_ns: Option<u64>,
     pub standalone_ns: u64,
     pub slowdown: Option<f64>,
+    /// Its sender's transport and counters at the end.
+    pub sender: SenderStats,
 }
 
 /// A network run's results.
@@ -148,6 +151,21 @@ impl FabricSummary {
     }
 }
 
+impl FabricSummary {
+    /// Per closed-loop transport in use: its flows, rate or window cuts and the
+    /// congestion feedback (CNPs, ECE ACKs) their senders received.
+    fn transports(&self) -> BTreeMap<&'static str, (u64, u64, u64)> {
+        let mut t: BTreeMap<&'static str, (u64, u64, u64)> = BTreeMap::new();
+        for s in self.fct.iter().map(|f| &f.sender) {
+            if s.transport != "open_loop" {
+                let e = t.entry(s.transport).or_default();
+                *e = (e.0 + 1, e.1 + s.cuts, e.2 + s.cnps + s.ece_acks);
+            }
+        }
+        t
+    }
+}
+
 impl fmt::Display for FabricSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let row = |f: &mut fmt::Formatter<'_>, k: &str, v: &dyn fmt::Display| {
@@ -161,6 +179,10 @@ impl fmt::Display for FabricSummary {
             self.cycles
         )?;
         row(f, "flows completed", &self.flows_completed)?;
+        for (name, (n, cuts, feedback)) in self.transports() {
+            let what = format!("{n} flows, {feedback} CNPs or ECE ACKs received, {cuts} cuts");
+            row(f, &format!("transport {name}"), &what)?;
+        }
         row(f, "cells injected", &self.cells_injected)?;
         row(f, "cells delivered", &self.cells_delivered)?;
         row(f, "cells dropped (lossless)", &self.cells_dropped_lossless)?;
@@ -268,8 +290,11 @@ pub(crate) fn summarize(
         }
     }
     let ns = |cycles: u64| (cycles as u128 * 1_000_000_000 / clock_hz as u128) as u64;
-    let fct: Vec<FlowFct> = flows
+    // The data flows; their feedback flows (ACKs, CNPs) follow them.
+    let data = flows
         .iter()
+        .take_while(|f| !matches!(f.sender, Sender::Feedback { .. }));
+    let fct: Vec<FlowFct> = data
         .enumerate()
         .map(|(i, f)| {
             let fct_ns = f.done_at.map(|d| ns(d - f.start_cycle));
@@ -286,14 +311,15 @@ pub(crate) fn summarize(
                 fct_ns,
                 standalone_ns: f.standalone_ns,
                 slowdown: fct_ns.map(|x| x as f64 / f.standalone_ns.max(1) as f64),
+                sender: f.sender.stats(),
             }
         })
         .collect();
     FabricSummary {
         cycles: end,
         clock_hz,
-        flows: flows.len(),
-        flows_completed: flows.iter().filter(|f| f.done_at.is_some()).count(),
+        flows: fct.len(),
+        flows_completed: fct.iter().filter(|f| f.fct_ns.is_some()).count(),
         cells_injected: injected,
         cells_delivered: delivered,
         cells_dropped_lossless: dropped_lossless,

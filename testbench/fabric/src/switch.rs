@@ -19,10 +19,11 @@ use crate::flows::Flow;
 use crate::link::{Envelope, Message, PortStats};
 use crate::routing;
 use crate::topology::{LinkId, NodeId};
-use hw_model::{Beat, Derived, Ecn, Inputs, InvariantError, Mmu, Outputs, PacketHdr, PfcFrame};
+use crate::transport::{self, Carried, Event, Receiver, Sender};
+use hw_model::{Beat, Derived, Inputs, InvariantError, Mmu, Outputs, PacketHdr, PfcFrame};
 use std::collections::VecDeque;
 use stimulus::link_partner::LinkPartner;
-use stimulus::packet_run::PacketRun;
+use stimulus::timeline::Timeline;
 use switch_run::monitor::{self, CellTxn, TxnKind};
 use switch_run::scoreboard::Scoreboard;
 
@@ -34,13 +35,25 @@ pub(crate) struct FlowState {
     pub start_cycle: u64,
     /// Per switch on the path, in order: (switch index, egress port).
     pub hops: Vec<(usize, u8)>,
-    /// Cells of all its packets.
-    pub cells: u64,
+    /// The header of its packets as its source's NIC sends them (`seq`, `len` and `ecn`
+    /// set per packet).
+    pub header: PacketHdr,
+    /// Packets of the message (cut at the MTU); 0 for a feedback flow.
+    pub packets: u64,
+    /// The next packet's `seq` (transmissions, retransmissions included).
+    pub next_tx: u32,
+    /// What its packets in flight carry (`crate::transport`).
+    pub carried: Carried,
+    pub sender: Sender,
+    pub receiver: Receiver,
+    /// The flow its receiver answers on (ACKs, CNPs), if closed loop.
+    pub feedback: Option<usize>,
+    /// Cells received, of any packet.
     pub received: u64,
     /// The highest `(seq, idx)` received, as [`order_key`] (0: none yet).
     pub last_key: u64,
     pub reordered: u64,
-    /// The cycle its last cell reached the receiver.
+    /// The cycle its receiver had every packet in order.
     pub done_at: Option<u64>,
     pub standalone_ns: u64,
 }
@@ -94,16 +107,27 @@ pub(crate) struct Nic {
     /// Cells the ToR sent toward the host: (cycle they reach it, beat).
     pub sink: VecDeque<(u64, Beat)>,
     pub cells_sent: u64,
+    /// The transports' timers and paced sends (`crate::transport`).
+    pub events: Timeline<Event>,
+    /// Whether a closed-loop flow ends or starts here: the sink must take each packet when
+    /// it arrives, to answer it or react. Otherwise it is drained when the switch steps
+    /// anyway (a packet's arrival cycle is kept), which costs no step of its own.
+    pub answers: bool,
 }
 
 impl Nic {
-    /// The first cycle at which this NIC has something to do.
+    /// The first cycle at which this NIC has something to do: the partner, a flow's start,
+    /// a transport's event, a cell reaching the host.
     fn next_event(&self, flows: &[FlowState]) -> u64 {
         let start = self
             .flows
             .get(self.next)
             .map_or(u64::MAX, |&f| flows[f].start_cycle);
-        self.wake.min(start)
+        let sink = match self.sink.front() {
+            Some(e) if self.answers => e.0,
+            _ => u64::MAX,
+        };
+        self.wake.min(start).min(self.events.next_time()).min(sink)
     }
 }
 
@@ -217,26 +241,27 @@ impl Switch {
         }
         self.departures(now, outbox);
         self.pfc_out(now, outbox);
+        let d = self.mmu.config();
         for nic in &mut self.nics {
-            receive(nic, now, flows);
+            receive(nic, now, flows, d);
         }
         self.wake = self.next_event(flows);
         Ok(())
     }
 
-    /// Hand the flows starting now to their NICs and step the NICs that are due.
-    fn nics_send(&mut self, now: u64, flows: &[FlowState]) {
+    /// Start the flows starting now, fire the transports' events due and step the NICs
+    /// that are due.
+    fn nics_send(&mut self, now: u64, flows: &mut [FlowState]) {
         let d = self.mmu.config();
         for nic in &mut self.nics {
             while let Some(&f) = nic.flows.get(nic.next) {
-                let fs = &flows[f];
-                if fs.start_cycle > now {
+                if flows[f].start_cycle > now {
                     break;
                 }
-                nic.partner.enqueue(first_packet(fs, f, nic.port, d));
                 nic.next += 1;
-                nic.wake = now;
+                transport::start(nic, flows, f, now, d);
             }
+            transport::fire_due(nic, flows, now, d);
             if nic.wake > now {
                 continue;
             }
@@ -363,52 +388,35 @@ impl Switch {
 
     /// The sinks take every cell that reached them before `end`.
     pub fn finish(&mut self, end: u64, flows: &mut [FlowState]) {
+        let d = self.mmu.config();
         for nic in &mut self.nics {
-            receive(nic, end.saturating_sub(1), flows);
+            receive(nic, end.saturating_sub(1), flows, d);
         }
     }
 }
 
-/// The first packet of flow `f` (index `flow`) and the rest of it behind, as a message
-/// cut at the MTU, from the NIC on ToR port `port`.
-fn first_packet(fs: &FlowState, flow: usize, port: u8, d: &Derived) -> PacketRun {
-    let t = &fs.tuple;
-    let hdr = PacketHdr {
-        flow: flow as u32,
-        seq: 0,
-        src: port,
-        dst: fs.hops[0].1,
-        prio: fs.flow.pg,
-        len: 0,
-        tuple: hw_model::FiveTuple {
-            src_ip: routing::ipv4_of(t.src),
-            dst_ip: routing::ipv4_of(t.dst),
-            src_port: t.sport,
-            dst_port: t.dport,
-            proto: t.protocol,
-        },
-        cm_tag: None,
-        ecn: Ecn::NotEct,
-    };
-    PacketRun::message(hdr, fs.flow.size, d.cfg.mtu_bytes)
-}
-
-/// The cells that reached `nic`'s host by `now`: counted, order-checked, completing flows.
-fn receive(nic: &mut Nic, now: u64, flows: &mut [FlowState]) {
+/// The cells that reached `nic`'s host by `now`: counted and order-checked; a packet's
+/// last cell hands the packet to its transport (`crate::transport::packet_in`).
+fn receive(nic: &mut Nic, now: u64, flows: &mut [FlowState], d: &Derived) {
     while let Some(&(at, b)) = nic.sink.front().filter(|e| e.0 <= now) {
         nic.sink.pop_front();
-        let Some(f) = flows.get_mut(b.hdr.flow as usize) else {
+        let i = b.hdr.flow as usize;
+        let Some(f) = flows.get_mut(i) else {
             continue;
         };
+        f.received += 1;
         let key = order_key(b.hdr.seq, b.idx);
         if key <= f.last_key || f.flow.dst != nic.host {
             f.reordered += 1;
-        } else {
-            f.last_key = key;
+            continue;
         }
-        f.received += 1;
-        if f.received == f.cells {
-            f.done_at = Some(at);
+        f.last_key = key;
+        if b.eop() {
+            transport::packet_in(nic, flows, i, &b.hdr, at, d);
         }
+    }
+    // What the transports sent waits for the NIC's next step.
+    if nic.wake <= now {
+        nic.wake = now + 1;
     }
 }

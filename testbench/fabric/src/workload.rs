@@ -87,6 +87,10 @@ pub struct Poisson {
     pub duration: Picos,
     pub seed: u64,
     pub template: FlowTemplate,
+    /// The hosts that send (empty: every host) and those they send to (empty: every
+    /// host), each flow to a uniformly drawn one of `to` other than its source.
+    pub from: Vec<NodeId>,
+    pub to: Vec<NodeId>,
 }
 
 /// A uniform draw in [0, 1) with 53 bits.
@@ -140,9 +144,30 @@ impl Poisson {
         if !(self.load > 0.0 && self.load <= 1.0) {
             return Err(key_error("load", self.load, "0 < load <= 1"));
         }
-        let hosts: Vec<NodeId> = topo.hosts().collect();
-        if hosts.len() < 2 {
-            return Err(key_error("hosts", hosts.len(), "2 or more in the topology"));
+        let all: Vec<NodeId> = topo.hosts().collect();
+        if all.len() < 2 {
+            return Err(key_error("hosts", all.len(), "2 or more in the topology"));
+        }
+        let pick = |key: &'static str, set: &[NodeId]| -> Result<Vec<NodeId>, WorkloadError> {
+            if set.is_empty() {
+                return Ok(all.clone());
+            }
+            let mut v = set
+                .iter()
+                .map(|&h| checked_host(topo, key, h))
+                .collect::<Result<Vec<_>, _>>()?;
+            v.sort_unstable();
+            v.dedup();
+            Ok(v)
+        };
+        let hosts = pick("from", &self.from)?;
+        let to = pick("to", &self.to)?;
+        if let Some(&h) = hosts.iter().find(|&&h| to == [h]) {
+            return Err(key_error(
+                "to",
+                h,
+                format!("hosts other than the only sender {h}"),
+            ));
         }
         let rates = hosts
             .iter()
@@ -168,11 +193,12 @@ impl Poisson {
                     break;
                 }
                 // Uniform over the others: index past the source's own.
-                let k = below(&mut rng, hosts.len() - 1);
-                let dst = if hosts[k] >= src {
-                    hosts[k + 1]
-                } else {
-                    hosts[k]
+                let dst = match to.binary_search(&src) {
+                    Ok(own) => {
+                        let k = below(&mut rng, to.len() - 1);
+                        to[if k >= own { k + 1 } else { k }]
+                    }
+                    Err(_) => to[below(&mut rng, to.len())],
                 };
                 let size = loop {
                     let size = self.cdf.size_at(unit(&mut rng));
@@ -314,6 +340,8 @@ mod tests {
             duration: Picos::micros(200_000),
             seed,
             template: FlowTemplate::default(),
+            from: Vec::new(),
+            to: Vec::new(),
         }
     }
 

@@ -8,18 +8,24 @@ use fabric::generate::LeafSpine;
 use fabric::link::LinkFault;
 use fabric::routing::Ecmp;
 use fabric::topology::{Header, Link, NodeId, Topology};
+use fabric::transport::Transports;
 use fabric::units::{BitRate, Picos};
 use fabric::{FabricSummary, Network, RunOptions};
+use hw_model::config::EcnConfig;
 use hw_model::{Policy, SwitchConfig};
 use proptest::prelude::*;
+use scenario::params::DcqcnParams;
+use scenario::{FabricTransport, TcpParams};
 
 const GBPS: u64 = 1_000_000_000;
 
 /// A small switch: one lossless class (3, the flows' priority group), so that the SIH
-/// headroom of every port fits the buffer.
+/// headroom of every port fits the buffer; up to 16 ports (the random fabrics' switches
+/// have up to 10 links).
 fn small(policy: Policy) -> SwitchConfig {
     SwitchConfig {
         policy,
+        ports: 16,
         lossless_priorities: vec![3],
         buffer_bytes: 1 << 20,
         ..SwitchConfig::small()
@@ -88,7 +94,14 @@ fn run_with(
     end_cycle: u64,
     fault: Option<LinkFault>,
 ) -> FabricSummary {
-    let mut net = Network::new(topo, flows, Ecmp { fabric_seed: 1 }, |_| small(policy)).unwrap();
+    let mut net = Network::new(
+        topo,
+        flows,
+        Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
+        |_| small(policy),
+    )
+    .unwrap();
     if let Some(f) = fault {
         net.inject_fault(f);
     }
@@ -221,6 +234,7 @@ fn a_corrupt_switch_model_is_caught() {
         two_switches(),
         &incast_flows(),
         Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
         |_| small(Policy::Sih),
     )
     .unwrap();
@@ -257,7 +271,14 @@ fn dsh_fig12(failed: bool, end_cycle: u64) -> FabricSummary {
         buffer_bytes: 4 << 20,
         ..SwitchConfig::tomahawk()
     };
-    let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, |_| cfg.clone()).unwrap();
+    let mut net = Network::new(
+        topo,
+        &flows,
+        Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
+        |_| cfg.clone(),
+    )
+    .unwrap();
     net.run(&options(end_cycle, true)).unwrap()
 }
 
@@ -341,21 +362,157 @@ fn random_fabric() -> impl Strategy<Value = (Topology, Vec<Flow>)> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// On random small fabrics under each policy, every check holds: conservation, no
-    /// lossless drop, no reordering; and every flow completes (open-loop flows this
-    /// short cannot freeze a ring for the detector's hold time).
+    /// On random small fabrics under each policy and transport, every check holds with the
+    /// ACKs and CNPs counted: conservation, no lossless drop, no reordering; and every flow
+    /// completes (flows this short cannot freeze a ring for the detector's hold time).
     #[test]
     fn random_small_fabrics_keep_every_check(
         (topo, mut flows) in random_fabric(),
         policy in prop_oneof![Just(Policy::Sih), Just(Policy::Dsh), Just(Policy::L2bm)],
+        transport in prop_oneof![
+            Just(FabricTransport::OpenLoop),
+            Just(tcp(false)),
+            Just(tcp(true)),
+            Just(dcqcn()),
+        ],
         seed: u32,
     ) {
         flows.sort_by_key(|f| f.start);
-        let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: seed }, |_| small(policy)).unwrap();
+        let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: seed }, &all(transport), |_| small(policy)).unwrap();
         let s = net.run(&options(300_000, false)).unwrap();
         prop_assert!(s.ok(), "{}", s);
         prop_assert_eq!(&s.deadlock, &None);
         prop_assert_eq!(s.flows_completed, flows.len(), "{}", s);
         prop_assert_eq!(s.cells_delivered, s.cells_injected);
     }
+}
+
+/// DCQCN's parameters of the paper (`DcqcnParams`), the line rate set by the network.
+fn dcqcn() -> FabricTransport {
+    type D = DcqcnParams;
+    FabricTransport::Dcqcn(DcqcnParams {
+        g: D::G,
+        k_ns: D::K_US * 1000,
+        t_ns: D::T_US * 1000,
+        b_bytes: D::B_BYTES,
+        f: D::F,
+        r_ai_bps: 400_000_000,
+        r_hai_bps: 1_000_000_000,
+        n_ns: D::N_US * 1000,
+        min_rate_bps: D::MIN_RATE_MBPS * 1_000_000,
+        cnp_delay_ns: 0,
+        line_bps: 0,
+    })
+}
+
+fn tcp(dctcp: bool) -> FabricTransport {
+    FabricTransport::Tcp(TcpParams {
+        base_rtt_us: TcpParams::BASE_RTT_US,
+        min_rto_us: 200,
+        max_rto_us: 200 * TcpParams::MAX_RTO_FACTOR,
+        init_cwnd: TcpParams::INIT_CWND,
+        flow_bytes: None,
+        karn: false,
+        dctcp_shift_g: dctcp.then_some(TcpParams::DCTCP_SHIFT_G),
+        ns2: None,
+    })
+}
+
+/// Every priority group runs `t`; feedback on the data's group.
+fn all(t: FabricTransport) -> Transports {
+    Transports {
+        by_pg: [t; 8],
+        feedback_pg: None,
+    }
+}
+
+/// Four senders under switch 5 into host 4 under switch 6, 1 MB each: the link between
+/// the switches and host 4's link congest. Class 3 lossless, or lossy with `lossy`; ECN
+/// marks class 3 above 30 kB (a step, as DCTCP's K).
+fn dumbbell(t: FabricTransport, lossy: bool, end_cycle: u64) -> FabricSummary {
+    let topo = topology(&[4, 1], &[(0, 1, 1000)]);
+    let flows: Vec<Flow> = (0..4).map(|s| flow(s, 4, 1_000_000, 0)).collect();
+    let cfg = SwitchConfig {
+        lossless_priorities: if lossy { vec![] } else { vec![3] },
+        ecn: EcnConfig {
+            priorities: vec![3],
+            kmin: 30_000,
+            kmax: 30_000,
+            ..EcnConfig::default()
+        },
+        ..small(Policy::Sih)
+    };
+    let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, &all(t), |_| {
+        cfg.clone()
+    })
+    .unwrap();
+    net.run(&options(end_cycle, false)).unwrap()
+}
+
+fn paused(s: &FabricSummary) -> u64 {
+    s.links.iter().map(|l| l.pfc_pause_frames).sum()
+}
+
+/// DCQCN through the fabric: the receiver's CNPs cross both switches back to the senders,
+/// which cut their rates; the congested class pauses far less than with the same flows
+/// open loop, and every check holds with the CNPs counted.
+#[test]
+fn dcqcn_senders_cut_their_rates_on_cnps_that_crossed_the_fabric() {
+    let s = dumbbell(dcqcn(), false, 800_000);
+    assert!(s.ok(), "{s}");
+    assert_eq!(s.flows_completed, 4, "{s}");
+    for f in &s.fct {
+        assert_eq!(f.sender.transport, "dcqcn");
+        assert!(f.sender.cnps > 0 && f.sender.cuts > 0, "{:?}", f.sender);
+    }
+    assert!(s.cells_injected > s.fct.len() as u64, "CNPs are cells too");
+    let open = dumbbell(FabricTransport::OpenLoop, false, 800_000);
+    assert!(open.ok(), "{open}");
+    assert!(
+        paused(&s) < paused(&open),
+        "DCQCN {} PAUSE frames, open loop {}",
+        paused(&s),
+        paused(&open)
+    );
+}
+
+/// DCTCP through the fabric on a lossy class: the ACKs echo the marks, the senders cut
+/// their windows and keep the queue below the drop point; Reno on the same lossy class
+/// (its packets are not ECN-capable) fills the buffer and loses packets, and recovers.
+#[test]
+fn dctcp_senders_cut_their_windows_on_ece_acks_that_crossed_the_fabric() {
+    let s = dumbbell(tcp(true), true, 800_000);
+    assert!(s.ok(), "{s}");
+    assert_eq!(s.flows_completed, 4, "{s}");
+    for f in &s.fct {
+        assert_eq!(f.sender.transport, "dctcp");
+        assert!(f.sender.ece_acks > 0 && f.sender.cuts > 0, "{:?}", f.sender);
+    }
+    assert_eq!(s.cells_dropped_lossy, 0, "{s}");
+    let reno = dumbbell(tcp(false), true, 800_000);
+    assert!(reno.ok(), "{reno}");
+    assert!(reno.cells_dropped_lossy > 0, "{reno}");
+    assert!(reno.fct.iter().any(|f| f.sender.retransmits > 0), "{reno}");
+}
+
+/// A switch with more links than its configuration's ports is refused, naming it.
+#[test]
+fn a_switch_with_more_links_than_ports_is_refused() {
+    let cfg = SwitchConfig {
+        ports: 2,
+        ..small(Policy::Sih)
+    };
+    let e = Network::new(
+        two_switches(),
+        &incast_flows(),
+        Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
+        |_| cfg.clone(),
+    )
+    .err()
+    .expect("3 links on 2 ports");
+    assert_eq!(
+        e.to_string().split(" (").next().unwrap(),
+        "switch 4: ports: 3 links; allowed: at most 2"
+    );
 }

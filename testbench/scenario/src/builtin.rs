@@ -81,6 +81,16 @@ pub static BUILTINS: &[Builtin] = &[
         description: "shaped like the Occamy RTL switch core: 8 ports, 2047 cells of 64 B, one cell per cycle in and out, lossy DT alpha = 8; 64 B packets at full load (speed comparison)",
         toml: occamy_shaped,
     },
+    Builtin {
+        name: "dsh-deadlock",
+        description: "network: DSH Fig. 12, the 2-spine, 4-leaf leaf-spine with S0-L3 and S1-L0 failed; fan-in 8 L0->L3, L3->L0, L1->L2, L2->L1, DCQCN, Hadoop sizes, Poisson at load 0.5 on the receivers' links, SIH: the cyclic buffer dependency S0->L1->S1->L2->S0",
+        toml: dsh_deadlock,
+    },
+    Builtin {
+        name: "l2bm-clos",
+        description: "network: L2BM's three-layer Clos (2 core, 4 aggregation, 4 ToR switches, 32 servers per ToR at 25G, 4 MB each), 16 servers per ToR RDMA (DCQCN, load 0.4) and 16 TCP (DCTCP, load 0.8), web search sizes, L2BM",
+        toml: l2bm_clos,
+    },
 ];
 
 /// Look up a built-in scenario by name.
@@ -599,5 +609,124 @@ pattern = "constant"
 rate_gbps = 50
 "#,
     );
+    s
+}
+
+/// DSH's Fig. 12 (seed 000, section V; docs/fabric.md): `LeafSpine::dsh()` (hosts 0-63
+/// under leaves L0-L3 = 64-67, spines S0, S1 = 68, 69) with S0-L3 and S1-L0 failed, so
+/// the four fan-ins close the cycle S0 -> L1 -> S1 -> L2 -> S0. Each fan-in: 8 hosts of
+/// one leaf send Hadoop-sized flows (ns3-datacenter's CDF) with Poisson arrivals to the
+/// last host of the other leaf, together at load 0.5 of its 100G link (0.5 / 8 of each
+/// sender's link). DCQCN on the lossless class 3 with the switch's ECN marking on it.
+/// Short by default (5 ms; the paper runs 100 ms).
+fn dsh_deadlock() -> String {
+    const FAN_IN: u32 = 8;
+    let mut s = header("dsh-deadlock");
+    s.push_str(
+        r#"[switch]
+profile = "tomahawk"
+policy = "sih"
+lossless_priorities = [3]
+buffer_bytes = 4194304
+
+[switch.ecn]
+priorities = [3]
+
+[run]
+cycles = 5_000_000
+
+[fabric]
+failed_links = [[68, 67], [69, 64]]
+
+[fabric.leaf_spine]
+leaves = 4
+spines = 2
+hosts_per_leaf = 16
+host_link_gbps = 100
+host_link_delay_ns = 2000
+fabric_link_gbps = 400
+fabric_link_delay_ns = 2000
+
+[[fabric.transport]]
+pg = 3
+dcqcn = {}
+"#,
+    );
+    for (seed, (from, to)) in [(0u32, 3u32), (3, 0), (1, 2), (2, 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let senders: Vec<String> = (0..FAN_IN).map(|i| (from * 16 + i).to_string()).collect();
+        let _ = write!(
+            s,
+            "\n[[fabric.workload]]\nkind = \"poisson\"\ncdf = \"hadoop\"\nbase = \"host-link\"\n\
+             load = {}\nduration_us = 5000\nfrom = [{}]\nto = [{}]\nseed = {}\n",
+            0.5 / FAN_IN as f64,
+            senders.join(", "),
+            to * 16 + 15,
+            seed + 1
+        );
+    }
+    s
+}
+
+/// L2BM's evaluation (seed 002, section IV, Fig. 6; `Clos::l2bm()`): hosts 0-127, 32 under
+/// each ToR; the first 16 of each ToR send RDMA (DCQCN, lossless class 3, load 0.4) to the
+/// other RDMA hosts, the last 16 TCP (DCTCP, lossy class 1, load 0.8) to the other TCP
+/// hosts, web search sizes, Poisson arrivals at the load of their 25G links. ECN on both
+/// classes (DCQCN's RED curve). 1 ms by default.
+fn l2bm_clos() -> String {
+    let mut s = header("l2bm-clos");
+    s.push_str(
+        r#"[switch]
+profile = "tomahawk"
+# A ToR has 32 servers and 2 aggregation switches.
+ports = 34
+policy = "l2bm"
+lossless_priorities = [3]
+buffer_bytes = 4194304
+
+[switch.ecn]
+priorities = [1, 3]
+
+[run]
+cycles = 1_000_000
+
+[fabric.clos]
+pods = 2
+tors_per_pod = 2
+aggs_per_pod = 2
+cores = 2
+servers_per_tor = 32
+host_link_gbps = 25
+host_link_delay_ns = 1000
+tor_agg_link_gbps = 100
+tor_agg_link_delay_ns = 1000
+agg_core_link_gbps = 100
+agg_core_link_delay_ns = 5000
+
+[[fabric.transport]]
+pg = 3
+dcqcn = {}
+
+[[fabric.transport]]
+pg = 1
+tcp = { cc = "dctcp" }
+"#,
+    );
+    let hosts = |first: u32| -> String {
+        let v: Vec<String> = (0..4)
+            .flat_map(|tor| (0..16).map(move |i| (tor * 32 + first + i).to_string()))
+            .collect();
+        v.join(", ")
+    };
+    for (pg, load, first) in [(3, 0.4, 0), (1, 0.8, 16)] {
+        let _ = write!(
+            s,
+            "\n[[fabric.workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nbase = \"host-link\"\n\
+             load = {load}\nduration_us = 1000\npg = {pg}\nseed = {pg}\nfrom = [{h}]\nto = [{h}]\n",
+            h = hosts(first)
+        );
+    }
     s
 }

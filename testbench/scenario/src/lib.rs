@@ -519,11 +519,25 @@ impl EcmRpSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FabricSpec {
-    /// An ns-3 topology file, relative to the scenario file; or `leaf_spine`.
+    /// An ns-3 topology file, relative to the scenario file; or `leaf_spine`, `clos` or
+    /// `fat_tree`.
     pub topology: Option<String>,
     pub leaf_spine: Option<LeafSpineSpec>,
-    /// An ns-3 flow file, relative to the scenario file.
-    pub flow_file: String,
+    pub clos: Option<ClosSpec>,
+    pub fat_tree: Option<FatTreeSpec>,
+    /// An ns-3 flow file, relative to the scenario file; or `[[fabric.workload]]`.
+    pub flow_file: Option<String>,
+    #[serde(default)]
+    pub workload: Vec<WorkloadSpec>,
+    /// `[[fabric.transport]]`: what each priority group's flows run (default open loop).
+    #[serde(default)]
+    pub transport: Vec<TransportSpec>,
+    /// The priority group of ACKs and CNPs (0..=7; default: the data's own).
+    pub feedback_pg: Option<u8>,
+    /// `[[fabric.switch]]`: configurations of some switches other than `[switch]`'s,
+    /// parsed with `[switch]` (so not by serde).
+    #[serde(skip)]
+    pub switch: Vec<SwitchOverride>,
     /// Links failed, each by its two end nodes.
     #[serde(default)]
     pub failed_links: Vec<[u32; 2]>,
@@ -541,6 +555,168 @@ fn default_ecmp_seed() -> u32 {
     1
 }
 
+/// `[[fabric.switch]]`: the switches `nodes` (node ids) or those of `layer` (1: the
+/// switches with hosts, 2: those one hop above, ...) take `config`: `[switch]` with this
+/// entry's other keys in place of its own. A later entry wins.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchOverride {
+    pub nodes: Vec<u32>,
+    pub layer: Option<u32>,
+    pub config: SwitchConfig,
+}
+
+/// `[[fabric.switch]]` entries (`value`, if given) over the `[switch]` table `base`.
+fn switch_overrides(
+    value: Option<toml::Value>,
+    base: &toml::Table,
+) -> Result<Vec<SwitchOverride>, ScenarioError> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let toml::Value::Array(entries) = value else {
+        return Err(ScenarioError::new(
+            "fabric.switch",
+            "not an array of tables; allowed: [[fabric.switch]] entries",
+        ));
+    };
+    let mut out = Vec::new();
+    for (i, entry) in entries.into_iter().enumerate() {
+        let at = |k: &str| format!("fabric.switch[{i}].{k}");
+        let toml::Value::Table(mut t) = entry else {
+            return Err(ScenarioError::new(
+                at("").trim_end_matches('.'),
+                "not a table",
+            ));
+        };
+        let nodes: Vec<u32> = match t.remove("nodes") {
+            None => Vec::new(),
+            Some(v) => v.try_into().map_err(|_| {
+                ScenarioError::new(at("nodes"), "not a list of node ids; allowed: [0, 1, ...]")
+            })?,
+        };
+        let layer = match t.remove("layer") {
+            None => None,
+            Some(toml::Value::Integer(l)) if (1..=16).contains(&l) => Some(l as u32),
+            Some(v) => {
+                return Err(ScenarioError::new(
+                    at("layer"),
+                    format!("{v}; allowed: 1..=16"),
+                ))
+            }
+        };
+        if nodes.is_empty() == layer.is_none() {
+            return Err(ScenarioError::new(
+                at("nodes"),
+                "give exactly one of nodes (a list of switch ids) and layer",
+            ));
+        }
+        let mut merged = base.clone();
+        merged.extend(t);
+        let config = parse_switch(merged).map_err(|e| {
+            let key = e
+                .field
+                .strip_prefix("switch.")
+                .unwrap_or(&e.field)
+                .to_string();
+            ScenarioError::new(at(&key), e.message)
+        })?;
+        out.push(SwitchOverride {
+            nodes,
+            layer,
+            config,
+        });
+    }
+    Ok(out)
+}
+
+/// `[fabric.clos]`: a three-layer Clos (`fabric::generate::Clos`), rates in Gb/s, delays
+/// in ns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClosSpec {
+    pub pods: u32,
+    pub tors_per_pod: u32,
+    pub aggs_per_pod: u32,
+    pub cores: u32,
+    pub servers_per_tor: u32,
+    pub host_link_gbps: u64,
+    pub host_link_delay_ns: u64,
+    pub tor_agg_link_gbps: u64,
+    pub tor_agg_link_delay_ns: u64,
+    pub agg_core_link_gbps: u64,
+    pub agg_core_link_delay_ns: u64,
+}
+
+/// `[fabric.fat_tree]`: a k-ary fat-tree (`fabric::generate::Clos::fat_tree`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatTreeSpec {
+    pub k: u32,
+    pub host_link_gbps: u64,
+    pub fabric_link_gbps: u64,
+    pub link_delay_ns: u64,
+}
+
+/// The workload generators of `[[fabric.workload]]` (`fabric::workload`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    Poisson,
+    FanIn,
+    Permutation,
+    AllToAll,
+}
+
+/// `[[fabric.workload]]`: flows from a generator; which keys apply depends on `kind`
+/// (docs/fabric.md), the others are refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub kind: WorkloadKind,
+    /// Priority group and destination port of the flows (default 3 and 100).
+    pub pg: Option<u8>,
+    pub dport: Option<u16>,
+    pub seed: Option<u64>,
+    pub start_us: Option<u64>,
+    /// Poisson: a built-in size CDF (`websearch`, `hadoop`, ...), the load (0 < load <= 1)
+    /// on `base` (`tor-uplinks`, default, or `host-link`), for `duration_us`, from the
+    /// hosts `from` to the hosts `to` (default all).
+    pub cdf: Option<String>,
+    pub load: Option<f64>,
+    pub base: Option<String>,
+    pub duration_us: Option<u64>,
+    pub from: Option<Vec<u32>>,
+    pub to: Option<Vec<u32>>,
+    /// fan_in: `senders` hosts outside `receiver`'s rack; fan_in, permutation, all_to_all:
+    /// `size_bytes` per flow.
+    pub receiver: Option<u32>,
+    pub senders: Option<u32>,
+    pub size_bytes: Option<u64>,
+}
+
+/// `[[fabric.transport]]`: the transport of priority group `pg`: `tcp = { ... }` (the
+/// keys of a flow's `tcp` pattern), `dcqcn = { ... }` (those of `dcqcn`), or neither
+/// (open loop).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportSpec {
+    pub pg: u8,
+    pub tcp: Option<TcpSpec>,
+    pub dcqcn: Option<DcqcnSpec>,
+}
+
+/// What the flows of a priority group run in a network, validated
+/// (`[[fabric.transport]]`, docs/fabric.md).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FabricTransport {
+    /// The whole message handed to the NIC at the flow's start.
+    OpenLoop,
+    /// TCP (Reno or DCTCP); `base_rtt_us` and `flow_bytes` are not used.
+    Tcp(TcpParams),
+    /// DCQCN; `line_bps` is the sending host's link rate, set by the network.
+    Dcqcn(DcqcnParams),
+}
+
 /// `[fabric.leaf_spine]`: every leaf joined to every spine, hosts under the leaves.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -555,14 +731,33 @@ pub struct LeafSpineSpec {
 }
 
 impl FabricSpec {
-    /// One topology source, and no `[[flows]]` (the flows are the flow file's).
+    /// One topology source, one flow source, and no `[[flows]]`.
     fn check(&self, flows: &[FlowSpec]) -> Result<(), ScenarioError> {
-        if self.topology.is_some() == self.leaf_spine.is_some() {
+        let sources = [
+            self.topology.is_some(),
+            self.leaf_spine.is_some(),
+            self.clos.is_some(),
+            self.fat_tree.is_some(),
+        ];
+        if sources.iter().filter(|&&s| s).count() != 1 {
             return Err(ScenarioError::new(
                 "fabric.topology",
-                "give one of topology (a file) and [fabric.leaf_spine]",
+                "give exactly one of topology (a file), [fabric.leaf_spine], [fabric.clos] and [fabric.fat_tree]",
             ));
         }
+        if self.flow_file.is_some() != self.workload.is_empty() {
+            return Err(ScenarioError::new(
+                "fabric.flow_file",
+                "give exactly one of flow_file and [[fabric.workload]]",
+            ));
+        }
+        if let Some(pg) = self.feedback_pg.filter(|&pg| pg > 7) {
+            return Err(ScenarioError::new(
+                "fabric.feedback_pg",
+                format!("{pg} is out of range; allowed: 0..=7"),
+            ));
+        }
+        self.transports()?;
         if !flows.is_empty() {
             return Err(ScenarioError::new(
                 "flows",
@@ -570,6 +765,45 @@ impl FabricSpec {
             ));
         }
         Ok(())
+    }
+
+    /// The transport of each priority group, validated: `fabric.transport[i].KEY` names
+    /// a bad key. DCQCN's rates are checked against 400 Gb/s, the fastest host link the
+    /// profiles have; the network sets each sender's line rate from its link.
+    pub fn transports(&self) -> Result<[FabricTransport; 8], ScenarioError> {
+        let mut by_pg = [FabricTransport::OpenLoop; 8];
+        let mut seen = [false; 8];
+        for (i, t) in self.transport.iter().enumerate() {
+            let key = |k: &str| format!("fabric.transport[{i}].{k}");
+            if t.pg > 7 || seen[t.pg as usize] {
+                return Err(ScenarioError::new(
+                    key("pg"),
+                    format!("{}; allowed: 0..=7, each priority group once", t.pg),
+                ));
+            }
+            seen[t.pg as usize] = true;
+            let k = |s: &str| key(s.strip_prefix("pattern.").unwrap_or(s));
+            by_pg[t.pg as usize] = match (&t.tcp, &t.dcqcn) {
+                (Some(_), Some(_)) => {
+                    return Err(ScenarioError::new(
+                        key("dcqcn"),
+                        "not with tcp; allowed: one of tcp and dcqcn",
+                    ))
+                }
+                (Some(tcp), None) if tcp.flavor == Some(Flavor::Ns2) => {
+                    return Err(ScenarioError::new(
+                        key("tcp.flavor"),
+                        "ns2 is not available in a network; allowed: model",
+                    ))
+                }
+                (Some(tcp), None) => FabricTransport::Tcp(plan::plan_tcp(&k, tcp)?),
+                (None, Some(d)) => {
+                    FabricTransport::Dcqcn(plan::plan_dcqcn(&k, d, 400_000_000_000)?)
+                }
+                (None, None) => FabricTransport::OpenLoop,
+            };
+        }
+        Ok(by_pg)
     }
 }
 
@@ -810,7 +1044,8 @@ impl Scenario {
         }
         let name = take_string(&mut top, "name")?.unwrap_or_else(|| default_name.to_string());
         let description = take_string(&mut top, "description")?.unwrap_or_default();
-        let switch = parse_switch(take_table(&mut top, "switch")?.unwrap_or_default())?;
+        let switch_table = take_table(&mut top, "switch")?.unwrap_or_default();
+        let switch = parse_switch(switch_table.clone())?;
         let run = section(
             take_table(&mut top, "run")?
                 .ok_or_else(|| ScenarioError::new("run", "missing section [run]"))?,
@@ -827,7 +1062,12 @@ impl Scenario {
             None => EcmRpSpec::default(),
         };
         let fabric: Option<FabricSpec> = match take_table(&mut top, "fabric")? {
-            Some(t) => Some(section(t, "fabric")?),
+            Some(mut t) => {
+                let overrides = t.remove("switch");
+                let mut f: FabricSpec = section(t, "fabric")?;
+                f.switch = switch_overrides(overrides, &switch_table)?;
+                Some(f)
+            }
             None => None,
         };
         if let Some(f) = &fabric {

@@ -347,7 +347,7 @@ pub(crate) fn connection_tuple(
 /// Check a `tcp` pattern's parameters (named `flows[i].pattern.tcp.KEY`) and fill in the
 /// defaults.
 /// Check a `dcqcn` pattern's keys against their ranges; errors name `pattern.dcqcn.KEY`.
-fn plan_dcqcn(
+pub(crate) fn plan_dcqcn(
     f: &dyn Fn(&str) -> String,
     c: &DcqcnSpec,
     line_bps: u64,
@@ -401,7 +401,10 @@ fn plan_dcqcn(
     })
 }
 
-fn plan_tcp(f: &dyn Fn(&str) -> String, t: &TcpSpec) -> Result<TcpParams, ScenarioError> {
+pub(crate) fn plan_tcp(
+    f: &dyn Fn(&str) -> String,
+    t: &TcpSpec,
+) -> Result<TcpParams, ScenarioError> {
     let k = |key: &str| f(&format!("pattern.tcp.{key}"));
     let check = |key: &str, v: u64, lo: u64, hi: u64| -> Result<u64, ScenarioError> {
         if (lo..=hi).contains(&v) {

@@ -89,3 +89,100 @@ fn single_switch_options_are_refused_for_a_network() {
         "{stderr}"
     );
 }
+
+/// A generated leaf-spine (2 leaves of 2 hosts, 1 spine) of small switches, and `rest`.
+fn generated(tag: &str, rest: &str) -> (PathBuf, std::process::Output) {
+    let dir = std::env::temp_dir().join(format!("mmu-sim-fabric-gen-{tag}-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let toml = format!(
+        "[switch]\nprofile = \"small\"\nlossless_priorities = [3]\nbuffer_bytes = 1048576\n\n\
+         [run]\ncycles = 200000\n\n[fabric.leaf_spine]\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\n\
+         host_link_gbps = 100\nhost_link_delay_ns = 200\nfabric_link_gbps = 100\nfabric_link_delay_ns = 1000\n{rest}"
+    );
+    let path = dir.join("net.toml");
+    fs::write(&path, toml).unwrap();
+    let out = mmu_sim(&["run", path.to_str().unwrap()]);
+    (dir, out)
+}
+
+/// Generators, transports and per-switch overrides from the `[fabric]` keys: a permutation
+/// and a fan-in under DCTCP with the spine (layer 2) on another buffer run clean.
+#[test]
+fn generators_transports_and_switch_overrides_run() {
+    let (dir, out) = generated(
+        "ok",
+        "\n[[fabric.workload]]\nkind = \"permutation\"\nsize_bytes = 100000\n\
+         \n[[fabric.workload]]\nkind = \"fan_in\"\nreceiver = 0\nsenders = 2\nsize_bytes = 50000\n\
+         \n[[fabric.transport]]\npg = 3\ntcp = { cc = \"dctcp\" }\n\
+         \n[[fabric.switch]]\nlayer = 2\nbuffer_bytes = 2097152\n",
+    );
+    fs::remove_dir_all(&dir).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("| 6 flows |"), "{stdout}");
+    assert!(
+        stdout.contains("flows completed              6"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("transport dctcp              6 flows"),
+        "{stdout}"
+    );
+}
+
+/// Every new key out of its range exits 2 naming it and what is allowed.
+#[test]
+fn bad_fabric_keys_exit_2_naming_the_field() {
+    let perm = "\n[[fabric.workload]]\nkind = \"permutation\"\nsize_bytes = 1000\n";
+    let cases = [
+        (
+            "\n[[fabric.workload]]\nkind = \"poisson\"\nduration_us = 10\nreceiver = 1\n"
+                .to_string(),
+            "fabric.workload[0].receiver: not a key of this kind; allowed: cdf, load",
+        ),
+        (
+            "\n[[fabric.workload]]\nkind = \"poisson\"\nduration_us = 10\nload = 2.0\n".to_string(),
+            "fabric.workload[0].load: 2; allowed: 0 < load <= 1",
+        ),
+        (
+            "\n[[fabric.workload]]\nkind = \"fan_in\"\nreceiver = 0\nsize_bytes = 10\n".to_string(),
+            "fabric.workload[0].senders: missing",
+        ),
+        (
+            format!("{perm}\n[[fabric.transport]]\npg = 9\n"),
+            "fabric.transport[0].pg: 9; allowed: 0..=7",
+        ),
+        (
+            format!("{perm}\n[[fabric.transport]]\npg = 3\ndcqcn = {{ r_ai_mbps = 0 }}\n"),
+            "fabric.transport[0].dcqcn.r_ai_mbps: 0 is out of range",
+        ),
+        (
+            format!("{perm}\n[fabric]\nfeedback_pg = 8\n"),
+            "fabric.feedback_pg: 8 is out of range; allowed: 0..=7",
+        ),
+        (
+            format!("{perm}\n[[fabric.switch]]\nnodes = [0]\nalpha_log2 = 1\n"),
+            "fabric.switch[0].nodes: 0 is not a switch",
+        ),
+        (
+            format!("{perm}\n[[fabric.switch]]\nlayer = 1\npolicy = \"fifo\"\n"),
+            "fabric.switch[0].policy",
+        ),
+        (
+            format!("{perm}\n[[fabric.switch]]\nlayer = 2\nports = 1\n"),
+            "switch 6: ports: 2 links; allowed: at most 1",
+        ),
+    ];
+    for (i, (rest, want)) in cases.iter().enumerate() {
+        let (dir, out) = generated(&format!("bad{i}"), rest);
+        fs::remove_dir_all(&dir).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{rest}: {stderr}");
+        assert!(stderr.contains(want), "{rest}: want {want}, got {stderr}");
+    }
+}

@@ -177,6 +177,8 @@ fn every_builtin_has_fixtures() {
         "ecn-dctcp",
         "dcqcn-fanin",
         "occamy-shaped",
+        "dsh-deadlock",
+        "l2bm-clos",
     ];
     assert_eq!(builtin::names(), covered);
 }
@@ -235,4 +237,33 @@ fn dcqcn_fanin() {
 #[test]
 fn occamy_shaped() {
     check("occamy-shaped");
+}
+
+/// A network built-in runs by name, prints the fabric summary with its checks held and
+/// exits 0; its summary is the same on a second run (the run's speed apart).
+fn network(name: &str) {
+    let dir = std::env::temp_dir().join(format!("mmu-sim-network-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut summaries = Vec::new();
+    for i in 0..2 {
+        let json = dir.join(format!("{i}.json"));
+        let o = mmu_sim(&["run", name, "--summary-json", json.to_str().unwrap()]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{name}: {out}");
+        assert!(out.starts_with("fabric | "), "{out}");
+        assert!(out.contains("OK") && !out.contains("VIOLATION"), "{out}");
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("run");
+        summaries.push(v);
+    }
+    assert_eq!(summaries[0], summaries[1], "{name}: not deterministic");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+#[test]
+fn dsh_deadlock() {
+    network("dsh-deadlock");
+}
+#[test]
+fn l2bm_clos() {
+    network("l2bm-clos");
 }

@@ -1,0 +1,457 @@
+//! The hosts' transports (issue 24, item 2): open loop, TCP (Reno with NewReno's partial
+//! ACKs, DCTCP) and DCQCN, with their ACKs and CNPs sent as packets through the fabric.
+//!
+//! A flow's transport is its priority group's ([`Transports`], `[[fabric.transport]]`).
+//! The congestion controls are `stimulus`'s ([`Reno`], [`Rp`]); what differs from the
+//! single switch is the feedback path. There the receiver sits behind the switch's egress
+//! and its ACK or CNP comes back after a fixed delay; here every data flow has a *feedback
+//! flow* from its receiver to its sender, with its own 5-tuple (ports swapped) and ECMP
+//! route, whose packets are 64-byte frames queued in the receiver's NIC, the switches'
+//! buffers and the links like any other packet: paused by PFC, marked, dropped when lossy.
+//!
+//! - **Priority.** Feedback travels on `feedback_pg`, by default the data's own: ns3-datacenter
+//!   puts an ACK in the data's priority group (`src/point-to-point/model/rdma-hw.cc` line 336,
+//!   `seqh.SetPG(ch.udp.pg)`), and its switches queue ACKs and NACKs there unless
+//!   `AckHighPrio` is set, CNPs in queue 0 (`switch-node.cc` lines 146-154); `feedback_pg = 0`
+//!   is `AckHighPrio`. The receiver's NIC sends feedback from its class queue of that
+//!   priority (ns-3's NIC has a separate, high-priority ACK queue, `rdma-hw.cc` line 358,
+//!   `RdmaEnqueueHighPrioQ`; here it competes with the NIC's data of the same class).
+//! - **What a packet carries.** The model's header has no TCP sequence or ACK number: the
+//!   flow keeps them beside its packets in flight (`(transmission, value)` in send order,
+//!   as `stimulus::tcp` does), and the receiver takes the entry of the packet that arrived,
+//!   discarding older ones (packets the fabric lost: a flow's path keeps its order).
+//! - **TCP** (`stimulus::tcp`): every data packet is ACKed at once with the next expected
+//!   packet and ECE set when it arrived CE-marked; DCTCP's packets leave ECT(0). The
+//!   retransmission timer is the sender's `min_rto` with back-off; `base_rtt_us` is not
+//!   used (the path is modelled). ns-2's flavor is not available here.
+//! - **DCQCN** (`stimulus::dcqcn`): packets leave ECT(0), paced at `R_C` from the flow's
+//!   start (line rate at first); the receiver (NP) answers a CE-marked packet with a CNP
+//!   unless it sent one for the flow in the last `N`; the sender's timers run from the
+//!   first CNP and stop when the flow has sent its last packet. `cnp_delay_us` is not
+//!   used. A lost packet is not retransmitted (the flow does not complete).
+//! - **Open loop**: the whole message is handed to the NIC at the flow's start.
+//!
+//! A flow completes when its receiver has every packet in order; its FCT ends there.
+
+use crate::switch::{FlowState, Nic};
+use hw_model::{Derived, Ecn, PacketHdr};
+use scenario::params::DcqcnParams;
+use scenario::{FabricTransport, MIN_PACKET_BYTES};
+use std::collections::{BTreeSet, VecDeque};
+use stimulus::dcqcn::Rp;
+use stimulus::packet_run::PacketRun;
+use stimulus::tcp::Reno;
+
+/// The transports of a run: per priority group, and the priority group of the feedback.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Transports {
+    pub by_pg: [FabricTransport; 8],
+    /// The priority group of ACKs and CNPs; `None`: the data's own.
+    pub feedback_pg: Option<u8>,
+}
+
+impl Transports {
+    /// Every flow open loop (no feedback).
+    pub fn open_loop() -> Self {
+        Self {
+            by_pg: [FabricTransport::OpenLoop; 8],
+            feedback_pg: None,
+        }
+    }
+}
+
+/// A flow's sender, at its source host.
+#[derive(Debug, Clone)]
+pub(crate) enum Sender {
+    OpenLoop,
+    Tcp(Box<TcpSender>),
+    Dcqcn(Box<DcqcnSender>),
+    /// The feedback flow of data flow `of` (sent by that flow's receiver).
+    Feedback {
+        of: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct TcpSender {
+    reno: Reno,
+    /// The running retransmission timer's deadline.
+    timer: Option<u64>,
+    /// The highest cumulative ACK received: a higher one acknowledges new data.
+    acked: u64,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct DcqcnSender {
+    rp: Rp,
+    /// The next send time, fractional cycles (`stimulus::dcqcn`: the fraction carries over).
+    next_send: f64,
+    /// Packets handed to the NIC.
+    sent: u64,
+    /// The timers' deadlines, running from the first CNP.
+    alpha_deadline: Option<u64>,
+    rate_deadline: Option<u64>,
+    k: u64,
+    t: u64,
+    /// The NP's least interval between CNPs, cycles.
+    n: u64,
+}
+
+/// A flow's receiver, at its destination host.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Receiver {
+    /// The next packet expected in order, and those received above it.
+    rcv_nxt: u64,
+    out_of_order: BTreeSet<u64>,
+    /// The last cycle the NP sent a CNP.
+    last_cnp: Option<u64>,
+}
+
+/// A transport event of a NIC: `(cycle, flow, event)` in its timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Event {
+    /// DCQCN's next paced packet.
+    Send,
+    /// A timer whose deadline was this cycle when set (stale if it moved since).
+    Rto(u64),
+    AlphaTimer(u64),
+    RateTimer(u64),
+}
+
+/// Feedback values: an ACK's number with ECE in bit 63, or a CNP.
+const ECE: u64 = 1 << 63;
+const CNP: u64 = u64::MAX;
+
+/// Cycles of `ns` nanoseconds at `clock_hz`, rounded up.
+fn cycles(ns: u64, clock_hz: u64) -> u64 {
+    scenario::ns_to_cycles(ns, clock_hz)
+}
+
+/// The sender of a data flow of `packets` packets running `t`, from a host whose link is
+/// `line_bps`.
+pub(crate) fn sender(t: &FabricTransport, packets: u64, line_bps: u64, d: &Derived) -> Sender {
+    let hz = d.clock_hz;
+    match *t {
+        FabricTransport::OpenLoop => Sender::OpenLoop,
+        FabricTransport::Tcp(p) => {
+            let reno = Reno::new(
+                p.init_cwnd,
+                cycles(p.min_rto_us * 1000, hz),
+                cycles(p.max_rto_us * 1000, hz),
+                packets,
+                p.karn,
+            );
+            let reno = match p.dctcp_shift_g {
+                Some(g) => reno.with_dctcp(g),
+                None => reno,
+            };
+            Sender::Tcp(Box::new(TcpSender {
+                reno,
+                timer: None,
+                acked: 0,
+            }))
+        }
+        FabricTransport::Dcqcn(p) => {
+            let p = DcqcnParams {
+                line_bps,
+                min_rate_bps: p.min_rate_bps.min(line_bps),
+                ..p
+            };
+            Sender::Dcqcn(Box::new(DcqcnSender {
+                rp: Rp::new(p),
+                next_send: 0.0,
+                sent: 0,
+                alpha_deadline: None,
+                rate_deadline: None,
+                k: cycles(p.k_ns, hz).max(1),
+                t: cycles(p.t_ns, hz).max(1),
+                n: cycles(p.n_ns, hz),
+            }))
+        }
+    }
+}
+
+impl FlowState {
+    /// Whether this is a data flow with a closed-loop transport (its receiver answers).
+    fn closed_loop(&self) -> bool {
+        matches!(self.sender, Sender::Tcp(_) | Sender::Dcqcn(_))
+    }
+
+    /// Bytes of packet `k` of the flow (the last one carries the rest, at least 64 B).
+    fn len_of(&self, k: u64, mtu: u32) -> u16 {
+        let rest = self.flow.size - k * mtu as u64;
+        (rest.min(mtu as u64) as u32).max(MIN_PACKET_BYTES) as u16
+    }
+
+    /// Hand a packet of `len` bytes carrying `value` to `nic`, whose next step is in cycle
+    /// `at` or before.
+    fn transmit(&mut self, nic: &mut Nic, len: u16, ecn: Ecn, value: u64, at: u64) {
+        let hdr = PacketHdr {
+            seq: self.next_tx,
+            len,
+            ecn,
+            ..self.header
+        };
+        self.carried.push_back((self.next_tx, value));
+        self.next_tx = self.next_tx.wrapping_add(1);
+        nic.partner.enqueue(hdr);
+        nic.wake = nic.wake.min(at);
+    }
+}
+
+/// Flow `f` starts at `now` at its source's `nic`.
+pub(crate) fn start(nic: &mut Nic, flows: &mut [FlowState], f: usize, now: u64, d: &Derived) {
+    let fs = &mut flows[f];
+    match &mut fs.sender {
+        Sender::OpenLoop => {
+            let run = PacketRun::message(fs.header, fs.flow.size, d.cfg.mtu_bytes);
+            nic.partner.enqueue(run);
+            nic.wake = now;
+        }
+        Sender::Tcp(_) => tcp_send(nic, fs, f, now, d, false),
+        Sender::Dcqcn(s) => {
+            s.next_send = now as f64;
+            nic.events.push(now, f as u32, Event::Send);
+        }
+        Sender::Feedback { .. } => unreachable!("feedback flows do not start"),
+    }
+}
+
+/// TCP: send what the window allows, then run the timer as RFC 6298 says: restart it on
+/// new data acknowledged (`restart`) or a timeout, start it when data goes out with none
+/// running, stop it when nothing is outstanding.
+fn tcp_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived, restart: bool) {
+    let Sender::Tcp(t) = &mut fs.sender else {
+        return;
+    };
+    let reno = &mut t.reno;
+    reno.now = now;
+    let ecn = tcp_ecn(reno);
+    let mut seqs = Vec::new();
+    while let Some(seq) = reno.next_send() {
+        seqs.push(seq);
+    }
+    for seq in seqs {
+        let len = fs.len_of(seq, d.cfg.mtu_bytes);
+        fs.transmit(nic, len, ecn, seq, now);
+    }
+    let Sender::Tcp(t) = &mut fs.sender else {
+        return;
+    };
+    let (reno, timer) = (&t.reno, &mut t.timer);
+    if !reno.outstanding() {
+        *timer = None;
+    } else if restart || timer.is_none() {
+        let deadline = now + reno.rto();
+        *timer = Some(deadline);
+        nic.events.push(deadline, f as u32, Event::Rto(deadline));
+    }
+}
+
+/// DCTCP's packets are ECN-capable, Reno's are not.
+fn tcp_ecn(reno: &Reno) -> Ecn {
+    if reno.dctcp.is_some() {
+        Ecn::Ect0
+    } else {
+        Ecn::NotEct
+    }
+}
+
+/// The events of `nic` due at `now`.
+pub(crate) fn fire_due(nic: &mut Nic, flows: &mut [FlowState], now: u64, d: &Derived) {
+    while let Some((_, f, ev)) = nic.events.pop_due(now) {
+        let fs = &mut flows[f as usize];
+        match (&mut fs.sender, ev) {
+            (Sender::Tcp(t), Event::Rto(at)) if t.timer == Some(at) => {
+                t.reno.on_timeout();
+                tcp_send(nic, fs, f as usize, now, d, true);
+            }
+            (Sender::Dcqcn(_), Event::Send) => dcqcn_send(nic, fs, f as usize, now, d),
+            (Sender::Dcqcn(s), Event::AlphaTimer(at)) if s.alpha_deadline == Some(at) => {
+                s.rp.on_alpha_timer();
+                s.alpha_deadline = (!dcqcn_done(s, fs.packets)).then_some(at + s.k);
+                if let Some(next) = s.alpha_deadline {
+                    nic.events.push(next, f, Event::AlphaTimer(next));
+                }
+            }
+            (Sender::Dcqcn(s), Event::RateTimer(at)) if s.rate_deadline == Some(at) => {
+                s.rp.on_rate_timer();
+                s.rate_deadline = (!dcqcn_done(s, fs.packets)).then_some(at + s.t);
+                if let Some(next) = s.rate_deadline {
+                    nic.events.push(next, f, Event::RateTimer(next));
+                }
+            }
+            // A timer that moved or stopped since it was set.
+            _ => {}
+        }
+    }
+}
+
+/// Every packet of the flow is sent: its timers stop.
+fn dcqcn_done(s: &DcqcnSender, packets: u64) -> bool {
+    s.sent >= packets
+}
+
+/// DCQCN: the next paced packet, and the send after it at `R_C`.
+fn dcqcn_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived) {
+    let packets = fs.packets;
+    let Sender::Dcqcn(s) = &mut fs.sender else {
+        return;
+    };
+    if s.sent >= packets {
+        return;
+    }
+    let k = s.sent;
+    s.sent += 1;
+    let len = fs.len_of(k, d.cfg.mtu_bytes);
+    let Sender::Dcqcn(s) = &mut fs.sender else {
+        return;
+    };
+    if s.rate_deadline.is_some() {
+        s.rp.on_sent(len as u64);
+    }
+    let bits = (len as u32 + d.cfg.wire_overhead_bytes) as f64 * 8.0;
+    s.next_send = s.next_send.max(now as f64 - 1.0) + bits * d.clock_hz as f64 / s.rp.rc;
+    let next = (s.next_send.ceil() as u64).max(now + 1);
+    let more = s.sent < packets;
+    fs.transmit(nic, len, Ecn::Ect0, k, now);
+    if more {
+        nic.events.push(next, f as u32, Event::Send);
+    }
+}
+
+/// A whole packet of flow `f` (`hdr` its last cell's header) reached `nic`'s host at
+/// `now` (a host that answers takes it then; one that does not, maybe later): the receiver
+/// of a data flow takes it (and answers), the sender of a feedback flow's data flow reacts.
+pub(crate) fn packet_in(
+    nic: &mut Nic,
+    flows: &mut [FlowState],
+    f: usize,
+    hdr: &PacketHdr,
+    now: u64,
+    d: &Derived,
+) {
+    let fs = &mut flows[f];
+    let value = if fs.closed_loop() || matches!(fs.sender, Sender::Feedback { .. }) {
+        let found = std::iter::from_fn(|| fs.carried.pop_front()).find(|&(tx, _)| tx == hdr.seq);
+        match found {
+            Some((_, v)) => v,
+            None => return,
+        }
+    } else {
+        hdr.seq as u64
+    };
+    match fs.sender {
+        Sender::Feedback { of } => feedback_in(nic, flows, of, value, now, d),
+        _ => data_in(nic, flows, f, value, hdr.ecn == Ecn::Ce, now),
+    }
+}
+
+/// The receiver of data flow `f` takes packet `k`, CE-marked or not, and answers.
+fn data_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, k: u64, ce: bool, now: u64) {
+    let fs = &mut flows[f];
+    let r = &mut fs.receiver;
+    if k == r.rcv_nxt {
+        r.rcv_nxt += 1;
+        while r.out_of_order.remove(&r.rcv_nxt) {
+            r.rcv_nxt += 1;
+        }
+    } else if k > r.rcv_nxt {
+        r.out_of_order.insert(k);
+    }
+    if r.rcv_nxt == fs.packets && fs.done_at.is_none() {
+        fs.done_at = Some(now);
+    }
+    let answer = match &fs.sender {
+        Sender::Tcp(_) => Some(r.rcv_nxt | if ce { ECE } else { 0 }),
+        Sender::Dcqcn(s) if ce && r.last_cnp.is_none_or(|l| now >= l + s.n) => {
+            r.last_cnp = Some(now);
+            Some(CNP)
+        }
+        _ => None,
+    };
+    if let (Some(v), Some(fb)) = (answer, fs.feedback) {
+        let len = MIN_PACKET_BYTES as u16;
+        flows[fb].transmit(nic, len, Ecn::NotEct, v, now + 1);
+    }
+}
+
+/// The sender of data flow `f` takes an ACK or a CNP.
+fn feedback_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, v: u64, now: u64, d: &Derived) {
+    let fs = &mut flows[f];
+    match &mut fs.sender {
+        Sender::Tcp(t) => {
+            t.reno.now = now;
+            let ack = v & !ECE;
+            let restart = ack > t.acked;
+            t.acked = ack.max(t.acked);
+            let resend = t.reno.on_ack(ack, v & ECE != 0);
+            let ecn = tcp_ecn(&t.reno);
+            if let Some(seq) = resend {
+                let len = fs.len_of(seq, d.cfg.mtu_bytes);
+                fs.transmit(nic, len, ecn, seq, now + 1);
+            }
+            tcp_send(nic, fs, f, now, d, restart);
+        }
+        Sender::Dcqcn(s) if v == CNP => {
+            s.rp.on_cnp();
+            let (a, r) = (now + s.k, now + s.t);
+            s.alpha_deadline = Some(a);
+            s.rate_deadline = Some(r);
+            nic.events.push(a, f as u32, Event::AlphaTimer(a));
+            nic.events.push(r, f as u32, Event::RateTimer(r));
+        }
+        _ => {}
+    }
+}
+
+/// What a sender reports at the end of a run.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SenderStats {
+    /// `open_loop`, `tcp`, `dctcp` or `dcqcn`.
+    pub transport: &'static str,
+    /// TCP: retransmissions, timeouts, the window at the end; DCTCP: its ECE ACKs and cuts.
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub cwnd: f64,
+    pub ece_acks: u64,
+    /// DCTCP's window cuts or DCQCN's rate cuts.
+    pub cuts: u64,
+    /// DCQCN: CNPs received, and `R_C` at the end, Gb/s.
+    pub cnps: u64,
+    pub rate_gbps: f64,
+}
+
+impl Sender {
+    pub(crate) fn stats(&self) -> SenderStats {
+        match self {
+            Sender::Tcp(t) => {
+                let reno = &t.reno;
+                let dctcp = reno.dctcp.as_ref();
+                SenderStats {
+                    transport: if dctcp.is_some() { "dctcp" } else { "tcp" },
+                    retransmits: reno.retransmits,
+                    timeouts: reno.timeouts,
+                    cwnd: reno.cwnd,
+                    ece_acks: dctcp.map_or(0, |x| x.ece_acks),
+                    cuts: dctcp.map_or(0, |x| x.cuts),
+                    ..SenderStats::default()
+                }
+            }
+            Sender::Dcqcn(s) => SenderStats {
+                transport: "dcqcn",
+                cuts: s.rp.cuts,
+                cnps: s.rp.cnps,
+                rate_gbps: s.rp.rc / 1e9,
+                ..SenderStats::default()
+            },
+            _ => SenderStats {
+                transport: "open_loop",
+                ..SenderStats::default()
+            },
+        }
+    }
+}
+
+/// Queue of `(transmission, value)` a flow keeps beside its packets in flight.
+pub(crate) type Carried = VecDeque<(u32, u64)>;
