@@ -74,11 +74,17 @@ struct ReproduceArgs {
     list: bool,
 }
 
-/// The reproductions as a help section, so `reproduce --help` names them.
+/// The reproductions as a help section, so `reproduce --help` names them; every
+/// description starts in the column after the longest name.
 fn reproductions_help() -> String {
+    let width = reproduce::REPRODUCTIONS
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(0);
     let mut s = String::from("Reproductions:\n");
     for r in reproduce::REPRODUCTIONS {
-        s.push_str(&format!("  {:<12} {}\n", r.name, r.description));
+        s.push_str(&format!("  {:<width$}  {}\n", r.name, r.description));
     }
     s
 }
