@@ -401,7 +401,13 @@ fn open_outputs<const N: usize>(
             continue;
         };
         let existed = p.exists();
-        match std::fs::OpenOptions::new().write(true).create(true).open(p) {
+        // Emptied only once every output is open (below).
+        let open = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(p);
+        match open {
             Ok(f) => files.push(Some(f)),
             Err(e) => {
                 for c in created {
