@@ -505,21 +505,22 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         let p = p.as_deref().unwrap_or(Path::new(""));
         Failure::Input(format!("{flag} {}: {e}", p.display()))
     };
-    if let Some(f) = cells {
-        sim.attach_trace(f)
-            .map_err(|e| named("--trace-cells", &a.trace_cells, &e))?;
-    }
-    if let Some(f) = events {
-        sim.attach_events(f)
-            .map_err(|e| named("--trace-events", &a.trace_events, &e))?;
-    }
-    if let Some(f) = ecm {
-        sim.attach_ecm_trace(f)
-            .map_err(|e| named("--trace-ecm", &a.trace_ecm, &e))?;
-    }
-    if let Some(f) = rp {
-        sim.attach_rp_trace(f)
-            .map_err(|e| named("--trace-rp", &a.trace_rp, &e))?;
+    type Attach = fn(&mut Sim, File) -> std::io::Result<()>;
+    let traces: [(Option<File>, &str, &Option<PathBuf>, Attach); 4] = [
+        (cells, "--trace-cells", &a.trace_cells, Sim::attach_trace),
+        (
+            events,
+            "--trace-events",
+            &a.trace_events,
+            Sim::attach_events,
+        ),
+        (ecm, "--trace-ecm", &a.trace_ecm, Sim::attach_ecm_trace),
+        (rp, "--trace-rp", &a.trace_rp, Sim::attach_rp_trace),
+    ];
+    for (file, flag, path, attach) in traces {
+        if let Some(f) = file {
+            attach(&mut sim, f).map_err(|e| named(flag, path, &e))?;
+        }
     }
     if let Some(dir) = &a.ns3_out {
         sim.attach_ns3(dir)
