@@ -57,12 +57,17 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     /// A message that names an unknown word and lists the allowed ones (serde's or a
-    /// profile's or policy's) gets the closest allowed name ([`suggest`]).
+    /// profile's or policy's) gets the closest allowed name ([`suggest`]); serde's type
+    /// error on an integer key (`expected usize`) gets the key's range.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            message: suggest::suggest_in(&message.into()),
+        let field = field.into();
+        let mut message = suggest::suggest_in(&message.into());
+        if message.starts_with("invalid type: ") && !message.contains("; allowed: ") {
+            if let Some(range) = int_keys::allowed(&field) {
+                message += &format!("; allowed: an integer, {range}");
+            }
         }
+        Self { field, message }
     }
 }
 

@@ -92,3 +92,14 @@ fn misspelt_names_get_the_closest_allowed_one() {
         assert!(e.contains(hint), "{set}: {e}");
     }
 }
+
+#[test]
+fn a_type_error_on_an_integer_key_gives_its_range() {
+    for (set, range) in [
+        ("switch.ports=\"x\"", "switch.ports: invalid type: string \"x\", expected usize; allowed: an integer, 1..=64"),
+        ("switch.alpha_log2=1.5", "switch.alpha_log2: invalid type: floating point `1.5`, expected i32; allowed: an integer, -7..=3"),
+        ("switch.ecn.kmax=true", "switch.ecn.kmax: invalid type: boolean `true`, expected u32; allowed: an integer, kmin..=134217727"),
+    ] {
+        assert_eq!(error_with("small-smoke", set), range, "{set}");
+    }
+}
