@@ -738,7 +738,8 @@ fn reproduce_cmd(a: ReproduceArgs) -> Result<(), Failure> {
     let Some(repro) = reproduce::find(&name) else {
         let names: Vec<_> = reproduce::REPRODUCTIONS.iter().map(|r| r.name).collect();
         return Err(Failure::Input(format!(
-            "unknown reproduction {name:?}; allowed: {}",
+            "unknown reproduction {name:?}{}; allowed: {}",
+            scenario::suggest::did_you_mean(&name, names.iter().copied()),
             names.join(", ")
         )));
     };

@@ -561,9 +561,19 @@ fn help_is_consistent_and_integer_options_give_their_range() {
         assert_eq!(code(&o), 2, "{args:?}: {err}");
         assert!(err.contains(allowed), "{args:?}: {err}");
     }
-    let o = mmu_sim(&["run", "smal-smoke"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("(did you mean \"small-smoke\"?)"), "{err}");
+    for (args, hint) in [
+        (
+            &["run", "smal-smoke"][..],
+            "(did you mean \"small-smoke\"?)",
+        ),
+        (
+            &["reproduce", "dsh-fig1", "--out", "x"],
+            "(did you mean \"dsh-fig11\"?)",
+        ),
+    ] {
+        let err = String::from_utf8_lossy(&mmu_sim(args).stderr).into_owned();
+        assert!(err.contains(hint), "{err}");
+    }
 }
 
 /// Each drop reason is printed under the class it belongs to: `headroom_full` (the only
