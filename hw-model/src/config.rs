@@ -1212,9 +1212,14 @@ impl Derived {
         if lossy_pool_cells > total_cells as u64 {
             return Err(ConfigError::new(
                 "switch.lossy_pool_bytes",
+                // Both sides in cells: the pool rounds up, the buffer down, so equal byte
+                // counts that are not whole cells do not fit.
                 format!(
-                    "{} bytes exceeds the buffer ({} bytes)",
-                    c.lossy_pool_bytes, c.buffer_bytes
+                    "{} bytes is {lossy_pool_cells} cells of {} bytes, more than the buffer's {total_cells} cells (switch.buffer_bytes = {}); allowed: at most {} bytes",
+                    c.lossy_pool_bytes,
+                    c.cell_bytes,
+                    c.buffer_bytes,
+                    total_cells as u64 * c.cell_bytes as u64
                 ),
             ));
         }

@@ -24,6 +24,10 @@ mod flags {
     pub const RJUSTIFY: u32 = 0x20;
     /// `TR_BLANK` (bit 9): a blank/comment row (group titles are blank rows).
     pub const BLANK: u32 = 0x200;
+    /// `TR_FTRANSLATED` (bit 13): the value goes through the translate filter file named by
+    /// the `^N FILE` line before the trace (pyvcd's `tests/test_gtkw.py`,
+    /// `test_gtkw_trace_filter_files`, writes `@2022` for hex, right-justified, translated).
+    pub const FTRANSLATED: u32 = 0x2000;
     /// `TR_ANALOG_STEP` (bit 15): draw the value as a staircase plot.
     pub const ANALOG_STEP: u32 = 0x8000;
     /// `TR_ANALOG_BLANK_STRETCH` (bit 17): an empty row that adds its height to the analog
@@ -64,6 +68,37 @@ pub struct GtkwTrace {
     pub name: Option<String>,
     /// Draw as an analog staircase, `ANALOG_EXTRA_ROWS + 1` rows high.
     pub analog: bool,
+    /// Show a vector in binary (a bit mask), not decimal.
+    pub binary: bool,
+    /// Show each value under a name (an enum's: an FSM state, a verdict) through a
+    /// GTKWave translate filter file written beside the save file.
+    pub names: Option<Translate>,
+}
+
+/// The names of an enum signal's values, as a GTKWave translate filter file
+/// (`VALUE NAME` per line, the value as the trace shows it: in decimal).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Translate {
+    /// Distinguishes the file: `<save file stem>.<key>.txt`.
+    pub key: String,
+    /// Value and name, one per line of the file.
+    pub names: Vec<(u64, String)>,
+}
+
+impl Translate {
+    pub fn new(key: impl Into<String>, names: &[(u64, &str)]) -> Self {
+        Self {
+            key: key.into(),
+            names: names.iter().map(|&(v, n)| (v, n.to_string())).collect(),
+        }
+    }
+
+    fn text(&self) -> String {
+        self.names
+            .iter()
+            .map(|(v, n)| format!("{v} {}\n", one_line(n)))
+            .collect()
+    }
 }
 
 impl GtkwTrace {
@@ -73,6 +108,8 @@ impl GtkwTrace {
             path: path.into(),
             name: None,
             analog: false,
+            binary: false,
+            names: None,
         }
     }
 
@@ -86,6 +123,18 @@ impl GtkwTrace {
     /// Drawn as an analog staircase.
     pub fn analog(mut self) -> Self {
         self.analog = true;
+        self
+    }
+
+    /// Shown in binary.
+    pub fn binary(mut self) -> Self {
+        self.binary = true;
+        self
+    }
+
+    /// Each value shown under its name from `names`.
+    pub fn translated(mut self, names: Translate) -> Self {
+        self.names = Some(names);
         self
     }
 }
@@ -124,22 +173,32 @@ impl GtkwGroup {
     }
 }
 
-/// The window GTKWave opens: its size in pixels and the interval of dump time shown.
+/// The window GTKWave opens: its size in pixels, the interval of dump time shown and
+/// where its marker is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GtkwView {
     /// Window width and height in pixels.
     pub size: (u32, u32),
     /// First and last dump time shown (in timescale ticks, as in the dump).
     pub times: (u64, u64),
+    /// The primary marker's dump time (its values show in the name pane), if any.
+    pub marker: Option<u64>,
 }
 
 impl GtkwView {
-    /// A 1600 x 1000 window showing dump times `from..=to`.
+    /// A 1600 x 1000 window showing dump times `from..=to`, without a marker.
     pub fn new(from: u64, to: u64) -> Self {
         Self {
             size: (1600, 1000),
             times: (from, to),
+            marker: None,
         }
+    }
+
+    /// The marker at dump time `at`.
+    pub fn with_marker(mut self, at: u64) -> Self {
+        self.marker = Some(at);
+        self
     }
 
     /// GTKWave's zoom for the interval, with a name pane `signals_width` pixels wide: the
@@ -207,6 +266,9 @@ pub fn write_gtkw(
         MIN_SIGNALS_WIDTH.max(PIXELS_PER_CHAR * (longest as u32 + VALUE_CHARS) + 24);
     text.push_str(&view_lines(view, signals_width));
 
+    // One translate filter file per enum, beside the save file, numbered in order of use.
+    let mut filters: Vec<&str> = Vec::new();
+
     let mut current_flags = None;
     let mut set_flags = |text: &mut String, f: u32| {
         if current_flags != Some(f) {
@@ -231,13 +293,31 @@ pub fn write_gtkw(
         set_flags(&mut text, flags::GRP_BEGIN | flags::BLANK);
         let _ = writeln!(text, "-{title}");
         for (t, spec) in &traces {
-            let radix = if spec.width == 1 {
+            let radix = if spec.width == 1 || t.binary {
                 flags::BIN
             } else {
                 flags::DEC
             };
             let analog = if t.analog { flags::ANALOG_STEP } else { 0 };
-            set_flags(&mut text, radix | flags::RJUSTIFY | analog);
+            let translated = if t.names.is_some() {
+                flags::FTRANSLATED
+            } else {
+                0
+            };
+            set_flags(&mut text, radix | flags::RJUSTIFY | analog | translated);
+            if let Some(names) = &t.names {
+                let file = filter_path(path, &names.key);
+                let n = match filters.iter().position(|k| *k == names.key) {
+                    Some(i) => i + 1,
+                    None => {
+                        std::fs::write(&file, names.text())?;
+                        filters.push(&names.key);
+                        filters.len()
+                    }
+                };
+                let file = std::path::absolute(&file)?;
+                let _ = writeln!(text, "^{n} {}", quotable(&file, &file)?);
+            }
             match &t.name {
                 Some(name) => {
                     let _ = writeln!(text, "+{{{}}} {}", one_line(name), spec.gtkwave_name());
@@ -258,14 +338,25 @@ pub fn write_gtkw(
     Ok(())
 }
 
-/// The lines that size the window and open it on the view's interval.
+/// The translate filter file of enum `key` for the save file at `gtkw`:
+/// `<stem>.<key>.txt` beside it.
+pub fn filter_path(gtkw: &Path, key: &str) -> PathBuf {
+    let stem = gtkw
+        .file_stem()
+        .map_or("view".into(), |s| s.to_string_lossy());
+    gtkw.with_file_name(format!("{stem}.{key}.txt"))
+}
+
+/// The lines that size the window, open it on the view's interval and set its marker
+/// (the second field of the `*` line; -1 for none).
 fn view_lines(view: &GtkwView, signals_width: u32) -> String {
     format!(
-        "[timestart] {}\n[size] {} {}\n[pos] -1 -1\n*{:.6} -1\n[sst_width] {SST_WIDTH}\n[signals_width] {signals_width}\n[sst_expanded] 1\n",
+        "[timestart] {}\n[size] {} {}\n[pos] -1 -1\n*{:.6} {}\n[sst_width] {SST_WIDTH}\n[signals_width] {signals_width}\n[sst_expanded] 1\n",
         view.times.0,
         view.size.0,
         view.size.1,
-        view.zoom(signals_width)
+        view.zoom(signals_width),
+        view.marker.map_or(-1, |m| m as i64)
     )
 }
 

@@ -36,7 +36,7 @@ mod writer;
 pub use filter::SignalFilter;
 pub use format::{AnyEncoder, AnyWriter, Format};
 pub use fst::{FstEncoder, FstWriter};
-pub use gtkw::{write_gtkw, GtkwGroup, GtkwTrace, GtkwView};
+pub use gtkw::{filter_path, write_gtkw, GtkwGroup, GtkwTrace, GtkwView, Translate};
 pub use timescale::Timescale;
 pub use vcd::{VcdEncoder, VcdWriter};
 pub use window::Window;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use study::reproduce::{self, Progress, ReproError};
 use switch_run::{sim, waves, RunError, Sim};
-use wave::{Format, SignalFilter, WaveError, Window};
+use wave::{Format, SignalFilter, Window};
 
 mod fabric_run;
 mod sweep;
@@ -67,18 +67,24 @@ struct ReproduceArgs {
     #[arg(required_unless_present = "list")]
     name: Option<String>,
     /// Directory for the CSV and PNG files (created if missing).
-    #[arg(long, required_unless_present = "list")]
+    #[arg(long, required_unless_present = "list", value_name = "DIR")]
     out: Option<PathBuf>,
     /// List the reproductions.
     #[arg(long, conflicts_with_all = ["name", "out"])]
     list: bool,
 }
 
-/// The reproductions as a help section, so `reproduce --help` names them.
+/// The reproductions as a help section, so `reproduce --help` names them; every
+/// description starts in the column after the longest name.
 fn reproductions_help() -> String {
+    let width = reproduce::REPRODUCTIONS
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(0);
     let mut s = String::from("Reproductions:\n");
     for r in reproduce::REPRODUCTIONS {
-        s.push_str(&format!("  {:<12} {}\n", r.name, r.description));
+        s.push_str(&format!("  {:<width$}  {}\n", r.name, r.description));
     }
     s
 }
@@ -105,7 +111,7 @@ struct CheckArgs {
     line_rate: LineRateArg,
     /// Cycles a sent PAUSE/RESUME may differ from the model's, and a departure may follow
     /// a received PAUSE.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_name = "CYCLES")]
     pfc_tolerance: u64,
     /// reported: the stream has an admit or drop for every start of packet, checked
     /// against the model's; inferred: the stream has arrive and depart only, the model
@@ -161,49 +167,62 @@ struct RunArgs {
     #[command(flatten)]
     set: SetArgs,
     /// Lossless buffer policy (overrides switch.policy).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(Policy::NAMES))]
     policy: Option<String>,
-    /// Cycles to simulate (overrides run.cycles).
-    #[arg(long)]
+    /// Cycles to simulate, 1..=2^40 (overrides run.cycles).
+    #[arg(long, value_parser = cycles_arg)]
     cycles: Option<u64>,
-    /// Random seed (overrides run.seed).
-    #[arg(long)]
+    /// Random seed, 0..=18446744073709551615 (overrides run.seed).
+    #[arg(long, value_parser = seed_arg, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Run every egress queue as FIFO, ignoring the scenario's [[switch.hcf]] entries
     /// (compare FIFO and HCF on the same stimulus).
     #[arg(long)]
     fifo: bool,
     /// Write a VCD waveform here (any name but .fst: --wave writes FST), and a GTKWave save file beside it (.gtkw).
-    #[arg(long, group = "dump")]
+    #[arg(long, group = "dump", value_name = "PATH")]
     vcd: Option<PathBuf>,
     /// Write a waveform here in the format its extension names (.vcd or .fst), and a GTKWave save file beside it (.gtkw).
-    #[arg(long, group = "dump")]
+    #[arg(long, group = "dump", value_name = "PATH")]
     wave: Option<PathBuf>,
     /// Comma-separated globs of signal paths to dump, e.g. "top.mmu.ingress.p0*.*"; a glob that matches no signal is an error.
-    #[arg(long, visible_alias = "vcd-signals", requires = "dump")]
+    #[arg(long, alias = "vcd-signals", requires = "dump", value_name = "GLOBS")]
     wave_signals: Option<String>,
     /// Cycle window to dump, FROM:TO (either side may be empty; within the run).
-    #[arg(long, visible_alias = "vcd-window", requires = "dump")]
+    #[arg(long, alias = "vcd-window", requires = "dump", value_name = "FROM:TO")]
     wave_window: Option<String>,
     /// Write the summary as JSON here.
-    #[arg(long)]
+    #[arg(long, value_name = "PATH")]
     summary_json: Option<PathBuf>,
     /// Write one CSV line per cell event here.
-    #[arg(long)]
+    #[arg(long, value_name = "PATH")]
     trace_cells: Option<PathBuf>,
     /// Write the co-simulation event stream (JSON Lines, docs/cosim.md) here.
-    #[arg(long)]
+    #[arg(long, value_name = "PATH")]
     trace_events: Option<PathBuf>,
     /// Write one CSV line per ECM frame the congestion points send here.
-    #[arg(long)]
+    #[arg(long, value_name = "PATH")]
     trace_ecm: Option<PathBuf>,
     /// Write one CSV line per ECM rate-limiter event of the reaction points here.
-    #[arg(long)]
+    #[arg(long, value_name = "PATH")]
     trace_rp: Option<PathBuf>,
     /// Write fct.txt, pfc.txt and qlen.txt in the HPCC ns-3 simulator's formats into this
     /// directory (created if missing).
     #[arg(long, value_name = "DIR")]
     ns3_out: Option<PathBuf>,
+}
+
+/// `--cycles`: refused with the range of `run.cycles` (0 passes here and is refused, named,
+/// by the plan with the scenario's own checks).
+fn cycles_arg(s: &str) -> Result<u64, String> {
+    s.parse()
+        .map_err(|_| format!("allowed: an integer in 1..={}", scenario::MAX_CYCLES))
+}
+
+/// `--seed`: any u64; a negative or other number is refused with the range.
+fn seed_arg(s: &str) -> Result<u64, String> {
+    s.parse()
+        .map_err(|_| format!("allowed: an integer in 0..={}", u64::MAX))
 }
 
 /// How a command failed, mapped to the exit code.
@@ -364,9 +383,52 @@ fn warn(plan: &Plan) {
     }
 }
 
-/// Create an output file now, so an unwritable path fails before the simulation.
-fn create(path: &Path, what: &str) -> Result<File, Failure> {
-    File::create(path).map_err(|e| Failure::Input(format!("{what} {}: {e}", path.display())))
+/// Open a run's outputs (`None`: not asked for), then empty them, so that a path that
+/// cannot be opened fails before the simulation and before any file of the list lost
+/// what an earlier run wrote; a file this call created is removed again. Only regular
+/// files are emptied: `/dev/stdout` or a pipe cannot be.
+fn open_outputs<const N: usize>(
+    wanted: [(&str, Option<&Path>); N],
+) -> Result<[Option<File>; N], Failure> {
+    let failed = |what: &str, p: &Path, e: std::io::Error| {
+        Failure::Input(format!("{what} {}: {e}", p.display()))
+    };
+    let mut files = Vec::with_capacity(N);
+    let mut created = Vec::new();
+    for (what, path) in wanted {
+        let Some(p) = path else {
+            files.push(None);
+            continue;
+        };
+        let existed = p.exists();
+        // Emptied only once every output is open (below).
+        let open = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(p);
+        match open {
+            Ok(f) => files.push(Some(f)),
+            Err(e) => {
+                for c in created {
+                    let _ = std::fs::remove_file(c);
+                }
+                return Err(failed(what, p, e));
+            }
+        }
+        if !existed {
+            created.push(p);
+        }
+    }
+    for (f, (what, p)) in files.iter().zip(wanted) {
+        if let (Some(f), Some(p)) = (f, p) {
+            if f.metadata().is_ok_and(|m| m.is_file()) {
+                f.set_len(0).map_err(|e| failed(what, p, e))?;
+            }
+        }
+    }
+    let mut files = files.into_iter();
+    Ok(std::array::from_fn(|_| files.next().flatten()))
 }
 
 fn run(a: RunArgs) -> Result<(), Failure> {
@@ -398,35 +460,6 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         Some(w) => Window::parse(w).map_err(|e| Failure::Input(format!("--wave-window: {e}")))?,
         None => Window::all(),
     };
-    let summary_file = a
-        .summary_json
-        .as_deref()
-        .map(|p| create(p, "--summary-json"))
-        .transpose()?;
-    if let Some(p) = &a.trace_cells {
-        let f = create(p, "--trace-cells")?;
-        sim.attach_trace(f)
-            .map_err(|e| Failure::Input(format!("--trace-cells {}: {e}", p.display())))?;
-    }
-    if let Some(p) = &a.trace_events {
-        let f = create(p, "--trace-events")?;
-        sim.attach_events(f)
-            .map_err(|e| Failure::Input(format!("--trace-events {}: {e}", p.display())))?;
-    }
-    if let Some(p) = &a.trace_ecm {
-        let f = create(p, "--trace-ecm")?;
-        sim.attach_ecm_trace(f)
-            .map_err(|e| Failure::Input(format!("--trace-ecm {}: {e}", p.display())))?;
-    }
-    if let Some(p) = &a.trace_rp {
-        let f = create(p, "--trace-rp")?;
-        sim.attach_rp_trace(f)
-            .map_err(|e| Failure::Input(format!("--trace-rp {}: {e}", p.display())))?;
-    }
-    if let Some(dir) = &a.ns3_out {
-        sim.attach_ns3(dir)
-            .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))?;
-    }
     let dump = match (&a.vcd, &a.wave) {
         // A VCD named .fst would not open in GTKWave, which reads the format from the name.
         (Some(p), _) if Format::from_path(p).is_ok_and(|f| f != Format::Vcd) => {
@@ -445,17 +478,57 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         )),
         (None, None) => None,
     };
-    if let Some((flag, p, format)) = dump {
-        let f = create(p, flag)?;
-        create(&waves::gtkw_path(p), "GTKWave save file")?;
+    if dump.is_some() {
+        filter
+            .check_matches(sim.wave_signals().specs())
+            .map_err(|e| Failure::Input(format!("--wave-signals: {e}")))?;
+        window
+            .check_within(sim.plan().cycles)
+            .map_err(|e| Failure::Input(format!("--wave-window: {e}")))?;
+    }
+    // Every input is checked above: a refused run leaves the files of an earlier one as
+    // they were.
+    let gtkw = dump.map(|(_, p, _)| waves::gtkw_path(p));
+    let [summary_file, cells, events, ecm, rp, dump_file, _] = open_outputs([
+        ("--summary-json", a.summary_json.as_deref()),
+        ("--trace-cells", a.trace_cells.as_deref()),
+        ("--trace-events", a.trace_events.as_deref()),
+        ("--trace-ecm", a.trace_ecm.as_deref()),
+        ("--trace-rp", a.trace_rp.as_deref()),
+        (
+            dump.map_or("", |(flag, ..)| flag),
+            dump.map(|(_, p, _)| p.as_path()),
+        ),
+        ("GTKWave save file", gtkw.as_deref()),
+    ])?;
+    let named = |flag: &str, p: &Option<PathBuf>, e: &dyn std::fmt::Display| {
+        let p = p.as_deref().unwrap_or(Path::new(""));
+        Failure::Input(format!("{flag} {}: {e}", p.display()))
+    };
+    type Attach = fn(&mut Sim, File) -> std::io::Result<()>;
+    let traces: [(Option<File>, &str, &Option<PathBuf>, Attach); 4] = [
+        (cells, "--trace-cells", &a.trace_cells, Sim::attach_trace),
+        (
+            events,
+            "--trace-events",
+            &a.trace_events,
+            Sim::attach_events,
+        ),
+        (ecm, "--trace-ecm", &a.trace_ecm, Sim::attach_ecm_trace),
+        (rp, "--trace-rp", &a.trace_rp, Sim::attach_rp_trace),
+    ];
+    for (file, flag, path, attach) in traces {
+        if let Some(f) = file {
+            attach(&mut sim, f).map_err(|e| named(flag, path, &e))?;
+        }
+    }
+    if let Some(dir) = &a.ns3_out {
+        sim.attach_ns3(dir)
+            .map_err(|e| named("--ns3-out", &a.ns3_out, &e))?;
+    }
+    if let (Some(f), Some((flag, p, format))) = (dump_file, dump) {
         sim.attach_waves(f, p, format, &filter, window)
-            .map_err(|e| {
-                Failure::Input(match e {
-                    WaveError::NoMatch { .. } => format!("--wave-signals: {e}"),
-                    WaveError::WindowOutsideRun { .. } => format!("--wave-window: {e}"),
-                    _ => format!("{flag} {}: {e}", p.display()),
-                })
-            })?;
+            .map_err(|e| Failure::Input(format!("{flag} {}: {e}", p.display())))?;
     }
 
     let bar = if std::io::stderr().is_terminal() {
@@ -665,7 +738,8 @@ fn reproduce_cmd(a: ReproduceArgs) -> Result<(), Failure> {
     let Some(repro) = reproduce::find(&name) else {
         let names: Vec<_> = reproduce::REPRODUCTIONS.iter().map(|r| r.name).collect();
         return Err(Failure::Input(format!(
-            "unknown reproduction {name:?}; allowed: {}",
+            "unknown reproduction {name:?}{}; allowed: {}",
+            scenario::suggest::did_you_mean(&name, names.iter().copied()),
             names.join(", ")
         )));
     };

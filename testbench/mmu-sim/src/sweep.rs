@@ -14,7 +14,7 @@ pub enum SweepCmd {
         /// Sweep spec (TOML), or a built-in spec (a reproduction's name, e.g. dsh-fig11).
         spec: PathBuf,
         /// Output directory (created if missing).
-        #[arg(long)]
+        #[arg(long, value_name = "DIR")]
         out: PathBuf,
         /// Also write a batch script for a cluster scheduler.
         #[arg(long)]
@@ -28,12 +28,12 @@ pub enum SweepCmd {
         /// Sweep spec (TOML), or a built-in spec (a reproduction's name, e.g. dsh-fig11).
         spec: PathBuf,
         /// Output directory (created if missing); rows go to DIR/rows/.
-        #[arg(long)]
+        #[arg(long, value_name = "DIR")]
         out: PathBuf,
-        /// Runs at a time (default: one per core).
-        #[arg(long, default_value_t = 0)]
+        /// Runs at a time; 0, the default, is one per core.
+        #[arg(long, default_value_t = 0, hide_default_value = true)]
         jobs: usize,
-        /// Only the runs whose index is I modulo N (0 <= I < N): a Slurm array task, a
+        /// Only the runs whose index is I modulo N (I in 0..=N-1): a Slurm array task, a
         /// Kubernetes indexed job, GNU parallel.
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
@@ -42,7 +42,7 @@ pub enum SweepCmd {
     Merge {
         dir: PathBuf,
         /// The CSV file to write.
-        #[arg(short = 'o', long = "output")]
+        #[arg(short = 'o', long = "output", value_name = "PATH")]
         output: PathBuf,
     },
 }

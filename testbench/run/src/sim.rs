@@ -272,6 +272,8 @@ pub struct Sim {
     /// `--trace-events`: the co-simulation event stream.
     events: Option<EventTrace>,
     pfc_pause_frames: u64,
+    /// The cycle of the first PAUSE frame the MMU sent (where the view opens).
+    first_pause: Option<u64>,
     pfc_port_pause_frames: u64,
     pfc_port_resume_frames: u64,
     pfc_resume_frames: u64,
@@ -325,6 +327,7 @@ impl Sim {
             ns3: None,
             events: None,
             pfc_pause_frames: 0,
+            first_pause: None,
             pfc_port_pause_frames: 0,
             pfc_port_resume_frames: 0,
             pfc_resume_frames: 0,
@@ -620,6 +623,7 @@ impl Sim {
         for &(port, frame) in &self.out.pfc_tx {
             if frame.paused() != 0 {
                 self.pfc_pause_frames += 1;
+                self.first_pause.get_or_insert(now);
                 self.pfc_port_pause_frames += frame.port_level as u64;
             } else {
                 self.pfc_resume_frames += 1;
@@ -773,7 +777,7 @@ impl Sim {
                 .map_err(|e| RunError::Output(EVENT_TRACE, e))?;
         }
         if let Some(w) = self.waves.take() {
-            w.finish(&self.mmu)?;
+            w.finish(&self.mmu, self.first_pause)?;
         }
         if let Some(n) = self.ns3.take() {
             let tcp = self.tcp.stats();

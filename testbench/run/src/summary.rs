@@ -338,6 +338,12 @@ impl LosslessSummary {
     }
 }
 
+/// Whether a drop reason (`DropReason::name`) is one of a lossless class: only the
+/// headroom running out; the DT, HCF and L2BM egress limits drop lossy packets only.
+fn is_lossless_drop(reason: &str) -> bool {
+    reason == DropReason::HeadroomFull.name()
+}
+
 /// Everything a run reports. Maps are `BTreeMap`s so the JSON key order is fixed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -510,10 +516,16 @@ impl fmt::Display for Summary {
             row(f, &format!("  in {seg}"), n)?;
         }
         row(f, "cells departed", &self.cells_departed)?;
-        row(f, "cells dropped (lossless)", &self.cells_dropped_lossless)?;
-        row(f, "cells dropped (lossy)", &self.cells_dropped_lossy)?;
-        for (reason, n) in &self.drops_by_reason {
-            row(f, &format!("  {reason}"), n)?;
+        for (class, cells, lossless) in [
+            ("lossless", self.cells_dropped_lossless, true),
+            ("lossy", self.cells_dropped_lossy, false),
+        ] {
+            row(f, &format!("cells dropped ({class})"), &cells)?;
+            for (reason, n) in &self.drops_by_reason {
+                if is_lossless_drop(reason) == lossless {
+                    row(f, &format!("  {reason}"), n)?;
+                }
+            }
         }
         self.lossless.fmt_rows(f)?;
         row(f, "cells buffered at end", &self.cells_buffered_at_end)?;

@@ -4,6 +4,7 @@
 //! VCD or an FST, and a GTKWave save file beside it (same stem, `.gtkw`) that opens the
 //! dump with the signal groups already laid out.
 
+use hw_model::config::QUEUES;
 use hw_model::Mmu;
 use std::fs::File;
 use std::io::BufWriter;
@@ -13,7 +14,7 @@ use stimulus::link_partner::LinkPartner;
 use stimulus::reaction_point::{LimiterReg, LimiterState};
 use wave::{
     write_gtkw, AnyWriter, Format, GtkwGroup, GtkwTrace, GtkwView, SignalFilter, SignalSpec,
-    WaveError, Window,
+    Translate, WaveError, Window,
 };
 
 /// The `.gtkw` path that goes with a dump path.
@@ -122,6 +123,24 @@ impl WaveSignals {
     /// thresholds and rates drawn as analog.
     fn gtkw_groups(&self, mmu: &Mmu) -> Vec<GtkwGroup> {
         let mut groups = mmu.gtkw_groups();
+        // What a PAUSE is about first: the QOFF masks, then the egress queues' occupancy.
+        if let Some(i) = groups
+            .iter()
+            .position(|(_, v)| v.iter().any(|p| is_qoff(p)))
+        {
+            let qoff = groups.remove(i);
+            groups.insert(0, qoff);
+        }
+        // Only the queues that held cells in the run: 8 per port would bury the rest.
+        let watermarks = &mmu.accounting().watermarks.egress;
+        let occupancy: Vec<String> = self
+            .specs
+            .iter()
+            .take(self.n_mmu)
+            .map(|s| s.path.clone())
+            .filter(|p| queue_cells(p).is_some_and(|(port, q)| watermarks[port * QUEUES + q] > 0))
+            .collect();
+        groups.insert(1, ("egress queue occupancy (cells)".into(), occupancy));
         for (i, spec) in self.specs.iter().enumerate().skip(self.n_mmu) {
             let name = match self.rp_sig(i) {
                 Some(RpSig::Dcqcn(nic, ..)) => format!("dcqcn nic p{nic:02}"),
@@ -192,15 +211,54 @@ fn is_analog(path: &str) -> bool {
                 .any(|u| unit.starts_with(u)))
 }
 
+/// An ingress port's QOFF mask (`top.mmu.ingress.pNN.qoff`).
+fn is_qoff(path: &str) -> bool {
+    path.starts_with("top.mmu.ingress.") && path.ends_with(".qoff")
+}
+
+/// The port and queue of an egress queue's cell counter (`top.mmu.egress.pNN.qQ.cells`).
+fn queue_cells(path: &str) -> Option<(usize, usize)> {
+    let rest = path
+        .strip_prefix("top.mmu.egress.p")?
+        .strip_suffix(".cells")?;
+    let (port, queue) = rest.split_once(".q")?;
+    Some((port.parse().ok()?, queue.parse().ok()?))
+}
+
+/// Per-class masks (bit `c` for class `c`): read bit by bit, so shown in binary.
+fn is_mask(path: &str) -> bool {
+    let leaf = path.rsplit('.').next().unwrap_or_default();
+    ["qoff", "rx_qoff", "paused"].contains(&leaf)
+}
+
+/// The names of an enum signal's values: `tx_state` is `Tx::code` (egress_port.rs),
+/// `last_verdict` HCF's `Verdict` (sched/hcf.rs; 0 before the first arrival).
+fn enum_names(path: &str) -> Option<Translate> {
+    match path.rsplit('.').next()? {
+        "tx_state" => Some(Translate::new(
+            "tx_state",
+            &[(0, "idle"), (1, "pfc"), (2, "data")],
+        )),
+        "last_verdict" => Some(Translate::new(
+            "last_verdict",
+            &[(0, "none"), (1, "hp"), (2, "lp"), (3, "drop")],
+        )),
+        _ => None,
+    }
+}
+
 /// The trace of `path` in a generated view.
 fn trace(path: String) -> GtkwTrace {
-    let analog = is_analog(&path);
-    let name = display_name(&path);
-    let t = GtkwTrace::new(path).named(name);
-    if analog {
-        t.analog()
-    } else {
-        t
+    let mut t = GtkwTrace::new(path.clone()).named(display_name(&path));
+    if is_analog(&path) {
+        t = t.analog();
+    }
+    if is_mask(&path) {
+        t = t.binary();
+    }
+    match enum_names(&path) {
+        Some(names) => t.translated(names),
+        None => t,
     }
 }
 
@@ -224,6 +282,10 @@ struct NicSlots {
     sample: bool,
     mask: u128,
 }
+
+/// Cycles a view opened on the first PAUSE shows, a tenth of them before it: the queue
+/// building up to XOFF, the frame, and the drain that follows (10 us at a 1 GHz clock).
+const PAUSE_VIEW_CYCLES: u64 = 10_000;
 
 /// `Waves::slot_of` of a model signal the filter left out.
 const NO_SLOT: u32 = u32::MAX;
@@ -444,15 +506,31 @@ impl Waves {
             })
     }
 
-    /// Close the dump and write the `.gtkw` beside it.
-    pub fn finish(self, mmu: &Mmu) -> Result<(), WaveError> {
+    /// Close the dump and write the `.gtkw` beside it, opening on the first PAUSE frame
+    /// the MMU sent (`first_pause`, a cycle) if the dump holds it: a marker there and
+    /// [`PAUSE_VIEW_CYCLES`] around it, else the whole dump.
+    pub fn finish(self, mmu: &Mmu, first_pause: Option<u64>) -> Result<(), WaveError> {
+        let tpc = self.writer.timescale().ticks_per_cycle();
         self.writer.finish()?;
+        let (from, to) = self.view.times;
+        let view = match first_pause
+            .map(|c| c * tpc)
+            .filter(|t| (from..=to).contains(t))
+        {
+            Some(at) => {
+                let before = PAUSE_VIEW_CYCLES / 10 * tpc;
+                let start = at.saturating_sub(before).max(from);
+                let end = (start + PAUSE_VIEW_CYCLES * tpc).min(to);
+                GtkwView::new(start, end).with_marker(at)
+            }
+            None => self.view,
+        };
         write_gtkw(
             &gtkw_path(&self.path),
             &self.path,
             &self.signals.gtkw_groups(mmu),
             &self.dumped,
-            &self.view,
+            &view,
         )
     }
 }

@@ -105,7 +105,8 @@ pub fn load(name: &str) -> Result<Scenario, ScenarioError> {
             ScenarioError::new(
                 "scenario",
                 format!(
-                    "unknown scenario {name:?}; built-in: {}",
+                    "unknown scenario {name:?}{}; built-in: {}",
+                    crate::suggest::did_you_mean(name, names()),
                     names().join(", ")
                 ),
             )

@@ -19,6 +19,7 @@ pub mod params;
 mod plan;
 pub mod resolve;
 pub mod scenario_file;
+pub mod suggest;
 
 pub use assign::{parse_table, set_key};
 pub use headroom::{
@@ -55,11 +56,18 @@ pub struct ScenarioError {
 }
 
 impl ScenarioError {
+    /// A message that names an unknown word and lists the allowed ones (serde's or a
+    /// profile's or policy's) gets the closest allowed name ([`suggest`]); serde's type
+    /// error on an integer key (`expected usize`) gets the key's range.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            message: message.into(),
+        let field = field.into();
+        let mut message = suggest::suggest_in(&message.into());
+        if message.starts_with("invalid type: ") && !message.contains("; allowed: ") {
+            if let Some(range) = int_keys::allowed(&field) {
+                message += &format!("; allowed: an integer, {range}");
+            }
         }
+        Self { field, message }
     }
 }
 
@@ -1039,7 +1047,11 @@ impl Scenario {
         if let Some(k) = top.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
             return Err(ScenarioError::new(
                 k.as_str(),
-                format!("unknown key; allowed: {}", TOP_KEYS.join(", ")),
+                format!(
+                    "unknown key{}; allowed: {}",
+                    suggest::did_you_mean(k, TOP_KEYS.iter().copied()),
+                    TOP_KEYS.join(", ")
+                ),
             ));
         }
         let name = take_string(&mut top, "name")?.unwrap_or_else(|| default_name.to_string());
@@ -1303,10 +1315,29 @@ fn section<T: DeserializeOwned>(table: toml::Table, path: &str) -> Result<T, Sce
             Err(e) => e.message().contains(&format!("missing field `{key}`")),
         };
         if cleared {
+            let err = enum_names(table.get(key), |s| {
+                let mut probe = table.clone();
+                probe.insert(key.clone(), s);
+                probe.try_into::<T>().err()
+            })
+            .unwrap_or(err);
             return Err(ScenarioError::new(field(key), err));
         }
     }
     Err(ScenarioError::new(path, err))
+}
+
+/// toml answers a number or a boolean where a name of an enum belongs (`pattern = 5`) with
+/// "invalid type: unit variant, expected string only", which names neither the value nor
+/// the names; the error a string there gets (from `with_string`) lists them.
+fn enum_names(
+    value: Option<&toml::Value>,
+    with_string: impl FnOnce(toml::Value) -> Option<toml::de::Error>,
+) -> Option<String> {
+    let value = value.filter(|v| !v.is_str() && !v.is_table())?;
+    let e = with_string(toml::Value::String(String::new()))?;
+    let expected = e.message().split_once("unknown variant ``, ")?.1;
+    Some(format!("{value} is not a name; {expected}"))
 }
 
 /// `[switch]`: start from `profile` (default `tomahawk`) and apply the other keys on top.
@@ -1334,17 +1365,64 @@ fn parse_switch(mut table: toml::Table) -> Result<SwitchConfig, ScenarioError> {
                 let at = unknown_key_path(&table, key);
                 return Err(ScenarioError::new(format!("switch.{at}"), msg));
             }
-            // A bad value: the first override that fails on the bare profile is the culprit.
+            // A bad value: the first override that fails on the bare profile is the culprit,
+            // named down to the nested key or entry that fails (`switch.ecm.priorities`).
             let mut base_table = toml::Table::try_from(&base).unwrap_or_default();
             for (k, v) in table {
-                base_table.insert(k.clone(), v);
+                let before = base_table.clone();
+                base_table.insert(k.clone(), v.clone());
                 if base_table.clone().try_into::<SwitchConfig>().is_err() {
-                    return Err(ScenarioError::new(format!("switch.{k}"), msg));
+                    let fails = |c: &toml::Value| {
+                        let mut t = before.clone();
+                        t.insert(k.clone(), c.clone());
+                        t.try_into::<SwitchConfig>().is_err()
+                    };
+                    let at = format!("switch.{k}{}", culprit(&v, &fails));
+                    let msg = enum_names(Some(&v), |s| {
+                        let mut probe = before.clone();
+                        probe.insert(k.clone(), s);
+                        probe.try_into::<SwitchConfig>().err()
+                    })
+                    .unwrap_or(msg);
+                    return Err(ScenarioError::new(at, msg));
                 }
             }
             Err(ScenarioError::new("switch", msg))
         }
     }
+}
+
+/// The path below the failing value `v` to the innermost key or entry that makes it
+/// fail (`.priorities`, `[0].ports`; empty if `v` itself), `fails` telling whether `v`
+/// replaced by another value still fails: in a table, the key whose removal clears the
+/// error; in an array, the first entry that fails on top of those before it. Serde's
+/// errors from a `toml::Value` name neither.
+fn culprit(v: &toml::Value, fails: &dyn Fn(&toml::Value) -> bool) -> String {
+    match v {
+        toml::Value::Table(t) => t.keys().find_map(|key| {
+            let mut without = t.clone();
+            without.remove(key);
+            if fails(&toml::Value::Table(without)) {
+                return None;
+            }
+            let inner = |c: &toml::Value| {
+                let mut with = t.clone();
+                with.insert(key.clone(), c.clone());
+                fails(&toml::Value::Table(with))
+            };
+            Some(format!(".{key}{}", culprit(&t[key], &inner)))
+        }),
+        toml::Value::Array(a) => (0..a.len()).find_map(|i| {
+            let upto = |c: &toml::Value| {
+                let mut head = a[..i].to_vec();
+                head.push(c.clone());
+                fails(&toml::Value::Array(head))
+            };
+            upto(&a[i]).then(|| format!("[{i}]{}", culprit(&a[i], &upto)))
+        }),
+        _ => None,
+    }
+    .unwrap_or_default()
 }
 
 /// The path of the unknown field `key` that serde reported for `[switch]`: in the first

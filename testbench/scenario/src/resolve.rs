@@ -18,7 +18,8 @@ pub struct ScenarioSource {
 pub enum ResolveError {
     /// Neither a built-in nor an existing file.
     #[error(
-        "unknown scenario {arg:?}: not a built-in ({}) and no such file",
+        "unknown scenario {arg:?}{}: not a built-in ({}) and no such file",
+        crate::suggest::did_you_mean(arg, builtin::names()),
         builtin::names().join(", ")
     )]
     Unknown { arg: String },
@@ -85,6 +86,15 @@ mod tests {
         assert!(
             msg.starts_with("unknown scenario \"no-such-scenario\": not a built-in (")
                 && builtin::names().iter().all(|n| msg.contains(n)),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_name_gets_the_closest_builtin() {
+        let msg = resolve_scenario("smal-smoke").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("unknown scenario \"smal-smoke\" (did you mean \"small-smoke\"?): "),
             "{msg}"
         );
     }

@@ -158,8 +158,14 @@ pub fn read(path: &Path) -> Result<String, ScenarioError> {
                 ),
             ));
         }
-        let len = std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len());
-        return Err(too_long(len as usize));
+        // A device or a pipe (`/dev/zero`) has no length: only "more than the limit" is known.
+        return Err(match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => too_long(m.len() as usize),
+            _ => ScenarioError::new(
+                "(file)",
+                format!("more than {MAX_SCENARIO_BYTES} bytes is too long; allowed: at most {MAX_SCENARIO_BYTES} (16 MiB)"),
+            ),
+        });
     }
     String::from_utf8(bytes)
         .map_err(|e| ScenarioError::new("(file)", format!("not UTF-8 text: {e}")))
@@ -407,6 +413,16 @@ mod tests {
             .into_iter()
             .map(|p| (p.array, &text[p.range]))
             .collect()
+    }
+
+    /// A device has no length (`metadata().len()` is 0): the message says what was read.
+    #[test]
+    fn an_endless_device_is_more_than_the_limit_not_zero_bytes() {
+        let e = read(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("more than {MAX_SCENARIO_BYTES} bytes is too long; allowed: at most {MAX_SCENARIO_BYTES} (16 MiB)")
+        );
     }
 
     #[test]

@@ -124,6 +124,7 @@ fn aliases_analog_traces_size_and_zoom() {
     let view = GtkwView {
         size: (1600, 1000),
         times: (2000, 2000 + 1020 * 4),
+        marker: None,
     };
     write_gtkw(&gtkw, &tmp("alias.fst"), &groups, &signals(), &view).unwrap();
     let text = std::fs::read_to_string(&gtkw).unwrap();
@@ -161,4 +162,40 @@ fn aliases_analog_traces_size_and_zoom() {
             "-x",
         ]
     );
+}
+
+/// A mask in binary, an enum through a translate filter file written once beside the save
+/// file and referenced before each trace that uses it, and the marker on the `*` line.
+#[test]
+fn masks_enums_and_the_marker() {
+    let gtkw = tmp("enum.gtkw");
+    let names = wave::Translate::new("state", &[(0, "idle"), (1, "busy")]);
+    let groups = [GtkwGroup::new(
+        "g",
+        [
+            GtkwTrace::new("top.mmu.y.gone").binary(),
+            GtkwTrace::new("top.mmu.x.cells").translated(names.clone()),
+            GtkwTrace::new("top.mmu.y.wide").translated(names),
+        ],
+    )];
+    let view = GtkwView::new(100, 300).with_marker(150);
+    write_gtkw(&gtkw, &tmp("enum.vcd"), &groups, &signals(), &view).unwrap();
+    let text = std::fs::read_to_string(&gtkw).unwrap();
+    let filter = wave::filter_path(&gtkw, "state");
+    assert_eq!(filter, tmp("enum.state.txt"));
+    assert_eq!(
+        std::fs::read_to_string(&filter).unwrap(),
+        "0 idle\n1 busy\n"
+    );
+    let refer = format!("^1 {}", filter.display());
+    let expected = format!(
+        "@28\ntop.mmu.y.gone[7:0]\n@2024\n{refer}\ntop.mmu.x.cells[19:0]\n{refer}\ntop.mmu.y.wide[63:0]\n"
+    );
+    assert!(text.contains(&expected), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with('*') && l.ends_with(" 150")),
+        "{text}"
+    );
+    assert!(GtkwView::new(0, 1).marker.is_none());
 }

@@ -531,3 +531,78 @@ fn ns3_out_writes_hpcc_formats() {
         assert_eq!((f[4], f[5]), ("130500", "5000"), "{l}");
     }
 }
+
+/// The help names each argument once, lists `--policy`'s values and says `--jobs`'s
+/// default once; integer options refuse a bad or negative value with their range.
+#[test]
+fn help_is_consistent_and_integer_options_give_their_range() {
+    let help = |args: &[&str]| String::from_utf8(mmu_sim(args).stdout).unwrap();
+    let run = help(&["run", "--help"]);
+    assert!(!run.contains("[alias"), "{run}");
+    assert!(run.contains("[possible values: sih, dsh, l2bm]"), "{run}");
+    let sweep = help(&["sweep", "run", "--help"]);
+    assert!(!sweep.contains("[default: 0]"), "{sweep}");
+    for (args, allowed) in [
+        (
+            ["--seed", "-1"],
+            "allowed: an integer in 0..=18446744073709551615",
+        ),
+        (
+            ["--seed", "1.5"],
+            "allowed: an integer in 0..=18446744073709551615",
+        ),
+        (
+            ["--cycles", "x"],
+            "allowed: an integer in 1..=1099511627776",
+        ),
+    ] {
+        let o = mmu_sim(&[&["run", "small-smoke"][..], &args].concat());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{args:?}: {err}");
+        assert!(err.contains(allowed), "{args:?}: {err}");
+    }
+    for (args, hint) in [
+        (
+            &["run", "smal-smoke"][..],
+            "(did you mean \"small-smoke\"?)",
+        ),
+        (
+            &["reproduce", "dsh-fig1", "--out", "x"],
+            "(did you mean \"dsh-fig11\"?)",
+        ),
+    ] {
+        let err = String::from_utf8_lossy(&mmu_sim(args).stderr).into_owned();
+        assert!(err.contains(hint), "{err}");
+    }
+}
+
+/// Each drop reason is printed under the class it belongs to: `headroom_full` (the only
+/// lossless one) under "lossless", the DT, HCF and L2BM egress limits under "lossy".
+#[test]
+fn drop_reasons_are_printed_under_their_class() {
+    let o = mmu_sim(&["run", "small-smoke"]);
+    assert_eq!(code(&o), 0);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("  cells dropped (lossless)"))
+        .take(6)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "cells",
+            "headroom_full",
+            "cells",
+            "egress_threshold",
+            "hcf_full",
+            "lossy_threshold"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("  cells dropped (lossy)        0\n    egress_threshold"),
+        "{text}"
+    );
+}

@@ -355,4 +355,17 @@ fn cli_lists_every_reproduction() {
     ] {
         assert!(text.contains(name), "{text}");
     }
+    // Aligned: every description starts in one column, two spaces after the longest name.
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    let longest = rows
+        .iter()
+        .map(|l| l[2..].split(' ').next().unwrap().len())
+        .max();
+    let column = longest.unwrap() + 4;
+    for row in &rows {
+        assert!(
+            row[..column].ends_with("  ") && !row[column..].starts_with(' '),
+            "{text}"
+        );
+    }
 }

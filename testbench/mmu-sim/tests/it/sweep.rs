@@ -172,7 +172,7 @@ fn the_cli_refuses_a_bad_spec_with_exit_2() {
         "3/3",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--shard 3/3: allowed: 0 <= I < N"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--shard 3/3: allowed: I in 0..=N-1"));
 }
 
 #[test]

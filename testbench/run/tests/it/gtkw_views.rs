@@ -196,3 +196,57 @@ fn dcqcn_view_names_signals_of_the_dcqcn_fanin_dump() {
         assert!(want.iter().any(|(w, _)| *w == p), "the view shows {p}");
     }
 }
+
+/// The view written beside a dump of fanin-burst opens on the first PAUSE with the marker
+/// there, QOFF per port first, then the occupancy of the egress queues that held cells;
+/// the QOFF masks in binary, `tx_state` through a translate filter file beside the view.
+#[test]
+fn a_generated_view_opens_on_the_first_pause() {
+    let dir = std::env::temp_dir().join(format!("tb-view-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fanin.vcd");
+    let built = builtin::load("fanin-burst").unwrap();
+    let mut sim = Sim::new(&built, Overrides::default()).unwrap();
+    let f = std::fs::File::create(&path).unwrap();
+    let all = wave::SignalFilter::all();
+    sim.attach_waves(f, &path, wave::Format::Vcd, &all, wave::Window::all())
+        .unwrap();
+    let summary = sim.run(|_| {}).unwrap();
+    let text = std::fs::read_to_string(dir.join("fanin.gtkw")).unwrap();
+    let filter = std::fs::read_to_string(dir.join("fanin.tx_state.txt")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(summary.pfc_pause_frames > 0);
+    // fanin-burst runs at 1 GHz with 1 ns ticks: times are cycles.
+    let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).unwrap();
+    let start: u64 = field("[timestart] ").parse().unwrap();
+    let marker: u64 = field("*").split(' ').nth(1).unwrap().parse().unwrap();
+    assert!(
+        start > 0 && start < marker && marker < summary.cycles,
+        "{start} {marker}"
+    );
+    let groups: Vec<&str> = text
+        .lines()
+        .zip(text.lines().skip(1))
+        .filter(|(flags, _)| *flags == "@800200")
+        .map(|(_, title)| title)
+        .collect();
+    assert_eq!(
+        groups[..2],
+        ["-ingress QOFF per port", "-egress queue occupancy (cells)"]
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    let before = |trace: &str, n: usize| {
+        let i = lines.iter().position(|l| l.ends_with(trace)).unwrap();
+        lines[i - n]
+    };
+    assert_eq!(before("top.mmu.ingress.p00.qoff[7:0]", 1), "@28", "binary");
+    assert_eq!(
+        before("top.mmu.egress.p31.q3.cells[20:0]", 1),
+        "@8024",
+        "analog"
+    );
+    let tx = "top.mmu.egress.p00.tx_state[1:0]";
+    assert!(before(tx, 1).starts_with("^1 ") && before(tx, 1).ends_with("fanin.tx_state.txt"));
+    assert_eq!(before(tx, 2), "@2024", "decimal, translated");
+    assert_eq!(filter, "0 idle\n1 pfc\n2 data\n");
+}

@@ -204,18 +204,26 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
     let mut rep = String::new();
     let _ = writeln!(
         rep,
-        "DSH Eq. 1/3/4 (MB = MiB; model values in 208 B cells: \"paper-bytes\" = eta rounded up to\n\
-         whole cells, the paper's arithmetic; \"cells\" = the default, eta sized for MTU packets)\n"
+        "DSH Eq. 1/3/4 (MB = MiB; model values in 208 B cells: \"paper-bytes cells\" = eta rounded\n\
+         up to whole cells, the paper's arithmetic, and those cells in bytes; \"cells mode\" = the\n\
+         default, eta sized for MTU packets)\n"
     );
     let _ = writeln!(
         rep,
-        "{:<9} {:<31} {:>12} {:>8} {:>7} {:>11} {:>12} {:>8}  paper",
-        "chip", "quantity", "bytes", "MiB", "% buf", "paper-bytes", "cell bytes", "cells"
+        "{:<9} {:<31} {:>12} {:>8} {:>7} {:>17} {:>13} {:>10}  paper",
+        "chip",
+        "quantity",
+        "bytes",
+        "MiB",
+        "% buf",
+        "paper-bytes cells",
+        "cells x 208 B",
+        "cells mode"
     );
     for r in &rows {
         let _ = writeln!(
             rep,
-            "{:<9} {:<31} {:>12} {:>8.3} {:>7.2} {:>11} {:>12} {:>8}  {}",
+            "{:<9} {:<31} {:>12} {:>8.3} {:>7.2} {:>17} {:>13} {:>10}  {}",
             r.chip,
             r.quantity,
             r.bytes,
@@ -229,4 +237,38 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
     }
     let _ = writeln!(rep, "\nwrote {}", path.display());
     Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table's "cells x 208 B" column is its "paper-bytes cells" column in bytes, and
+    /// each header stands over its column.
+    #[test]
+    fn each_cell_column_is_what_its_header_says() {
+        let dir = std::env::temp_dir().join(format!("headroom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let report = run(&dir, &mut super::super::NoProgress).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let header = report.lines().find(|l| l.starts_with("chip ")).unwrap();
+        let end = |name: &str| header.find(name).unwrap() + name.len();
+        let (pb, bytes, mode) = (
+            end("paper-bytes cells"),
+            end("cells x 208 B"),
+            end("cells mode"),
+        );
+        let lines = report
+            .lines()
+            .filter(|l| l.contains("(Eq.") || l.contains("(model)"));
+        let mut n = 0;
+        for row in lines {
+            // Right-aligned: a column's number ends where its header does.
+            let num = |at: usize| -> u64 { row[..at].rsplit(' ').next().unwrap().parse().unwrap() };
+            assert_eq!(num(pb) * 208, num(bytes), "{row}");
+            assert!(num(mode) > 0, "{row}");
+            n += 1;
+        }
+        assert_eq!(n, rows().unwrap().len());
+    }
 }

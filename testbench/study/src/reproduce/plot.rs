@@ -69,7 +69,8 @@ fn axis_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     (if lo == 0.0 { 0.0 } else { lo - pad })..hi + pad
 }
 
-/// An x/y chart with a legend in its upper left corner, written as PNG.
+/// An x/y chart with its legend in the first corner of the plot where it covers no point
+/// ([`free_corner`]), written as PNG.
 pub fn xy_chart(
     path: &Path,
     title: &str,
@@ -77,14 +78,45 @@ pub fn xy_chart(
     y_label: &str,
     series: &[Series],
 ) -> Result<(), ReproError> {
-    xy_chart_legend_at(
-        path,
-        title,
-        x_label,
-        y_label,
-        series,
-        SeriesLabelPosition::UpperLeft,
-    )
+    xy_chart_legend_at(path, title, x_label, y_label, series, free_corner(series))
+}
+
+/// The plot's pixels left for the data: [`SIZE`] less the margins, caption and axis labels
+/// of [`draw`].
+const PLOT_PIXELS: (f64, f64) = (1024.0 - 2.0 * 20.0 - 90.0, 640.0 - 2.0 * 20.0 - 30.0 - 50.0);
+
+/// The first of upper left, upper right, lower right and lower left where the legend box
+/// (its size estimated from the labels at 16 px, in fractions of the plot) covers no point
+/// of `series`; upper left if every corner holds some.
+pub fn free_corner(series: &[Series]) -> SeriesLabelPosition {
+    let x = axis_range(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+    let y = axis_range(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let chars = series
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    // A row is 22 px; a character about 9 px; the sample line, gaps and border about 60 px.
+    let w = (chars as f64 * 9.0 + 60.0) / PLOT_PIXELS.0;
+    let h = (series.len() as f64 * 22.0 + 20.0) / PLOT_PIXELS.1;
+    let at = |v: f64, r: &std::ops::Range<f64>| (v - r.start) / (r.end - r.start);
+    let covers = |left: bool, top: bool| {
+        series.iter().flat_map(|s| &s.points).any(|&(px, py)| {
+            let (fx, fy) = (at(px, &x), at(py, &y));
+            (if left { fx <= w } else { fx >= 1.0 - w })
+                && (if top { fy >= 1.0 - h } else { fy <= h })
+        })
+    };
+    use SeriesLabelPosition::*;
+    [
+        (UpperLeft, true, true),
+        (UpperRight, false, true),
+        (LowerRight, false, false),
+        (LowerLeft, true, false),
+    ]
+    .into_iter()
+    .find(|&(_, left, top)| !covers(left, top))
+    .map_or(UpperLeft, |(p, ..)| p)
 }
 
 /// [`xy_chart`] with the legend at `legend` (where it hides no data).
@@ -238,6 +270,32 @@ mod tests {
             draw(root, "", "x", "y", &[], SeriesLabelPosition::UpperLeft).unwrap();
         }
         assert_ne!(rgb, blank, "the title changes the picture");
+    }
+
+    /// The legend goes to the first corner without data: past a trace at the top left
+    /// (the collateral plot's two flows at 50 Gb/s before the fan-in) to the upper right,
+    /// and to the lower right when the top is full.
+    #[test]
+    fn the_legend_goes_where_there_is_no_data() {
+        let series = |points: Vec<(f64, f64)>| Series {
+            name: "F0 under SIH".into(),
+            points,
+            line: true,
+        };
+        let corner = |points| format!("{:?}", free_corner(&[series(points)]));
+        assert_eq!(
+            corner(vec![(0.0, 50.0), (50.0, 0.0), (100.0, 0.0)]),
+            "UpperRight"
+        );
+        let full_top: Vec<_> = (0..=100)
+            .map(|x| (x as f64, 50.0))
+            .chain([(0.0, 0.0)])
+            .collect();
+        assert_eq!(corner(full_top), "LowerRight");
+        let everywhere: Vec<_> = (0..=100)
+            .flat_map(|x| [(x as f64, 50.0), (x as f64, 0.0)])
+            .collect();
+        assert_eq!(corner(everywhere), "UpperLeft");
     }
 
     #[test]

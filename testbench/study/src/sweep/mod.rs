@@ -47,7 +47,7 @@ fn input(field: &str, message: impl Into<String>) -> SweepError {
     SweepError::Input(ScenarioError::new(field, message))
 }
 
-/// `--shard I/N`: the runs whose index is `I` modulo `N` (`0 <= I < N`).
+/// `--shard I/N`: the runs whose index is `I` modulo `N` (`I` in `0..=N-1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
     pub index: usize,
@@ -62,13 +62,13 @@ impl Shard {
         let bad = |m: &str| ScenarioError::new(format!("--shard {text}"), m);
         let (i, n) = text
             .split_once('/')
-            .ok_or_else(|| bad("expected I/N; allowed: 0 <= I < N, e.g. 3/10"))?;
+            .ok_or_else(|| bad("expected I/N; allowed: I in 0..=N-1, e.g. 3/10"))?;
         let (Ok(index), Ok(count)) = (i.trim().parse::<usize>(), n.trim().parse::<usize>()) else {
-            return Err(bad("I and N must be integers; allowed: 0 <= I < N"));
+            return Err(bad("I and N must be integers; allowed: I in 0..=N-1"));
         };
         if count == 0 || index >= count {
             return Err(bad(&format!(
-                "allowed: 0 <= I < N, here I in 0..={}",
+                "allowed: I in 0..=N-1, here 0..={}",
                 count.max(1) - 1
             )));
         }
