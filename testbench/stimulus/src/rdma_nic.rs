@@ -540,11 +540,8 @@ impl RdmaNics {
             let Some(pos) = line.in_flight.iter().position(|e| e.0 == hdr.seq) else {
                 continue;
             };
-            let (_, q, psn) = line
-                .in_flight
-                .drain(..=pos)
-                .last()
-                .expect("pos is in range");
+            line.in_flight.drain(..pos);
+            let (_, q, psn) = line.in_flight.pop_front().expect("pos is in range");
             line.bytes_delivered += hdr.len as u64;
             let Some(qp) = self.qps.get_mut(&q) else {
                 continue;
