@@ -102,11 +102,7 @@ impl Rp {
     pub fn on_cnp(&mut self) {
         self.cnps += 1;
         self.rt = self.rc;
-        let rc = (self.rc * (1.0 - self.alpha / 2.0)).max(self.p.min_rate_bps as f64);
-        if rc < self.rc {
-            self.cuts += 1;
-        }
-        self.rc = rc;
+        cut(&mut self.rc, &mut self.cuts, self.alpha, &self.p);
         self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g;
         self.t_count = 0;
         self.bc_count = 0;
@@ -153,6 +149,16 @@ impl Rp {
         self.rt = self.rt.min(line);
         self.rc = ((self.rt + self.rc) / 2.0).min(line);
     }
+}
+
+/// Eq. 1: `R_C = R_C (1 - alpha/2)`, not below `min_rate`; `cuts` counts the decreases that
+/// lowered it (one at `min_rate` does not).
+pub(crate) fn cut(rc: &mut f64, cuts: &mut u64, alpha: f64, p: &DcqcnParams) {
+    let new = (*rc * (1.0 - alpha / 2.0)).max(p.min_rate_bps as f64);
+    if new < *rc {
+        *cuts += 1;
+    }
+    *rc = new;
 }
 
 /// A reaction-point register of a DCQCN flow in the waveform,

@@ -36,7 +36,7 @@
 //! number space in sending order (the scoreboard's order check holds per flow line); the
 //! NIC maps them back to their QP and packet number.
 
-use crate::dcqcn::{DcqcnStats, MessageGen};
+use crate::dcqcn::{cut, DcqcnStats, MessageGen};
 use crate::source::{MessageCounts, MessageStats};
 use crate::timeline::Timeline;
 use hw_model::{Departure, Derived, Ecn, FiveTuple, PacketHdr};
@@ -117,11 +117,7 @@ impl Mlx {
         if self.stage != 0 {
             self.rt = self.rc;
         }
-        let rc = (self.rc * (1.0 - self.alpha / 2.0)).max(self.p.min_rate_bps as f64);
-        if rc < self.rc {
-            self.cuts += 1;
-        }
-        self.rc = rc;
+        cut(&mut self.rc, &mut self.cuts, self.alpha, &self.p);
         self.stage = 0;
         self.decrease_cnp = false;
         true
