@@ -523,6 +523,16 @@ pub struct HcfConfig {
     pub period_cycles: Option<u64>,
     /// `s`, hash functions per packet: 1 = HCF, 2..=4 = the Bloom-counter variant (IV-A).
     pub hashes: u32,
+    /// Algorithm 1's "if p joins LP, c(k) <- 0" (footnote 1). `false` is the conference
+    /// version, which lacks the rule: a later packet of a flow can then overtake an
+    /// earlier one through HP, so Theorem 1 (no reordering) no longer holds. Left out of
+    /// the configuration's hash while `true`.
+    #[serde(skip_serializing_if = "is_true")]
+    pub zero_on_lp_join: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Default for HcfConfig {
@@ -538,6 +548,7 @@ impl Default for HcfConfig {
             unit: HcfUnit::Packet,
             period_cycles: None,
             hashes: 1,
+            zero_on_lp_join: true,
         }
     }
 }
@@ -559,6 +570,7 @@ pub struct HcfParams {
     pub unit: HcfUnit,
     pub period_cycles: Option<u64>,
     pub hashes: u32,
+    pub zero_on_lp_join: bool,
 }
 
 impl Default for SwitchConfig {
@@ -961,6 +973,7 @@ fn hcf_params(
                 unit: h.unit,
                 period_cycles: h.period_cycles,
                 hashes: h.hashes,
+                zero_on_lp_join: h.zero_on_lp_join,
             });
         }
     }

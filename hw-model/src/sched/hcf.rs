@@ -24,8 +24,9 @@
 //! room, the packet joins HP and every bin is decremented by its size in units, saturating
 //! at 0 (with `unit = packet`, `c(k) <- c(k) - 1`; IV-A's conservative update decrements
 //! only positive bins). Else if LP has room it joins LP and its bins are zeroed (footnote 1:
-//! later packets of the flow in this period must not overtake it through HP). Else it is
-//! dropped, counted as `hcf_full`.
+//! later packets of the flow in this period must not overtake it through HP; the
+//! conference version, `zero_on_lp_join = false`, lacks the rule and can reorder). Else it
+//! is dropped, counted as `hcf_full`.
 //!
 //! Departure (Algorithm 1, `transmit`): HP is always served first (the mux). The period
 //! ends when a departure from HP leaves it empty (dynamic, III-B), or, with a fixed period
@@ -198,8 +199,11 @@ impl HcfQueue {
             self.to_hp += 1;
             hp
         } else if self.len[lp as usize] + n <= self.p.lp_limit {
-            for &k in bins {
-                self.set_credit(k, 0);
+            // Footnote 1; the conference version (`zero_on_lp_join = false`) skips it.
+            if self.p.zero_on_lp_join {
+                for &k in bins {
+                    self.set_credit(k, 0);
+                }
             }
             self.last_verdict = Verdict::Lp;
             self.to_lp += 1;
@@ -472,6 +476,7 @@ mod tests {
             unit: HcfUnit::Packet,
             period_cycles: None,
             hashes: 1,
+            zero_on_lp_join: true,
         }
     }
 
@@ -546,6 +551,28 @@ mod tests {
         assert_eq!(q.credit(k), 0);
         assert_eq!(q.arrive(&t, 1, 0), Some(1), "no credit -> LP");
         assert_eq!(q.len, [1, 1]);
+    }
+
+    /// The conference version keeps the bin's credit when HP is full: the flow's next
+    /// packet, once HP has room, joins HP ahead of the one waiting in LP.
+    #[test]
+    fn without_footnote_1_a_later_packet_overtakes_through_hp() {
+        for (zero, second_list) in [(true, 1), (false, 0)] {
+            let mut q = HcfQueue::new(HcfParams {
+                zero_on_lp_join: zero,
+                ..params(64, 255, 2, 2)
+            });
+            assert_eq!(q.arrive(&flow(1), 1, 0), Some(0));
+            assert_eq!(q.arrive(&flow(1), 1, 0), Some(0));
+            let t = flow(2);
+            assert_eq!(q.arrive(&t, 1, 0), Some(1), "HP full: LP");
+            assert_eq!(
+                q.depart(0, 1, 0, 9),
+                Ok(false),
+                "HP has room, the period goes on"
+            );
+            assert_eq!(q.arrive(&t, 1, 0), Some(second_list), "zero = {zero}");
+        }
     }
 
     #[test]

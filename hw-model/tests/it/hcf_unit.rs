@@ -61,6 +61,7 @@ fn params(c0: u32, hp_limit: u32, lp_limit: u32) -> HcfParams {
         unit: HcfUnit::Packet,
         period_cycles: None,
         hashes: 1,
+        zero_on_lp_join: true,
     }
 }
 

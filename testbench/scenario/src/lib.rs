@@ -263,6 +263,40 @@ pub struct DcqcnSpec {
     pub min_rate_mbps: Option<u64>,
     /// From a marked packet leaving the switch to its CNP reaching the sender, µs.
     pub cnp_delay_us: Option<u64>,
+    /// With `message_cdf`: a queue pair per message (`message`, the ns-3 simulators' NIC,
+    /// `stimulus::rdma_nic`) or one per flow (`pair`, `stimulus::dcqcn`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qp: Option<QpMode>,
+    /// `qp = "message"`: the RP's rate-decrease interval, µs (ns-3's
+    /// `RATE_DECREASE_INTERVAL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decrease_us: Option<u64>,
+    /// `qp = "message"`: the receiver's least interval between NACKs for one expected
+    /// packet, µs (ns-3's `NACKGenerationInterval`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nack_us: Option<u64>,
+}
+
+/// How a `dcqcn` flow with messages maps its messages to queue pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QpMode {
+    /// A queue pair per message, served round robin by the source's NIC, each with its own
+    /// rate limiter and DCQCN state, as ns-3's RDMA NIC (`RdmaHw`, `QbbNetDevice`).
+    #[default]
+    Message,
+    /// One queue pair per flow: its messages wait in order behind each other.
+    Pair,
+}
+
+impl QpMode {
+    /// The key's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Message => "message",
+            Self::Pair => "pair",
+        }
+    }
 }
 
 /// Which TCP a `tcp` flow runs.
@@ -805,9 +839,18 @@ impl FabricSpec {
                     ))
                 }
                 (Some(tcp), None) => FabricTransport::Tcp(plan::plan_tcp(&k, tcp)?),
-                (None, Some(d)) => {
-                    FabricTransport::Dcqcn(plan::plan_dcqcn(&k, d, 400_000_000_000)?)
+                (None, Some(d)) if d.qp.is_some() => {
+                    return Err(ScenarioError::new(
+                        key("dcqcn.qp"),
+                        "not used in a network (each flow is its own queue pair, with the paper's DCQCN); remove the key",
+                    ))
                 }
+                (None, Some(d)) => FabricTransport::Dcqcn(plan::plan_dcqcn(
+                    &k,
+                    d,
+                    400_000_000_000,
+                    QpMode::Pair,
+                )?),
                 (None, None) => FabricTransport::OpenLoop,
             };
         }
@@ -880,6 +923,8 @@ pub enum Pattern {
 pub struct DcqcnPlan {
     pub rp: DcqcnParams,
     pub messages: Option<MessageLoad>,
+    /// [`QpMode::Pair`] for a long-lived flow.
+    pub qp: QpMode,
 }
 
 /// Poisson message arrivals at a mean load of `rate_bps` message bits per second, sizes

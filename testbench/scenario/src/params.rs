@@ -29,6 +29,10 @@ pub struct DcqcnParams {
     pub cnp_delay_ns: u64,
     /// The sender port's line rate: the start rate and the cap of `R_T`, `R_C`.
     pub line_bps: u64,
+    /// `qp = "message"` only: the RP's rate-decrease interval and the receiver's NACK
+    /// interval (ns-3's `RateDecreaseInterval`, `NACKGenerationInterval`).
+    pub decrease_ns: u64,
+    pub nack_ns: u64,
 }
 
 impl DcqcnParams {
@@ -46,6 +50,33 @@ impl DcqcnParams {
     pub const N_US: u64 = 50;
     pub const MIN_RATE_MBPS: u64 = 100;
     pub const CNP_DELAY_US: u64 = 10;
+}
+
+/// The defaults of a `dcqcn` flow with `qp = "message"`: the DCQCN of ns-3's RDMA NIC
+/// (`RdmaHw`, Mellanox's version, `stimulus::rdma_nic`) as the ns-3 simulators of HPCC
+/// (alibaba-edu/High-Precision-Congestion-Control, `simulation/mix/config.txt`) and of
+/// PowerTCP (inet-tub/ns3-datacenter, `simulator/ns-3.39/examples/PowerTCP/config-*.txt`)
+/// configure it; docs/ecn.md cites file and line of each.
+pub struct Ns3Dcqcn;
+
+impl Ns3Dcqcn {
+    /// `EWMA_GAIN 0.00390625`.
+    pub const G: f64 = 1.0 / 256.0;
+    /// `ALPHA_RESUME_INTERVAL 1`, `RATE_DECREASE_INTERVAL 4`, `RP_TIMER 900`, µs.
+    pub const K_US: u64 = 1;
+    pub const DECREASE_US: u64 = 4;
+    pub const T_US: u64 = 900;
+    /// `FAST_RECOVERY_TIMES 1`.
+    pub const F: u32 = 1;
+    /// `RATE_AI 50Mb/s`, `RATE_HAI 100Mb/s`, `MIN_RATE 100Mb/s`.
+    pub const R_AI_MBPS: u64 = 50;
+    pub const R_HAI_MBPS: u64 = 100;
+    pub const MIN_RATE_MBPS: u64 = 100;
+    /// The receiver marks the ACK of every CE packet as a CNP (`L2_ACK_INTERVAL 1`): no
+    /// interval at the NP.
+    pub const N_US: u64 = 0;
+    /// `NACKGenerationInterval` (`RdmaHw`'s default, no configuration sets it), µs.
+    pub const NACK_US: u64 = 500;
 }
 
 // TCP under ns-2's timer (`stimulus::tcp`).

@@ -3,11 +3,11 @@
 //! sorted), resolved into the parts of a [`Plan`](crate::Plan).
 
 use crate::headroom::default_proc_cycles;
-use crate::params::{DcqcnParams, Ns2Params};
+use crate::params::{DcqcnParams, Ns2Params, Ns3Dcqcn};
 use crate::{
     ns_to_cycles, Arbitration, Cc, DcqcnPlan, DcqcnSpec, Flavor, Flow, FlowSpec, Link, LinkSpec,
-    MessageLoad, Pattern, PatternKind, PfcScriptSpec, ScenarioError, SizeDist, TcpParams, TcpSpec,
-    MAX_LINK_NS, MIN_PACKET_BYTES,
+    MessageLoad, Pattern, PatternKind, PfcScriptSpec, QpMode, ScenarioError, SizeDist, TcpParams,
+    TcpSpec, MAX_LINK_NS, MIN_PACKET_BYTES,
 };
 use hw_model::{Derived, FiveTuple, PfcFrame};
 
@@ -278,9 +278,20 @@ pub(crate) fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, Sce
                     })
                 }
             };
+            let qp = match (&messages, c.qp) {
+                (None, Some(_)) => {
+                    return Err(ScenarioError::new(
+                        f("pattern.dcqcn.qp"),
+                        "not used without message_cdf (a long-lived flow is one queue pair)",
+                    ))
+                }
+                (None, None) => QpMode::Pair,
+                (Some(_), qp) => qp.unwrap_or_default(),
+            };
             Pattern::Dcqcn(DcqcnPlan {
-                rp: plan_dcqcn(&f, &c, line)?,
+                rp: plan_dcqcn(&f, &c, line, qp)?,
                 messages,
+                qp,
             })
         }
     };
@@ -347,13 +358,34 @@ pub(crate) fn connection_tuple(
 /// Check a `tcp` pattern's parameters (named `flows[i].pattern.tcp.KEY`) and fill in the
 /// defaults.
 /// Check a `dcqcn` pattern's keys against their ranges; errors name `pattern.dcqcn.KEY`.
+/// The defaults are the paper's for `qp = "pair"` ([`DcqcnParams`]) and ns-3's for
+/// `qp = "message"` ([`Ns3Dcqcn`]); each mode refuses the keys of the other's RP.
 pub(crate) fn plan_dcqcn(
     f: &dyn Fn(&str) -> String,
     c: &DcqcnSpec,
     line_bps: u64,
+    qp: QpMode,
 ) -> Result<DcqcnParams, ScenarioError> {
     type D = DcqcnParams;
+    type N = Ns3Dcqcn;
     let k = |key: &str| f(&format!("pattern.dcqcn.{key}"));
+    let refused = match qp {
+        QpMode::Message => c
+            .b_bytes
+            .map(|_| ("b_bytes", "ns-3's reaction point has no byte counter")),
+        QpMode::Pair => [("decrease_us", c.decrease_us), ("nack_us", c.nack_us)]
+            .into_iter()
+            .find(|(_, v)| v.is_some())
+            .map(|(key, _)| (key, "used only with a queue pair per message")),
+    };
+    if let Some((key, why)) = refused {
+        return Err(ScenarioError::new(
+            k(key),
+            format!("not used with qp = \"{}\": {why}", qp.name()),
+        ));
+    }
+    let ns3 = qp == QpMode::Message;
+    let pick = |paper: u64, ns3_value: u64| if ns3 { ns3_value } else { paper };
     let int = |key: &str, v: Option<u64>, lo: u64, hi: u64, d: u64| {
         let v = v.unwrap_or(d);
         if (lo..=hi).contains(&v) {
@@ -365,7 +397,7 @@ pub(crate) fn plan_dcqcn(
             ))
         }
     };
-    let g = c.g.unwrap_or(D::G);
+    let g = c.g.unwrap_or(if ns3 { N::G } else { D::G });
     if !(g.is_finite() && g > 0.0 && g <= 1.0) {
         return Err(ScenarioError::new(
             k("g"),
@@ -374,21 +406,34 @@ pub(crate) fn plan_dcqcn(
     }
     let line_mbps = line_bps / 1_000_000;
     let (us, mbps) = (1000, 1_000_000);
+    let f_steps = pick(D::F as u64, N::F as u64);
     Ok(DcqcnParams {
         g,
-        k_ns: int("k_us", c.k_us, 1, 1_000_000, D::K_US)? * us,
-        t_ns: int("t_us", c.t_us, 1, 1_000_000, D::T_US)? * us,
+        k_ns: int("k_us", c.k_us, 1, 1_000_000, pick(D::K_US, N::K_US))? * us,
+        t_ns: int("t_us", c.t_us, 1, 1_000_000, pick(D::T_US, N::T_US))? * us,
         b_bytes: int("b_bytes", c.b_bytes, 1, 1 << 40, D::B_BYTES)?,
-        f: int("f", c.f.map(u64::from), 0, 1000, D::F as u64)? as u32,
-        r_ai_bps: int("r_ai_mbps", c.r_ai_mbps, 1, line_mbps, D::R_AI_MBPS)? * mbps,
-        r_hai_bps: int("r_hai_mbps", c.r_hai_mbps, 1, line_mbps, D::R_HAI_MBPS)? * mbps,
-        n_ns: int("n_us", c.n_us, 0, 1_000_000, D::N_US)? * us,
+        f: int("f", c.f.map(u64::from), 0, 1000, f_steps)? as u32,
+        r_ai_bps: int(
+            "r_ai_mbps",
+            c.r_ai_mbps,
+            1,
+            line_mbps,
+            pick(D::R_AI_MBPS, N::R_AI_MBPS),
+        )? * mbps,
+        r_hai_bps: int(
+            "r_hai_mbps",
+            c.r_hai_mbps,
+            1,
+            line_mbps,
+            pick(D::R_HAI_MBPS, N::R_HAI_MBPS),
+        )? * mbps,
+        n_ns: int("n_us", c.n_us, 0, 1_000_000, pick(D::N_US, N::N_US))? * us,
         min_rate_bps: int(
             "min_rate_mbps",
             c.min_rate_mbps,
             1,
             line_mbps,
-            D::MIN_RATE_MBPS,
+            pick(D::MIN_RATE_MBPS, N::MIN_RATE_MBPS),
         )? * mbps,
         cnp_delay_ns: int(
             "cnp_delay_us",
@@ -398,6 +443,8 @@ pub(crate) fn plan_dcqcn(
             D::CNP_DELAY_US,
         )? * us,
         line_bps,
+        decrease_ns: int("decrease_us", c.decrease_us, 1, 1_000_000, N::DECREASE_US)? * us,
+        nack_ns: int("nack_us", c.nack_us, 0, 1_000_000, N::NACK_US)? * us,
     })
 }
 

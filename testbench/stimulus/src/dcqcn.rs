@@ -46,13 +46,14 @@
 //! like `crate::tcp`: sends, CNP arrivals and the two timers wait in one binary heap; a
 //! timer restarted by a CNP leaves a stale event that is skipped.
 
+use crate::rdma_nic::RdmaNics;
 use crate::source::{draw_linear, linear_cdf_mean, unit, MessageCounts, MessageStats, Messages};
 use crate::timeline::{FlowIndex, Timeline};
 use hw_model::{Departure, Derived, Ecn, FiveTuple, PacketHdr};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use scenario::params::DcqcnParams;
-use scenario::{Flow, MessageLoad, Pattern, SizeDist, MIN_PACKET_BYTES};
+use scenario::{Flow, MessageLoad, Pattern, QpMode, SizeDist, MIN_PACKET_BYTES};
 use std::collections::VecDeque;
 
 /// The reaction point of one flow (module doc): rates in b/s, times in cycles.
@@ -101,11 +102,7 @@ impl Rp {
     pub fn on_cnp(&mut self) {
         self.cnps += 1;
         self.rt = self.rc;
-        let rc = (self.rc * (1.0 - self.alpha / 2.0)).max(self.p.min_rate_bps as f64);
-        if rc < self.rc {
-            self.cuts += 1;
-        }
-        self.rc = rc;
+        cut(&mut self.rc, &mut self.cuts, self.alpha, &self.p);
         self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g;
         self.t_count = 0;
         self.bc_count = 0;
@@ -152,6 +149,16 @@ impl Rp {
         self.rt = self.rt.min(line);
         self.rc = ((self.rt + self.rc) / 2.0).min(line);
     }
+}
+
+/// Eq. 1: `R_C = R_C (1 - alpha/2)`, not below `min_rate`; `cuts` counts the decreases that
+/// lowered it (one at `min_rate` does not).
+pub(crate) fn cut(rc: &mut f64, cuts: &mut u64, alpha: f64, p: &DcqcnParams) {
+    let new = (*rc * (1.0 - alpha / 2.0)).max(p.min_rate_bps as f64);
+    if new < *rc {
+        *cuts += 1;
+    }
+    *rc = new;
 }
 
 /// A reaction-point register of a DCQCN flow in the waveform,
@@ -262,7 +269,7 @@ pub struct MessageGen {
 }
 
 impl MessageGen {
-    fn new(load: &MessageLoad, id: u32, start: u64, seed: u64, clock_hz: u64) -> Self {
+    pub(crate) fn new(load: &MessageLoad, id: u32, start: u64, seed: u64, clock_hz: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(id as u64);
         let mean_gap =
@@ -282,6 +289,18 @@ impl MessageGen {
     /// An exponential inter-arrival gap, cycles.
     fn gap(&mut self) -> f64 {
         -(1.0 - unit(&mut self.rng)).ln() * self.mean_gap
+    }
+
+    /// The next arrival, fractional cycles.
+    pub(crate) fn next_arrival(&self) -> f64 {
+        self.next_arrival
+    }
+
+    /// The message arriving at `now`: its size, bytes; the next arrival is drawn.
+    pub(crate) fn draw(&mut self, now: u64) -> u64 {
+        let bytes = draw_linear(&self.cdf, unit(&mut self.rng));
+        self.next_arrival = self.next_arrival.max(now as f64) + self.gap();
+        bytes
     }
 
     /// The length of the next packet (`mtu` at most, the message's last one at least 64 B),
@@ -345,6 +364,8 @@ pub struct DcqcnFlows {
     /// flow `i`'s reaction point ([`touched`](Self::touched)).
     touched: Vec<u64>,
     touched_at: u64,
+    /// The flows with a queue pair per message.
+    nics: RdmaNics,
 }
 
 impl DcqcnFlows {
@@ -362,15 +383,19 @@ impl DcqcnFlows {
                 flows.len(),
                 flows
                     .iter()
-                    .any(|f| matches!(&f.pattern, Pattern::Dcqcn(p) if p.messages.is_some())),
+                    .any(|f| matches!(&f.pattern, Pattern::Dcqcn(p) if p.messages.is_some() && p.qp == QpMode::Pair)),
             ),
             touched: Vec::new(),
             touched_at: u64::MAX,
+            nics: RdmaNics::new(flows, seed, d),
         };
         for f in flows {
             let (Pattern::Dcqcn(plan), SizeDist::Fixed(len)) = (&f.pattern, &f.size) else {
                 continue;
             };
+            if plan.qp == QpMode::Message {
+                continue;
+            }
             let (p, i) = (plan.rp, t.flows.len() as u32);
             t.index.set(f.id, i);
             let messages = plan
@@ -425,17 +450,18 @@ impl DcqcnFlows {
 
     /// The cycle of the next send, CNP or timer, `u64::MAX` if none is pending.
     pub fn next_time(&self) -> u64 {
-        self.events.next_time()
+        self.events.next_time().min(self.nics.next_time())
     }
 
     /// Whether the plan has no DCQCN flow (nothing here ever has work).
     pub fn is_empty(&self) -> bool {
-        self.flows.is_empty()
+        self.flows.is_empty() && self.nics.is_empty()
     }
 
     /// Process the sends, message arrivals, CNPs and timers due at `now`, handing packets
     /// to `out`.
     pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {
+        self.nics.fire_due(now, &mut out);
         while let Some((_, i, ev)) = self.events.pop_due(now) {
             let clock = self.clock_hz as f64;
             let f = &mut self.flows[i as usize];
@@ -478,7 +504,7 @@ impl DcqcnFlows {
                         .messages
                         .as_mut()
                         .expect("only message flows get arrivals");
-                    let bytes = draw_linear(&m.cdf, unit(&mut m.rng));
+                    let bytes = m.draw(now);
                     let packets = bytes.div_ceil(f.len as u64) as u32;
                     self.done.arrived(MessageStats {
                         flow: f.id,
@@ -491,7 +517,6 @@ impl DcqcnFlows {
                     });
                     m.next_first_seq = m.next_first_seq.wrapping_add(packets);
                     m.queued.push_back(bytes);
-                    m.next_arrival = m.next_arrival.max(now as f64) + m.gap();
                     let (at, stop) = (m.next_arrival, f.stop_cycle);
                     let idle = !f.sending;
                     if idle {
@@ -575,6 +600,9 @@ impl DcqcnFlows {
     /// The NPs take the packets whose last cell departed at `now`: a CE mark sends a CNP
     /// unless the flow had one in the last `N`.
     pub fn departed(&mut self, now: u64, departures: &[Departure]) {
+        if !self.nics.is_empty() {
+            self.nics.departed(now, departures);
+        }
         if self.flows.is_empty() {
             return;
         }
@@ -598,16 +626,22 @@ impl DcqcnFlows {
     /// Keep every message of the message flows, for [`messages`](Self::messages).
     pub fn keep_messages(&mut self) {
         self.done.keep();
+        self.nics.keep_messages();
     }
 
     /// The kept and the open messages of the message flows, in arrival order.
     pub fn messages(&self) -> Vec<MessageStats> {
-        self.done.all()
+        let mut all = self.done.all();
+        if !self.nics.is_empty() {
+            all.extend(self.nics.messages());
+            all.sort_by_key(|m| (m.arrival_cycle, m.flow));
+        }
+        all
     }
 
     /// Counts of the messages of the message flows so far.
     pub fn message_counts(&self) -> MessageCounts {
-        self.done.counts
+        self.done.counts + self.nics.message_counts()
     }
 
     /// Source port and flow id of each DCQCN flow, in flow order (the index of
@@ -623,7 +657,8 @@ impl DcqcnFlows {
 
     /// Per DCQCN flow results so far, in flow order.
     pub fn stats(&self) -> Vec<DcqcnStats> {
-        self.flows
+        let mut all: Vec<_> = self
+            .flows
             .iter()
             .map(|f| DcqcnStats {
                 flow: f.id,
@@ -636,7 +671,10 @@ impl DcqcnFlows {
                 target_gbps: f.rp.rt / 1e9,
                 alpha: f.rp.alpha,
             })
-            .collect()
+            .chain(self.nics.stats())
+            .collect();
+        all.sort_by_key(|s| s.flow);
+        all
     }
 }
 
@@ -657,6 +695,8 @@ mod tests {
             min_rate_bps: 100_000_000,
             cnp_delay_ns: 10_000,
             line_bps: 100_000_000_000,
+            decrease_ns: 4_000,
+            nack_ns: 500_000,
         }
     }
 
@@ -729,7 +769,7 @@ mod tests {
     fn message_flow() -> (DcqcnFlows, impl Fn(f64) -> f64) {
         one_flow(
             "",
-            "",
+            "qp = \"pair\"",
             "rate_gbps = 1\nmessage_cdf = [[999000, 0.0], [1000000, 1.0]]\n",
         )
     }

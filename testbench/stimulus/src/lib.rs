@@ -6,6 +6,7 @@
 pub mod dcqcn;
 pub mod link_partner;
 pub mod packet_run;
+pub mod rdma_nic;
 pub mod reaction_point;
 pub mod sink;
 pub mod source;

@@ -323,6 +323,19 @@ pub struct MessageCounts {
     pub incomplete: u64,
 }
 
+impl std::ops::Add for MessageCounts {
+    type Output = Self;
+
+    /// The counts of two sets of flows together.
+    fn add(self, b: Self) -> Self {
+        Self {
+            arrived: self.arrived + b.arrived,
+            complete: self.complete + b.complete,
+            incomplete: self.incomplete + b.incomplete,
+        }
+    }
+}
+
 impl MessageCounts {
     /// Messages not closed yet.
     pub fn open(&self) -> u64 {

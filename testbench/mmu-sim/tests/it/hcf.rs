@@ -641,11 +641,10 @@ fn hcf_keeps_order_credits_and_periods() {
 /// Cycles of a no-swap case: a reorder shows within a few periods.
 const NO_SWAP_CYCLES: u64 = 10_000;
 
-/// The property with `Fault::HcfNoSwap` injected fails with a reordered cell. The runner is
-/// seeded so the search is reproducible; the shrunk case is printed (`--nocapture`) and is
-/// the stimulus of [`regression_no_swap_reorders_shrunk_case`].
-#[test]
-fn no_swap_is_caught_reordering() {
+/// The property, on cases whose scenario file `edit` changes, under `fault`, fails with a
+/// reordered cell. The runner is seeded so the search is reproducible; the shrunk case is
+/// printed (`--nocapture`).
+fn caught_reordering(what: &str, fault: Option<Fault>, edit: impl Fn(String) -> String) {
     let config = ProptestConfig {
         cases: 64,
         failure_persistence: None,
@@ -655,11 +654,11 @@ fn no_swap_is_caught_reordering() {
     let mut runner =
         TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let checks = Checks {
-        fault: Some(Fault::HcfNoSwap),
+        fault,
         ..Checks::all(NO_SWAP_CYCLES)
     };
     let result = runner.run(&case(), |c| {
-        match run_checked(&parse(&c.toml(NO_SWAP_CYCLES)), checks) {
+        match run_checked(&parse(&edit(c.toml(NO_SWAP_CYCLES))), checks) {
             Ok(_) => Ok(()),
             Err(v) => Err(TestCaseError::fail(format!("{v:?}"))),
         }
@@ -668,8 +667,8 @@ fn no_swap_is_caught_reordering() {
         Err(TestError::Fail(why, case)) => {
             let why = why.to_string();
             println!(
-                "no-swap counterexample ({why}):\n{case:#?}\n--- as a scenario file ---\n{}",
-                case.toml(NO_SWAP_CYCLES)
+                "{what} counterexample ({why}):\n{case:#?}\n--- as a scenario file ---\n{}",
+                edit(case.toml(NO_SWAP_CYCLES))
             );
             assert!(
                 why.contains("Order("),
@@ -677,8 +676,25 @@ fn no_swap_is_caught_reordering() {
             );
             assert!(why.contains("reordered"), "{why}");
         }
-        other => panic!("HCF without the HP/LP swap was not caught reordering: {other:?}"),
+        other => panic!("{what} was not caught reordering: {other:?}"),
     }
+}
+
+/// The property with `Fault::HcfNoSwap` injected fails with a reordered cell; the shrunk
+/// case is the stimulus of [`regression_no_swap_reorders_shrunk_case`].
+#[test]
+fn no_swap_is_caught_reordering() {
+    caught_reordering("HCF without the HP/LP swap", Some(Fault::HcfNoSwap), |t| t);
+}
+
+/// HCF's conference version (`zero_on_lp_join = false`: a packet that joins LP leaves its
+/// bins' credits) is not Theorem 1's HCF: the same property finds a later packet that
+/// overtook an earlier one of its flow through HP.
+#[test]
+fn conference_version_is_caught_reordering() {
+    caught_reordering("HCF without footnote 1's zeroing", None, |t| {
+        t.replace("\nhashes = ", "\nzero_on_lp_join = false\nhashes = ")
+    });
 }
 
 /// The shrunk counterexample of [`no_swap_is_caught_reordering`], as the scenario file its
@@ -884,6 +900,7 @@ fn invalid_entries() -> Vec<(String, &'static str)> {
         (extra("bins = 0"), "switch.hcf[0].bins"),
         (extra("c0 = 300"), "switch.hcf[0].c0"),
         (extra("hashes = 5"), "switch.hcf[0].hashes"),
+        (extra("zero_on_lp_join = 3"), "switch.hcf"),
         (with("ports = [7]", "ports = [8]"), "switch.hcf[0].ports"),
     ]
 }

@@ -436,7 +436,11 @@ fn the_hcf_and_l2bm_measures_refuse_bad_values_naming_the_field() {
         ),
         (
             "policy = [\"red\"]\nbins = [1]\nc0 = [1]",
-            "policy: expected a string; allowed: fifo, hcf",
+            "policy: expected a string; allowed: fifo, hcf, hcf-conference",
+        ),
+        (
+            "policy = [\"hcf-conference\"]\nbins = [0]\nc0 = [1]",
+            "bins: hcf takes K bins and c0 credits; allowed: bins >= 1, c0 >= 1",
         ),
         (
             "policy = [\"hcf\"]\nbins = [-1]\nc0 = [1]",

@@ -178,7 +178,7 @@ fn touched_lists_every_flow_whose_registers_moved() {
     let flow = |src: u32| {
         format!(
             "[[flows]]\nsrc = {src}\ndst = 0\nprio = 1\nsize_bytes = 1000\nrate_gbps = 30\n\
-             message_cdf = [[400000, 0.0], [600000, 1.0]]\npattern = {{ dcqcn = {{ b_bytes = 100000 }} }}\n"
+             message_cdf = [[400000, 0.0], [600000, 1.0]]\npattern = {{ dcqcn = {{ qp = \"pair\", b_bytes = 100000 }} }}\n"
         )
     };
     let text = format!(

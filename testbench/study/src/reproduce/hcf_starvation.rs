@@ -26,7 +26,9 @@
 //! built-in sweep spec `hcf-starvation` ([`spec_text`]), run into `OUT/sweep/`, and the
 //! CSVs and plot are made from its rows.
 
-use super::hcf::{self, build, check, Bottleneck, Discipline, HcfKnobs, QueueWatch, Tcp};
+use super::hcf::{
+    self, build, check_discipline, Bottleneck, Discipline, HcfKnobs, QueueWatch, Tcp,
+};
 use super::plot::{xy_chart, xy_chart_legend_at, Series, SeriesLabelPosition};
 use super::{from_fields, to_fields, wrote, Progress, ReproError};
 use crate::sweep::stats::{mean, variance};
@@ -490,7 +492,7 @@ pub fn measure(setup: &Setup, disc: Discipline) -> Result<Run, ReproError> {
             }
         }
     }
-    check(&sim, &format!("hcf-starvation {}", disc.label()))?;
+    check_discipline(&sim, &format!("hcf-starvation {}", disc.label()), &disc)?;
     let end = sim.now();
     let stats = sim.tcp_stats();
     let (before, drops0, hcf0) = at_w0;

@@ -27,10 +27,11 @@
 //!   (IV: "the actual FCT divided by the ideal FCT with no other traffic"): the base latency
 //!   of one packet through the idle switch (measured per run, [`base_latency_cycles`]) plus
 //!   the flow's wire time at the line rate, plus the ACK delay for TCP. Slow start is not
-//!   part of the ideal. A lossless message also waits, in the ideal, for the same server's
-//!   earlier messages: the model's NIC sends a class in FIFO order (the link partner),
-//!   where ns-3's RDMA NIC interleaves its queue pairs, so a small message queued behind a
-//!   large one of its own server is not counted as slowed down by the network.
+//!   part of the ideal. Under the open loop a lossless message also waits, in the ideal,
+//!   for the same server's earlier messages: its NIC sends a class in FIFO order (the link
+//!   partner), so a small message queued behind a large one of its own server is not
+//!   counted as slowed down by the network. Under DCQCN each message is a queue pair of its
+//!   own, interleaved by the NIC (`stimulus::rdma_nic`), and its ideal is the message alone.
 //! - **Policies** ([`Policy`]): all three run with `hybrid_ingress_pool = true`, so the
 //!   ingress thresholds of both classes see one ingress pool (II-A; III-A, Fig. 5), the
 //!   paper's hybrid switch. DT uses the same `alpha` for the lossless and the lossy class;
@@ -611,16 +612,24 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         base - wire_cycles(setup, &sim, setup.packet_bytes as u64)
             + last_packet_cycles(setup, &sim, bytes)
     };
-    // Ideal lossless FCT: the server's NIC alone at line rate. Its messages leave one
-    // after the other (one FIFO per class), so a message's ideal start waits for the
-    // ideal end of the same server's earlier messages; no other server, no pause.
+    // Ideal lossless FCT: the server's NIC alone at line rate; no other server, no pause.
+    // The open loop's messages leave one after the other (one FIFO per class), so a
+    // message's ideal start waits for the ideal end of the same server's earlier messages;
+    // DCQCN's queue pairs interleave (`stimulus::rdma_nic`), so its ideal is the message
+    // alone, as the paper defines it.
+    let fifo = setup.transport == Transport::OpenLoopReno;
     let mut nic_free = vec![0.0f64; setup.ports];
     let messages = sim.messages();
     let mut lossless = Vec::with_capacity(messages.len());
     for m in &messages {
         let src = sim.plan().flows[m.flow as usize].src as usize;
         let arrival = m.arrival_cycle as f64;
-        nic_free[src] = nic_free[src].max(arrival) + wire_cycles(setup, &sim, m.bytes);
+        let start = if fifo {
+            nic_free[src].max(arrival)
+        } else {
+            arrival
+        };
+        nic_free[src] = start + wire_cycles(setup, &sim, m.bytes);
         if let Some(f) = m.fct_cycles() {
             lossless.push(f as f64 / (nic_free[src] - arrival + tail(m.bytes)));
         }
