@@ -10,5 +10,6 @@ mod hcf_unit;
 mod import_graph;
 mod pfc_generation;
 mod phase_order;
+mod policy_units;
 mod reference_model;
 mod wires;
