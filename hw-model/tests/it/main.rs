@@ -4,6 +4,7 @@ mod accounting_names;
 mod datapath;
 mod dwrr_rounds;
 mod ecn;
+mod ecn_marker_registers;
 mod events;
 mod free_list_ring;
 mod hcf_unit;
