@@ -335,7 +335,35 @@ fn dsh_probes_show_the_poff_bit_of_each_port() {
     assert_eq!(port_wires(2), [(1, 1), (21, 7), (21, 3)]);
     assert_eq!(port_wires(1), [(1, 0), (21, 0), (21, 0)]);
     assert_eq!(port_wires(3), [(1, 0), (21, 0), (21, 0)]);
+}
+
+/// DSH's port-level units: `X_poff = N_q * T` (its shifter or multiplier: input `T`,
+/// output `X_poff`), then `X_pon = X_poff - delta_p`.
+#[test]
+fn dsh_probes_show_the_port_level_units() {
+    let d = switch(Policy::Dsh);
+    let mut p = Dsh::new(&d);
+    let t = d.delta_port_cells + 100;
+    p.thresholds(t, &Accounting::new(d.ports), &mut Dirty::new(d.ports));
+    let xpoff = p.xpoff();
+    assert!(xpoff > d.delta_port_cells as u64);
+    let scale: Vec<(u32, u64)> = rtl::probes_of(&p.scale_xpoff)
+        .into_iter()
+        .map(|(_, width, value)| (width, value))
+        .collect();
+    assert_eq!(scale.first(), Some(&(24, t as u64)));
+    assert_eq!(scale.last(), Some(&(24, xpoff)));
     let mut units = Wires::default();
     p.probe_pfc_thresholds(&mut units);
-    assert!(!units.0.is_empty());
+    let (shown_scale, sub_xpon) = units.0.split_at(scale.len());
+    assert_eq!(shown_scale, scale);
+    assert_eq!(
+        sub_xpon,
+        [
+            (24, xpoff),
+            (24, d.delta_port_cells as u64),
+            (1, 0),
+            (24, p.xpon())
+        ]
+    );
 }
