@@ -285,8 +285,8 @@ fn dsh_requests_qoff_and_poff_just_above_their_thresholds() {
     assert_eq!(requests(&p, &acct, 0, None), (true, true));
     // The port's shared count plus the packet's shared cells, against X_poff.
     acct.port_shared[2].add(xpoff - 8).unwrap();
-    assert_eq!(requests(&p, &acct, 0, Some(&plan(8, 0))).1, false);
-    assert_eq!(requests(&p, &acct, 0, Some(&plan(9, 0))).1, true);
+    assert!(!requests(&p, &acct, 0, Some(&plan(8, 0))).1);
+    assert!(requests(&p, &acct, 0, Some(&plan(9, 0))).1);
 }
 
 /// QON under DSH: no insurance cells of the queue and its shared count below `X_qon`.
