@@ -166,6 +166,13 @@ fn charge(acct: &mut Accounting, p: usize, pg: usize, shared: u32, headroom: u32
     g[2].add(headroom).unwrap();
 }
 
+/// DSH's units evaluated from the registered `T` = `t`.
+fn dsh_at(d: &Derived, t: u32) -> Dsh {
+    let mut p = Dsh::new(d);
+    p.thresholds(t, &Accounting::new(d.ports), &mut Dirty::new(d.ports));
+    p
+}
+
 /// QON under SIH: an OFF queue with no headroom cells and its shared count below `X_on`;
 /// at `X_on`, or with a headroom cell left, it stays OFF.
 #[test]
@@ -263,11 +270,8 @@ fn dsh_decision_reads_the_poff_bit_of_the_packets_port() {
 #[test]
 fn dsh_requests_qoff_and_poff_just_above_their_thresholds() {
     let d = switch(Policy::Dsh);
-    let mut p = Dsh::new(&d);
+    let p = dsh_at(&d, d.eta_cells[2] + 100);
     let mut acct = Accounting::new(d.ports);
-    let mut dirty = Dirty::new(d.ports);
-    let t = d.eta_cells[2] + 100;
-    p.thresholds(t, &acct, &mut dirty);
     let (xqoff, xpoff) = (p.xqoff(2), p.xpoff() as u32);
     assert_eq!(xqoff, 100);
     let r = Request::new(2, 3, 5, 8, true);
@@ -294,11 +298,10 @@ fn dsh_requests_qoff_and_poff_just_above_their_thresholds() {
 #[test]
 fn dsh_resumes_queues_and_ports_below_their_on_thresholds() {
     let d = switch(Policy::Dsh);
-    let mut p = Dsh::new(&d);
+    let t = d.eta_cells[2] + d.delta_cells + 40;
+    let mut p = dsh_at(&d, t);
     let mut acct = Accounting::new(d.ports);
     let mut dirty = Dirty::new(d.ports);
-    let t = d.eta_cells[2] + d.delta_cells + 40;
-    p.thresholds(t, &acct, &mut dirty);
     assert_eq!(p.xqon(2), 40);
     charge(&mut acct, 2, 3, 39, 0);
     charge(&mut acct, 2, 5, 40, 0);
@@ -342,9 +345,8 @@ fn dsh_probes_show_the_poff_bit_of_each_port() {
 #[test]
 fn dsh_probes_show_the_port_level_units() {
     let d = switch(Policy::Dsh);
-    let mut p = Dsh::new(&d);
     let t = d.delta_port_cells + 100;
-    p.thresholds(t, &Accounting::new(d.ports), &mut Dirty::new(d.ports));
+    let p = dsh_at(&d, t);
     let xpoff = p.xpoff();
     assert!(xpoff > d.delta_port_cells as u64);
     let scale: Vec<(u32, u64)> = rtl::probes_of(&p.scale_xpoff)
