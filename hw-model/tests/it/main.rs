@@ -1,6 +1,7 @@
 //! Every integration test of the model, in one binary (one link per crate).
 
 mod accounting_names;
+mod admission_stats;
 mod datapath;
 mod dwrr_rounds;
 mod ecn;
