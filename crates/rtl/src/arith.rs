@@ -590,4 +590,126 @@ mod tests {
         // A carry out of the mantissa rounding bumps the exponent: 2^12 - 1 -> 2^12.
         assert_eq!(RecipDivider::normalise((1 << 12) - 1), (12, 0));
     }
+
+    /// Each unit shows every wire by name, width and value: what a waveform of the unit
+    /// holds, and what the RTL co-simulation compares.
+    #[test]
+    fn every_unit_probes_its_wires() {
+        let wires = |v: &[(&str, u32, u64)]| -> Vec<(String, u32, u64)> {
+            v.iter().map(|&(n, w, x)| (n.to_string(), w, x)).collect()
+        };
+        let mut s = SatSub::new(12);
+        s.eval(5, 9);
+        assert_eq!(
+            probes_of(&s),
+            wires(&[("a", 12, 5), ("b", 12, 9), ("borrow", 1, 1), ("y", 12, 0)])
+        );
+        let mut sh = Shifter::new(10, -2).unwrap();
+        sh.eval(13);
+        assert_eq!(
+            probes_of(&sh),
+            wires(&[("a", 10, 13), ("k", 4, 0b1110), ("sat", 1, 0), ("y", 10, 3)])
+        );
+        let mut m = Multiplier::new(9, 5);
+        m.eval(200);
+        assert_eq!(
+            probes_of(&m),
+            wires(&[("a", 9, 200), ("sat", 1, 1), ("y", 9, 511)])
+        );
+        let mut c = Comparator::new(7);
+        c.eval(3, 90);
+        assert_eq!(
+            probes_of(&c),
+            wires(&[("a", 7, 3), ("b", 7, 90), ("lt", 1, 1)])
+        );
+        let mut o = OrReduce::new(3);
+        o.eval(0b100);
+        assert_eq!(probes_of(&o), wires(&[("a", 3, 0b100), ("y", 1, 1)]));
+        let mut d = RecipDivider::new(40, 21, 10);
+        d.eval(100, 7);
+        assert_eq!(
+            probes_of(&d),
+            wires(&[
+                ("a", 40, 100),
+                ("x", 21, 7),
+                ("e", 6, 2),
+                ("m", 10, 3 << 8),
+                ("r", 17, RECIP_ROM[3 << 8] as u64),
+                ("sat", 1, 0),
+                ("q", 10, 14),
+            ])
+        );
+        // A zero divisor reads no ROM word.
+        d.eval(100, 0);
+        assert_eq!(probes_of(&d)[4], ("r".into(), 17, 0));
+    }
+
+    #[test]
+    fn units_hold_their_last_evaluation() {
+        let mut s = SatSub::new(8);
+        s.eval(200, 13);
+        assert_eq!((s.inputs(), s.y(), s.borrow()), ((200, 13), 187, false));
+        let mut sh = Shifter::new(8, 2).unwrap();
+        sh.eval(21);
+        assert_eq!((sh.k(), sh.y()), (2, 84));
+        assert_eq!(Shifter::new(8, -3).unwrap().k(), -3);
+        let mut m = Multiplier::new(8, 3);
+        m.eval(21);
+        assert_eq!(m.y(), 63);
+        let mut d = RecipDivider::new(20, 20, 20);
+        d.eval(1000, 10);
+        assert_eq!((d.q(), d.sat()), (100, false));
+    }
+
+    /// An output of exactly the bus maximum fits: only a larger one saturates.
+    #[test]
+    fn an_output_of_exactly_the_bus_maximum_does_not_saturate() {
+        let mut sh = Shifter::new(8, 0).unwrap();
+        assert_eq!(sh.eval(255), 255);
+        assert_eq!(probes_of(&sh)[2].2, 0, "shifter sat");
+        let mut m = Multiplier::new(8, 3);
+        assert_eq!(m.eval(85), 255);
+        assert_eq!(probes_of(&m)[1].2, 0, "multiplier sat");
+        assert_eq!(RecipDivider::quotient(1023, 1, 10), (1023, false));
+        assert_eq!(RecipDivider::quotient(1024, 1, 10), (1023, true));
+    }
+
+    /// Every ROM word is `2^26 / (1024 + m)` rounded to the nearest integer (no word is a
+    /// tie: `1024 + m` divides `2^27` only for `m = 0`, where the quotient is exact).
+    #[test]
+    fn recip_rom_words_round_to_nearest() {
+        for (m, &r) in RECIP_ROM.iter().enumerate() {
+            let exact = (1u64 << (RECIP_F + RECIP_M)) as f64 / ((1 << RECIP_M) + m) as f64;
+            assert_eq!(r, exact.round() as u32, "R[{m}]");
+        }
+        // Known answers (Python: round(2**26 / (1024 + m))), two of them rounded up.
+        assert_eq!(
+            [0, 1, 3, 512, 1023].map(|m| RECIP_ROM[m]),
+            [65536, 65472, 65345, 43691, 32784]
+        );
+    }
+
+    #[test]
+    fn rel_error_is_the_documented_sum() {
+        // 2^-11 + 2^-16 + 2^-27, exact in f64.
+        assert_eq!(RecipDivider::REL_ERROR, 0.000_503_547_489_643_096_9);
+    }
+
+    /// An input wider than its bus is a wiring bug of the model, caught where debug
+    /// assertions are on (the test profile).
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "sat_sub.a = 256 does not fit in 8 bits")]
+    fn an_input_wider_than_its_bus_panics() {
+        SatSub::new(8).eval(256, 0);
+    }
+
+    #[test]
+    fn a_64_bit_bus_takes_every_value() {
+        let mut s = SatSub::new(64);
+        assert_eq!(s.eval(u64::MAX, 1), u64::MAX - 1);
+        let mut sh = Shifter::new(64, 1).unwrap();
+        assert_eq!(sh.eval(u64::MAX), u64::MAX);
+        assert_eq!(probes_of(&sh)[2].2, 1);
+    }
 }

@@ -201,6 +201,21 @@ fn companion_a_marker_without_pmax_is_caught() {
     assert!(e.contains("marks, expected"), "{e}");
 }
 
+/// `Fault::EcnNoPmax` is exactly the curve with `Pmax = 1` (`span = Kmax - Kmin`): the
+/// same incast marks the same packets as an unfaulted marker configured so.
+#[test]
+fn a_marker_without_pmax_marks_as_the_curve_with_pmax_one() {
+    let faulty = incast(&mut switch(red()), 3, 300, true, Some(Fault::EcnNoPmax));
+    let pmax_one = EcnConfig { pmax: 1.0, ..red() };
+    let configured = incast(&mut switch(pmax_one), 3, 300, true, None);
+    assert!(
+        faulty.marked > 0 && faulty.marked < 900,
+        "{}",
+        faulty.marked
+    );
+    assert_eq!(faulty.departures, configured.departures);
+}
+
 #[test]
 fn packets_that_are_not_ecn_capable_are_never_marked() {
     let mut mmu = switch(red());

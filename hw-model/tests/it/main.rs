@@ -1,14 +1,17 @@
 //! Every integration test of the model, in one binary (one link per crate).
 
 mod accounting_names;
+mod admission_stats;
 mod datapath;
 mod dwrr_rounds;
 mod ecn;
+mod ecn_marker_registers;
 mod events;
 mod free_list_ring;
 mod hcf_unit;
 mod import_graph;
 mod pfc_generation;
 mod phase_order;
+mod policy_units;
 mod reference_model;
 mod wires;
