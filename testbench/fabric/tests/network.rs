@@ -402,6 +402,9 @@ fn dcqcn() -> FabricTransport {
         min_rate_bps: D::MIN_RATE_MBPS * 1_000_000,
         cnp_delay_ns: 0,
         line_bps: 0,
+        // Read only by the queue-pair-per-message NIC, which the network does not use.
+        decrease_ns: 0,
+        nack_ns: 0,
     })
 }
 
