@@ -101,13 +101,14 @@ fn admit(m: &mut EcnMarker, ingress: &mut Ingress, len: u16) -> Result<(), rtl::
         ncells: 1,
         ..Desc::default()
     });
+    let mut ce_ports = 0;
     m.eval(
         0,
         EcnIn {
             admitted: 1,
             ingress,
         },
-        (),
+        &mut ce_ports,
     )?;
     m.commit(0)
 }
