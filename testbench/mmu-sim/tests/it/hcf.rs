@@ -900,7 +900,10 @@ fn invalid_entries() -> Vec<(String, &'static str)> {
         (extra("bins = 0"), "switch.hcf[0].bins"),
         (extra("c0 = 300"), "switch.hcf[0].c0"),
         (extra("hashes = 5"), "switch.hcf[0].hashes"),
-        (extra("zero_on_lp_join = 3"), "switch.hcf[0].zero_on_lp_join"),
+        (
+            extra("zero_on_lp_join = 3"),
+            "switch.hcf[0].zero_on_lp_join",
+        ),
         (with("ports = [7]", "ports = [8]"), "switch.hcf[0].ports"),
     ]
 }
