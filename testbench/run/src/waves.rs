@@ -508,7 +508,7 @@ impl Waves {
 
     /// Close the dump and write the `.gtkw` beside it, opening on the first PAUSE frame
     /// the MMU sent (`first_pause`, a cycle) if the dump holds it: a marker there and
-    /// [`PAUSE_VIEW_CYCLES`] around it, else the whole dump.
+    /// `PAUSE_VIEW_CYCLES` around it, else the whole dump.
     pub fn finish(self, mmu: &Mmu, first_pause: Option<u64>) -> Result<(), WaveError> {
         let tpc = self.writer.timescale().ticks_per_cycle();
         self.writer.finish()?;
