@@ -167,7 +167,7 @@ struct RunArgs {
     #[command(flatten)]
     set: SetArgs,
     /// Lossless buffer policy (overrides switch.policy).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(Policy::NAMES))]
+    #[arg(long, value_parser = PolicyArg)]
     policy: Option<String>,
     /// Cycles to simulate, 1..=2^40 (overrides run.cycles).
     #[arg(long, value_parser = cycles_arg)]
@@ -217,6 +217,40 @@ struct RunArgs {
 fn cycles_arg(s: &str) -> Result<u64, String> {
     s.parse()
         .map_err(|_| format!("allowed: an integer in 1..={}", scenario::MAX_CYCLES))
+}
+
+/// `--policy`: one of `Policy::NAMES`, listed in the help as clap lists possible values;
+/// a misspelt one gets the scenario keys' "did you mean", which finds transpositions
+/// (`dhs`) that clap's own suggestion misses.
+#[derive(Clone)]
+struct PolicyArg;
+
+impl clap::builder::TypedValueParser for PolicyArg {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let name = value.to_string_lossy();
+        if Policy::NAMES.contains(&name.as_ref()) {
+            return Ok(name.into_owned());
+        }
+        let message = format!(
+            "--policy: {name:?} is not a policy{}; allowed: {}\n",
+            scenario::suggest::did_you_mean(&name, Policy::NAMES.iter().copied()),
+            Policy::NAMES.join(", ")
+        );
+        Err(clap::Error::raw(clap::error::ErrorKind::InvalidValue, message).with_cmd(cmd))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue>>> {
+        Some(Box::new(
+            Policy::NAMES.iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 /// `--seed`: any u64; a negative or other number is refused with the range.

@@ -61,6 +61,17 @@ fn unknown_scenario_exits_2() {
 }
 
 #[test]
+fn a_misspelt_policy_exits_2_with_the_closest_name() {
+    let o = mmu_sim(&["run", "small-smoke", "--policy", "dhs"]);
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("did you mean \"dsh\"") && err.contains("allowed: sih, dsh, l2bm"),
+        "{err}"
+    );
+}
+
+#[test]
 fn bad_options_exit_2() {
     assert_eq!(
         code(&mmu_sim(&["run", "small-smoke", "--policy", "nope"])),
