@@ -82,11 +82,28 @@ fn reproductions_help() -> String {
         .map(|r| r.name.len())
         .max()
         .unwrap_or(0);
-    let mut s = String::from("Reproductions:\n");
+    let mut s =
+        String::from("Reproductions (name, CPU time of a whole run, what it reproduces):\n");
     for r in reproduce::REPRODUCTIONS {
-        s.push_str(&format!("  {:<width$}  {}\n", r.name, r.description));
+        s.push_str(&format!(
+            "  {:<width$}  {:>6}  {}\n",
+            r.name,
+            cpu_time(r.cpu_seconds),
+            r.description
+        ));
     }
     s
+}
+
+/// A reproduction's CPU time as `--list` shows it: seconds up to two minutes, then minutes.
+fn cpu_time(seconds: f64) -> String {
+    if seconds < 1.0 {
+        "<1 s".to_string()
+    } else if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else {
+        format!("{:.0} min", seconds / 60.0)
+    }
 }
 
 #[derive(clap::Args)]

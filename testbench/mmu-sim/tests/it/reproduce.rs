@@ -355,16 +355,26 @@ fn cli_lists_every_reproduction() {
     ] {
         assert!(text.contains(name), "{text}");
     }
-    // Aligned: every description starts in one column, two spaces after the longest name.
+    // Aligned: after the longest name and two spaces, a CPU time right-aligned in six
+    // columns ("<1 s", "21 s", "3 min"), then every description in one column.
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
     let longest = rows
         .iter()
         .map(|l| l[2..].split(' ').next().unwrap().len())
         .max();
-    let column = longest.unwrap() + 4;
+    let time = longest.unwrap() + 4;
+    let column = time + 8;
     for row in &rows {
+        let cpu = row[time..time + 6].trim_start();
         assert!(
-            row[..column].ends_with("  ") && !row[column..].starts_with(' '),
+            row[..time].ends_with("  ")
+                && (cpu == "<1 s" || cpu.ends_with(" s") || cpu.ends_with(" min"))
+                && cpu[..cpu.find(' ').unwrap()]
+                    .trim_start_matches('<')
+                    .parse::<u32>()
+                    .is_ok()
+                && row[..column].ends_with("  ")
+                && !row[column..].starts_with(' '),
             "{text}"
         );
     }

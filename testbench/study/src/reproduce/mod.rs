@@ -143,6 +143,10 @@ pub struct Reproduction {
     pub description: &'static str,
     /// Run it, writing files into the directory; returns the report printed on stdout.
     pub run: fn(&Path, &mut dyn Progress) -> Result<String, ReproError>,
+    /// CPU seconds of a whole run (user + system, every worker), measured once with the
+    /// release build on a 2-core machine (docs/results.md, "What each costs"): what a run
+    /// costs, for `reproduce --list`; not a target.
+    pub cpu_seconds: f64,
 }
 
 pub static REPRODUCTIONS: &[Reproduction] = &[
@@ -150,66 +154,79 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         name: "headroom",
         description: "DSH Eq. 1, 3 and 4 for the paper's Trident2 and Tomahawk examples (table)",
         run: headroom::run,
+        cpu_seconds: 0.0,
     },
     Reproduction {
         name: "dsh-theorem",
         description: "DSH Theorems 1-2: time to the first PAUSE of bursting queues, predicted vs measured, SIH and DSH",
         run: dsh_theorem::run,
+        cpu_seconds: 0.7,
     },
     Reproduction {
         name: "dsh-fig11",
         description: "DSH Fig. 11 on tomahawk: pause duration and PAUSE frames of a 16-to-1 fan-in vs burst size, SIH vs DSH",
         run: dsh_fig11::run,
+        cpu_seconds: 1.6,
     },
     Reproduction {
         name: "collateral",
         description: "DSH Fig. 13a as far as one switch shows it: an innocent flow's throughput next to fan-in congestion, SIH vs DSH",
         run: collateral::run,
+        cpu_seconds: 0.07,
     },
     Reproduction {
         name: "hcf-starvation",
         description: "HCF V-B: 400 long-lived TCP flows + UDP on a 100 Mb/s, 20-packet bottleneck; per-flow throughput, starvation and unfairness, FIFO vs HCF",
         run: hcf_starvation::run,
+        cpu_seconds: 21.0,
     },
     Reproduction {
         name: "hcf-starvation-ns2",
         description: "HCF V-B under ns-2's TCP: hcf-starvation with flows starting together, 10 ms or 1 s apart, over seeds (mean and min-max), FIFO vs HCF",
         run: hcf_starvation::run_ns2,
+        cpu_seconds: 188.0,
     },
     Reproduction {
         name: "hcf-incast",
         description: "HCF V-A / Fig. 2(a): TCP incast block goodput vs number of servers (1 MB block, 1 Gb/s, 32-packet buffer), FIFO vs HCF",
         run: hcf_incast::run,
+        cpu_seconds: 17.0,
     },
     Reproduction {
         name: "hcf-incast-ns2",
         description: "HCF Fig. 2(a) under ns-2's TCP: hcf-incast's flows started together and its jittered trials (mean and min-max), FIFO vs HCF",
         run: hcf_incast::run_ns2,
+        cpu_seconds: 24.0,
     },
     Reproduction {
         name: "hcf-bins",
         description: "HCF V-C / Figs. 7-8: unfairness and starvation of the V-B setup vs credit bins K and initial credits c0 (20 s warm-up), with the FIFO reference",
         run: hcf_bins::run,
+        cpu_seconds: 20.0,
     },
     Reproduction {
         name: "ecm-fig1",
         description: "ECM section 2 / Fig. 1: two 10G end nodes into one 10G link; queue around Qeq, rates to the fair share (convergence, Jain, utilisation)",
         run: ecm_fig1::run,
+        cpu_seconds: 0.66,
     },
     Reproduction {
         name: "ecm-severe",
         description: "ECM 3.3.2 / Fig. 8: a fan-in past Qsc; ECM(0,0) timeouts, random restarts at Rmin and the Tmax/Rmin back-off",
         run: ecm_severe::run,
+        cpu_seconds: 0.24,
     },
     Reproduction {
         name: "ecm-two-cps",
         description: "ECM 3.3: a connection re-routed from a congested port A to a congested port B; the limiter's CPID moves from CP A to CP B",
         run: ecm_two_cps::run,
+        cpu_seconds: 0.38,
     },
     Reproduction {
         name: "l2bm-hybrid",
         description: "L2BM IV-A / Table II / Fig. 7: lossless web-search flows at load 0.4 + TCP at load 0.1-0.8 on one switch, open loop + Reno and DCQCN + DCTCP, seeds 1-3; PFC PAUSE frames, p99 occupancy and p99 FCT slowdown (mean, min-max), DT 1/8 vs DT 1/2 vs L2BM",
         run: l2bm_hybrid::run,
+        cpu_seconds: 394.0,
     },
 ];
 
