@@ -162,6 +162,10 @@ fn bad_fabric_keys_exit_2_naming_the_field() {
             "fabric.transport[0].dcqcn.r_ai_mbps: 0 is out of range",
         ),
         (
+            format!("{perm}\n[[fabric.transport]]\npg = 3\ndcqcn = {{ qp = \"message\" }}\n"),
+            "fabric.transport[0].dcqcn.qp: not used in a network",
+        ),
+        (
             format!("{perm}\n[fabric]\nfeedback_pg = 8\n"),
             "fabric.feedback_pg: 8 is out of range; allowed: 0..=7",
         ),
