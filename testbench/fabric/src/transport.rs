@@ -224,14 +224,14 @@ fn tcp_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived, 
     let Sender::Tcp(t) = &mut fs.sender else {
         return;
     };
-    let reno = &mut t.reno;
-    reno.now = now;
-    let ecn = tcp_ecn(reno);
-    let mut seqs = Vec::new();
-    while let Some(seq) = reno.next_send() {
-        seqs.push(seq);
-    }
-    for seq in seqs {
+    t.reno.now = now;
+    let ecn = tcp_ecn(&t.reno);
+    // One packet at a time, the sender re-borrowed each turn: no list of sequence numbers
+    // allocated per ACK.
+    while let Sender::Tcp(t) = &mut fs.sender {
+        let Some(seq) = t.reno.next_send() else {
+            break;
+        };
         let len = fs.len_of(seq, d.cfg.mtu_bytes);
         fs.transmit(nic, len, ecn, seq, now);
     }
