@@ -72,6 +72,8 @@ fn main() -> ExitCode {
         end_cycle: us * 1000,
         deadlock: DeadlockOptions::default(),
         stop_at_deadlock: false,
+        threads: 1,
+        horizon_error: 0,
     };
     match net.run(&opts) {
         Ok(s) => {

@@ -88,7 +88,7 @@ impl fmt::Display for Deadlock {
 type Queue = (usize, usize, u8);
 
 /// Whether egress queue `(port, class)` of `s` is blocked at `now`; its cells if so.
-fn blocked(s: &Switch, all: &[Switch], port: usize, class: u8, now: u64, hold: u64) -> u32 {
+fn blocked(s: &Switch, all: &[&Switch], port: usize, class: u8, now: u64, hold: u64) -> u32 {
     let p = &s.ports[port];
     let PortEnd::Switch { switch, port: q } = p.end else {
         return 0;
@@ -103,9 +103,10 @@ fn blocked(s: &Switch, all: &[Switch], port: usize, class: u8, now: u64, hold: u
     }
 }
 
-/// The first deadlock cycle at `now`, if any (the search starts from the lowest switch,
+/// The first deadlock cycle at `now` among `switches` (every switch of the network, by its
+/// index), if any (the search starts from the lowest switch,
 /// port and class, so the same state gives the same cycle).
-pub(crate) fn find(now: u64, switches: &[Switch], opts: &DeadlockOptions) -> Option<Deadlock> {
+pub(crate) fn find(now: u64, switches: &[&Switch], opts: &DeadlockOptions) -> Option<Deadlock> {
     let mut cells: HashMap<Queue, u32> = HashMap::new();
     let mut by_switch: Vec<Vec<Queue>> = vec![Vec::new(); switches.len()];
     for (i, s) in switches.iter().enumerate() {
@@ -165,7 +166,7 @@ pub(crate) fn find(now: u64, switches: &[Switch], opts: &DeadlockOptions) -> Opt
 /// The cycle `queues` as a [`Deadlock`], rotated to start at its lowest switch node.
 fn report(
     now: u64,
-    switches: &[Switch],
+    switches: &[&Switch],
     queues: &[Queue],
     cells: &HashMap<Queue, u32>,
 ) -> Deadlock {

@@ -14,7 +14,8 @@
 //!   ([`link`]), hosts' NICs and sinks, the event-driven cycle loop; [`report`]: its
 //!   summary, checks and `fct.txt`; [`deadlock`]: the PFC deadlock detector;
 //!   [`transport`]: the hosts' transports (open loop, TCP, DCTCP, DCQCN) with their ACKs
-//!   and CNPs sent through the fabric.
+//!   and CNPs sent through the fabric; `parallel`: the loop over partitions of the
+//!   switches, one thread each, with the same results for any number.
 //!
 //! Every reader returns a typed error naming the line and field and the allowed values
 //! ([`input::FieldError`]); a command line turns it into exit 2. See `docs/fabric.md`.
@@ -32,6 +33,7 @@ pub mod generate;
 pub mod input;
 pub mod link;
 pub mod network;
+mod parallel;
 pub mod report;
 pub mod routing;
 mod switch;

@@ -13,13 +13,15 @@
 //! cycle in which it has something to do (its MMU's `next_event`, a NIC's, an arrival on a
 //! link), and the MMU jumps over the cycles in between with `skip_to`; the network jumps to
 //! the earliest cycle any switch or the deadlock detector needs. Switches exchange only
-//! [`Envelope`]s, delivered after each cycle's steps; every envelope arrives at least a
-//! cycle after it was sent, so the order in which switches step within a cycle does not
-//! matter.
+//! [`Envelope`](crate::link::Envelope)s, delivered after each cycle's steps; every
+//! envelope arrives at least a cycle after it was sent, so the order in which switches
+//! step within a cycle does not matter. With [`RunOptions::threads`] above 1 the switches
+//! are partitioned and run in windows, one thread per partition (`crate::parallel`).
 
-use crate::deadlock::{self, Deadlock, DeadlockOptions};
+use crate::deadlock::{Deadlock, DeadlockOptions};
 use crate::flows::{self, Flow};
-use crate::link::{ArmedFault, Envelope, LinkFault, Message};
+use crate::link::{ArmedFault, LinkFault};
+use crate::parallel::{self, Part, Plan};
 use crate::report::{self, FabricSummary};
 use crate::routing::{self, Ecmp, Routes, Unreachable};
 use crate::switch::{FlowState, Nic, Port, PortEnd, Switch, SwitchError};
@@ -29,10 +31,10 @@ use hw_model::config::ConfigError;
 use hw_model::{Derived, Ecn, PacketHdr, SwitchConfig};
 use scenario::{default_proc_cycles, Arbitration, FabricTransport, Link};
 use std::collections::VecDeque;
+use std::sync::Mutex;
 use std::time::Instant;
 use stimulus::link_partner::LinkPartner;
 use stimulus::timeline::Timeline;
-use switch_run::sim::thread_cpu_seconds;
 use thiserror::Error;
 
 /// A network that cannot be built.
@@ -71,6 +73,13 @@ pub struct RunOptions {
     pub deadlock: DeadlockOptions,
     /// End the run at the cycle a deadlock is found.
     pub stop_at_deadlock: bool,
+    /// Partitions of the switches, each run by a thread (`crate::parallel`); at most the
+    /// switch count. The results do not depend on it.
+    pub threads: usize,
+    /// Cycles each window runs past its safe horizon: 0, but for the test that shows a
+    /// wrong horizon changing the results.
+    #[doc(hidden)]
+    pub horizon_error: u64,
 }
 
 /// Picoseconds to cycles at `clock_hz`, rounded up (a delay is never shortened).
@@ -84,8 +93,9 @@ pub struct Network {
     clock_hz: u64,
     switches: Vec<Switch>,
     flows: Vec<FlowState>,
+    /// Per flow: the switches of its source and destination hosts.
+    ends: Vec<(usize, usize)>,
     faults: Vec<ArmedFault>,
-    outbox: Vec<Envelope>,
     deadlock: Option<Deadlock>,
     now: u64,
 }
@@ -234,9 +244,12 @@ impl Network {
             topo,
             clock_hz,
             switches,
+            ends: states
+                .iter()
+                .map(|f| (nic_of[f.flow.src as usize].0, nic_of[f.flow.dst as usize].0))
+                .collect(),
             flows: states,
             faults: Vec::new(),
-            outbox: Vec::new(),
             deadlock: None,
             now: 0,
         })
@@ -275,39 +288,75 @@ impl Network {
     /// Run to `opts.end_cycle` (or to the deadlock, with `stop_at_deadlock`) and report.
     pub fn run(&mut self, opts: &RunOptions) -> Result<FabricSummary, SwitchError> {
         let t0 = Instant::now();
-        let cpu0 = thread_cpu_seconds();
-        let every = opts.deadlock.check_every.max(1);
-        let mut next_check = self.now + every;
-        let mut end = opts.end_cycle;
-        loop {
-            let first = self.switches.iter().map(|s| s.wake).min();
-            let now = first.unwrap_or(u64::MAX).min(next_check);
-            if now >= end {
-                break;
-            }
-            self.now = now;
-            for s in &mut self.switches {
-                if s.wake <= now {
-                    s.step(now, &mut self.flows, &mut self.outbox)?;
+        // A fault rewrites a link's queue as cells join it, in the order one partition
+        // delivers them.
+        let n = match self.faults.is_empty() {
+            true => opts.threads.clamp(1, self.switches.len().max(1)),
+            false => 1,
+        };
+        let part_of = parallel::partition(&self.topo, n);
+        let lookahead = self
+            .switches
+            .iter()
+            .flat_map(|s| s.ports.iter().map(move |p| (s.index, p)))
+            .filter_map(|(i, p)| match p.end {
+                PortEnd::Switch { switch, .. } if part_of[switch] != part_of[i] => {
+                    Some(p.prop_cycles)
                 }
-            }
-            self.deliver();
-            if now >= next_check {
-                next_check = now + every;
-                if self.deadlock.is_none() {
-                    self.deadlock = deadlock::find(now, &self.switches, &opts.deadlock);
-                    if self.deadlock.is_some() && opts.stop_at_deadlock {
-                        end = now + 1;
-                    }
-                }
-            }
+                _ => None,
+            })
+            .min()
+            .unwrap_or(u64::MAX);
+        let mut at = vec![(0, 0); self.switches.len()];
+        let mut groups: Vec<Vec<Switch>> = (0..n).map(|_| Vec::new()).collect();
+        for s in self.switches.drain(..) {
+            let p = part_of[s.index];
+            at[s.index] = (p, groups[p].len());
+            groups[p].push(s);
         }
+        let flows = std::mem::take(&mut self.flows);
+        let mut views = vec![flows.clone(); n - 1];
+        views.push(flows);
+        let parts: Vec<Mutex<Part>> = groups
+            .into_iter()
+            .zip(views)
+            .enumerate()
+            .map(|(i, (switches, flows))| Mutex::new(Part::new(i, switches, flows)))
+            .collect();
+        parts[0].lock().expect("not shared yet").faults = std::mem::take(&mut self.faults);
+        let plan = Plan {
+            at,
+            ends: &self.ends,
+            lookahead,
+        };
+        let known = self.deadlock.take();
+        let outcome = parallel::run(&parts, &plan, &self.topo, (self.now, known), opts);
+        let mut parts: Vec<Part> = parts
+            .into_iter()
+            .map(|p| p.into_inner().expect("a partition's thread panicked"))
+            .collect();
+        self.faults = std::mem::take(&mut parts[0].faults);
+        let mut views = Vec::with_capacity(n);
+        for p in parts {
+            self.switches.extend(p.switches);
+            views.push(p.flows);
+        }
+        self.switches.sort_by_key(|s| s.index);
+        self.flows = parallel::merge_flows(views, &plan);
+        let outcome = outcome?;
+        let end = outcome.end;
         self.now = end;
+        self.deadlock = outcome.deadlock;
         for s in &mut self.switches {
             s.finish(end, &mut self.flows);
         }
-        let cpu = thread_cpu_seconds() - cpu0;
-        let speed = report::Speed::new(end, self.clock_hz, t0.elapsed().as_secs_f64(), cpu);
+        let speed = report::Speed::new(
+            end,
+            self.clock_hz,
+            t0.elapsed().as_secs_f64(),
+            outcome.cpu_seconds,
+            outcome.busy_share,
+        );
         Ok(report::summarize(
             &self.topo,
             &self.switches,
@@ -317,46 +366,6 @@ impl Network {
             self.clock_hz,
             speed,
         ))
-    }
-
-    /// Hand this cycle's envelopes to their switches (through the faults in force).
-    fn deliver(&mut self) {
-        for e in self.outbox.drain(..) {
-            let sw = &mut self.switches[e.switch];
-            let receiver = sw.node;
-            let sender = self.topo.links()[e.link].peer(receiver);
-            match e.msg {
-                Message::Cell(b) => {
-                    let mut faults = self
-                        .faults
-                        .iter_mut()
-                        .filter(|f| f.fault.target() == (e.link, sender));
-                    if faults.any(|f| f.drops_cell(&b)) {
-                        continue;
-                    }
-                    let queue = &mut sw.cells_in[e.port as usize];
-                    queue.push_back((e.at, b));
-                    for f in self
-                        .faults
-                        .iter_mut()
-                        .filter(|f| f.fault.target() == (e.link, sender))
-                    {
-                        f.after_cell(queue);
-                    }
-                }
-                Message::Pfc(frame) => {
-                    let lost = self
-                        .faults
-                        .iter()
-                        .any(|f| f.fault.target() == (e.link, receiver) && f.drops_pfc());
-                    if lost {
-                        continue;
-                    }
-                    sw.pfc_in[e.port as usize].push_back((e.at, frame));
-                }
-            }
-            sw.wake = sw.wake.min(e.at);
-        }
     }
 }
 
@@ -432,6 +441,7 @@ fn nic(host: NodeId, port: usize, prop_cycles: u64, d: &Derived) -> Nic {
         cells_sent: 0,
         events: Timeline::new(),
         answers: false,
+        carried_out: Vec::new(),
     }
 }
 
@@ -500,15 +510,10 @@ impl Route<'_> {
             header,
             packets: 0,
             next_tx: 0,
-            carried: Default::default(),
             sender: Sender::OpenLoop,
-            receiver: Default::default(),
             feedback: None,
-            received: 0,
-            last_key: 0,
-            reordered: 0,
-            done_at: None,
             standalone_ns: standalone_ns(topo, &links, flow.size, d),
+            recv: Default::default(),
         })
     }
 }

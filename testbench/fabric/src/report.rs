@@ -32,16 +32,20 @@ pub struct Speed {
     pub cycles_per_cpu_second: f64,
     /// Simulated microseconds per CPU second.
     pub simulated_us_per_cpu_second: f64,
+    /// Per partition (`--threads`), the share of the wall time its thread spent stepping
+    /// its switches: how even the partition is.
+    pub partition_busy_share: Vec<f64>,
 }
 
 impl Speed {
-    pub fn new(cycles: u64, clock_hz: u64, wall: f64, cpu: f64) -> Self {
+    pub fn new(cycles: u64, clock_hz: u64, wall: f64, cpu: f64, busy: Vec<f64>) -> Self {
         let per_cpu = |x: f64| if cpu > 0.0 { x / cpu } else { 0.0 };
         Self {
             wall_seconds: wall,
             cpu_seconds: cpu,
             cycles_per_cpu_second: per_cpu(cycles as f64),
             simulated_us_per_cpu_second: per_cpu(cycles as f64 * 1e6 / clock_hz as f64),
+            partition_busy_share: busy,
         }
     }
 }
@@ -235,7 +239,7 @@ pub(crate) fn summarize(
         .flat_map(|s| &s.nics)
         .map(|n| n.cells_sent)
         .sum();
-    let delivered: u64 = flows.iter().map(|f| f.received).sum();
+    let delivered: u64 = flows.iter().map(|f| f.recv.received).sum();
     let dropped_lossless: u64 = switches
         .iter()
         .map(|s| s.scoreboard.dropped_lossless())
@@ -265,9 +269,9 @@ pub(crate) fn summarize(
             .collect();
         violations.push(format!("lossless cells dropped: {}", at.join(", ")));
     }
-    let reordered: u64 = flows.iter().map(|f| f.reordered).sum();
+    let reordered: u64 = flows.iter().map(|f| f.recv.reordered).sum();
     if reordered > 0 {
-        let first = flows.iter().position(|f| f.reordered > 0).unwrap_or(0);
+        let first = flows.iter().position(|f| f.recv.reordered > 0).unwrap_or(0);
         violations.push(format!(
             "{reordered} cells received out of order or at the wrong host; first in flow {first}"
         ));
@@ -297,7 +301,7 @@ pub(crate) fn summarize(
     let fct: Vec<FlowFct> = data
         .enumerate()
         .map(|(i, f)| {
-            let fct_ns = f.done_at.map(|d| ns(d - f.start_cycle));
+            let fct_ns = f.recv.done_at.map(|d| ns(d - f.start_cycle));
             FlowFct {
                 flow: i,
                 src: f.flow.src,

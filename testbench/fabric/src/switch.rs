@@ -19,7 +19,7 @@ use crate::flows::Flow;
 use crate::link::{Envelope, Message, PortStats};
 use crate::routing;
 use crate::topology::{LinkId, NodeId};
-use crate::transport::{self, Carried, Event, Receiver, Sender};
+use crate::transport::{self, Carried, Carry, Event, Receiver, Sender};
 use hw_model::{Beat, Derived, Inputs, InvariantError, Mmu, Outputs, PacketHdr, PfcFrame};
 use std::collections::VecDeque;
 use stimulus::link_partner::LinkPartner;
@@ -28,6 +28,11 @@ use switch_run::monitor::{self, CellTxn, TxnKind};
 use switch_run::scoreboard::Scoreboard;
 
 /// A flow of the run, with its route and what its receiver has seen.
+///
+/// Who writes what: the fields up to `sender` are fixed at the build but for `next_tx`
+/// and `sender`, which only the switch of the flow's source host changes; `recv` only the
+/// switch of its destination host. A parallel run gives each partition its own copy and
+/// merges them at the end (`crate::parallel`).
 #[derive(Debug, Clone)]
 pub(crate) struct FlowState {
     pub flow: Flow,
@@ -42,20 +47,35 @@ pub(crate) struct FlowState {
     pub packets: u64,
     /// The next packet's `seq` (transmissions, retransmissions included).
     pub next_tx: u32,
-    /// What its packets in flight carry (`crate::transport`).
-    pub carried: Carried,
     pub sender: Sender,
-    pub receiver: Receiver,
     /// The flow its receiver answers on (ACKs, CNPs), if closed loop.
     pub feedback: Option<usize>,
-    /// Cells received, of any packet.
+    pub standalone_ns: u64,
+    pub recv: FlowRecv,
+}
+
+/// What a flow's destination host has seen of it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FlowRecv {
+    /// What its packets in flight carry (`crate::transport`), as its sender's switch
+    /// sent it over ([`Outbox::carried`]).
+    pub carried: Carried,
+    pub receiver: Receiver,
+    /// Cells received, of any packet (at any host: a misrouted cell counts where it lands).
     pub received: u64,
     /// The highest `(seq, idx)` received, as [`order_key`] (0: none yet).
     pub last_key: u64,
     pub reordered: u64,
     /// The cycle its receiver had every packet in order.
     pub done_at: Option<u64>,
-    pub standalone_ns: u64,
+}
+
+/// What a switch's step sends to other switches: envelopes over its links, and the values
+/// its NICs' packets carry, for their flows' receivers.
+#[derive(Debug, Default)]
+pub(crate) struct Outbox {
+    pub envelopes: Vec<Envelope>,
+    pub carried: Vec<Carry>,
 }
 
 impl FlowState {
@@ -113,6 +133,8 @@ pub(crate) struct Nic {
     /// it arrives, to answer it or react. Otherwise it is drained when the switch steps
     /// anyway (a packet's arrival cycle is kept), which costs no step of its own.
     pub answers: bool,
+    /// What the packets handed to the partner this step carry, for the switch's outbox.
+    pub carried_out: Vec<Carry>,
 }
 
 impl Nic {
@@ -216,7 +238,7 @@ impl Switch {
         &mut self,
         now: u64,
         flows: &mut [FlowState],
-        outbox: &mut Vec<Envelope>,
+        outbox: &mut Outbox,
     ) -> Result<(), SwitchError> {
         self.nics_send(now, flows);
         self.arrivals(now, flows);
@@ -239,11 +261,12 @@ impl Switch {
         for t in monitor::departures(now, &self.out) {
             self.scoreboard.record(&t);
         }
-        self.departures(now, outbox);
-        self.pfc_out(now, outbox);
+        self.departures(now, &mut outbox.envelopes);
+        self.pfc_out(now, &mut outbox.envelopes);
         let d = self.mmu.config();
         for nic in &mut self.nics {
             receive(nic, now, flows, d);
+            outbox.carried.append(&mut nic.carried_out);
         }
         self.wake = self.next_event(flows);
         Ok(())
@@ -404,13 +427,14 @@ fn receive(nic: &mut Nic, now: u64, flows: &mut [FlowState], d: &Derived) {
         let Some(f) = flows.get_mut(i) else {
             continue;
         };
-        f.received += 1;
+        let r = &mut f.recv;
+        r.received += 1;
         let key = order_key(b.hdr.seq, b.idx);
-        if key <= f.last_key || f.flow.dst != nic.host {
-            f.reordered += 1;
+        if key <= r.last_key || f.flow.dst != nic.host {
+            r.reordered += 1;
             continue;
         }
-        f.last_key = key;
+        r.last_key = key;
         if b.eop() {
             transport::packet_in(nic, flows, i, &b.hdr, at, d);
         }

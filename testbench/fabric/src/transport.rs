@@ -192,7 +192,11 @@ impl FlowState {
             ecn,
             ..self.header
         };
-        self.carried.push_back((self.next_tx, value));
+        nic.carried_out.push(Carry {
+            flow: hdr.flow,
+            tx: self.next_tx,
+            value,
+        });
         self.next_tx = self.next_tx.wrapping_add(1);
         nic.partner.enqueue(hdr);
         nic.wake = nic.wake.min(at);
@@ -333,7 +337,8 @@ pub(crate) fn packet_in(
 ) {
     let fs = &mut flows[f];
     let value = if fs.closed_loop() || matches!(fs.sender, Sender::Feedback { .. }) {
-        let found = std::iter::from_fn(|| fs.carried.pop_front()).find(|&(tx, _)| tx == hdr.seq);
+        let carried = &mut fs.recv.carried;
+        let found = std::iter::from_fn(|| carried.pop_front()).find(|&(tx, _)| tx == hdr.seq);
         match found {
             Some((_, v)) => v,
             None => return,
@@ -350,7 +355,7 @@ pub(crate) fn packet_in(
 /// The receiver of data flow `f` takes packet `k`, CE-marked or not, and answers.
 fn data_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, k: u64, ce: bool, now: u64) {
     let fs = &mut flows[f];
-    let r = &mut fs.receiver;
+    let r = &mut fs.recv.receiver;
     if k == r.rcv_nxt {
         r.rcv_nxt += 1;
         while r.out_of_order.remove(&r.rcv_nxt) {
@@ -359,8 +364,8 @@ fn data_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, k: u64, ce: bool, n
     } else if k > r.rcv_nxt {
         r.out_of_order.insert(k);
     }
-    if r.rcv_nxt == fs.packets && fs.done_at.is_none() {
-        fs.done_at = Some(now);
+    if r.rcv_nxt == fs.packets && fs.recv.done_at.is_none() {
+        fs.recv.done_at = Some(now);
     }
     let answer = match &fs.sender {
         Sender::Tcp(_) => Some(r.rcv_nxt | if ce { ECE } else { 0 }),
@@ -453,5 +458,16 @@ impl Sender {
     }
 }
 
-/// Queue of `(transmission, value)` a flow keeps beside its packets in flight.
+/// Queue of `(transmission, value)` a flow's receiver keeps of its packets in flight.
 pub(crate) type Carried = VecDeque<(u32, u64)>;
+
+/// What packet `tx` of `flow` carries, on its way from the sender's switch to the
+/// receiver's (the model's header has no room for it). It travels beside the packet and
+/// arrives first: after the sending cycle, or at the end of a parallel run's window, and
+/// the packet needs at least a link's delay more.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Carry {
+    pub flow: u32,
+    pub tx: u32,
+    pub value: u64,
+}

@@ -1,6 +1,7 @@
 //! The network of MMUs: runs on small topologies, the fabric's checks and their companions
 //! (a link that loses a packet, one that swaps two, one that loses PFC frames), random
-//! small topologies under SIH, DSH and L2BM, and DSH's Fig. 12 deadlock.
+//! small topologies under SIH, DSH and L2BM, the same bytes on 1, 2 and 4 threads (and a
+//! wrong horizon caught), and DSH's Fig. 12 deadlock.
 
 use fabric::deadlock::DeadlockOptions;
 use fabric::flows::Flow;
@@ -84,6 +85,8 @@ fn options(end_cycle: u64, stop: bool) -> RunOptions {
         end_cycle,
         deadlock: DeadlockOptions::default(),
         stop_at_deadlock: stop,
+        threads: 1,
+        horizon_error: 0,
     }
 }
 
@@ -385,6 +388,72 @@ proptest! {
         prop_assert_eq!(s.flows_completed, flows.len(), "{}", s);
         prop_assert_eq!(s.cells_delivered, s.cells_injected);
     }
+}
+
+/// A run's results on `threads` threads, with each window `horizon_error` cycles past
+/// the safe horizon, as bytes: the summary without its machine-dependent `run` section,
+/// and the fct.txt.
+fn parallel_bytes(
+    topo: &Topology,
+    flows: &[Flow],
+    t: FabricTransport,
+    policy: Policy,
+    threads: usize,
+    horizon_error: u64,
+) -> String {
+    let mut net = Network::new(
+        topo.clone(),
+        flows,
+        Ecmp { fabric_seed: 7 },
+        &all(t),
+        |_| small(policy),
+    )
+    .unwrap();
+    let opts = RunOptions {
+        threads,
+        horizon_error,
+        ..options(300_000, false)
+    };
+    let mut s = net.run(&opts).unwrap();
+    assert_eq!(
+        s.run.partition_busy_share.len(),
+        threads.min(topo.switches().len())
+    );
+    s.run = fabric::report::Speed::new(0, 1, 0.0, 0.0, Vec::new());
+    s.to_json() + &s.fct_txt()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// On random small fabrics, 2 and 4 threads give the bytes one gives.
+    #[test]
+    fn random_small_fabrics_give_the_same_bytes_on_any_number_of_threads(
+        (topo, mut flows) in random_fabric(),
+        policy in prop_oneof![Just(Policy::Sih), Just(Policy::Dsh)],
+        transport in prop_oneof![Just(FabricTransport::OpenLoop), Just(tcp(true)), Just(dcqcn())],
+    ) {
+        flows.sort_by_key(|f| f.start);
+        let one = parallel_bytes(&topo, &flows, transport, policy, 1, 0);
+        for threads in [2, 4] {
+            prop_assert_eq!(&parallel_bytes(&topo, &flows, transport, policy, threads, 0), &one);
+        }
+    }
+}
+
+/// The companion: windows one cycle past the horizon let a cell arrive late at another
+/// partition, and the comparison of 2 threads with 1 catches it.
+#[test]
+fn a_horizon_one_cycle_too_far_is_caught_by_the_comparison() {
+    // Four switches in a line, 100 ns apart, two hosts each; every host sends across it.
+    let topo = topology(&[2, 2, 2, 2], &[(0, 1, 100), (1, 2, 100), (2, 3, 100)]);
+    let flows: Vec<Flow> = (0..8)
+        .map(|h| flow(h, (h + 5) % 8, 50_000, 100 * h as u64))
+        .collect();
+    let t = tcp(true);
+    let one = parallel_bytes(&topo, &flows, t, Policy::Dsh, 1, 0);
+    assert_eq!(parallel_bytes(&topo, &flows, t, Policy::Dsh, 2, 0), one);
+    assert_ne!(parallel_bytes(&topo, &flows, t, Policy::Dsh, 2, 1), one);
 }
 
 /// DCQCN's parameters of the paper (`DcqcnParams`), the line rate set by the network.

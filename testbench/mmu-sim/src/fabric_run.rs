@@ -222,7 +222,7 @@ pub fn run(
 ) -> Result<(), Failure> {
     if let Some(flag) = unsupported(a) {
         return Err(Failure::Input(format!(
-            "{flag}: not available for a network scenario ([fabric]); allowed: --policy, --cycles, --summary-json, --ns3-out"
+            "{flag}: not available for a network scenario ([fabric]); allowed: --policy, --cycles, --threads, --summary-json, --ns3-out"
         )));
     }
     let base = Path::new(&a.scenario).parent().unwrap_or(Path::new(""));
@@ -303,6 +303,8 @@ pub fn run(
         end_cycle,
         deadlock,
         stop_at_deadlock: spec.stop_at_deadlock,
+        threads: a.threads.map_or(1, usize::from),
+        horizon_error: 0,
     };
     let summary = net.run(&opts).map_err(|e| {
         Failure::Violation(format!(

@@ -196,6 +196,10 @@ struct RunArgs {
     /// (compare FIFO and HCF on the same stimulus).
     #[arg(long)]
     fifo: bool,
+    /// A network scenario's threads, 1..=256: its switches in as many partitions (at most
+    /// one a switch), each run by a thread; the results are the same for any number.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    threads: Option<u16>,
     /// Write a VCD waveform here (any name but .fst: --wave writes FST), and a GTKWave save file beside it (.gtkw).
     #[arg(long, group = "dump", value_name = "PATH")]
     vcd: Option<PathBuf>,
@@ -492,6 +496,12 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::Input(format!("--{e}")))?;
     if let Some(spec) = &scenario.fabric {
         return fabric_run::run(&scenario, spec, policy, &a);
+    }
+    if a.threads.is_some() {
+        return Err(Failure::Input(
+            "--threads: only for a network scenario ([fabric]); a single switch runs on one thread"
+                .into(),
+        ));
     }
     let ov = Overrides {
         policy,

@@ -1,0 +1,365 @@
+//! The network's cycle loop over partitions of its switches, one thread each: a
+//! conservative, window-based parallel simulation (no rollback), whose results do not
+//! depend on the number of partitions.
+//!
+//! - **The partition** ([`partition`]): the switches in breadth-first order over the
+//!   switch graph from the first switch (neighbours in port order), cut into `n` runs of
+//!   about equal weight (a switch weighs its port count: its MMU's work grows with it).
+//!   Each switch takes its hosts (NICs and sinks) along.
+//! - **The window.** Every partition runs every cycle below a horizon
+//!   `T + L`: `T` the earliest cycle any switch has something to do, `L` the smallest
+//!   propagation delay of a link between two partitions (the lookahead: nothing sent at
+//!   or after `T` reaches another partition before `T + L`). A window also ends after a
+//!   deadlock check's cycle, so the detector looks at the same cycles as one partition
+//!   does, on every switch at once.
+//! - **What is exchanged** at the horizon: the envelopes sent to switches of other
+//!   partitions and the values carried beside packets for receivers there
+//!   (`crate::transport::Carry`), in partition order and, within one, in sending order:
+//!   the order each link and each flow had.
+//!
+//! A switch steps in the same cycles whatever the partition: its wake is the earliest of
+//! its own events and of what reached it, and a message from another partition arrives
+//! no earlier than the horizon, when it has been handed over.
+
+use crate::deadlock::{self, Deadlock};
+use crate::link::{ArmedFault, Envelope, Message};
+use crate::network::RunOptions;
+use crate::switch::{FlowState, Outbox, Switch, SwitchError};
+use crate::topology::Topology;
+use crate::transport::Carry;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use switch_run::sim::thread_cpu_seconds;
+
+/// Where things are: the read-only map every partition shares.
+pub(crate) struct Plan<'a> {
+    /// Per switch (the network's index): its partition and its index there.
+    pub at: Vec<(usize, usize)>,
+    /// Per flow: the switches of its source and of its destination host.
+    pub ends: &'a [(usize, usize)],
+    /// The smallest delay of a link between two partitions, cycles (`u64::MAX`: none).
+    pub lookahead: u64,
+}
+
+/// One partition: its switches (in the network's order), its copy of the flows, and
+/// what it sent to other partitions this window.
+pub(crate) struct Part {
+    index: usize,
+    pub switches: Vec<Switch>,
+    pub flows: Vec<FlowState>,
+    pub faults: Vec<ArmedFault>,
+    outbox: Outbox,
+    cross: Outbox,
+    /// Time spent stepping switches, and the first error (its cycle and switch index).
+    busy: Duration,
+    error: Option<(u64, usize, SwitchError)>,
+}
+
+/// How a parallel run went.
+pub(crate) struct Outcome {
+    pub end: u64,
+    pub deadlock: Option<Deadlock>,
+    /// CPU seconds of all the run's threads.
+    pub cpu_seconds: f64,
+    /// Per partition, the share of the run's wall time it spent stepping switches.
+    pub busy_share: Vec<f64>,
+}
+
+/// Per switch (the network's index), its partition of `n` (see the module doc).
+pub(crate) fn partition(topo: &Topology, n: usize) -> Vec<usize> {
+    let switches = topo.switches();
+    let mut index = vec![usize::MAX; topo.node_count()];
+    for (i, &s) in switches.iter().enumerate() {
+        index[s as usize] = i;
+    }
+    let mut order = Vec::with_capacity(switches.len());
+    let mut seen = vec![false; switches.len()];
+    for start in 0..switches.len() {
+        if seen[start] {
+            continue;
+        }
+        seen[start] = true;
+        order.push(start);
+        let mut next = order.len() - 1;
+        while next < order.len() {
+            let node = switches[order[next]];
+            next += 1;
+            for &link in topo.ports(node) {
+                let peer = topo.links()[link].peer(node);
+                if topo.is_switch(peer) && !seen[index[peer as usize]] {
+                    seen[index[peer as usize]] = true;
+                    order.push(index[peer as usize]);
+                }
+            }
+        }
+    }
+    let weight = |s: usize| topo.ports(switches[s]).len().max(1);
+    let total: usize = order.iter().map(|&s| weight(s)).sum();
+    let mut part = vec![0; switches.len()];
+    let mut acc = 0;
+    for &s in &order {
+        // The partition whose share of the total weight this switch's middle falls in.
+        part[s] = ((2 * acc + weight(s)) * n / (2 * total)).min(n - 1);
+        acc += weight(s);
+    }
+    part
+}
+
+impl Part {
+    pub fn new(index: usize, switches: Vec<Switch>, flows: Vec<FlowState>) -> Self {
+        Self {
+            index,
+            switches,
+            flows,
+            faults: Vec::new(),
+            outbox: Outbox::default(),
+            cross: Outbox::default(),
+            busy: Duration::ZERO,
+            error: None,
+        }
+    }
+
+    fn next_wake(&self) -> u64 {
+        self.switches
+            .iter()
+            .map(|s| s.wake)
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Run every cycle below `horizon` in which a switch of the partition has something
+    /// to do; stop at the first error.
+    fn window(&mut self, horizon: u64, plan: &Plan, topo: &Topology) {
+        let t0 = Instant::now();
+        while self.error.is_none() {
+            let now = self.next_wake();
+            if now >= horizon {
+                break;
+            }
+            for s in &mut self.switches {
+                if s.wake <= now {
+                    if let Err(e) = s.step(now, &mut self.flows, &mut self.outbox) {
+                        self.error = Some((now, s.index, e));
+                        break;
+                    }
+                }
+            }
+            self.deliver(plan, topo);
+        }
+        self.busy += t0.elapsed();
+    }
+
+    /// Hand this cycle's messages to their switches in this partition, keep the others
+    /// for the horizon.
+    fn deliver(&mut self, plan: &Plan, topo: &Topology) {
+        for e in self.outbox.envelopes.drain(..) {
+            let (p, i) = plan.at[e.switch];
+            if p == self.index {
+                deliver(e, &mut self.switches[i], &mut self.faults, topo);
+            } else {
+                self.cross.envelopes.push(e);
+            }
+        }
+        for c in self.outbox.carried.drain(..) {
+            let (_, to) = plan.ends[c.flow as usize];
+            if plan.at[to].0 == self.index {
+                carry(&mut self.flows, c);
+            } else {
+                self.cross.carried.push(c);
+            }
+        }
+    }
+}
+
+/// Value `c` joins its flow's receiver's queue.
+fn carry(flows: &mut [FlowState], c: Carry) {
+    flows[c.flow as usize]
+        .recv
+        .carried
+        .push_back((c.tx, c.value));
+}
+
+/// Hand envelope `e` to its switch `sw` (through the `faults` in force).
+fn deliver(e: Envelope, sw: &mut Switch, faults: &mut [ArmedFault], topo: &Topology) {
+    let receiver = sw.node;
+    let sender = topo.links()[e.link].peer(receiver);
+    match e.msg {
+        Message::Cell(b) => {
+            let mut on_link = faults
+                .iter_mut()
+                .filter(|f| f.fault.target() == (e.link, sender));
+            if on_link.any(|f| f.drops_cell(&b)) {
+                return;
+            }
+            let queue = &mut sw.cells_in[e.port as usize];
+            queue.push_back((e.at, b));
+            for f in faults
+                .iter_mut()
+                .filter(|f| f.fault.target() == (e.link, sender))
+            {
+                f.after_cell(queue);
+            }
+        }
+        Message::Pfc(frame) => {
+            let lost = faults
+                .iter()
+                .any(|f| f.fault.target() == (e.link, receiver) && f.drops_pfc());
+            if lost {
+                return;
+            }
+            sw.pfc_in[e.port as usize].push_back((e.at, frame));
+        }
+    }
+    sw.wake = sw.wake.min(e.at);
+}
+
+fn lock(part: &Mutex<Part>) -> MutexGuard<'_, Part> {
+    part.lock().expect("a partition's thread panicked")
+}
+
+/// The horizon that tells the threads to stop.
+const STOP: u64 = u64::MAX;
+
+/// Run `parts` from cycle `now` to `opts.end_cycle` (or the deadlock), one thread each;
+/// the detector stops looking once a deadlock is `found`.
+pub(crate) fn run(
+    parts: &[Mutex<Part>],
+    plan: &Plan,
+    topo: &Topology,
+    (now, found): (u64, Option<Deadlock>),
+    opts: &RunOptions,
+) -> Result<Outcome, SwitchError> {
+    let t0 = Instant::now();
+    let horizon = AtomicU64::new(0);
+    let barrier = Barrier::new(parts.len());
+    let (end, deadlock, cpu_seconds) = std::thread::scope(|scope| {
+        let workers: Vec<_> = parts[1..]
+            .iter()
+            .map(|part| {
+                let (barrier, horizon) = (&barrier, &horizon);
+                scope.spawn(move || {
+                    let cpu0 = thread_cpu_seconds();
+                    loop {
+                        barrier.wait();
+                        let h = horizon.load(Ordering::Relaxed);
+                        if h == STOP {
+                            return thread_cpu_seconds() - cpu0;
+                        }
+                        lock(part).window(h, plan, topo);
+                        barrier.wait();
+                    }
+                })
+            })
+            .collect();
+        let cpu0 = thread_cpu_seconds();
+        let every = opts.deadlock.check_every.max(1);
+        let mut next_check = now + every;
+        let mut end = opts.end_cycle;
+        let mut found = found;
+        loop {
+            let first = parts.iter().map(|p| lock(p).next_wake()).min();
+            let t = first.unwrap_or(u64::MAX).min(next_check);
+            let failed = parts.iter().any(|p| lock(p).error.is_some());
+            let h = if t >= end || failed {
+                STOP
+            } else {
+                let window = plan.lookahead.saturating_add(opts.horizon_error);
+                t.saturating_add(window).min(next_check + 1).min(end)
+            };
+            horizon.store(h, Ordering::Relaxed);
+            barrier.wait();
+            if h == STOP {
+                break;
+            }
+            lock(&parts[0]).window(h, plan, topo);
+            barrier.wait();
+            exchange(parts, plan, topo);
+            if next_check < h {
+                if found.is_none() {
+                    let guards: Vec<_> = parts.iter().map(lock).collect();
+                    let all: Vec<&Switch> = plan
+                        .at
+                        .iter()
+                        .map(|&(p, i)| &guards[p].switches[i])
+                        .collect();
+                    found = deadlock::find(next_check, &all, &opts.deadlock);
+                    if found.is_some() && opts.stop_at_deadlock {
+                        end = next_check + 1;
+                    }
+                }
+                next_check += every;
+            }
+        }
+        let mut cpu = thread_cpu_seconds() - cpu0;
+        for w in workers {
+            cpu += w.join().expect("a partition's thread panicked");
+        }
+        (end, found, cpu)
+    });
+    let first_error = parts
+        .iter()
+        .filter_map(|p| lock(p).error.take())
+        .min_by_key(|&(cycle, switch, _)| (cycle, switch));
+    if let Some((_, _, e)) = first_error {
+        return Err(e);
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let busy_share = parts
+        .iter()
+        .map(|p| lock(p).busy.as_secs_f64() / wall.max(f64::MIN_POSITIVE))
+        .collect();
+    Ok(Outcome {
+        end,
+        deadlock,
+        cpu_seconds,
+        busy_share,
+    })
+}
+
+/// At the horizon: every partition's messages for the others, in partition order.
+fn exchange(parts: &[Mutex<Part>], plan: &Plan, topo: &Topology) {
+    if parts.len() == 1 {
+        return;
+    }
+    let mut guards: Vec<_> = parts.iter().map(lock).collect();
+    for from in 0..guards.len() {
+        let mut sent = std::mem::take(&mut guards[from].cross);
+        for e in sent.envelopes.drain(..) {
+            let (p, i) = plan.at[e.switch];
+            let to = &mut *guards[p];
+            deliver(e, &mut to.switches[i], &mut to.faults, topo);
+        }
+        for c in sent.carried.drain(..) {
+            let (_, to) = plan.ends[c.flow as usize];
+            carry(&mut guards[plan.at[to].0].flows, c);
+        }
+        // The emptied buffers keep their room for the next window.
+        guards[from].cross = sent;
+    }
+}
+
+/// The flows as one partition would have them: each flow's sender from its source's
+/// partition, its receiver from its destination's (the cells a misrouted packet left at
+/// other hosts added).
+pub(crate) fn merge_flows(mut views: Vec<Vec<FlowState>>, plan: &Plan) -> Vec<FlowState> {
+    if views.len() == 1 {
+        return views.pop().unwrap_or_default();
+    }
+    let part = |switch: usize| plan.at[switch].0;
+    (0..plan.ends.len())
+        .map(|f| {
+            let (src, dst) = plan.ends[f];
+            let mut recv = std::mem::take(&mut views[part(dst)][f].recv);
+            for (p, view) in views.iter().enumerate() {
+                if p != part(dst) {
+                    recv.received += view[f].recv.received;
+                    recv.reordered += view[f].recv.reordered;
+                }
+            }
+            let mut fs = views[part(src)][f].clone();
+            fs.recv = recv;
+            fs
+        })
+        .collect()
+}
