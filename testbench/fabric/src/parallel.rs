@@ -182,6 +182,9 @@ fn carry(flows: &mut [FlowState], c: Carry) {
 
 /// Hand envelope `e` to its switch `sw` (through the `faults` in force).
 fn deliver(e: Envelope, sw: &mut Switch, faults: &mut [ArmedFault], topo: &Topology) {
+    if e.at < sw.mmu.cycle() {
+        sw.late_in += 1;
+    }
     let receiver = sw.node;
     let sender = topo.links()[e.link].peer(receiver);
     match e.msg {

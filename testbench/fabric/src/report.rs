@@ -8,7 +8,9 @@
 //! - no flow reordered end to end (nor any cell received by a host it was not for), and
 //!   at each switch the single switch's order and routing checks (its scoreboard);
 //! - no cell lost inside a switch's input (a flow arriving where its route does not go, a
-//!   second cell on a port in one cycle), and each MMU's own structural invariants.
+//!   second cell on a port in one cycle), and each MMU's own structural invariants;
+//! - no message handed to a switch after it ran the cycle the message acts in (a parallel
+//!   run's window past its horizon).
 //!
 //! A deadlock is a result, not a violation.
 
@@ -287,6 +289,12 @@ pub(crate) fn summarize(
                 s.misrouted_in,
                 s.overrun,
                 sb.first_error().unwrap_or("-")
+            ));
+        }
+        if s.late_in > 0 {
+            violations.push(format!(
+                "switch {}: {} messages arrived after it had run their cycle (a parallel window past its horizon)",
+                s.node, s.late_in
             ));
         }
         if let Err(e) = s.mmu.check_invariants() {

@@ -181,6 +181,9 @@ pub(crate) struct Switch {
     pub misrouted_in: u64,
     /// A second cell arriving on a port in one cycle (a link faster than its line rate).
     pub overrun: u64,
+    /// Messages handed over after the switch had run the cycle they act in: a parallel
+    /// run's window went past its horizon (`crate::parallel`).
+    pub late_in: u64,
     /// The next cycle the switch must be stepped in.
     pub wake: u64,
     /// Per (ingress port, egress port) at `in * ports + out`, the classes of the flows
@@ -207,6 +210,7 @@ impl Switch {
             pfc_resume_tx: 0,
             misrouted_in: 0,
             overrun: 0,
+            late_in: 0,
             wake: 0,
             turns: vec![0; n * n],
         }

@@ -442,7 +442,8 @@ proptest! {
 }
 
 /// The companion: windows one cycle past the horizon let a cell arrive late at another
-/// partition, and the comparison of 2 threads with 1 catches it.
+/// partition; the comparison of 2 threads with 1 catches it, and so does the check that
+/// names the late messages.
 #[test]
 fn a_horizon_one_cycle_too_far_is_caught_by_the_comparison() {
     // Four switches in a line, 100 ns apart, two hosts each; every host sends across it.
@@ -453,7 +454,9 @@ fn a_horizon_one_cycle_too_far_is_caught_by_the_comparison() {
     let t = tcp(true);
     let one = parallel_bytes(&topo, &flows, t, Policy::Dsh, 1, 0);
     assert_eq!(parallel_bytes(&topo, &flows, t, Policy::Dsh, 2, 0), one);
-    assert_ne!(parallel_bytes(&topo, &flows, t, Policy::Dsh, 2, 1), one);
+    let late = parallel_bytes(&topo, &flows, t, Policy::Dsh, 2, 1);
+    assert_ne!(late, one);
+    assert!(late.contains("after it had run their cycle"), "{late}");
 }
 
 /// DCQCN's parameters of the paper (`DcqcnParams`), the line rate set by the network.
