@@ -1,7 +1,7 @@
 //! `mmu-sim run` of a network scenario (`[fabric]`): a topology file and a flow file
 //! beside the scenario run as a network and write the summary JSON and `fct.txt`; a bad
 //! flow file exits 2 naming the file's line and field; the single switch's options that a
-//! network does not have are refused.
+//! network does not have are refused; `--threads` gives the same summary.
 
 use crate::common::mmu_sim;
 use std::fs;
@@ -188,5 +188,50 @@ fn bad_fabric_keys_exit_2_naming_the_field() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{rest}: {stderr}");
         assert!(stderr.contains(want), "{rest}: want {want}, got {stderr}");
+    }
+}
+
+/// `--threads`: a built-in network on 3 threads writes the summary (but for its `run`
+/// section) that one thread writes; 0 threads, or threads for a single switch, exit 2.
+#[test]
+fn threads_give_the_same_summary_and_are_refused_out_of_range() {
+    let dir = std::env::temp_dir().join(format!("mmu-sim-fabric-threads-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let summary = |threads: &str| {
+        let json = dir.join(format!("summary-{threads}.json"));
+        let out = mmu_sim(&[
+            "run",
+            "dsh-deadlock",
+            "--cycles",
+            "300000",
+            "--threads",
+            threads,
+            "--summary-json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        let run = v.as_object_mut().unwrap().remove("run").unwrap();
+        let parts = run["partition_busy_share"].as_array().unwrap().len();
+        (v, parts)
+    };
+    let (one, parts_one) = summary("1");
+    let (three, parts_three) = summary("3");
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!((parts_one, parts_three), (1, 3));
+    assert_eq!(one, three);
+    for args in [
+        &["run", "dsh-deadlock", "--threads", "0"][..],
+        &["run", "--threads", "2"],
+    ] {
+        let out = mmu_sim(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("--threads"), "{stderr}");
     }
 }
