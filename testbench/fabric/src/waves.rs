@@ -18,7 +18,8 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use switch_run::waves::{gtkw_path, mmu_groups, pause_view, trace};
 use wave::{
-    write_gtkw, AnyWriter, Format, GtkwGroup, GtkwView, SignalFilter, SignalSpec, WaveError, Window,
+    write_gtkw, AnyWriter, Format, GtkwGroup, GtkwTrace, GtkwView, SignalFilter, SignalSpec,
+    WaveError, Window,
 };
 
 /// A NIC's signals, after its switch's model signals, per NIC in port order.
@@ -103,8 +104,8 @@ pub(crate) struct SwitchWaves {
     n_mmu: usize,
     /// Changes since the last flush: (cycle, network-wide signal index, value).
     changes: Vec<(u64, u32, u64)>,
-    /// The first PAUSE it sent to another switch: (cycle, port).
-    first_pause: Option<(u64, u8)>,
+    /// The first PAUSE it sent to another switch: (cycle, port, classes paused).
+    first_pause: Option<(u64, u8, u8)>,
 }
 
 impl SwitchWaves {
@@ -184,7 +185,7 @@ impl SwitchWaves {
                 .find(|(p, f)| {
                     f.paused() != 0 && matches!(ports[*p as usize].end, PortEnd::Switch { .. })
                 })
-                .map(|&(p, _)| (now, p));
+                .map(|&(p, f)| (now, p, f.paused()));
         }
     }
 }
@@ -343,11 +344,14 @@ impl FabricWaves {
             .iter()
             .filter_map(|s| Some((s.waves.as_ref()?.first_pause?, s.node, s.index)))
             .min();
-        // The switch that sent the PAUSE and the one it paused first, then the others.
+        // The PAUSE across the boundary, then the switch that sent it and the one it
+        // paused, then the others.
+        let mut groups = Vec::new();
         let mut shown = Vec::new();
-        if let Some(((_, port), _, s)) = pause {
+        if let Some(((_, port, classes), _, s)) = pause {
             shown.push(s);
-            if let PortEnd::Switch { switch, .. } = switches[s].ports[port as usize].end {
+            if let PortEnd::Switch { switch, port: q } = switches[s].ports[port as usize].end {
+                groups.push(crossing(&switches[s], port, &switches[switch], q, classes));
                 shown.push(switch);
             }
         }
@@ -356,12 +360,10 @@ impl FabricWaves {
             .into_iter()
             .filter(|s| !shown.contains(s))
             .collect();
-        let groups: Vec<GtkwGroup> = shown
-            .into_iter()
-            .chain(others)
-            .flat_map(|s| switch_groups(&switches[s]))
-            .collect();
-        let view = pause_view(self.view, tpc, pause.map(|((c, _), ..)| c));
+        for s in shown.into_iter().chain(others) {
+            groups.extend(switch_groups(&switches[s]));
+        }
+        let view = pause_view(self.view, tpc, pause.map(|((c, ..), ..)| c));
         write_gtkw(
             &gtkw_path(&self.path),
             &self.path,
@@ -372,6 +374,42 @@ impl FabricWaves {
     }
 }
 
+/// The trace of the single switch's signal `path` (`top.mmu...`) of switch `sw`, named
+/// and drawn as there, under the switch's name.
+fn switch_trace(sw: &Switch, path: String) -> GtkwTrace {
+    let name = switch_name(sw.node);
+    let mut t = trace(path);
+    let rest = t.path.strip_prefix("top.").unwrap_or(&t.path);
+    t.path = format!("top.{name}.{rest}");
+    t.name = t.name.map(|n| format!("{name} {n}"));
+    t
+}
+
+/// The group of a PAUSE from port `p` of `from` to port `q` of `to` for `classes`: the
+/// sender's QOFF and transmitter, the receiver's received QOFF, paused mask, transmitter
+/// and the paused queues' cells.
+fn crossing(from: &Switch, p: u8, to: &Switch, q: u8, classes: u8) -> GtkwGroup {
+    let mut traces = vec![
+        switch_trace(from, format!("top.mmu.ingress.p{p:02}.qoff")),
+        switch_trace(from, format!("top.mmu.egress.p{p:02}.tx_state")),
+    ];
+    for leaf in ["rx_qoff", "paused", "tx_state"] {
+        traces.push(switch_trace(to, format!("top.mmu.egress.p{q:02}.{leaf}")));
+    }
+    for c in (0..8).filter(|c| classes >> c & 1 != 0) {
+        traces.push(switch_trace(
+            to,
+            format!("top.mmu.egress.p{q:02}.q{c}.cells"),
+        ));
+    }
+    let title = format!(
+        "PAUSE {} p{p:02} -> {} p{q:02}",
+        switch_name(from.node),
+        switch_name(to.node)
+    );
+    GtkwGroup::new(title, traces)
+}
+
 /// A switch's groups in the view: the single switch's, each named and drawn as there,
 /// under the switch's name, then its NICs'.
 fn switch_groups(sw: &Switch) -> Vec<GtkwGroup> {
@@ -379,13 +417,7 @@ fn switch_groups(sw: &Switch) -> Vec<GtkwGroup> {
     let mut groups: Vec<GtkwGroup> = mmu_groups(&sw.mmu)
         .into_iter()
         .map(|(group, paths)| {
-            let traces = paths.into_iter().map(|p| {
-                let mut t = trace(p);
-                let rest = t.path.strip_prefix("top.").unwrap_or(&t.path);
-                t.path = format!("top.{name}.{rest}");
-                t.name = t.name.map(|n| format!("{name} {n}"));
-                t
-            });
+            let traces = paths.into_iter().map(|p| switch_trace(sw, p));
             GtkwGroup::new(format!("{name} {group}"), traces)
         })
         .collect();
