@@ -483,18 +483,12 @@ pub(crate) fn open_outputs<const N: usize>(
     Ok(std::array::from_fn(|_| files.next().flatten()))
 }
 
-/// `--wave-signals`, `--wave-window` and the dump asked for (`--vcd` or `--wave`: the flag,
-/// the path and the format), parsed; shared by the single switch and the network.
-pub(crate) fn wave_args(
-    a: &RunArgs,
-) -> Result<
-    (
-        SignalFilter,
-        Window,
-        Option<(&'static str, &PathBuf, Format)>,
-    ),
-    Failure,
-> {
+/// The dump asked for: `--vcd` or `--wave`, the path and the format.
+pub(crate) type Dump<'a> = (&'static str, &'a PathBuf, Format);
+
+/// `--wave-signals`, `--wave-window` and the dump asked for, parsed; shared by the single
+/// switch and the network.
+pub(crate) fn wave_args(a: &RunArgs) -> Result<(SignalFilter, Window, Option<Dump<'_>>), Failure> {
     let filter = match &a.wave_signals {
         Some(g) => {
             SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--wave-signals: {e}")))?
