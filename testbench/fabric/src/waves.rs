@@ -201,8 +201,10 @@ pub(crate) struct FabricWaves {
     values: Vec<u64>,
     /// Switch indices by id.
     order: Vec<usize>,
-    /// This flush's slots of one cycle (kept for its allocation).
+    /// This flush's slots of one cycle, and per switch how many of its changes it
+    /// merged (kept for their allocations).
     todo: Vec<usize>,
+    at: Vec<usize>,
     /// The window's first and last cycle: sampled whatever happens, as the dump starts
     /// with every value at the first and closes one cycle after the last.
     first: u64,
@@ -267,6 +269,7 @@ impl FabricWaves {
             values,
             order,
             todo: Vec::new(),
+            at: vec![0; switches.len()],
             sampled: None,
             err: None,
         })
@@ -297,7 +300,8 @@ impl FabricWaves {
     /// cycle, each cycle's changes by switch id. Called outside the switches' steps, once
     /// every switch has stepped every cycle it recorded.
     pub(crate) fn flush(&mut self, switches: &mut [Switch]) {
-        let mut at = vec![0usize; switches.len()];
+        let mut at = std::mem::take(&mut self.at);
+        at.fill(0);
         let changes = |s: usize| {
             switches[s]
                 .waves
@@ -322,6 +326,7 @@ impl FabricWaves {
             }
             self.sample(cycle);
         }
+        self.at = at;
         for w in switches.iter_mut().filter_map(|s| s.waves.as_mut()) {
             w.changes.clear();
         }
