@@ -303,7 +303,11 @@ pub fn run(
     // Every input is checked above: a refused run leaves the files of an earlier one.
     if let Some(dir) = &a.trace_events {
         net.attach_events(dir, end_cycle, spec.ecmp_seed.into())
-            .map_err(|e| Failure::Input(format!("--trace-events {e}")))?;
+            .map_err(|e| {
+                Failure::Input(format!(
+                    "--trace-events {e}; allowed: a directory (created if missing)"
+                ))
+            })?;
     }
     if let Some((flag, path, format)) = dump {
         let gtkw = gtkw_path(path);
