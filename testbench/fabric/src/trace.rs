@@ -2,7 +2,7 @@
 //! (docs/cosim.md), `DIR/swNN.jsonl`, and the scenario `mmu-sim check` needs to check it,
 //! `DIR/swNN.toml`: the switch's configuration as the network built it (ports, port speeds
 //! and headroom from its links) and no flows. The stream is written by the switch's own
-//! recorder ([`SwitchEvents`], a field of its `Switch`) as it steps, so no writer is
+//! recorder (`SwitchEvents`, a field of its `Switch`) as it steps, so no writer is
 //! shared between switches.
 
 use crate::switch::{Switch, SwitchError};
