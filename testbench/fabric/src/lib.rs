@@ -14,8 +14,10 @@
 //!   ([`link`]), hosts' NICs and sinks, the event-driven cycle loop; [`report`]: its
 //!   summary, checks and `fct.txt`; [`deadlock`]: the PFC deadlock detector;
 //!   [`transport`]: the hosts' transports (open loop, TCP, DCTCP, DCQCN) with their ACKs
-//!   and CNPs sent through the fabric; `parallel`: the loop over partitions of the
-//!   switches, one thread each, with the same results for any number.
+//!   and CNPs sent through the fabric; [`trace`]: each switch's golden-model event
+//!   stream and its check scenario; `waves`: one waveform with a scope per switch;
+//!   `parallel`: the loop over partitions of the switches, one thread each, with the
+//!   same results (summaries, event streams, waveforms) for any number.
 //!
 //! Every reader returns a typed error naming the line and field and the allowed values
 //! ([`input::FieldError`]); a command line turns it into exit 2. See `docs/fabric.md`.
@@ -38,8 +40,10 @@ pub mod report;
 pub mod routing;
 mod switch;
 pub mod topology;
+pub mod trace;
 pub mod transport;
 pub mod units;
+mod waves;
 pub mod workload;
 
 pub use network::{BuildError, Network, RunOptions};

@@ -26,16 +26,21 @@ use crate::report::{self, FabricSummary};
 use crate::routing::{self, Ecmp, Routes, Unreachable};
 use crate::switch::{FlowState, Nic, Port, PortEnd, Switch, SwitchError};
 use crate::topology::{NodeId, Topology};
+use crate::trace::{self, OutputError};
 use crate::transport::{self, Sender, Transports};
+use crate::waves::{self, FabricWaves};
 use hw_model::config::ConfigError;
 use hw_model::{Derived, Ecn, PacketHdr, SwitchConfig};
 use scenario::{default_proc_cycles, Arbitration, FabricTransport, Link};
 use std::collections::VecDeque;
+use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 use stimulus::link_partner::LinkPartner;
 use stimulus::timeline::Timeline;
 use thiserror::Error;
+use wave::{Format, SignalFilter, SignalSpec, WaveError, Window};
 
 /// A network that cannot be built.
 #[derive(Debug, Error)]
@@ -98,6 +103,9 @@ pub struct Network {
     faults: Vec<ArmedFault>,
     deadlock: Option<Deadlock>,
     now: u64,
+    /// The outputs asked for: the waveform, the directory of the event streams.
+    waves: Option<FabricWaves>,
+    events: Option<PathBuf>,
 }
 
 impl Network {
@@ -252,6 +260,8 @@ impl Network {
             faults: Vec::new(),
             deadlock: None,
             now: 0,
+            waves: None,
+            events: None,
         })
     }
 
@@ -283,6 +293,59 @@ impl Network {
             .iter_mut()
             .find(|s| s.node == switch)
             .map(|s| &mut s.mmu)
+    }
+
+    /// Every signal a waveform of the network holds, `top.swNN...` (`crate::waves`): what
+    /// `--wave-signals` globs must match.
+    pub fn wave_signals(&self) -> Vec<SignalSpec> {
+        waves::signals(&self.switches)
+    }
+
+    /// Write the signals that pass `filter` in `format` into `file` (created at `path`)
+    /// during a run of `cycles` cycles, and a `.gtkw` beside it at
+    /// [`finish_outputs`](Self::finish_outputs).
+    #[allow(clippy::too_many_arguments)]
+    pub fn attach_waves(
+        &mut self,
+        file: File,
+        path: &Path,
+        format: Format,
+        filter: &SignalFilter,
+        window: Window,
+        cycles: u64,
+    ) -> Result<(), WaveError> {
+        let w = FabricWaves::new(
+            &mut self.switches,
+            self.clock_hz,
+            file,
+            path,
+            format,
+            filter,
+            window,
+            cycles,
+        )?;
+        self.waves = Some(w);
+        Ok(())
+    }
+
+    /// Write each switch's event stream and its check scenario into `dir` during a run of
+    /// `cycles` cycles (`crate::trace`); `seed` goes into the streams' `meta` lines.
+    pub fn attach_events(&mut self, dir: &Path, cycles: u64, seed: u64) -> Result<(), OutputError> {
+        trace::attach(&mut self.switches, dir, cycles, seed)?;
+        self.events = Some(dir.to_path_buf());
+        Ok(())
+    }
+
+    /// Complete the outputs after [`run`](Self::run): the event streams' last lines, the
+    /// waveform and its view.
+    pub fn finish_outputs(&mut self) -> Result<(), OutputError> {
+        if let Some(dir) = self.events.take() {
+            trace::finish(&mut self.switches, &dir, self.now)?;
+        }
+        if let Some(w) = self.waves.take() {
+            w.finish(&mut self.switches, self.now)?;
+        }
+        Ok(())
     }
 
     /// Run to `opts.end_cycle` (or to the deadlock, with `stop_at_deadlock`) and report.
@@ -330,7 +393,14 @@ impl Network {
             lookahead,
         };
         let known = self.deadlock.take();
-        let outcome = parallel::run(&parts, &plan, &self.topo, (self.now, known), opts);
+        let outcome = parallel::run(
+            &parts,
+            &plan,
+            &self.topo,
+            (self.now, known),
+            self.waves.as_mut(),
+            opts,
+        );
         let mut parts: Vec<Part> = parts
             .into_iter()
             .map(|p| p.into_inner().expect("a partition's thread panicked"))

@@ -15,7 +15,8 @@
 //! - **What is exchanged** at the horizon: the envelopes sent to switches of other
 //!   partitions and the values carried beside packets for receivers there
 //!   (`crate::transport::Carry`), in partition order and, within one, in sending order:
-//!   the order each link and each flow had.
+//!   the order each link and each flow had. The waveform's writer then takes what every
+//!   switch recorded below the horizon (`crate::waves`), merged by cycle and switch id.
 //!
 //! A switch steps in the same cycles whatever the partition: its wake is the earliest of
 //! its own events and of what reached it, and a message from another partition arrives
@@ -27,6 +28,7 @@ use crate::network::RunOptions;
 use crate::switch::{FlowState, Outbox, Switch, SwitchError};
 use crate::topology::Topology;
 use crate::transport::Carry;
+use crate::waves::FabricWaves;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -231,6 +233,7 @@ pub(crate) fn run(
     plan: &Plan,
     topo: &Topology,
     (now, found): (u64, Option<Deadlock>),
+    mut waves: Option<&mut FabricWaves>,
     opts: &RunOptions,
 ) -> Result<Outcome, SwitchError> {
     let t0 = Instant::now();
@@ -278,6 +281,15 @@ pub(crate) fn run(
             lock(&parts[0]).window(h, plan, topo);
             barrier.wait();
             exchange(parts, plan, topo);
+            if let Some(w) = waves.as_deref_mut() {
+                // Every switch has run every cycle below the horizon: the dump takes
+                // their changes, merged by cycle and switch, whatever the partition.
+                let mut guards: Vec<_> = parts.iter().map(lock).collect();
+                let mut all: Vec<&mut Switch> =
+                    guards.iter_mut().flat_map(|g| g.switches.iter_mut()).collect();
+                all.sort_by_key(|s| s.index);
+                w.flush(&mut all);
+            }
             if next_check < h {
                 if found.is_none() {
                     let guards: Vec<_> = parts.iter().map(lock).collect();

@@ -19,7 +19,9 @@ use crate::flows::Flow;
 use crate::link::{Envelope, Message, PortStats};
 use crate::routing;
 use crate::topology::{LinkId, NodeId};
+use crate::trace::SwitchEvents;
 use crate::transport::{self, Carried, Carry, Event, Receiver, Sender};
+use crate::waves::SwitchWaves;
 use hw_model::{Beat, Derived, Inputs, InvariantError, Mmu, Outputs, PacketHdr, PfcFrame};
 use std::collections::VecDeque;
 use stimulus::link_partner::LinkPartner;
@@ -189,6 +191,10 @@ pub(crate) struct Switch {
     /// Per (ingress port, egress port) at `in * ports + out`, the classes of the flows
     /// routed from one to the other: which egress queues an ingress queue drains into.
     pub turns: Vec<u8>,
+    /// Its golden-model event stream and its waveform recorder, if asked for
+    /// (`crate::trace`, `crate::waves`).
+    pub events: Option<SwitchEvents>,
+    pub waves: Option<SwitchWaves>,
 }
 
 impl Switch {
@@ -213,6 +219,8 @@ impl Switch {
             late_in: 0,
             wake: 0,
             turns: vec![0; n * n],
+            events: None,
+            waves: None,
         }
     }
 
@@ -258,6 +266,9 @@ impl Switch {
             pfc_rx: &self.pfc_rx,
         };
         self.mmu.step(&inputs, &mut self.out).map_err(err)?;
+        if let Some(e) = &mut self.events {
+            e.step(now, &inputs, &self.out, &self.mmu);
+        }
         self.ingress.fill(None);
         for t in monitor::cell_events(now, &self.out) {
             self.scoreboard.record(&t);
@@ -271,6 +282,9 @@ impl Switch {
         for nic in &mut self.nics {
             receive(nic, now, flows, d);
             outbox.carried.append(&mut nic.carried_out);
+        }
+        if let Some(w) = &mut self.waves {
+            w.step(now, &self.mmu, &self.out, &self.ports, &self.nics);
         }
         self.wake = self.next_event(flows);
         Ok(())

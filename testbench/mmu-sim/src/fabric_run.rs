@@ -3,7 +3,9 @@
 //! `[fabric.clos]`, `[fabric.fat_tree]`) and the flows (an ns-3 flow file, or the
 //! generators of `[[fabric.workload]]`), run as a `fabric::Network` with every switch on
 //! `[switch]` and each priority group's transport (`[[fabric.transport]]`) for
-//! `run.cycles`. Bad input exits 2 naming the file, line and field.
+//! `run.cycles`. Bad input exits 2 naming the file, line and field. Its outputs: the
+//! summary, `--ns3-out`, each switch's event stream (`--trace-events DIR`) and one
+//! waveform with a scope per switch (`--vcd`, `--wave`).
 
 use crate::{Failure, RunArgs};
 use fabric::cdf::Builtin;
@@ -21,16 +23,12 @@ use hw_model::Policy;
 use scenario::{FabricSpec, LeafSpineSpec, Scenario, WorkloadKind, WorkloadSpec, MAX_CYCLES};
 use std::fs;
 use std::path::Path;
+use switch_run::waves::gtkw_path;
 
 /// The single switch's options a network run does not have yet: each refused with exit 2.
 fn unsupported(a: &RunArgs) -> Option<&'static str> {
     [
-        ("--vcd", a.vcd.is_some()),
-        ("--wave", a.wave.is_some()),
-        ("--wave-signals", a.wave_signals.is_some()),
-        ("--wave-window", a.wave_window.is_some()),
         ("--trace-cells", a.trace_cells.is_some()),
-        ("--trace-events", a.trace_events.is_some()),
         ("--trace-ecm", a.trace_ecm.is_some()),
         ("--trace-rp", a.trace_rp.is_some()),
         ("--fifo", a.fifo),
@@ -222,7 +220,7 @@ pub fn run(
 ) -> Result<(), Failure> {
     if let Some(flag) = unsupported(a) {
         return Err(Failure::Input(format!(
-            "{flag}: not available for a network scenario ([fabric]); allowed: --policy, --cycles, --threads, --summary-json, --ns3-out"
+            "{flag}: not available for a network scenario ([fabric]); allowed: --policy, --cycles, --threads, --summary-json, --ns3-out, --trace-events, --vcd, --wave, --wave-signals, --wave-window"
         )));
     }
     let base = Path::new(&a.scenario).parent().unwrap_or(Path::new(""));
@@ -293,6 +291,34 @@ pub fn run(
     };
     let mut net = Network::new(topo, &flows, ecmp, &transports, config)
         .map_err(|e| Failure::Input(e.to_string()))?;
+    let (filter, window, dump) = crate::wave_args(a)?;
+    if dump.is_some() {
+        filter
+            .check_matches(&net.wave_signals())
+            .map_err(|e| Failure::Input(format!("--wave-signals: {e}")))?;
+        window
+            .check_within(end_cycle)
+            .map_err(|e| Failure::Input(format!("--wave-window: {e}")))?;
+    }
+    // Every input is checked above: a refused run leaves the files of an earlier one.
+    if let Some(dir) = &a.trace_events {
+        net.attach_events(dir, end_cycle, spec.ecmp_seed.into())
+            .map_err(|e| {
+                Failure::Input(format!(
+                    "--trace-events {e}; allowed: a directory (created if missing)"
+                ))
+            })?;
+    }
+    if let Some((flag, path, format)) = dump {
+        let gtkw = gtkw_path(path);
+        let [file, _] = crate::open_outputs([
+            (flag, Some(path.as_path())),
+            ("GTKWave save file", Some(gtkw.as_path())),
+        ])?;
+        let file = file.expect("asked for");
+        net.attach_waves(file, path, format, &filter, window, end_cycle)
+            .map_err(|e| Failure::Input(format!("{flag} {}: {e}", path.display())))?;
+    }
     let deadlock = DeadlockOptions {
         hold_cycles: spec
             .deadlock_hold_cycles
@@ -312,6 +338,8 @@ pub fn run(
             e.switch, e.error.what
         ))
     })?;
+    net.finish_outputs()
+        .map_err(|e| Failure::Input(format!("outputs: {e}")))?;
     crate::to_stdout(format_args!("{summary}\n"))?;
     if let Some(p) = &a.summary_json {
         fs::write(p, summary.to_json())

@@ -218,7 +218,8 @@ struct RunArgs {
     /// Write one CSV line per cell event here.
     #[arg(long, value_name = "PATH")]
     trace_cells: Option<PathBuf>,
-    /// Write the co-simulation event stream (JSON Lines, docs/cosim.md) here.
+    /// Write the co-simulation event stream (JSON Lines, docs/cosim.md) here; for a
+    /// network, a directory: each switch's stream (swNN.jsonl) and its scenario (swNN.toml).
     #[arg(long, value_name = "PATH")]
     trace_events: Option<PathBuf>,
     /// Write one CSV line per ECM frame the congestion points send here.
@@ -442,7 +443,7 @@ fn warn(plan: &Plan) {
 /// cannot be opened fails before the simulation and before any file of the list lost
 /// what an earlier run wrote; a file this call created is removed again. Only regular
 /// files are emptied: `/dev/stdout` or a pipe cannot be.
-fn open_outputs<const N: usize>(
+pub(crate) fn open_outputs<const N: usize>(
     wanted: [(&str, Option<&Path>); N],
 ) -> Result<[Option<File>; N], Failure> {
     let failed = |what: &str, p: &Path, e: std::io::Error| {
@@ -486,31 +487,12 @@ fn open_outputs<const N: usize>(
     Ok(std::array::from_fn(|_| files.next().flatten()))
 }
 
-fn run(a: RunArgs) -> Result<(), Failure> {
-    let scenario = load(&a.scenario, &a.set.set)?;
-    let policy = a
-        .policy
-        .as_deref()
-        .map(Policy::parse)
-        .transpose()
-        .map_err(|e| Failure::Input(format!("--{e}")))?;
-    if let Some(spec) = &scenario.fabric {
-        return fabric_run::run(&scenario, spec, policy, &a);
-    }
-    if a.threads.is_some() {
-        return Err(Failure::Input(
-            "--threads: only for a network scenario ([fabric]); a single switch runs on one thread"
-                .into(),
-        ));
-    }
-    let ov = Overrides {
-        policy,
-        cycles: a.cycles,
-        seed: a.seed,
-        fifo: a.fifo,
-    };
-    let mut sim = Sim::new(&scenario, ov)?;
-    warn(sim.plan());
+/// The dump asked for: `--vcd` or `--wave`, the path and the format.
+pub(crate) type Dump<'a> = (&'static str, &'a PathBuf, Format);
+
+/// `--wave-signals`, `--wave-window` and the dump asked for, parsed; shared by the single
+/// switch and the network.
+pub(crate) fn wave_args(a: &RunArgs) -> Result<(SignalFilter, Window, Option<Dump<'_>>), Failure> {
     let filter = match &a.wave_signals {
         Some(g) => {
             SignalFilter::parse(g).map_err(|e| Failure::Input(format!("--wave-signals: {e}")))?
@@ -539,6 +521,35 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         )),
         (None, None) => None,
     };
+    Ok((filter, window, dump))
+}
+
+fn run(a: RunArgs) -> Result<(), Failure> {
+    let scenario = load(&a.scenario, &a.set.set)?;
+    let policy = a
+        .policy
+        .as_deref()
+        .map(Policy::parse)
+        .transpose()
+        .map_err(|e| Failure::Input(format!("--{e}")))?;
+    if let Some(spec) = &scenario.fabric {
+        return fabric_run::run(&scenario, spec, policy, &a);
+    }
+    if a.threads.is_some() {
+        return Err(Failure::Input(
+            "--threads: only for a network scenario ([fabric]); a single switch runs on one thread"
+                .into(),
+        ));
+    }
+    let ov = Overrides {
+        policy,
+        cycles: a.cycles,
+        seed: a.seed,
+        fifo: a.fifo,
+    };
+    let mut sim = Sim::new(&scenario, ov)?;
+    warn(sim.plan());
+    let (filter, window, dump) = wave_args(&a)?;
     if dump.is_some() {
         filter
             .check_matches(sim.wave_signals().specs())

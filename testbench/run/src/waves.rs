@@ -122,25 +122,7 @@ impl WaveSignals {
     /// per NIC for its DCQCN flows; every trace under its [`display_name`], occupancies,
     /// thresholds and rates drawn as analog.
     fn gtkw_groups(&self, mmu: &Mmu) -> Vec<GtkwGroup> {
-        let mut groups = mmu.gtkw_groups();
-        // What a PAUSE is about first: the QOFF masks, then the egress queues' occupancy.
-        if let Some(i) = groups
-            .iter()
-            .position(|(_, v)| v.iter().any(|p| is_qoff(p)))
-        {
-            let qoff = groups.remove(i);
-            groups.insert(0, qoff);
-        }
-        // Only the queues that held cells in the run: 8 per port would bury the rest.
-        let watermarks = &mmu.accounting().watermarks.egress;
-        let occupancy: Vec<String> = self
-            .specs
-            .iter()
-            .take(self.n_mmu)
-            .map(|s| s.path.clone())
-            .filter(|p| queue_cells(p).is_some_and(|(port, q)| watermarks[port * QUEUES + q] > 0))
-            .collect();
-        groups.insert(1, ("egress queue occupancy (cells)".into(), occupancy));
+        let mut groups = mmu_groups(mmu);
         for (i, spec) in self.specs.iter().enumerate().skip(self.n_mmu) {
             let name = match self.rp_sig(i) {
                 Some(RpSig::Dcqcn(nic, ..)) => format!("dcqcn nic p{nic:02}"),
@@ -156,6 +138,30 @@ impl WaveSignals {
             .map(|(name, signals)| GtkwGroup::new(name, signals.into_iter().map(trace)))
             .collect()
     }
+}
+
+/// The model's GTKWave groups (`Mmu::gtkw_groups`), as (name, signal paths): the QOFF
+/// masks first, then the occupancy of the egress queues that held cells in the run.
+pub fn mmu_groups(mmu: &Mmu) -> Vec<(String, Vec<String>)> {
+    let mut groups = mmu.gtkw_groups();
+    // What a PAUSE is about first: the QOFF masks, then the egress queues' occupancy.
+    if let Some(i) = groups
+        .iter()
+        .position(|(_, v)| v.iter().any(|p| is_qoff(p)))
+    {
+        let qoff = groups.remove(i);
+        groups.insert(0, qoff);
+    }
+    // Only the queues that held cells in the run: 8 per port would bury the rest.
+    let watermarks = &mmu.accounting().watermarks.egress;
+    let occupancy: Vec<String> = mmu
+        .signals()
+        .iter()
+        .map(|s| s.path.clone())
+        .filter(|p| queue_cells(p).is_some_and(|(port, q)| watermarks[port * QUEUES + q] > 0))
+        .collect();
+    groups.insert(1, ("egress queue occupancy (cells)".into(), occupancy));
+    groups
 }
 
 /// The name GTKWave shows for a signal: the path without `top.`, `mmu.` and the `ingress`
@@ -248,7 +254,7 @@ fn enum_names(path: &str) -> Option<Translate> {
 }
 
 /// The trace of `path` in a generated view.
-fn trace(path: String) -> GtkwTrace {
+pub fn trace(path: String) -> GtkwTrace {
     let mut t = GtkwTrace::new(path.clone()).named(display_name(&path));
     if is_analog(&path) {
         t = t.analog();
@@ -512,25 +518,28 @@ impl Waves {
     pub fn finish(self, mmu: &Mmu, first_pause: Option<u64>) -> Result<(), WaveError> {
         let tpc = self.writer.timescale().ticks_per_cycle();
         self.writer.finish()?;
-        let (from, to) = self.view.times;
-        let view = match first_pause
-            .map(|c| c * tpc)
-            .filter(|t| (from..=to).contains(t))
-        {
-            Some(at) => {
-                let before = PAUSE_VIEW_CYCLES / 10 * tpc;
-                let start = at.saturating_sub(before).max(from);
-                let end = (start + PAUSE_VIEW_CYCLES * tpc).min(to);
-                GtkwView::new(start, end).with_marker(at)
-            }
-            None => self.view,
-        };
         write_gtkw(
             &gtkw_path(&self.path),
             &self.path,
             &self.signals.gtkw_groups(mmu),
             &self.dumped,
-            &view,
+            &pause_view(self.view, tpc, first_pause),
         )
+    }
+}
+
+/// The view of a dump (`whole`, in dump time of `tpc` ticks a cycle) that opens on the
+/// PAUSE frame sent at cycle `pause` if the dump holds it: a marker there and
+/// `PAUSE_VIEW_CYCLES` around it; else `whole`.
+pub fn pause_view(whole: GtkwView, tpc: u64, pause: Option<u64>) -> GtkwView {
+    let (from, to) = whole.times;
+    match pause.map(|c| c * tpc).filter(|t| (from..=to).contains(t)) {
+        Some(at) => {
+            let before = PAUSE_VIEW_CYCLES / 10 * tpc;
+            let start = at.saturating_sub(before).max(from);
+            let end = (start + PAUSE_VIEW_CYCLES * tpc).min(to);
+            GtkwView::new(start, end).with_marker(at)
+        }
+        None => whole,
     }
 }

@@ -74,18 +74,18 @@ fn a_bad_flow_file_exits_2_naming_the_line_and_field() {
 
 #[test]
 fn single_switch_options_are_refused_for_a_network() {
-    let dir = network_dir("vcd", "1\n0 3 3 100 1000 0\n");
+    let dir = network_dir("cells", "1\n0 3 3 100 1000 0\n");
     let out = mmu_sim(&[
         "run",
         dir.join("net.toml").to_str().unwrap(),
-        "--vcd",
-        "x.vcd",
+        "--trace-cells",
+        "x.csv",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     fs::remove_dir_all(&dir).unwrap();
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("--vcd: not available for a network scenario"),
+        stderr.contains("--trace-cells: not available for a network scenario"),
         "{stderr}"
     );
 }
