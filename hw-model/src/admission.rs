@@ -349,3 +349,74 @@ impl Clocked for Admission {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SwitchConfig;
+    use crate::dt_threshold::pool_units;
+    use crate::policy::Sih;
+
+    /// A decision source that refuses every packet, whatever the model decided.
+    struct Refuse;
+
+    impl DecisionSource for Refuse {
+        type Reason = &'static str;
+
+        fn admission(
+            &mut self,
+            _: &Request,
+            _: &QueueView,
+            _: Result<Plan, DropReason>,
+        ) -> Result<Plan, &'static str> {
+            Err("refused by the source")
+        }
+    }
+
+    /// Admission acts on its source's decision: a packet the policy admits and the source
+    /// refuses charges nothing; with the model's own decisions the same packet is charged.
+    #[test]
+    fn admission_acts_on_its_decision_source() {
+        let d = SwitchConfig::small().build().unwrap();
+        let (dt, dt_lossy) = pool_units(&d);
+        let pause = PauseState::new(d.ports);
+        let mut policy = Sih::new(&d, dt.t());
+        let mut acct = Accounting::new(d.ports);
+        let mut requests = FlowRequests::new(d.ports);
+        let mut adm = Admission::new(&d);
+        let r = Request::new(0, 0, 1, 1, d.is_lossless(0));
+        let reg = Registered {
+            dt: &dt,
+            dt_lossy: &dt_lossy,
+            pause: &pause,
+        };
+        let refused = adm.admit(
+            &r,
+            reg,
+            &mut acct,
+            &mut policy,
+            &mut Refuse,
+            || Ok(0),
+            &mut requests,
+            0,
+        );
+        assert_eq!(refused.map(|a| a.plan), Err("refused by the source"));
+        assert!(!acct.has_updates(), "a refused packet is not charged");
+        let own = adm.admit(
+            &r,
+            reg,
+            &mut acct,
+            &mut policy,
+            &mut OwnDecisions,
+            || Ok(0),
+            &mut requests,
+            0,
+        );
+        assert_eq!(
+            own.map(|a| a.plan.seg0),
+            Ok(1),
+            "the model admits it to private"
+        );
+        assert!(acct.has_updates());
+    }
+}
