@@ -9,8 +9,9 @@
 //! follower keeps driven by the DUT's events of the cycle: the DT threshold
 //! `T = alpha (B_s - S)` (DSH Eq. 2) and the policy's units from the registered counters;
 //! the received and sent PFC frames; admission of the cycle's starts of packet, in port
-//! order, with the running sum of shared grants (the model's `Admission::decide` checked
-//! against the DUT's decision, whose outcome `Admission::settle` then applies); PFC
+//! order, with the running sum of shared grants (the model's own `Admission::admit`, with
+//! the DUT's decision as its decision source: the model's decision is checked against it,
+//! and the DUT's outcome is charged and flow-controlled as the model's would be); PFC
 //! generation (QOFF on headroom or a lossless drop, QON below `X_on = T - delta`, never in
 //! the cycle that charged the queue); the reads of departing cells; then the edge. The
 //! units of the DUT's datapath (HCF periods, ECM, ECN, the write stage) are the DUT's: the
@@ -24,12 +25,13 @@
 use crate::events::{Admit, Arrive, Counters, Depart, Dir, Event, Pfc};
 use crate::{Decisions, Divergence, LineRate, Options, Replay};
 use hw_model::accounting::{Accounting, Update};
-use hw_model::admission::Admission;
+use hw_model::admission::{Admission, Registered};
 use hw_model::config::QUEUES;
+use hw_model::decision_source::DecisionSource;
 use hw_model::dirty::Dirty;
 use hw_model::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
 use hw_model::pfc::fsm::{FsmIn, PfcFsm};
-use hw_model::policy::{BufferPolicy, Plan, Request};
+use hw_model::policy::{BufferPolicy, Plan, QueueView, Request};
 use hw_model::ports::FlowRequests;
 use hw_model::{Derived, DropReason, PfcRxMode, Unit, PHASES};
 use rtl::{Block, BlockError, Clocked};
@@ -105,6 +107,30 @@ struct Listed {
     ncells: u16,
     /// Its start of packet's cycle and line.
     start: (u64, usize),
+}
+
+/// The decision source of the model's admission in follow mode: the DUT's decision for
+/// one start of packet (`None` when decisions are inferred: the model's own), keeping the
+/// model's decision and the inputs it read for the comparison.
+struct DutDecision {
+    dut: Option<Result<Plan, String>>,
+    model: Option<(QueueView, Result<Plan, DropReason>)>,
+}
+
+impl DecisionSource for DutDecision {
+    type Reason = String;
+
+    fn admission(
+        &mut self,
+        _: &Request,
+        v: &QueueView,
+        model: Result<Plan, DropReason>,
+    ) -> Result<Plan, String> {
+        self.model = Some((*v, model));
+        self.dut
+            .take()
+            .unwrap_or_else(|| model.map_err(|r| r.name().to_string()))
+    }
 }
 
 /// `cell 3 of flow 1 seq 7 (its start of packet: cycle 40, line 12)`.
@@ -735,27 +761,41 @@ impl<P: BufferPolicy> Follower<P> {
             a.ncells as u32,
             lossless,
         );
-        let (v, model) = self.adm.decide(
-            &r,
-            &self.acct,
-            &self.dt,
-            &self.dt_lossy,
-            self.fsm.state(),
-            &mut self.policy,
-        );
-        let model_s = model.map_err(|r| r.name().to_string());
-        let dut: Result<Plan, String> = match dev {
-            Some(Event::Admit(Admit { segments: s, .. })) => Ok(Plan {
+        let dut = match dev {
+            Some(Event::Admit(Admit { segments: s, .. })) => Some(Ok(Plan {
                 seg0: s.private as u16,
                 seg1: s.shared as u16,
                 headroom: s.headroom as u16,
-            }),
-            Some(Event::Drop(x)) => Err(x.reason.clone()),
+            })),
+            Some(Event::Drop(x)) => Some(Err(x.reason.clone())),
             Some(_) => unreachable!("a decision"),
-            None => model_s.clone(),
+            None => None,
         };
+        let mut source = DutDecision { dut, model: None };
+        // The model's admission with the DUT's decision: its outcome charged and
+        // flow-controlled as the model's own would be. The DUT's datapath classifies.
+        let admitted = self.adm.admit(
+            &r,
+            Registered {
+                dt: &self.dt,
+                dt_lossy: &self.dt_lossy,
+                pause: self.fsm.state(),
+            },
+            &mut self.acct,
+            &mut self.policy,
+            &mut source,
+            || Ok(0),
+            &mut self.requests,
+            c,
+        );
+        let (v, model) = source
+            .model
+            .expect("admission consults its decision source");
+        let model_s = model.map_err(|r| r.name().to_string());
+        let dut = admitted.map(|a| (a.plan, a.due));
         let hcf_drop = dut.as_ref().is_err_and(|r| r == DropReason::HcfFull.name());
-        if model_s != dut && !hcf_drop || dev.is_none() && dut.is_err() {
+        let dut_s = dut.as_ref().map(|&(plan, _)| plan).map_err(String::clone);
+        if model_s != dut_s && !hcf_drop || dev.is_none() && dut.is_err() {
             let pool = if lossless {
                 self.adm.pools().lossless
             } else {
@@ -793,18 +833,8 @@ impl<P: BufferPolicy> Follower<P> {
                 None => self.forget((a.flow, a.seq), Gone::DroppedByModel(expected)),
             }
         }
-        // The DUT's outcome, applied as the model applies its own.
-        let due = self.adm.settle(
-            &r,
-            dut.as_ref().ok(),
-            v.shared,
-            &mut self.acct,
-            &mut self.policy,
-            &mut self.requests,
-            c,
-        );
         match dut {
-            Ok(plan) => {
+            Ok((plan, due)) => {
                 let sum = plan.seg0 as u32 + plan.seg1 as u32 + plan.headroom as u32;
                 if let Some(dev) = dev.filter(|_| sum != a.ncells as u32) {
                     self.report(

@@ -28,6 +28,7 @@
 
 use crate::accounting::{Accounting, Update};
 use crate::config::Derived;
+use crate::decision_source::{DecisionSource, OwnDecisions};
 use crate::dirty::Dirty;
 use crate::dt_threshold::DtThreshold;
 use crate::ingress::{segments, Ingress};
@@ -66,6 +67,25 @@ pub struct AdmissionIn<'a, P> {
     /// Beat intake and cell FIFOs.
     pub ingress: &'a mut Ingress,
     pub d: &'a Derived,
+}
+
+/// The registered state a decision reads besides the counters.
+#[derive(Clone, Copy)]
+pub struct Registered<'a> {
+    /// Registered `T` of both pools.
+    pub dt: &'a DtThreshold,
+    pub dt_lossy: &'a DtThreshold,
+    /// PFC state (DSH reads POFF).
+    pub pause: &'a PauseState,
+}
+
+/// A packet admission admitted: its segments, its physical list in an HCF queue (0 in a
+/// FIFO queue) and the policy's estimate of its departure (L2BM's `due`, else 0).
+#[derive(Debug, Clone, Copy)]
+pub struct Admitted {
+    pub plan: Plan,
+    pub sub: u8,
+    pub due: u64,
 }
 
 /// What admission produces in a cycle.
@@ -180,51 +200,50 @@ impl Admission {
         }
     }
 
-    /// The policy's decision for `r` from the registered state and this cycle's earlier
-    /// grants, with the inputs it was made from.
-    #[inline(always)]
-    pub fn decide<P: BufferPolicy>(
-        &self,
-        r: &Request,
-        acct: &Accounting,
-        dt: &DtThreshold,
-        dt_lossy: &DtThreshold,
-        pause: &PauseState,
-        policy: &mut P,
-    ) -> (QueueView, Result<Plan, DropReason>) {
-        let v = self.view(r, acct, dt, dt_lossy, policy);
-        (v, policy.decide(r, v, &self.pools, acct, pause))
-    }
-
-    /// What follows the decision for `r`, whoever made it: an admitted packet (`plan`) is
-    /// charged, a lossless one requests its flow control and the policy records it (its
-    /// due cycle is returned); a dropped lossless packet (`None`) stops its queue.
-    /// `shared` is the queue's registered shared count, as the decision read it.
+    /// Admission of the start of packet `r`: the policy's decision from the registered
+    /// state and this cycle's earlier grants, the egress classification `classify` of a
+    /// packet the policy admits (its physical list, or why it is dropped), the decision
+    /// `source`'s verdict on the two, and what follows it: an admitted packet is charged, a
+    /// lossless one requests its flow control and the policy records it; a dropped
+    /// lossless packet stops its queue. The source sees the inputs the decision read.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn settle<P: BufferPolicy>(
+    pub fn admit<P: BufferPolicy, S: DecisionSource>(
         &mut self,
         r: &Request,
-        plan: Option<&Plan>,
-        shared: u32,
+        reg: Registered<'_>,
         acct: &mut Accounting,
         policy: &mut P,
+        source: &mut S,
+        classify: impl FnOnce() -> Result<u8, DropReason>,
         requests: &mut FlowRequests,
         now: u64,
-    ) -> u64 {
-        let Some(plan) = plan else {
-            // A lossless queue that overflows its headroom must stop its upstream too
-            // (case 4 implies case 3's condition), whatever its eta.
-            if r.lossless {
-                policy.flow_control(r, None, shared, acct, requests);
+    ) -> Result<Admitted, S::Reason> {
+        let v = self.view(r, acct, reg.dt, reg.dt_lossy, policy);
+        let mut sub = 0;
+        let model = policy
+            .decide(r, v, &self.pools, acct, reg.pause)
+            .and_then(|plan| {
+                sub = classify()?;
+                Ok(plan)
+            });
+        let plan = match source.admission(r, &v, model) {
+            Ok(plan) => plan,
+            Err(reason) => {
+                // A lossless queue that overflows its headroom must stop its upstream too
+                // (case 4 implies case 3's condition), whatever its eta.
+                if r.lossless {
+                    policy.flow_control(r, None, v.shared, acct, requests);
+                }
+                return Err(reason);
             }
-            return 0;
         };
-        self.charge(r, plan, acct);
+        self.charge(r, &plan, acct);
         if r.lossless {
-            policy.flow_control(r, Some(plan), shared, acct, requests);
+            policy.flow_control(r, Some(&plan), v.shared, acct, requests);
         }
-        policy.admitted(r, acct, now)
+        let due = policy.admitted(r, acct, now);
+        Ok(Admitted { plan, sub, due })
     }
 
     /// One beat of port `p`.
@@ -261,55 +280,42 @@ impl Admission {
         let pg = b.hdr.prio as usize;
         let dst = b.hdr.dst as usize;
         let r = Request::new(p, pg, dst, b.ncells as u32, lossless);
-        let acct = &mut *input.acct;
-        let (v, decision) = self.decide(
+        let hcf = &mut *input.hcf;
+        let dirty = &mut *out.dirty;
+        let a = self.admit(
             &r,
-            acct,
-            input.dt,
-            input.dt_lossy,
-            input.pause,
+            Registered {
+                dt: input.dt,
+                dt_lossy: input.dt_lossy,
+                pause: input.pause,
+            },
+            input.acct,
             input.policy,
-        );
-        let decision =
-            decision.and_then(
-                |plan| match input.hcf.arrive(dst, pg, &b.hdr.tuple, b.ncells) {
-                    Arrival::Fifo => Ok((plan, 0)),
-                    Arrival::List(sub) => {
-                        out.dirty.egress(dst);
-                        Ok((plan, sub))
-                    }
-                    Arrival::Drop => {
-                        out.dirty.egress(dst);
-                        Err(DropReason::HcfFull)
-                    }
-                },
-            );
-        let (plan, sub) = match decision {
-            Ok(admitted) => admitted,
-            Err(reason) => {
-                self.settle(&r, None, v.shared, acct, input.policy, out.requests, now);
-                return Err(reason);
-            }
-        };
-        out.dirty.egress(dst);
-        let due = self.settle(
-            &r,
-            Some(&plan),
-            v.shared,
-            acct,
-            input.policy,
+            &mut OwnDecisions,
+            || match hcf.arrive(dst, pg, &b.hdr.tuple, b.ncells) {
+                Arrival::Fifo => Ok(0),
+                Arrival::List(sub) => {
+                    dirty.egress(dst);
+                    Ok(sub)
+                }
+                Arrival::Drop => {
+                    dirty.egress(dst);
+                    Err(DropReason::HcfFull)
+                }
+            },
             out.requests,
             now,
-        );
+        )?;
+        out.dirty.egress(dst);
         *out.admitted |= 1 << p;
         let desc = Desc {
             hdr: b.hdr,
             ncells: b.ncells,
             head: NULL,
-            sub,
-            due,
+            sub: a.sub,
+            due: a.due,
         };
-        Ok((plan, desc))
+        Ok((a.plan, desc))
     }
 }
 
@@ -341,5 +347,76 @@ impl Clocked for Admission {
     /// The sums restart with every cycle's evaluation; charges land in the counters.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SwitchConfig;
+    use crate::dt_threshold::pool_units;
+    use crate::policy::Sih;
+
+    /// A decision source that refuses every packet, whatever the model decided.
+    struct Refuse;
+
+    impl DecisionSource for Refuse {
+        type Reason = &'static str;
+
+        fn admission(
+            &mut self,
+            _: &Request,
+            _: &QueueView,
+            _: Result<Plan, DropReason>,
+        ) -> Result<Plan, &'static str> {
+            Err("refused by the source")
+        }
+    }
+
+    /// Admission acts on its source's decision: a packet the policy admits and the source
+    /// refuses charges nothing; with the model's own decisions the same packet is charged.
+    #[test]
+    fn admission_acts_on_its_decision_source() {
+        let d = SwitchConfig::small().build().unwrap();
+        let (dt, dt_lossy) = pool_units(&d);
+        let pause = PauseState::new(d.ports);
+        let mut policy = Sih::new(&d, dt.t());
+        let mut acct = Accounting::new(d.ports);
+        let mut requests = FlowRequests::new(d.ports);
+        let mut adm = Admission::new(&d);
+        let r = Request::new(0, 0, 1, 1, d.is_lossless(0));
+        let reg = Registered {
+            dt: &dt,
+            dt_lossy: &dt_lossy,
+            pause: &pause,
+        };
+        let refused = adm.admit(
+            &r,
+            reg,
+            &mut acct,
+            &mut policy,
+            &mut Refuse,
+            || Ok(0),
+            &mut requests,
+            0,
+        );
+        assert_eq!(refused.map(|a| a.plan), Err("refused by the source"));
+        assert!(!acct.has_updates(), "a refused packet is not charged");
+        let own = adm.admit(
+            &r,
+            reg,
+            &mut acct,
+            &mut policy,
+            &mut OwnDecisions,
+            || Ok(0),
+            &mut requests,
+            0,
+        );
+        assert_eq!(
+            own.map(|a| a.plan.seg0),
+            Ok(1),
+            "the model admits it to private"
+        );
+        assert!(acct.has_updates());
     }
 }

@@ -11,6 +11,7 @@ pub mod accounting;
 pub mod admission;
 mod check;
 pub mod config;
+pub mod decision_source;
 pub mod dirty;
 pub mod dt_threshold;
 pub mod ecm_cp;
