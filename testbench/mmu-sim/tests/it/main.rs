@@ -12,6 +12,7 @@ mod ecn;
 mod fabric;
 mod hcf;
 mod help_blocks;
+mod int_cc;
 mod int_keys;
 mod l2bm;
 mod memory;
