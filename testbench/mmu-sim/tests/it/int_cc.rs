@@ -83,14 +83,15 @@ fn dumbbell(law: &str, keys: &str, n: usize, int: bool, fault: Option<Fault>) ->
 }
 
 /// The claim: each flow within `tol` of the fair share of the line's goodput (1000 B in
-/// 1020 B on the wire), the port at least `util` of it, and the time-average queue below
-/// `queue` bytes.
+/// 1020 B on the wire), the port at least `util` of it, the time-average queue below
+/// `queue` bytes and every sample below four times that.
 fn fair_and_short(s: &Shared, tol: f64, util: f64, queue: f64) -> Result<(), String> {
     let line = 100.0 * 1000.0 / 1020.0;
     let fair = line / s.gbps.len() as f64;
     let total: f64 = s.gbps.iter().sum();
     let fair_ok = s.gbps.iter().all(|g| (g - fair).abs() <= tol * fair);
-    if fair_ok && total >= util * line && s.mean_queue <= queue {
+    if fair_ok && total >= util * line && s.mean_queue <= queue && s.max_queue as f64 <= 4.0 * queue
+    {
         Ok(())
     } else {
         Err(format!("{s:?}"))
