@@ -24,9 +24,9 @@ struct Shared {
 const WARM: u64 = 400_000;
 const CYCLES: u64 = 600_000;
 
-/// `n` (at most 8) flows of `law` (the pattern's key, with `keys` in its table) from ports
-/// 1..=n into port 0, all started at 0; `int` is `[switch] int`.
-fn dumbbell(law: &str, keys: &str, n: usize, int: bool, fault: Option<Fault>) -> Shared {
+/// The testbench of `n` (at most 8) flows of `law` (the pattern's key, with `keys` in its
+/// table) from ports 1..=n into port 0, all started at 0; `int` is `[switch] int`.
+fn bench(law: &str, keys: &str, n: usize, int: bool) -> Sim {
     let flows: String = (0..n)
         .map(|i| {
             format!(
@@ -44,7 +44,12 @@ fn dumbbell(law: &str, keys: &str, n: usize, int: bool, fault: Option<Fault>) ->
         "int-cc-dumbbell",
     )
     .unwrap();
-    let mut sim = Sim::new(&s, Overrides::default()).unwrap();
+    Sim::new(&s, Overrides::default()).unwrap()
+}
+
+/// [`bench`] run for 600 us (with `fault` injected), measured over its last 200 us.
+fn dumbbell(law: &str, keys: &str, n: usize, int: bool, fault: Option<Fault>) -> Shared {
+    let mut sim = bench(law, keys, n, int);
     if let Some(f) = fault {
         sim.mmu_mut().inject_fault(f);
     }
@@ -167,6 +172,46 @@ fn theta_powertcp_two_and_eight_flows_share_the_port_without_int() {
         eprintln!("theta-powertcp {n} flows: {s:?}");
         power_claim(&s).unwrap();
     }
+}
+
+/// Port 0's `int.tx_bytes` register after 100 us of two HPCC flows, and the bytes its
+/// receivers got.
+fn tx_register(fault: Option<Fault>) -> (u64, u64) {
+    let mut sim = bench("hpcc", "", 2, true);
+    if let Some(f) = fault {
+        sim.mmu_mut().inject_fault(f);
+    }
+    while sim.now() < 100_000 {
+        sim.step().unwrap();
+    }
+    let mmu = sim.mmu();
+    let i = mmu
+        .signals()
+        .iter()
+        .position(|s| s.path == "top.mmu.egress.p00.int.tx_bytes")
+        .expect("INT on: the register is probed");
+    let delivered = sim.int_cc_stats().iter().map(|t| t.bytes_delivered).sum();
+    (mmu.signal_value(i), delivered)
+}
+
+/// The register counts every byte the port dequeued: the bytes delivered plus the packet
+/// on the wire at most.
+#[test]
+fn the_tx_bytes_register_counts_the_bytes_the_port_dequeued() {
+    let (tx, delivered) = tx_register(None);
+    assert!(delivered > 1_000_000, "{delivered}");
+    assert!(
+        (delivered..=delivered + 1000).contains(&tx),
+        "{tx} vs {delivered}"
+    );
+}
+
+/// Companion: `Fault::IntStuckTxBytes` leaves it at 0, and the same check fails.
+#[test]
+fn companion_a_stuck_tx_bytes_register_fails_the_count() {
+    let (tx, delivered) = tx_register(Some(Fault::IntStuckTxBytes));
+    assert_eq!(tx, 0);
+    assert!(!(delivered..=delivered + 1000).contains(&tx));
 }
 
 /// `mmu-sim validate hpcc-fanin` with `sets` exits 2 with `want` in its error.
