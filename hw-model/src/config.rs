@@ -452,11 +452,33 @@ fn ecn_curve(field: &str, kmin: u32, kmax: u32, pmax: f64) -> Result<EcnCurve, C
     })
 }
 
+/// The line rates of INT's 3-bit code (`crate::int_stamp`; ns3-datacenter's
+/// `int-header.cc` line 5); codes 5 and 6 are unused. Here, not in `int_stamp`, because
+/// validation reads it and the stamper reads the configuration.
+pub const INT_LINE_RATES_BPS: [u64; 8] = [
+    25_000_000_000,
+    50_000_000_000,
+    100_000_000_000,
+    200_000_000_000,
+    400_000_000_000,
+    0,
+    0,
+    40_000_000_000,
+];
+
+/// The 3-bit INT code of line rate `bps`, if INT can carry it.
+pub fn int_rate_code(bps: u64) -> Option<u8> {
+    (bps != 0)
+        .then(|| INT_LINE_RATES_BPS.iter().position(|&r| r == bps))
+        .flatten()
+        .map(|c| c as u8)
+}
+
 /// `switch.int`: every port's rate must have a code in INT's 3-bit line-rate field.
 fn int_rates(rate_bps: &[u64]) -> Result<(), ConfigError> {
     match rate_bps
         .iter()
-        .position(|&r| crate::int_stamp::rate_code(r).is_none())
+        .position(|&r| int_rate_code(r).is_none())
     {
         None => Ok(()),
         Some(p) => Err(ConfigError::new(

@@ -18,7 +18,7 @@
 //! egress hooks only the queues some block watches ([`crate::egress_port`]).
 
 use crate::accounting::Accounting;
-use crate::config::{Derived, QUEUES};
+use crate::config::{int_rate_code as rate_code, Derived, INT_LINE_RATES_BPS, QUEUES};
 use crate::wires::PacketHdr;
 use rtl::Visit;
 
@@ -30,28 +30,9 @@ pub const RATE_BITS: u32 = 3;
 /// Units of the bytes and queue-length fields (`int-header.h` lines 26-27).
 pub const BYTE_UNIT: u64 = 128;
 pub const QLEN_UNIT: u64 = 80;
-/// The line rates of the 3-bit code (`int-header.cc` line 5); codes 5 and 6 are unused.
-pub const LINE_RATES_BPS: [u64; 8] = [
-    25_000_000_000,
-    50_000_000_000,
-    100_000_000_000,
-    200_000_000_000,
-    400_000_000_000,
-    0,
-    0,
-    40_000_000_000,
-];
 /// Width of the port's transmitted-bytes counter, whose low bits (from bit 7) the hop
 /// carries.
 pub const TX_BYTES_BITS: u32 = 48;
-
-/// The 3-bit code of line rate `bps`, if INT can carry it.
-pub fn rate_code(bps: u64) -> Option<u8> {
-    (bps != 0)
-        .then(|| LINE_RATES_BPS.iter().position(|&r| r == bps))
-        .flatten()
-        .map(|c| c as u8)
-}
 
 /// One hop record as stamped: the fields in their units and widths.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,7 +49,7 @@ pub struct IntHop {
 
 impl IntHop {
     pub fn line_rate_bps(&self) -> u64 {
-        LINE_RATES_BPS[self.rate as usize]
+        INT_LINE_RATES_BPS[self.rate as usize]
     }
 
     pub fn qlen_bytes(&self) -> u64 {
