@@ -20,7 +20,7 @@ MUTANTS_ALL_TESTS := --test-package hw-model --test-package rtl --test-package c
 	--test-package scenario --test-package stimulus --test-package switch-run --test-package fabric \
 	--test-package mmu-sim
 
-.PHONY: run test sweep-slurm soak bench mutants waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn cosim cosim-bugs cosim-check python-check python-wheel c-header dpi-check docs readme-help lint fmt clean
+.PHONY: run test sweep-slurm soak bench mutants waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn waves-hpcc waves-powertcp cosim cosim-bugs cosim-check python-check python-wheel c-header dpi-check docs readme-help lint fmt clean
 
 ## run: the default scenario (fan-in burst on the tomahawk profile); summary + VCD + .gtkw
 run:
@@ -124,6 +124,15 @@ waves-ecn:
 ## under three DCQCN flows, and the sources' buffered cells)
 waves-dcqcn:
 	$(call open_view,dcqcn-fanin,dcqcn)
+
+## waves-hpcc: the hpcc-fanin scenario, opened on the committed INT view (port 7's queue and
+## INT registers under three HPCC flows)
+waves-hpcc:
+	$(call open_view,hpcc-fanin,hpcc)
+
+## waves-powertcp: the powertcp-fanin scenario, opened on the same view under PowerTCP
+waves-powertcp:
+	$(call open_view,powertcp-fanin,powertcp)
 
 ## cosim: the RTL traffic manager of cosim/rtl under cocotb and Icarus Verilog (cosim/README.md):
 ## 20000 cycles of traffic, the testbench's checks, events in cosim/build/dut-events.jsonl,

@@ -317,6 +317,7 @@ impl Core {
                     .add(1)
                     .expect("room for one more cell");
             }
+            Fault::IntStuckTxBytes => self.int.stuck = true,
             Fault::HcfNoSwap => self.hcf.queues.iter_mut().for_each(|h| h.swap = false),
             Fault::HcfCreditAboveC0 => {
                 if let Some(h) = self.hcf.queues.first_mut() {

@@ -219,6 +219,11 @@ pub struct SwitchConfig {
     /// configuration (and so of the scenario hash) while off.
     #[serde(skip_serializing_if = "EcnConfig::is_off")]
     pub ecn: EcnConfig,
+    /// In-band network telemetry: every egress port stamps a hop record on each packet it
+    /// dequeues (`crate::int_stamp`). Left out of the serialized configuration (and so
+    /// of the scenario hash) while off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub int: bool,
 }
 
 /// What the ECN marker's queue length counts (`switch.ecn.unit`).
@@ -447,6 +452,45 @@ fn ecn_curve(field: &str, kmin: u32, kmax: u32, pmax: f64) -> Result<EcnCurve, C
     })
 }
 
+/// The line rates of INT's 3-bit code (`crate::int_stamp`; ns3-datacenter's
+/// `int-header.cc` line 5); codes 5 and 6 are unused. Here, not in `int_stamp`, because
+/// validation reads it and the stamper reads the configuration.
+pub const INT_LINE_RATES_BPS: [u64; 8] = [
+    25_000_000_000,
+    50_000_000_000,
+    100_000_000_000,
+    200_000_000_000,
+    400_000_000_000,
+    0,
+    0,
+    40_000_000_000,
+];
+
+/// The 3-bit INT code of line rate `bps`, if INT can carry it.
+pub fn int_rate_code(bps: u64) -> Option<u8> {
+    (bps != 0)
+        .then(|| INT_LINE_RATES_BPS.iter().position(|&r| r == bps))
+        .flatten()
+        .map(|c| c as u8)
+}
+
+/// `switch.int`: every port's rate must have a code in INT's 3-bit line-rate field.
+fn int_rates(rate_bps: &[u64]) -> Result<(), ConfigError> {
+    match rate_bps
+        .iter()
+        .position(|&r| int_rate_code(r).is_none())
+    {
+        None => Ok(()),
+        Some(p) => Err(ConfigError::new(
+            "switch.int",
+            format!(
+                "port {p} runs at {} Gb/s, which INT's 3-bit line-rate field cannot carry; allowed: ports at 25, 40, 50, 100, 200 or 400 Gb/s",
+                rate_bps[p] as f64 / 1e9
+            ),
+        )),
+    }
+}
+
 /// Validate `[switch.ecn]` and its `[[switch.ecn.curves]]`: each priority on one curve.
 fn ecn_params(e: &EcnConfig) -> Result<EcnParams, ConfigError> {
     let top = (
@@ -533,6 +577,10 @@ pub struct HcfConfig {
 
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for HcfConfig {
@@ -625,6 +673,7 @@ impl SwitchConfig {
             hcf: Vec::new(),
             ecm: EcmConfig::default(),
             ecn: EcnConfig::default(),
+            int: false,
         }
     }
 
@@ -1318,6 +1367,9 @@ impl Derived {
         let hcf = hcf_params(c, lossless_mask, mtu_cells)?;
         let ecm = ecm_params(&c.ecm)?;
         let ecn = ecn_params(&c.ecn)?;
+        if c.int {
+            int_rates(&rate_bps)?;
+        }
         Ok(Self {
             cfg: c.clone(),
             ports: c.ports,

@@ -19,6 +19,7 @@ use crate::config::{Derived, MAX_PORTS, PFC_FRAME_WIRE_BYTES, QUEUES};
 use crate::dirty::Dirty;
 use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
+use crate::int_stamp::IntStamper;
 use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
@@ -152,7 +153,7 @@ pub struct Egress {
     cell_bits: u64,
     overhead_bits: u64,
     /// Per port, the queues whose departures other blocks watch (bit `q`: an HCF block,
-    /// an ECM congestion point or an ECN marking queue): a dequeue from any other queue
+    /// an ECM congestion point or an ECN marking queue; every queue while INT is on): a dequeue from any other queue
     /// skips the three lookups. Fixed by the configuration ([`Egress::hook_queues`]).
     hooked: [u8; MAX_PORTS],
 }
@@ -179,6 +180,9 @@ pub struct EgressIn<'a, P> {
     pub hcf: &'a Hcf,
     /// ECN: departures, and marking on dequeue.
     pub ecn: &'a mut EcnMarker,
+    /// INT: stamps the packets dequeued (its registers change in the visit; what it
+    /// reads of `acct` is registered).
+    pub int: &'a mut IntStamper,
     pub policy: &'a mut P,
     /// Push port (lands at the edge).
     pub free: &'a mut FreeList,
@@ -503,7 +507,11 @@ fn start_tx<P>(
                 ncells: head.ncells,
                 len: head.len,
             });
-            ce = input.ecn.depart(p, q, queues.desc_of(head.h));
+            let desc = queues.desc_of(head.h);
+            ce = input.ecn.depart(p, q, desc);
+            input
+                .int
+                .depart(now, p, &desc.hdr, head.len, head.ncells, input.acct);
         }
         if queues.nonempty(p) & (1 << q) == 0 {
             sched.queue_emptied(q);

@@ -24,6 +24,9 @@ pub enum Fault {
     /// ECN: the marker's `span` register written as if `Pmax` were 1 (the RED line's
     /// `Pmax` factor lost), so marking between `Kmin` and `Kmax` is `1 / Pmax` too likely.
     EcnNoPmax,
+    /// INT: the ports' transmitted-bytes counters stop counting (every hop stamps the
+    /// same `bytes`, so a sender sees an idle link).
+    IntStuckTxBytes,
     /// L2BM: add one packet to the `N` register of ingress queue (0, 0).
     L2bmSkewCount,
     /// L2BM: add one cycle to the `t_total` register of ingress queue (0, 0).

@@ -20,6 +20,7 @@ pub mod egress_port;
 pub mod fault;
 pub mod free_list;
 pub mod ingress;
+pub mod int_stamp;
 pub mod packet_queue;
 pub mod pfc;
 pub mod policy;

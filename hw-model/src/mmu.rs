@@ -20,6 +20,7 @@ use crate::egress_port::{Egress, EgressIn, EgressOut, Tx};
 use crate::fault::Fault;
 use crate::free_list::FreeList;
 use crate::ingress::{Ingress, WriteIn};
+use crate::int_stamp::{IntStamp, IntStamper};
 use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::{FsmIn, PfcFsm};
 use crate::pfc::rx::PfcRx;
@@ -153,6 +154,7 @@ pub struct Core {
     pub(crate) hcf: Hcf,
     pub(crate) ecm: Ecm,
     pub(crate) ecn: EcnMarker,
+    pub(crate) int: IntStamper,
     pub(crate) egress: Egress,
     pub(crate) queues: PacketQueues,
     pub(crate) free: FreeList,
@@ -214,6 +216,7 @@ impl Core {
             hcf,
             ecm: Ecm::new(&d),
             ecn: EcnMarker::new(&d),
+            int: IntStamper::new(&d),
             egress: Egress::new(&d),
             free: FreeList::new(d.total_cells),
             requests: FlowRequests::new(ports),
@@ -231,9 +234,9 @@ impl Core {
             order: None,
             d,
         };
-        let (hcf, ecm, ecn) = (&core.hcf, &core.ecm, &core.ecn);
+        let (hcf, ecm, ecn, int) = (&core.hcf, &core.ecm, &core.ecn, core.int.on());
         core.egress.hook_queues(|p, q| {
-            hcf.queue(p, q).is_some() || ecm.cp(p, q).is_some() || ecn.queue(p, q).is_some()
+            int || hcf.queue(p, q).is_some() || ecm.cp(p, q).is_some() || ecn.queue(p, q).is_some()
         });
         core
     }
@@ -334,6 +337,7 @@ impl Core {
                     queues: &mut self.queues,
                     hcf: &self.hcf,
                     ecn: &mut self.ecn,
+                    int: &mut self.int,
                     policy,
                     free: &mut self.free,
                     acct: &mut self.acct,
@@ -571,6 +575,7 @@ impl<P: BufferPolicy> Hierarchy for Tree<'_, P> {
                     v.scope(Name::indexed("p", p as u32, 2), |v| {
                         c.egress.probe_port(p, v);
                         c.rx.probe_port(p, v);
+                        c.int.probe_port(p, v);
                         for q in 0..QUEUES {
                             v.scope(Name::indexed("q", q as u32, 1), |v| {
                                 c.acct.probe_egress(p, q, v);
@@ -805,6 +810,12 @@ impl Mmu {
     /// GTKWave view: the key signals of each block, as (group name, signal paths).
     pub fn gtkw_groups(&self) -> Vec<(String, Vec<String>)> {
         self.signals.gtkw_groups()
+    }
+
+    /// The INT hop records stamped since the last call (none while `int` is off): the
+    /// testbench carries each to the packet's receiver.
+    pub fn int_stamps(&mut self) -> std::vec::Drain<'_, IntStamp> {
+        self.core.int.take()
     }
 
     /// Break the model on purpose (companion tests of the invariant checks).

@@ -174,6 +174,10 @@ impl Signals {
                 pick(&|s| s.contains(".ecn.")),
             ),
             (
+                "int: the last hop record per egress port".into(),
+                pick(&|s| s.contains(".int.")),
+            ),
+            (
                 "l2bm: C (sum of tau), lossy egress DT".into(),
                 pick(&|s| s.starts_with("top.mmu.l2bm.")),
             ),

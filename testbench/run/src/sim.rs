@@ -44,6 +44,7 @@ use std::io;
 use std::path::Path;
 use std::time::Instant;
 use stimulus::dcqcn::DcqcnFlows;
+use stimulus::int_cc::IntCcFlows;
 use stimulus::link_partner::LinkPartner;
 use stimulus::reaction_point::{LimiterState, RpEvent, RpEventKind};
 use stimulus::sink::{PfcScript, Sinks};
@@ -254,6 +255,7 @@ pub struct Sim {
     sources: Sources,
     tcp: TcpFlows,
     dcqcn: DcqcnFlows,
+    int_cc: IntCcFlows,
     partners: Vec<LinkPartner>,
     wakes: Wakes,
     /// Bit `p`: `ingress[p]` holds a beat to clear after the MMU step.
@@ -307,6 +309,7 @@ impl Sim {
             sources: Sources::new(&plan.flows, plan.seed, d),
             tcp: TcpFlows::new(&plan.flows, d.clock_hz),
             dcqcn: DcqcnFlows::new(&plan.flows, plan.seed, d),
+            int_cc: IntCcFlows::new(&plan.flows, d),
             partners,
             wakes: Wakes::new(),
             delivered: 0,
@@ -338,8 +341,12 @@ impl Sim {
             now: 0,
             plan,
         };
-        sim.bare =
-            sim.tcp.is_empty() && sim.dcqcn.is_empty() && sim.script.next_cycle() == u64::MAX;
+        // INT's stamps are taken every cycle, so INT on is never bare.
+        sim.bare = sim.tcp.is_empty()
+            && sim.dcqcn.is_empty()
+            && sim.int_cc.is_empty()
+            && !sim.plan.derived.cfg.int
+            && sim.script.next_cycle() == u64::MAX;
         sim
     }
 
@@ -456,6 +463,11 @@ impl Sim {
         self.tcp.stats()
     }
 
+    /// Results of the `hpcc`, `powertcp` and `theta_powertcp` flows so far.
+    pub fn int_cc_stats(&self) -> Vec<stimulus::int_cc::IntCcStats> {
+        self.int_cc.stats()
+    }
+
     /// Results of the DCQCN flows so far (empty without `dcqcn` flows).
     pub fn dcqcn_stats(&self) -> Vec<stimulus::dcqcn::DcqcnStats> {
         self.dcqcn.stats()
@@ -503,6 +515,7 @@ impl Sim {
             .min(self.sources.next_time())
             .min(self.tcp.next_time())
             .min(self.dcqcn.next_time())
+            .min(self.int_cc.next_time())
             .min(self.script.next_cycle())
             .min(self.wakes.first);
         if let Some(w) = &self.waves {
@@ -562,6 +575,9 @@ impl Sim {
             if self.dcqcn.next_time() <= now {
                 self.dcqcn.fire_due(now, &mut send);
             }
+            if self.int_cc.next_time() <= now {
+                self.int_cc.fire_due(now, &mut send);
+            }
         }
         while handed != 0 {
             let p = handed.trailing_zeros() as usize;
@@ -617,6 +633,8 @@ impl Sim {
         if !self.bare {
             self.tcp.departed(now, &self.out.departures);
             self.dcqcn.departed(now, &self.out.departures);
+            self.int_cc.stamped(self.mmu.int_stamps());
+            self.int_cc.departed(now, &self.out.departures);
         }
         // Returns at once when the plan has no message flow.
         self.sources.departed(now, &self.out.departures);
@@ -935,6 +953,7 @@ impl Sim {
                 .collect(),
             tcp: self.tcp.stats(),
             dcqcn: self.dcqcn.stats(),
+            int_cc: self.int_cc.stats(),
             ingress_priority_groups: sai.pgs,
             egress_queues: sai.queues,
             pools: sai.pools,

@@ -405,6 +405,9 @@ pub struct Summary {
     /// One entry per DCQCN flow (left out when the scenario has none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dcqcn: Vec<stimulus::dcqcn::DcqcnStats>,
+    /// One entry per `hpcc`, `powertcp` or `theta_powertcp` flow (left out when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub int_cc: Vec<stimulus::int_cc::IntCcStats>,
     /// Ingress priority groups, egress queues, pools and PFC priorities ([`SaiCounters`]).
     pub ingress_priority_groups: Vec<PgSummary>,
     pub egress_queues: Vec<QueueSummary>,
@@ -667,6 +670,21 @@ impl fmt::Display for Summary {
                     c.rate_gbps,
                     c.target_gbps,
                     c.alpha
+                ),
+            )?;
+        }
+        for c in &self.int_cc {
+            row(
+                f,
+                &format!("{} flow {}", c.law, c.flow),
+                &format!(
+                    "{} B delivered, {} ACKs ({} with INT), rate {:.3} Gb/s, {} {:.4}",
+                    c.bytes_delivered,
+                    c.acks,
+                    c.acks_with_int,
+                    c.rate_gbps,
+                    if c.law == "hpcc" { "U" } else { "power" },
+                    c.signal
                 ),
             )?;
         }

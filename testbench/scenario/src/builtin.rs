@@ -77,6 +77,16 @@ pub static BUILTINS: &[Builtin] = &[
         toml: dcqcn_fanin,
     },
     Builtin {
+        name: "hpcc-fanin",
+        description: "small switch with INT: three HPCC flows (ns3-datacenter's defaults) into port 7 on lossless priority 3, started 100 us apart; each egress stamps a hop record per packet and the senders hold port 7 near 95 % with its queue near empty",
+        toml: hpcc_fanin,
+    },
+    Builtin {
+        name: "powertcp-fanin",
+        description: "small switch with INT: three PowerTCP flows (ns3-datacenter's defaults) into port 7 on lossless priority 3, started 100 us apart; the senders read the hop records' queue, its slope and the port's rate, and share port 7 with its queue near empty",
+        toml: powertcp_fanin,
+    },
+    Builtin {
         name: "occamy-shaped",
         description: "shaped like the Occamy RTL switch core: 8 ports, 2047 cells of 64 B, one cell per cycle in and out, lossy DT alpha = 8; 64 B packets at full load (speed comparison)",
         toml: occamy_shaped,
@@ -564,6 +574,44 @@ expect_lossless = true
             s,
             "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = 1\nsize_bytes = 1500\nstart_cycle = {}\n\
              pattern = {{ dcqcn = {{ r_ai_mbps = 400, r_hai_mbps = 1000 }} }}\n",
+            src * 100_000
+        );
+    }
+    s
+}
+
+/// HPCC (docs/int.md): INT on every egress port; three HPCC flows into port 7 start 100 us
+/// apart at line rate and settle at their share of `eta` = 95 % of the line.
+fn hpcc_fanin() -> String {
+    int_fanin("hpcc-fanin", "hpcc")
+}
+
+/// PowerTCP (docs/int.md): as `hpcc-fanin`, the senders PowerTCP's.
+fn powertcp_fanin() -> String {
+    int_fanin("powertcp-fanin", "powertcp")
+}
+
+/// Three flows of `law` with its defaults from ports 0, 1 and 2 into port 7, 100 us
+/// apart, lossless priority 3, INT on; 1 ms.
+fn int_fanin(name: &str, law: &str) -> String {
+    let mut s = header(name);
+    s.push_str(
+        r#"[switch]
+profile = "small"
+lossless_priorities = [3]
+int = true
+
+[run]
+cycles = 1_000_000
+seed = 1
+expect_lossless = true
+"#,
+    );
+    for src in 0..3 {
+        let _ = write!(
+            s,
+            "\n[[flows]]\nsrc = {src}\ndst = 7\nprio = 3\nsize_bytes = 1000\nstart_cycle = {}\n\
+             pattern = {{ {law} = {{}} }}\n",
             src * 100_000
         );
     }

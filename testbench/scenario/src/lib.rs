@@ -30,7 +30,7 @@ pub use resolve::{resolve_scenario, ResolveError, ScenarioSource};
 use assign::defined_twice;
 use hw_model::config::{EcmConfig, EcnConfig, EcnCurveConfig, HcfConfig};
 use hw_model::{ConfigError, Derived, Ecn, FiveTuple, PacketCost, PfcFrame, Policy, SwitchConfig};
-use params::{DcqcnParams, EcmRpParams, Ns2Params, QbitDirection};
+use params::{DcqcnParams, EcmRpParams, IntCcParams, Ns2Params, QbitDirection};
 use plan::{connection_tuple, plan_flow, plan_links, plan_pfc};
 use scenario_file::{check_flow_count, Layout};
 use serde::de::DeserializeOwned;
@@ -140,6 +140,15 @@ pub enum PatternKind {
     /// A DCQCN RoCEv2 sender and receiver (`stimulus::dcqcn`), written
     /// `pattern = { dcqcn = { ... } }` with the paper's parameters in its table.
     Dcqcn(DcqcnSpec),
+    /// An HPCC sender (`stimulus::hpcc`), written `pattern = { hpcc = { ... } }`: rate and
+    /// window from the switch's INT stamps (`[switch] int = true`).
+    Hpcc(IntCcSpec),
+    /// A PowerTCP sender (`stimulus::powertcp`) on the INT stamps.
+    #[serde(rename = "powertcp")]
+    PowerTcp(IntCcSpec),
+    /// A theta-PowerTCP sender (`stimulus::powertcp::ThetaPowerTcp`) on RTTs alone.
+    #[serde(rename = "theta_powertcp")]
+    ThetaPowerTcp(IntCcSpec),
 }
 
 impl PatternKind {
@@ -152,6 +161,9 @@ impl PatternKind {
             Self::Poisson => "Poisson",
             Self::Tcp(_) => "Tcp",
             Self::Dcqcn(_) => "Dcqcn",
+            Self::Hpcc(_) => "Hpcc",
+            Self::PowerTcp(_) => "PowerTcp",
+            Self::ThetaPowerTcp(_) => "ThetaPowerTcp",
         }
     }
 }
@@ -275,6 +287,27 @@ pub struct DcqcnSpec {
     /// packet, µs (ns-3's `NACKGenerationInterval`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nack_us: Option<u64>,
+}
+
+/// Parameters of an `hpcc`, `powertcp` or `theta_powertcp` flow as written; defaults in
+/// [`params::IntCcParams`] (ns3-datacenter's, cited in docs/int.md), ranges in
+/// `plan_int_cc`. Each law refuses the keys it does not read.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntCcSpec {
+    /// The base RTT `T`, µs: the ACK's delay after the packet's last cell leaves the
+    /// switch, the window `line rate x T` and the laws' time scale.
+    pub base_rtt_us: Option<u64>,
+    /// Additive increase, Mb/s: HPCC's `W_AI` as a rate (`RATE_AI`), PowerTCP's `beta`.
+    pub rate_ai_mbps: Option<u64>,
+    /// Floor of the rate, Mb/s (`MIN_RATE`).
+    pub min_rate_mbps: Option<u64>,
+    /// HPCC's `eta` and PowerTCP's target of its normalised power (`U_TARGET`).
+    pub u_target: Option<f64>,
+    /// HPCC's `maxStage` (`MI_THRESH`).
+    pub mi_thresh: Option<u32>,
+    /// PowerTCP's `gamma`: the weight of the new rate in its average.
+    pub gamma: Option<f64>,
 }
 
 /// How a `dcqcn` flow with messages maps its messages to queue pairs.
@@ -915,6 +948,9 @@ pub enum Pattern {
     Tcp(TcpParams),
     /// Closed loop: paced at the DCQCN reaction point's rate.
     Dcqcn(DcqcnPlan),
+    /// Closed loop: HPCC, PowerTCP or theta-PowerTCP (`IntCcParams::law`), window- and
+    /// rate-limited.
+    IntCc(IntCcParams),
 }
 
 /// A validated `dcqcn` flow: its reaction point, and, with `message_cdf`, the Poisson

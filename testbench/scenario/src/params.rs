@@ -52,6 +52,69 @@ impl DcqcnParams {
     pub const CNP_DELAY_US: u64 = 10;
 }
 
+// HPCC, PowerTCP and theta-PowerTCP (`stimulus::int_cc`).
+
+/// Which law an INT-era sender runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CcLaw {
+    /// HPCC (Li et al., SIGCOMM 2019, Alg. 1), `stimulus::hpcc`.
+    Hpcc,
+    /// PowerTCP on INT (Addanki et al., NSDI 2022, Alg. 1), `stimulus::powertcp`.
+    PowerTcp,
+    /// theta-PowerTCP on RTTs (same paper, Alg. 2), `stimulus::powertcp`.
+    ThetaPowerTcp,
+}
+
+impl CcLaw {
+    /// The pattern's key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Hpcc => "hpcc",
+            Self::PowerTcp => "powertcp",
+            Self::ThetaPowerTcp => "theta_powertcp",
+        }
+    }
+}
+
+/// Validated parameters of an `hpcc`, `powertcp` or `theta_powertcp` flow; times in ns,
+/// rates in b/s. The defaults are inet-tub/ns3-datacenter's (docs/int.md cites file and
+/// line of each).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntCcParams {
+    pub law: CcLaw,
+    /// `T`: the ACK delay, the window's time and the averages' time scale.
+    pub base_rtt_ns: u64,
+    /// `W_AI` (HPCC) or `beta` (PowerTCP) as a rate.
+    pub rate_ai_bps: u64,
+    pub min_rate_bps: u64,
+    /// `eta` (HPCC), the target of the normalised power (PowerTCP).
+    pub u_target: f64,
+    /// `maxStage` (HPCC).
+    pub mi_thresh: u32,
+    /// `gamma` (PowerTCP, theta-PowerTCP).
+    pub gamma: f64,
+    /// The sender's line rate: the start rate and the cap.
+    pub line_bps: u64,
+}
+
+impl IntCcParams {
+    /// `T` = 10 us: the testbench's (ns-3 computes it from its topology), as a `tcp`
+    /// flow's `base_rtt_us`.
+    pub const BASE_RTT_US: u64 = 10;
+    /// HPCC's `RATE_AI 50Mb/s`; PowerTCP's `DataRate("150Mbps")` in its update.
+    pub const HPCC_RATE_AI_MBPS: u64 = 50;
+    pub const POWERTCP_BETA_MBPS: u64 = 150;
+    /// `MIN_RATE 100Mb/s`.
+    pub const MIN_RATE_MBPS: u64 = 100;
+    /// `U_TARGET 0.95`.
+    pub const U_TARGET: f64 = 0.95;
+    /// `MI_THRESH 5`.
+    pub const MI_THRESH: u32 = 5;
+    /// The weights of the new rate: 0.9 (PowerTCP), 0.7 (theta-PowerTCP).
+    pub const POWERTCP_GAMMA: f64 = 0.9;
+    pub const THETA_GAMMA: f64 = 0.7;
+}
+
 /// The defaults of a `dcqcn` flow with `qp = "message"`: the DCQCN of ns-3's RDMA NIC
 /// (`RdmaHw`, Mellanox's version, `stimulus::rdma_nic`) as the ns-3 simulators of HPCC
 /// (alibaba-edu/High-Precision-Congestion-Control, `simulation/mix/config.txt`) and of

@@ -3,11 +3,11 @@
 //! sorted), resolved into the parts of a [`Plan`](crate::Plan).
 
 use crate::headroom::default_proc_cycles;
-use crate::params::{DcqcnParams, Ns2Params, Ns3Dcqcn};
+use crate::params::{CcLaw, DcqcnParams, IntCcParams, Ns2Params, Ns3Dcqcn};
 use crate::{
-    ns_to_cycles, Arbitration, Cc, DcqcnPlan, DcqcnSpec, Flavor, Flow, FlowSpec, Link, LinkSpec,
-    MessageLoad, Pattern, PatternKind, PfcScriptSpec, QpMode, ScenarioError, SizeDist, TcpParams,
-    TcpSpec, MAX_LINK_NS, MIN_PACKET_BYTES,
+    ns_to_cycles, Arbitration, Cc, DcqcnPlan, DcqcnSpec, Flavor, Flow, FlowSpec, IntCcSpec, Link,
+    LinkSpec, MessageLoad, Pattern, PatternKind, PfcScriptSpec, QpMode, ScenarioError, SizeDist,
+    TcpParams, TcpSpec, MAX_LINK_NS, MIN_PACKET_BYTES,
 };
 use hw_model::{Derived, FiveTuple, PfcFrame};
 
@@ -246,6 +246,24 @@ pub(crate) fn plan_flow(i: usize, s: &FlowSpec, d: &Derived) -> Result<Flow, Sce
             }
             Pattern::Tcp(plan_tcp(&f, &t)?)
         }
+        PatternKind::Hpcc(c) | PatternKind::PowerTcp(c) | PatternKind::ThetaPowerTcp(c) => {
+            let law = match s.pattern {
+                PatternKind::Hpcc(_) => CcLaw::Hpcc,
+                PatternKind::PowerTcp(_) => CcLaw::PowerTcp,
+                _ => CcLaw::ThetaPowerTcp,
+            };
+            for (key, set) in [
+                ("rate_gbps", s.rate_gbps.is_some()),
+                ("on_cycles", s.on_cycles.is_some()),
+                ("off_cycles", s.off_cycles.is_some()),
+                ("burst_bytes", s.burst_bytes.is_some()),
+                ("message_cdf", s.message_cdf.is_some()),
+                ("size_cdf", s.size_cdf.is_some()),
+            ] {
+                unused(key, set)?;
+            }
+            Pattern::IntCc(plan_int_cc(&f, &c, line, law)?)
+        }
         PatternKind::Dcqcn(c) => {
             unused("on_cycles", s.on_cycles.is_some())?;
             unused("off_cycles", s.off_cycles.is_some())?;
@@ -445,6 +463,82 @@ pub(crate) fn plan_dcqcn(
         line_bps,
         decrease_ns: int("decrease_us", c.decrease_us, 1, 1_000_000, N::DECREASE_US)? * us,
         nack_ns: int("nack_us", c.nack_us, 0, 1_000_000, N::NACK_US)? * us,
+    })
+}
+
+/// Check an `hpcc`, `powertcp` or `theta_powertcp` pattern's keys (named
+/// `pattern.LAW.KEY`) and fill in ns3-datacenter's defaults ([`IntCcParams`]).
+pub(crate) fn plan_int_cc(
+    f: &dyn Fn(&str) -> String,
+    c: &IntCcSpec,
+    line_bps: u64,
+    law: CcLaw,
+) -> Result<IntCcParams, ScenarioError> {
+    type P = IntCcParams;
+    let k = |key: &str| f(&format!("pattern.{}.{key}", law.name()));
+    let refused = match law {
+        CcLaw::Hpcc => c.gamma.map(|_| "gamma"),
+        CcLaw::PowerTcp => c.mi_thresh.map(|_| "mi_thresh"),
+        CcLaw::ThetaPowerTcp => c
+            .mi_thresh
+            .map(|_| "mi_thresh")
+            .or(c.u_target.map(|_| "u_target")),
+    };
+    if let Some(key) = refused {
+        return Err(ScenarioError::new(
+            k(key),
+            format!("not used by {}; remove the key", law.name()),
+        ));
+    }
+    let int = |key: &str, v: Option<u64>, lo: u64, hi: u64, d: u64| {
+        let v = v.unwrap_or(d);
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ScenarioError::new(
+                k(key),
+                format!("{v} is out of range; allowed: {lo}..={hi}"),
+            ))
+        }
+    };
+    let frac = |key: &str, v: Option<f64>, d: f64| {
+        let v = v.unwrap_or(d);
+        if v.is_finite() && v > 0.0 && v <= 1.0 {
+            Ok(v)
+        } else {
+            Err(ScenarioError::new(
+                k(key),
+                format!("{v} is out of range; allowed: 0 < {key} <= 1"),
+            ))
+        }
+    };
+    let line_mbps = line_bps / 1_000_000;
+    let (ai, gamma) = match law {
+        CcLaw::Hpcc => (P::HPCC_RATE_AI_MBPS, P::POWERTCP_GAMMA),
+        CcLaw::PowerTcp => (P::POWERTCP_BETA_MBPS, P::POWERTCP_GAMMA),
+        CcLaw::ThetaPowerTcp => (P::POWERTCP_BETA_MBPS, P::THETA_GAMMA),
+    };
+    Ok(IntCcParams {
+        law,
+        base_rtt_ns: int("base_rtt_us", c.base_rtt_us, 1, 100_000, P::BASE_RTT_US)? * 1000,
+        rate_ai_bps: int("rate_ai_mbps", c.rate_ai_mbps, 1, line_mbps, ai)? * 1_000_000,
+        min_rate_bps: int(
+            "min_rate_mbps",
+            c.min_rate_mbps,
+            1,
+            line_mbps,
+            P::MIN_RATE_MBPS,
+        )? * 1_000_000,
+        u_target: frac("u_target", c.u_target, P::U_TARGET)?,
+        mi_thresh: int(
+            "mi_thresh",
+            c.mi_thresh.map(u64::from),
+            0,
+            1000,
+            P::MI_THRESH as u64,
+        )? as u32,
+        gamma: frac("gamma", c.gamma, gamma)?,
+        line_bps,
     })
 }
 

@@ -4,8 +4,11 @@
 //! (`switch-run`): a new transport goes here, its parameters into `scenario::params`.
 
 pub mod dcqcn;
+pub mod hpcc;
+pub mod int_cc;
 pub mod link_partner;
 pub mod packet_run;
+pub mod powertcp;
 pub mod rdma_nic;
 pub mod reaction_point;
 pub mod sink;

@@ -267,8 +267,8 @@ impl Source {
                 self.next_msg = self.next_msg.max(now as f64) + self.exp_gap();
                 self.next_msg.ceil() as u64
             }
-            Pattern::Tcp(_) | Pattern::Dcqcn(_) => {
-                unreachable!("Sources::new leaves TCP and DCQCN flows to their own modules")
+            Pattern::Tcp(_) | Pattern::Dcqcn(_) | Pattern::IntCc(_) => {
+                unreachable!("Sources::new leaves the closed-loop flows to their own modules")
             }
         };
         (next < flow.stop_cycle).then_some(next.max(now + 1))
@@ -589,10 +589,12 @@ impl Sources {
     pub fn new(flows: &[Flow], seed: u64, d: &Derived) -> Self {
         let mut sources = Vec::new();
         let mut calendar = Calendar::new();
-        for f in flows
-            .iter()
-            .filter(|f| !matches!(f.pattern, Pattern::Tcp(_) | Pattern::Dcqcn(_)))
-        {
+        for f in flows.iter().filter(|f| {
+            !matches!(
+                f.pattern,
+                Pattern::Tcp(_) | Pattern::Dcqcn(_) | Pattern::IntCc(_)
+            )
+        }) {
             let mut s = Source::new(f, seed, d);
             if let Some(t) = s.first_time(f) {
                 calendar.schedule(t, sources.len() as u32);

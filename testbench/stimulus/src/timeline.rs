@@ -22,6 +22,12 @@ impl FlowIndex {
         self.0[id as usize] = Some(i);
     }
 
+    /// The sender's flow of scenario flow `id`, if it drives it.
+    #[inline]
+    pub fn of(&self, id: u32) -> Option<u32> {
+        *self.0.get(id as usize)?
+    }
+
     /// The sender's flow whose packet `dep` completes (its last cell), if it drives it: what
     /// the receiving NIC answers (an ACK, a CNP).
     #[inline]
@@ -29,7 +35,7 @@ impl FlowIndex {
         if !dep.beat.eop() {
             return None;
         }
-        *self.0.get(dep.beat.hdr.flow as usize)?
+        self.of(dep.beat.hdr.flow)
     }
 }
 

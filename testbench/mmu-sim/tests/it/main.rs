@@ -13,6 +13,7 @@ mod fabric;
 mod fabric_outputs;
 mod hcf;
 mod help_blocks;
+mod int_cc;
 mod int_keys;
 mod l2bm;
 mod memory;

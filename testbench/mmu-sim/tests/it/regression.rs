@@ -176,6 +176,8 @@ fn every_builtin_has_fixtures() {
         "ecm-fanin",
         "ecn-dctcp",
         "dcqcn-fanin",
+        "hpcc-fanin",
+        "powertcp-fanin",
         "occamy-shaped",
         "dsh-deadlock",
         "l2bm-clos",
@@ -233,6 +235,14 @@ fn ecn_dctcp() {
 #[test]
 fn dcqcn_fanin() {
     check("dcqcn-fanin");
+}
+#[test]
+fn hpcc_fanin() {
+    check("hpcc-fanin");
+}
+#[test]
+fn powertcp_fanin() {
+    check("powertcp-fanin");
 }
 #[test]
 fn occamy_shaped() {

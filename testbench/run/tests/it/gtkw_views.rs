@@ -197,6 +197,20 @@ fn dcqcn_view_names_signals_of_the_dcqcn_fanin_dump() {
     }
 }
 
+#[test]
+fn int_views_name_signals_of_the_hpcc_and_powertcp_fanin_dumps() {
+    for (view, dump, scenario) in [
+        ("hpcc-view.gtkw", "hpcc.vcd", "hpcc-fanin"),
+        ("powertcp-view.gtkw", "powertcp.vcd", "powertcp-fanin"),
+    ] {
+        let want = check_view(view, dump, scenario);
+        for leaf in ["qlen", "tx_bytes", "bytes", "time", "rate"] {
+            let p = format!("top.mmu.egress.p07.int.{leaf}");
+            assert!(want.iter().any(|(w, _)| *w == p), "{view} shows {p}");
+        }
+    }
+}
+
 /// The view written beside a dump of fanin-burst opens on the first PAUSE with the marker
 /// there, QOFF per port first, then the occupancy of the egress queues that held cells;
 /// the QOFF masks in binary, `tx_state` through a translate filter file beside the view.

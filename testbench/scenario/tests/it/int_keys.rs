@@ -108,6 +108,27 @@ prio = 1
 size_bytes = 1500
 pattern = { tcp = { flavor = "ns2", window_ = 20, windowInit_ = 2 } }
 
+[[flows]]
+src = 3
+dst = 1
+prio = 1
+size_bytes = 1500
+pattern = { hpcc = { base_rtt_us = 10, rate_ai_mbps = 50, min_rate_mbps = 100, mi_thresh = 5 } }
+
+[[flows]]
+src = 4
+dst = 1
+prio = 1
+size_bytes = 1500
+pattern = { powertcp = { base_rtt_us = 10, rate_ai_mbps = 50, min_rate_mbps = 100 } }
+
+[[flows]]
+src = 5
+dst = 1
+prio = 1
+size_bytes = 1500
+pattern = { theta_powertcp = { base_rtt_us = 10, rate_ai_mbps = 50, min_rate_mbps = 100 } }
+
 [[pfc_script]]
 cycle = 10
 port = 1
@@ -299,6 +320,7 @@ fn the_docs_list_the_same_ranges() {
         include_str!("../../../../docs/config.md"),
         include_str!("../../../../docs/ecm.md"),
         include_str!("../../../../docs/ecn.md"),
+        include_str!("../../../../docs/int.md"),
     ]
     .join("\n");
     let rows: Vec<&str> = docs
