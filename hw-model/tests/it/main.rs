@@ -4,6 +4,7 @@ mod accounting_names;
 mod admission_stats;
 mod datapath;
 mod dwrr_rounds;
+mod ecm_congestion_point;
 mod ecn;
 mod ecn_marker_registers;
 mod events;
