@@ -19,6 +19,15 @@ FILE ?= $(MUTANTS_FILES)
 MUTANTS_ALL_TESTS := --test-package hw-model --test-package rtl --test-package checker \
 	--test-package scenario --test-package stimulus --test-package switch-run --test-package fabric \
 	--test-package mmu-sim
+# cargo-mutants 27.1.0 runs the baseline with the mutated packages' tests only, whatever the
+# config's test_package says, and sets the timeouts from it: a first pass over rtl's files
+# alone therefore tests them with rtl's tests (which catch every viable mutant of arith.rs),
+# or its first mutant would build hw-model's tests inside a timeout set by rtl's build.
+MUTANTS_FIRST_TESTS := $(if $(filter-out crates/rtl/%,$(FILE)),,--test-package rtl)
+# The second pass's baseline is the same (the mutated packages' tests), so its timeouts
+# are given: the survivors' first build compiles every test package (minutes), and the
+# testbench's tests take a minute or more on a shared machine.
+MUTANTS_ALL_TIMEOUTS := --build-timeout 1200 --timeout 600
 
 .PHONY: run test sweep-slurm soak bench mutants waves waves-dsh waves-hcf waves-ecm waves-ecn waves-dcqcn waves-hpcc waves-powertcp cosim cosim-bugs cosim-check python-check python-wheel c-header dpi-check docs readme-help lint fmt clean
 
@@ -81,12 +90,12 @@ bench:
 mutants:
 	$(CARGO) mutants --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-mutants
 ifdef SHARD
-	$(CARGO) mutants $(addprefix --file ,$(FILE)) $(MUTANTS_ALL_TESTS) --shard $(SHARD) \
+	$(CARGO) mutants $(addprefix --file ,$(FILE)) $(MUTANTS_ALL_TESTS) $(MUTANTS_ALL_TIMEOUTS) --shard $(SHARD) \
 		--output mutants-shard-$(firstword $(subst /, ,$(SHARD)))
 else
-	rc=0; $(CARGO) mutants $(addprefix --file ,$(FILE)) || rc=$$?; \
+	rc=0; $(CARGO) mutants $(addprefix --file ,$(FILE)) $(MUTANTS_FIRST_TESTS) || rc=$$?; \
 		test $$rc = 0 -o $$rc = 2 -o $$rc = 3
-	$(CARGO) mutants $(addprefix --file ,$(FILE)) $(MUTANTS_ALL_TESTS) --iterate
+	$(CARGO) mutants $(addprefix --file ,$(FILE)) $(MUTANTS_ALL_TESTS) $(MUTANTS_ALL_TIMEOUTS) --iterate
 endif
 
 ## waves: run the default scenario and open its waveform in GTKWave
