@@ -234,21 +234,21 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
     },
     Reproduction {
         name: "dsh-deadlock",
-        description: "DSH Fig. 12b on the fabric: leaf-spine with two failed links, four fan-ins of 1-15 senders, DCQCN, 10 runs of 5 ms per point; the CDF of deadlock onset, SIH vs DSH",
+        description: "DSH Fig. 12b on the fabric: leaf-spine with two failed links, four fan-ins of 1, 8 and 15 senders, DCQCN, 3 runs of 5 ms per point; the CDF of deadlock onset, SIH vs DSH",
         run: dsh_deadlock::run,
-        cpu_seconds: 0.0,
+        cpu_seconds: 43.0,
     },
     Reproduction {
         name: "dsh-collateral-fabric",
-        description: "DSH Fig. 13 on the fabric: innocent flow F0's throughput through S0 and S1 next to a 24 x 64 KB fan-in, DCQCN, 5 seeds, SIH vs DSH",
+        description: "DSH Fig. 13 on the fabric: innocent flow F0's throughput through S0 and S1 next to a 24 x 64 KB fan-in, DCQCN, 2 seeds, SIH vs DSH",
         run: dsh_collateral_fabric::run,
         cpu_seconds: 0.0,
     },
     Reproduction {
         name: "l2bm-clos",
-        description: "L2BM Table II / Fig. 7 on the fabric: the 10-switch Clos, RDMA (DCQCN) load 0.4 + TCP (DCTCP) load 0.1-0.8, 3 seeds of 1 ms; PAUSE frames, p99 FCT slowdown, ToR occupancy (mean, sd), DT 1/8 vs DT 1/2 vs L2BM",
+        description: "L2BM Table II / Fig. 7 on the fabric: the 10-switch Clos, RDMA (DCQCN) load 0.4 + TCP (DCTCP) load 0.8, 2 seeds of 5 ms; PAUSE frames, p99 FCT slowdown, ToR occupancy (mean, sd), DT 1/8 vs DT 1/2 vs L2BM",
         run: l2bm_clos::run,
-        cpu_seconds: 0.0,
+        cpu_seconds: 89.0,
     },
 ];
 
