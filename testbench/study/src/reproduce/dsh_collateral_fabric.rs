@@ -4,7 +4,8 @@
 //! The topology of Fig. 13a as an ns-3 topology file ([`topology_text`]): S0 (node 28)
 //! with H0 and H1 (nodes 0, 1), S1 (node 29) with R0, R1 (2, 3) and H2-H25 (4-27), one
 //! link S0-S1; every link 100 Gb/s, 2 us. F0 (H0 -> R0) and F1 (H1 -> R1) are long DCQCN
-//! flows on the lossless class 3 that share the link S0 -> S1 and settle near 50 Gb/s each;
+//! flows on the lossless class 3 that share the link S0 -> S1 (the paper's settle at 50
+//! Gb/s each, DCQCN's defaults here near 25);
 //! at [`BURST_AT_US`] H2-H25 each send 64 KB to R1, each within a microsecond drawn from
 //! the run's seed. The congestion point is S1's port to R1; F1's ingress queue at S1 fills
 //! and S1 pauses the class on its link from S0, which stops F0 too. The switches are the
@@ -41,7 +42,8 @@ const R0: u32 = 2;
 const R1: u32 = 3;
 const FANIN: std::ops::Range<u32> = 4..28;
 const S1: u32 = 29;
-/// When the fan-in starts: F0 and F1 have settled by then (docs/results.md).
+/// When the fan-in starts: F0 and F1 have settled (near 25 Gb/s each under DCQCN's
+/// defaults, docs/results.md) by then.
 pub const BURST_AT_US: u64 = 1_000;
 /// Simulated time after the burst.
 pub const AFTER_US: u64 = 300;

