@@ -327,6 +327,9 @@ fn aggregate(points: &[Point], policy: Policy, load: f64) -> CsvRow {
     }
 }
 
+/// A plot of the table: its file, its y axis and the column it draws.
+type Plot = (&'static str, &'static str, fn(&CsvRow) -> f64);
+
 /// The sweep over `grid` (runs in `DIR/sweep/`): writes `DIR/l2bm_clos.csv` (its rows are
 /// returned) and the plots
 /// `DIR/l2bm_clos_pause.png`, `_rdma.png`, `_tcp.png`, `_tor.png`.
@@ -354,7 +357,7 @@ pub fn sweep(
     };
     super::write_csv(&out.join("l2bm_clos.csv"), table())?;
     let table: Vec<CsvRow> = table().collect();
-    let plots: [(&str, &str, fn(&CsvRow) -> f64); 4] = [
+    let plots: [Plot; 4] = [
         (
             "l2bm_clos_pause.png",
             "PFC PAUSE frames (all switches)",
