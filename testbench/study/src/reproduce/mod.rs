@@ -254,14 +254,14 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
 
 /// The measures of the reproductions that are sweeps.
 pub static MEASURES: &[Measure] = &[
-    dsh_collateral_fabric::MEASURE,
-    dsh_deadlock::MEASURE,
     dsh_fig11::MEASURE,
     dsh_theorem::MEASURE,
     hcf_starvation::MEASURE,
     hcf_incast::MEASURE,
-    l2bm_clos::MEASURE,
     l2bm_hybrid::MEASURE,
+    dsh_deadlock::MEASURE,
+    dsh_collateral_fabric::MEASURE,
+    l2bm_clos::MEASURE,
 ];
 
 /// Specs that may name the reproductions' [`MEASURES`] and, by name, their built-in specs
