@@ -76,7 +76,7 @@ soak:
 ## without waves and with every signal in a VCD), then criterion's benchmark of the cycle
 ## loop (tomahawk, high load)
 bench:
-	$(CARGO) build --release -p mmu-bench --bin bench
+	$(CARGO) build --release -p mmu-bench --bin bench -p mmu-sim
 	taskset -c $(BENCH_CPU) target/release/bench
 	$(CARGO) bench -p mmu-bench --bench cycle_loop
 

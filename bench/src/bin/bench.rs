@@ -1,8 +1,11 @@
 //! `make bench`'s table: the built-ins run through the testbench library, as `mmu-sim run`
 //! runs them, timed in CPU time of the running thread (`RunMeta::cpu_seconds`), without
 //! waves and with every signal dumped to a VCD; then the model's cycle loop alone under
-//! criterion's load ([`mmu_bench::Load`]). Run it pinned to one core (`make bench` does:
-//! `taskset -c 1`); each figure is the median of `--runs` runs, with their range.
+//! criterion's load ([`mmu_bench::Load`]); then the network built-ins, each run by the
+//! `mmu-sim` binary (`--mmu-sim`) as a user runs it, timed by the CPU seconds of its
+//! cycle loop that its summary reports. Run it pinned to one core (`make bench` does:
+//! `taskset -c 1`, which the `mmu-sim` runs inherit); each figure is the median of `--runs`
+//! runs, with their range.
 
 use clap::Parser;
 use hw_model::{Mmu, Policy, SwitchConfig};
@@ -26,8 +29,44 @@ struct Args {
     /// Directory of the VCD files (each deleted after its run).
     #[arg(long, default_value_os_t = std::env::temp_dir())]
     wave_dir: PathBuf,
+    /// The `mmu-sim` binary that runs the network built-ins.
+    #[arg(long, default_value = "target/release/mmu-sim")]
+    mmu_sim: PathBuf,
     /// Only the cases whose name contains one of these words (all by default).
     cases: Vec<String>,
+}
+
+/// The network built-ins (docs/fabric.md), each for its own `run.cycles`.
+const NETWORKS: [&str; 2] = ["dsh-deadlock", "l2bm-clos"];
+
+/// One network run: `mmu-sim run NAME --summary-json FILE`, and the summary's cycles and
+/// CPU seconds.
+fn run_network(mmu_sim: &Path, name: &str, dir: &Path) -> Result<Sample, String> {
+    let json = dir.join(format!("mmu-bench-{}-{name}.json", std::process::id()));
+    let out = std::process::Command::new(mmu_sim)
+        .args(["run", name, "--summary-json"])
+        .arg(&json)
+        .output()
+        .map_err(|e| format!("{}: {e}", mmu_sim.display()))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let text = std::fs::read_to_string(&json).map_err(|e| format!("{}: {e}", json.display()))?;
+    let _ = std::fs::remove_file(&json);
+    let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let num = |path: &str| {
+        summary
+            .pointer(path)
+            .and_then(serde_json::Value::as_f64)
+            .ok_or_else(|| format!("{name}: no {path} in the summary"))
+    };
+    Ok(Sample {
+        cycles: num("/cycles")? as u64,
+        cells: num("/cells_injected")? as u64,
+        cpu: num("/run/cpu_seconds")?,
+        vcd: None,
+        simulated_us: num("/cycles")? * 1e6 / num("/clock_hz")?,
+    })
 }
 
 /// One row: a built-in with its overrides.
@@ -90,6 +129,8 @@ struct Sample {
     cpu: f64,
     /// Bytes of the VCD, if one was written.
     vcd: Option<u64>,
+    /// Simulated microseconds (the network runs; 0 elsewhere).
+    simulated_us: f64,
 }
 
 fn run_case(c: &Case, vcd: Option<&Path>) -> Result<Sample, String> {
@@ -120,6 +161,7 @@ fn run_case(c: &Case, vcd: Option<&Path>) -> Result<Sample, String> {
         cells: s.cells_injected,
         cpu: s.run.cpu_seconds,
         vcd: bytes,
+        simulated_us: 0.0,
     })
 }
 
@@ -138,6 +180,7 @@ fn cycle_loop() -> Sample {
         cells: 0,
         cpu: thread_cpu_seconds() - t0,
         vcd: None,
+        simulated_us: 0.0,
     }
 }
 
@@ -214,6 +257,31 @@ fn main() -> ExitCode {
     if wanted("cycle loop") {
         let samples: Vec<Sample> = (0..a.runs).map(|_| cycle_loop()).collect();
         println!("{}", row("cycle loop (criterion's load)", &samples, &[]));
+    }
+    let networks: Vec<&str> = NETWORKS.into_iter().filter(|n| wanted(n)).collect();
+    if !networks.is_empty() {
+        println!();
+        println!("| network | cycles | CPU s | M cycles/s | simulated us per CPU s |");
+        println!("| --- | ---: | ---: | ---: | ---: |");
+    }
+    for name in networks {
+        let samples = (0..a.runs)
+            .map(|_| run_network(&a.mmu_sim, name, &a.wave_dir))
+            .collect::<Result<Vec<_>, _>>();
+        let samples = match samples {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("bench: {name}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        println!(
+            "| {name} | {} | {} | {} | {} |",
+            samples[0].cycles,
+            spread(&samples, |s| s.cpu, 3),
+            spread(&samples, |s| mega_per_s(s.cycles, s), 2),
+            spread(&samples, |s| s.simulated_us / s.cpu, 0),
+        );
     }
     ExitCode::SUCCESS
 }

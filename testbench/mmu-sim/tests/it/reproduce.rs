@@ -8,6 +8,8 @@ mod ecm;
 mod hcf;
 #[path = "reproduce/l2bm.rs"]
 mod l2bm;
+#[path = "reproduce/network.rs"]
+mod network;
 
 use crate::common::mmu_sim;
 use hw_model::Policy;

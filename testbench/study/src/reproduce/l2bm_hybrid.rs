@@ -131,16 +131,32 @@ impl Policy {
         }
     }
 
+    /// The model's policy and the DT `alpha_log2` of both classes.
+    fn model(self) -> (hw_model::Policy, i32) {
+        match self {
+            Self::DtEighth => (hw_model::Policy::Sih, -3),
+            Self::DtHalf => (hw_model::Policy::Sih, -1),
+            Self::L2bm => (hw_model::Policy::L2bm, -3),
+        }
+    }
+
     /// `[switch]` keys of the policy.
     fn switch_keys(self) -> String {
-        let (policy, alpha_log2) = match self {
-            Self::DtEighth => ("sih", -3),
-            Self::DtHalf => ("sih", -1),
-            Self::L2bm => ("l2bm", -3),
-        };
+        let (policy, alpha_log2) = self.model();
         format!(
-            "policy = \"{policy}\"\nalpha_log2 = {alpha_log2}\nlossy_alpha_log2 = {alpha_log2}\negress_alpha_log2 = 0\nhybrid_ingress_pool = true\n"
+            "policy = \"{}\"\nalpha_log2 = {alpha_log2}\nlossy_alpha_log2 = {alpha_log2}\negress_alpha_log2 = 0\nhybrid_ingress_pool = true\n",
+            policy.name()
         )
+    }
+
+    /// The policy's keys set on a switch configuration (as [`switch_keys`](Self::switch_keys)).
+    pub fn apply(self, cfg: &mut hw_model::SwitchConfig) {
+        let (policy, alpha_log2) = self.model();
+        cfg.policy = policy;
+        cfg.alpha_log2 = alpha_log2;
+        cfg.lossy_alpha_log2 = alpha_log2;
+        cfg.egress_alpha_log2 = 0;
+        cfg.hybrid_ingress_pool = true;
     }
 }
 

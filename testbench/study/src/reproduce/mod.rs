@@ -11,17 +11,21 @@
 //! --out OUT` then finds every row done and writes the same files.
 
 pub mod collateral;
+pub mod dsh_collateral_fabric;
+pub mod dsh_deadlock;
 pub mod dsh_fig11;
 pub mod dsh_theorem;
 pub mod ecm;
 pub mod ecm_fig1;
 pub mod ecm_severe;
 pub mod ecm_two_cps;
+pub mod fabric_net;
 pub mod hcf;
 pub mod hcf_bins;
 pub mod hcf_incast;
 pub mod hcf_starvation;
 pub mod headroom;
+pub mod l2bm_clos;
 pub mod l2bm_hybrid;
 pub mod plot;
 
@@ -228,6 +232,24 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         run: l2bm_hybrid::run,
         cpu_seconds: 394.0,
     },
+    Reproduction {
+        name: "dsh-deadlock",
+        description: "DSH Fig. 12b on the fabric: leaf-spine with two failed links, four fan-ins of 1, 8 and 15 senders, DCQCN, 3 runs of 5 ms per point; the CDF of deadlock onset, SIH vs DSH",
+        run: dsh_deadlock::run,
+        cpu_seconds: 43.0,
+    },
+    Reproduction {
+        name: "dsh-collateral-fabric",
+        description: "DSH Fig. 13 on the fabric: innocent flow F0's throughput through S0 and S1 next to a 24 x 64 KB fan-in, DCQCN, 2 seeds, SIH vs DSH",
+        run: dsh_collateral_fabric::run,
+        cpu_seconds: 1.1,
+    },
+    Reproduction {
+        name: "l2bm-clos",
+        description: "L2BM Table II / Fig. 7 on the fabric: the 10-switch Clos, RDMA (DCQCN) load 0.4 + TCP (DCTCP) load 0.8, 2 seeds of 5 ms; PAUSE frames, p99 FCT slowdown, ToR occupancy (mean, sd), DT 1/8 vs DT 1/2 vs L2BM",
+        run: l2bm_clos::run,
+        cpu_seconds: 90.0,
+    },
 ];
 
 /// The measures of the reproductions that are sweeps.
@@ -237,6 +259,9 @@ pub static MEASURES: &[Measure] = &[
     hcf_starvation::MEASURE,
     hcf_incast::MEASURE,
     l2bm_hybrid::MEASURE,
+    dsh_deadlock::MEASURE,
+    dsh_collateral_fabric::MEASURE,
+    l2bm_clos::MEASURE,
 ];
 
 /// Specs that may name the reproductions' [`MEASURES`] and, by name, their built-in specs
@@ -268,6 +293,14 @@ impl Spec {
 /// and spec text.
 pub fn builtin_spec(name: &str) -> Option<(&'static str, String)> {
     match name {
+        "dsh-collateral-fabric" => Some((
+            "dsh-collateral-fabric",
+            dsh_collateral_fabric::spec_text(dsh_collateral_fabric::SEEDS),
+        )),
+        "dsh-deadlock" => Some((
+            "dsh-deadlock",
+            dsh_deadlock::spec_text(&dsh_deadlock::Grid::default_grid()),
+        )),
         "dsh-fig11" => Some(("dsh-fig11", dsh_fig11::spec_text(dsh_fig11::BURST_PCTS))),
         "dsh-theorem" => Some(("dsh-theorem", dsh_theorem::spec_text(&dsh_theorem::grid()))),
         "hcf-bins" => Some((
@@ -281,6 +314,10 @@ pub fn builtin_spec(name: &str) -> Option<(&'static str, String)> {
         "hcf-incast-ns2" => Some((
             "hcf-incast-ns2",
             hcf_incast::spec_text("hcf-incast-ns2", &hcf_incast::Setup::ns2()),
+        )),
+        "l2bm-clos" => Some((
+            "l2bm-clos",
+            l2bm_clos::spec_text(&l2bm_clos::Grid::default_grid()),
         )),
         "l2bm-hybrid" => Some((
             "l2bm-hybrid",

@@ -1,0 +1,324 @@
+//! DSH Fig. 13 (section V-A, "Collateral damage mitigation") on the fabric: the innocent
+//! flow F0's throughput through two real switches, SIH vs DSH.
+//!
+//! The topology of Fig. 13a as an ns-3 topology file ([`topology_text`]): S0 (node 28)
+//! with H0 and H1 (nodes 0, 1), S1 (node 29) with R0, R1 (2, 3) and H2-H25 (4-27), one
+//! link S0-S1; every link 100 Gb/s, 2 us. F0 (H0 -> R0) and F1 (H1 -> R1) are long DCQCN
+//! flows on the lossless class 3 that share the link S0 -> S1 (the paper's settle at 50
+//! Gb/s each, DCQCN's defaults here near 25);
+//! at [`BURST_AT_US`] H2-H25 each send 64 KB to R1, each within a microsecond drawn from
+//! the run's seed. The congestion point is S1's port to R1; F1's ingress queue at S1 fills
+//! and S1 pauses the class on its link from S0, which stops F0 too. The switches are the
+//! built-in `dsh-deadlock`'s (tomahawk, DCQCN with its ECN marking) with the paper's
+//! 16 MiB buffer and seven lossless queues per port. F0's throughput is the cells the
+//! link S1 -> R0 carried in each [`BIN_US`], read from the fabric's link counters, counted
+//! in MTU packets.
+//!
+//! The runs (policy x seed) are the built-in sweep spec `dsh-collateral-fabric`
+//! ([`spec_text`]) over [`MEASURE`].
+
+use super::fabric_net::{pause_frames, Base};
+use super::plot::{xy_chart, Series};
+use super::{Progress, ReproError};
+use crate::sweep::stats::mean_std;
+use crate::sweep::{Measure, Spec, Values};
+use fabric::deadlock::DeadlockOptions;
+use fabric::flows::Flow;
+use fabric::topology::Topology;
+use fabric::units::Picos;
+use fabric::{Network, RunOptions};
+use hw_model::Policy;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use scenario::ScenarioError;
+use serde_json::Value as Json;
+use std::fmt::Write;
+use std::path::Path;
+use switch_run::csv_file::Fixed;
+
+const H0: u32 = 0;
+const H1: u32 = 1;
+const R0: u32 = 2;
+const R1: u32 = 3;
+const FANIN: std::ops::Range<u32> = 4..28;
+const S1: u32 = 29;
+/// When the fan-in starts: F0 and F1 have settled (near 25 Gb/s each under DCQCN's
+/// defaults, docs/results.md) by then.
+pub const BURST_AT_US: u64 = 1_000;
+/// Simulated time after the burst.
+pub const AFTER_US: u64 = 300;
+/// F0's throughput bins.
+pub const BIN_US: u64 = 10;
+const FANIN_BYTES: u64 = 64 * 1024;
+/// F0 and F1 do not end within the run.
+const LONG_BYTES: u64 = 1 << 34;
+const CLASS: u8 = 3;
+pub const POLICIES: [Policy; 2] = [Policy::Sih, Policy::Dsh];
+pub const SEEDS: u64 = 2;
+
+/// Fig. 13a as an ns-3 topology file: hosts 0-27, switches 28 (S0) and 29 (S1).
+pub fn topology_text() -> String {
+    let mut t = String::from("30 2 29\n28 29\n");
+    let link = |t: &mut String, a: u32, b: u32| {
+        let _ = writeln!(t, "{a} {b} 100Gbps 2us 0");
+    };
+    for h in [H0, H1] {
+        link(&mut t, h, 28);
+    }
+    for h in [R0, R1].into_iter().chain(FANIN) {
+        link(&mut t, h, S1);
+    }
+    link(&mut t, 28, S1);
+    t
+}
+
+const FIELDS: &[&str] = &["f0_gbps", "pause_frames", "clock_hz"];
+
+pub const MEASURE: Measure = Measure {
+    name: "dsh-collateral-fabric",
+    params: &["policy", "seed"],
+    fields: FIELDS,
+    check: |v| parse(v).map(|_| ()),
+    run: |v| {
+        let (policy, seed) = parse(v).map_err(|e| e.to_string())?;
+        let r = measure(policy, seed).map_err(|e| e.to_string())?;
+        let values: [Json; 3] = [r.f0_gbps.into(), r.pause_frames.into(), r.clock_hz.into()];
+        Ok(FIELDS.iter().map(|k| k.to_string()).zip(values).collect())
+    },
+};
+
+pub fn spec_text(seeds: u64) -> String {
+    format!(
+        "name = \"dsh-collateral-fabric\"\nmeasure = \"dsh-collateral-fabric\"\ncollect = [{}]\n[parameters]\npolicy = [{}]\nseed = {{ from = 1, to = {seeds} }}\n",
+        FIELDS.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", "),
+        POLICIES.iter().map(|p| format!("{:?}", p.name())).collect::<Vec<_>>().join(", "),
+    )
+}
+
+fn parse(v: &Values) -> Result<(Policy, u64), ScenarioError> {
+    let bad = |k: &str, m: &str| ScenarioError::new(k, m);
+    let policy = v
+        .get("policy")
+        .and_then(Json::as_str)
+        .ok_or_else(|| bad("policy", "expected a string; allowed: sih, dsh, l2bm"))
+        .and_then(|p| Policy::parse(p).map_err(|e| bad("policy", &e.to_string())))?;
+    let seed = v
+        .get("seed")
+        .and_then(Json::as_u64)
+        .filter(|s| (1..=1_000_000).contains(s))
+        .ok_or_else(|| bad("seed", "expected an integer; allowed: 1..=1000000"))?;
+    Ok((policy, seed))
+}
+
+/// One run: F0's throughput per bin from the start, the PAUSE frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub f0_gbps: Vec<f64>,
+    pub pause_frames: u64,
+    pub clock_hz: u64,
+}
+
+fn flows(seed: u64) -> Vec<Flow> {
+    let flow = |src, dst, size, start| Flow {
+        src,
+        dst,
+        pg: CLASS,
+        dport: 100,
+        size,
+        start,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut v = vec![
+        flow(H0, R0, LONG_BYTES, Picos(0)),
+        flow(H1, R1, LONG_BYTES, Picos(0)),
+    ];
+    for h in FANIN {
+        let jitter_ns = rng.next_u64() % 1_000;
+        let at = Picos::micros(BURST_AT_US).0 + jitter_ns * 1_000;
+        v.push(flow(h, R1, FANIN_BYTES, Picos(at)));
+    }
+    v.sort_by_key(|f| f.start);
+    v
+}
+
+pub fn measure(policy: Policy, seed: u64) -> Result<Outcome, ReproError> {
+    let base = Base::builtin(super::dsh_deadlock::BASE)?;
+    let cfg = super::dsh_deadlock::paper_switch(&base, policy);
+    let topo =
+        Topology::parse(&topology_text()).map_err(|e| ReproError::Invariant(e.to_string()))?;
+    let to_r0 = topo.ports(R0)[0];
+    let mut net = Network::new(topo, &flows(seed), base.ecmp, &base.transports, |_| {
+        cfg.clone()
+    })
+    .map_err(|e| ReproError::Invariant(e.to_string()))?;
+    let mhz = u64::from(cfg.core_clock_mhz);
+    let bins = (BURST_AT_US + AFTER_US) / BIN_US;
+    let cells_per_packet = (cfg.mtu_bytes + cfg.packet_overhead_bytes).div_ceil(cfg.cell_bytes);
+    let gbps = |cells: u64| {
+        cells as f64 / f64::from(cells_per_packet) * f64::from(cfg.mtu_bytes) * 8.0
+            / (BIN_US as f64 * 1e3)
+    };
+    let mut f0_gbps = Vec::new();
+    let mut last = 0;
+    let mut summary = None;
+    for bin in 1..=bins {
+        let s = net
+            .run(&RunOptions {
+                end_cycle: bin * BIN_US * mhz,
+                deadlock: DeadlockOptions::default(),
+                stop_at_deadlock: false,
+            })
+            .map_err(|e| ReproError::Invariant(format!("switch {}: {}", e.switch, e.error.what)))?;
+        let cells = s
+            .links
+            .iter()
+            .find(|l| l.link == to_r0 && l.to == R0)
+            .map_or(0, |l| l.cells);
+        f0_gbps.push(gbps(cells - last));
+        last = cells;
+        summary = Some(s);
+    }
+    let s = summary.ok_or_else(|| ReproError::Invariant("no bins".into()))?;
+    if !s.ok() {
+        return Err(ReproError::Invariant(s.violations.join("; ")));
+    }
+    Ok(Outcome {
+        f0_gbps,
+        pause_frames: pause_frames(&s),
+        clock_hz: s.clock_hz,
+    })
+}
+
+pub const CSV_HEADER: &str = "policy,t_us,f0_gbps_mean,f0_gbps_sd";
+
+#[derive(Debug, Default, serde::Serialize)]
+pub struct CsvRow {
+    pub policy: &'static str,
+    pub t_us: u64,
+    pub f0_gbps_mean: Fixed<2>,
+    pub f0_gbps_sd: Fixed<2>,
+}
+
+/// Per policy: F0's throughput per bin, mean and standard deviation over the seeds, and
+/// the PAUSE frames of each run.
+pub struct Curve {
+    pub policy: Policy,
+    pub mean_sd: Vec<(f64, f64)>,
+    pub pause_frames: Vec<u64>,
+}
+
+impl Curve {
+    /// F0's mean throughput over the bins from the burst to `us` after it.
+    pub fn mean_after_burst(&self, us: u64) -> f64 {
+        let from = (BURST_AT_US / BIN_US) as usize;
+        let to = ((BURST_AT_US + us) / BIN_US) as usize;
+        let bins = &self.mean_sd[from..to.min(self.mean_sd.len())];
+        bins.iter().map(|b| b.0).sum::<f64>() / bins.len().max(1) as f64
+    }
+}
+
+pub fn sweep(
+    out: &Path,
+    seeds: u64,
+    progress: &mut dyn Progress,
+) -> Result<Vec<Curve>, ReproError> {
+    let spec = Spec::parse(&spec_text(seeds), "dsh-collateral-fabric", Path::new("."))?;
+    let rows = super::sweep_rows(&spec, &out.join("sweep"), progress)?;
+    let mut runs: Vec<(Policy, Vec<f64>, u64)> = Vec::new();
+    for r in &rows {
+        let (policy, _) = parse(&r.params)?;
+        let series = r
+            .fields
+            .get("f0_gbps")
+            .and_then(Json::as_array)
+            .map(|a| a.iter().filter_map(Json::as_f64).collect())
+            .ok_or_else(|| ReproError::Invariant("f0_gbps: missing".into()))?;
+        runs.push((policy, series, super::int_field(&r.fields, "pause_frames")?));
+    }
+    let curves: Vec<Curve> = POLICIES
+        .iter()
+        .map(|&policy| {
+            let of: Vec<&(Policy, Vec<f64>, u64)> = runs.iter().filter(|r| r.0 == policy).collect();
+            let bins = of.iter().map(|r| r.1.len()).min().unwrap_or(0);
+            Curve {
+                policy,
+                mean_sd: (0..bins)
+                    .map(|b| mean_std(of.iter().map(|r| r.1[b])))
+                    .collect(),
+                pause_frames: of.iter().map(|r| r.2).collect(),
+            }
+        })
+        .collect();
+    let t_us = |b: usize| b as u64 * BIN_US;
+    super::write_csv(
+        &out.join("collateral_fabric.csv"),
+        curves.iter().flat_map(|c| {
+            c.mean_sd.iter().enumerate().map(|(b, &(m, sd))| CsvRow {
+                policy: c.policy.name(),
+                t_us: t_us(b),
+                f0_gbps_mean: Fixed(m),
+                f0_gbps_sd: Fixed(sd),
+            })
+        }),
+    )?;
+    let series: Vec<Series> = curves
+        .iter()
+        .map(|c| Series {
+            name: c.policy.name().to_uppercase(),
+            points: c
+                .mean_sd
+                .iter()
+                .enumerate()
+                .map(|(b, m)| (t_us(b) as f64 - BURST_AT_US as f64, m.0))
+                .collect(),
+            line: true,
+        })
+        .collect();
+    xy_chart(
+        &out.join("collateral_fabric.png"),
+        "DSH Fig. 13 on the fabric: innocent flow F0 through S0 and S1",
+        "time from the fan-in (us)",
+        "F0 throughput (Gb/s)",
+        &series,
+    )?;
+    Ok(curves)
+}
+
+pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
+    let curves = sweep(out, SEEDS, progress)?;
+    let mut rep = format!(
+        "DSH Fig. 13 on the fabric: F0 (H0 -> R0) and F1 (H1 -> R1) DCQCN through S0 -> S1, 24 x 64 KB fan-in to R1 at {BURST_AT_US} us, {SEEDS} seeds\n"
+    );
+    let _ = writeln!(
+        rep,
+        "{:<6} {:>22} {:>22} {:>14} {:>18}",
+        "policy", "F0 before (Gb/s)", "F0 0-100 us after", "F0 lowest bin", "PAUSE frames"
+    );
+    for c in &curves {
+        let before = c.mean_sd[(BURST_AT_US / BIN_US) as usize - 1].0;
+        let lowest = c.mean_sd[(BURST_AT_US / BIN_US) as usize..]
+            .iter()
+            .map(|b| b.0)
+            .fold(f64::INFINITY, f64::min);
+        let (pm, psd) = mean_std(c.pause_frames.iter().map(|&p| p as f64));
+        let _ = writeln!(
+            rep,
+            "{:<6} {:>22.2} {:>22.2} {:>14.2} {:>18}",
+            c.policy.name(),
+            before,
+            c.mean_after_burst(100),
+            lowest,
+            format!("{pm:.1} {psd:.1}")
+        );
+    }
+    let _ = writeln!(
+        rep,
+        "paper (Fig. 13b, DCQCN): F0 drops sharply under SIH and stays near 50 Gb/s under DSH"
+    );
+    let _ = writeln!(
+        rep,
+        "{}",
+        super::wrote(out, &["collateral_fabric.csv", "collateral_fabric.png"])
+    );
+    Ok(rep)
+}
