@@ -167,6 +167,9 @@ pub fn measure(policy: Policy, seed: u64) -> Result<Outcome, ReproError> {
                 end_cycle: bin * BIN_US * mhz,
                 deadlock: DeadlockOptions::default(),
                 stop_at_deadlock: false,
+                // The sweep engine runs the points side by side.
+                threads: 1,
+                horizon_error: 0,
             })
             .map_err(|e| ReproError::Invariant(format!("switch {}: {}", e.switch, e.error.what)))?;
         let cells = s

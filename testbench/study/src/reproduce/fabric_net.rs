@@ -57,6 +57,9 @@ impl Base {
                 end_cycle,
                 deadlock: DeadlockOptions::default(),
                 stop_at_deadlock,
+                // The sweep engine runs the points side by side.
+                threads: 1,
+                horizon_error: 0,
             })
             .map_err(|e| {
                 ReproError::Invariant(format!(
