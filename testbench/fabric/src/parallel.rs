@@ -285,8 +285,10 @@ pub(crate) fn run(
                 // Every switch has run every cycle below the horizon: the dump takes
                 // their changes, merged by cycle and switch, whatever the partition.
                 let mut guards: Vec<_> = parts.iter().map(lock).collect();
-                let mut all: Vec<&mut Switch> =
-                    guards.iter_mut().flat_map(|g| g.switches.iter_mut()).collect();
+                let mut all: Vec<&mut Switch> = guards
+                    .iter_mut()
+                    .flat_map(|g| g.switches.iter_mut())
+                    .collect();
                 all.sort_by_key(|s| s.index);
                 w.flush(&mut all);
             }

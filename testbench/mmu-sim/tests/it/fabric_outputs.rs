@@ -91,7 +91,12 @@ fn the_event_streams_are_the_same_on_two_threads() {
     for (n, sub) in [("1", "ev1"), ("2", "ev2")] {
         run_ok(
             &dir,
-            &["--threads", n, "--trace-events", dir.join(sub).to_str().unwrap()],
+            &[
+                "--threads",
+                n,
+                "--trace-events",
+                dir.join(sub).to_str().unwrap(),
+            ],
         );
     }
     for sw in ["sw04", "sw05"] {

@@ -149,7 +149,7 @@ impl Policy {
         )
     }
 
-    /// The policy's keys set on a switch configuration (as [`switch_keys`](Self::switch_keys)).
+    /// The policy's keys set on a switch configuration (as `switch_keys` lists them).
     pub fn apply(self, cfg: &mut hw_model::SwitchConfig) {
         let (policy, alpha_log2) = self.model();
         cfg.policy = policy;
