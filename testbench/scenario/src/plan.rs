@@ -373,8 +373,26 @@ pub(crate) fn connection_tuple(
     Ok(first.five_tuple(proto))
 }
 
-/// Check a `tcp` pattern's parameters (named `flows[i].pattern.tcp.KEY`) and fill in the
-/// defaults.
+/// `v` if it is in `range`, else the error naming `field` and the range.
+fn whole(
+    field: String,
+    v: u64,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, ScenarioError> {
+    if range.contains(&v) {
+        Ok(v)
+    } else {
+        Err(ScenarioError::new(
+            field,
+            format!(
+                "{v} is out of range; allowed: {}..={}",
+                range.start(),
+                range.end()
+            ),
+        ))
+    }
+}
+
 /// Check a `dcqcn` pattern's keys against their ranges; errors name `pattern.dcqcn.KEY`.
 /// The defaults are the paper's for `qp = "pair"` ([`DcqcnParams`]) and ns-3's for
 /// `qp = "message"` ([`Ns3Dcqcn`]); each mode refuses the keys of the other's RP.
@@ -404,17 +422,7 @@ pub(crate) fn plan_dcqcn(
     }
     let ns3 = qp == QpMode::Message;
     let pick = |paper: u64, ns3_value: u64| if ns3 { ns3_value } else { paper };
-    let int = |key: &str, v: Option<u64>, lo: u64, hi: u64, d: u64| {
-        let v = v.unwrap_or(d);
-        if (lo..=hi).contains(&v) {
-            Ok(v)
-        } else {
-            Err(ScenarioError::new(
-                k(key),
-                format!("{v} is out of range; allowed: {lo}..={hi}"),
-            ))
-        }
-    };
+    let int = |key: &str, v: Option<u64>, lo, hi, d| whole(k(key), v.unwrap_or(d), lo..=hi);
     let g = c.g.unwrap_or(if ns3 { N::G } else { D::G });
     if !(g.is_finite() && g > 0.0 && g <= 1.0) {
         return Err(ScenarioError::new(
@@ -490,17 +498,7 @@ pub(crate) fn plan_int_cc(
             format!("not used by {}; remove the key", law.name()),
         ));
     }
-    let int = |key: &str, v: Option<u64>, lo: u64, hi: u64, d: u64| {
-        let v = v.unwrap_or(d);
-        if (lo..=hi).contains(&v) {
-            Ok(v)
-        } else {
-            Err(ScenarioError::new(
-                k(key),
-                format!("{v} is out of range; allowed: {lo}..={hi}"),
-            ))
-        }
-    };
+    let int = |key: &str, v: Option<u64>, lo, hi, d| whole(k(key), v.unwrap_or(d), lo..=hi);
     let frac = |key: &str, v: Option<f64>, d: f64| {
         let v = v.unwrap_or(d);
         if v.is_finite() && v > 0.0 && v <= 1.0 {
@@ -542,21 +540,14 @@ pub(crate) fn plan_int_cc(
     })
 }
 
+/// Check a `tcp` pattern's parameters (named `flows[i].pattern.tcp.KEY`) and fill in the
+/// defaults.
 pub(crate) fn plan_tcp(
     f: &dyn Fn(&str) -> String,
     t: &TcpSpec,
 ) -> Result<TcpParams, ScenarioError> {
     let k = |key: &str| f(&format!("pattern.tcp.{key}"));
-    let check = |key: &str, v: u64, lo: u64, hi: u64| -> Result<u64, ScenarioError> {
-        if (lo..=hi).contains(&v) {
-            Ok(v)
-        } else {
-            Err(ScenarioError::new(
-                k(key),
-                format!("{v} is out of range; allowed: {lo}..={hi}"),
-            ))
-        }
-    };
+    let check = |key: &str, v: u64, lo, hi| whole(k(key), v, lo..=hi);
     let base_rtt_us = check(
         "base_rtt_us",
         t.base_rtt_us.unwrap_or(TcpParams::BASE_RTT_US),
