@@ -27,7 +27,6 @@ use crate::link::{ArmedFault, Envelope, Message};
 use crate::network::RunOptions;
 use crate::switch::{FlowState, Outbox, Switch, SwitchError};
 use crate::topology::Topology;
-use crate::transport::Carry;
 use crate::waves::FabricWaves;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, MutexGuard};
@@ -166,20 +165,12 @@ impl Part {
         for c in self.outbox.carried.drain(..) {
             let (_, to) = plan.ends[c.flow as usize];
             if plan.at[to].0 == self.index {
-                carry(&mut self.flows, c);
+                c.deliver(&mut self.flows);
             } else {
                 self.cross.carried.push(c);
             }
         }
     }
-}
-
-/// Value `c` joins its flow's receiver's queue.
-fn carry(flows: &mut [FlowState], c: Carry) {
-    flows[c.flow as usize]
-        .recv
-        .carried
-        .push_back((c.tx, c.value));
 }
 
 /// Hand envelope `e` to its switch `sw` (through the `faults` in force).
@@ -349,7 +340,7 @@ fn exchange(parts: &[Mutex<Part>], plan: &Plan, topo: &Topology) {
         }
         for c in sent.carried.drain(..) {
             let (_, to) = plan.ends[c.flow as usize];
-            carry(&mut guards[plan.at[to].0].flows, c);
+            c.deliver(&mut guards[plan.at[to].0].flows);
         }
         // The emptied buffers keep their room for the next window.
         guards[from].cross = sent;

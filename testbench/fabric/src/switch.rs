@@ -20,7 +20,7 @@ use crate::link::{Envelope, Message, PortStats};
 use crate::routing;
 use crate::topology::{LinkId, NodeId};
 use crate::trace::SwitchEvents;
-use crate::transport::{self, Carried, Carry, Event, Receiver, Sender};
+use crate::transport::{self, Carried, CarriedHops, Carry, Event, Receiver, Sender};
 use crate::waves::SwitchWaves;
 use hw_model::{Beat, Derived, Inputs, InvariantError, Mmu, Outputs, PacketHdr, PfcFrame};
 use std::collections::VecDeque;
@@ -62,6 +62,8 @@ pub(crate) struct FlowRecv {
     /// What its packets in flight carry (`crate::transport`), as its sender's switch
     /// sent it over ([`Outbox::carried`]).
     pub carried: Carried,
+    /// The hop records they carry (HPCC, PowerTCP and their ACKs).
+    pub hops: CarriedHops,
     pub receiver: Receiver,
     /// Cells received, of any packet (at any host: a misrouted cell counts where it lands).
     pub received: u64,
@@ -275,6 +277,11 @@ impl Switch {
         }
         for t in monitor::departures(now, &self.out) {
             self.scoreboard.record(&t);
+        }
+        for s in self.mmu.int_stamps() {
+            outbox
+                .carried
+                .extend(transport::stamped(flows, self.index, &s));
         }
         self.departures(now, &mut outbox.envelopes);
         self.pfc_out(now, &mut outbox.envelopes);

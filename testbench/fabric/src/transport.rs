@@ -34,11 +34,13 @@
 //! A flow completes when its receiver has every packet in order; its FCT ends there.
 
 use crate::switch::{FlowState, Nic};
+use hw_model::int_stamp::{IntHop, IntStamp};
 use hw_model::{Derived, Ecn, PacketHdr};
-use scenario::params::DcqcnParams;
+use scenario::params::{DcqcnParams, IntCcParams};
 use scenario::{FabricTransport, MIN_PACKET_BYTES};
 use std::collections::{BTreeSet, VecDeque};
 use stimulus::dcqcn::Rp;
+use stimulus::int_cc::{Ack, IntHops, Law};
 use stimulus::packet_run::PacketRun;
 use stimulus::tcp::Reno;
 
@@ -66,6 +68,7 @@ pub(crate) enum Sender {
     OpenLoop,
     Tcp(Box<TcpSender>),
     Dcqcn(Box<DcqcnSender>),
+    IntCc(Box<IntCcSender>),
     /// The feedback flow of data flow `of` (sent by that flow's receiver).
     Feedback {
         of: usize,
@@ -97,6 +100,35 @@ pub(crate) struct DcqcnSender {
     n: u64,
 }
 
+/// An HPCC, PowerTCP or theta-PowerTCP sender: ns3-datacenter's RDMA queue pair as
+/// `stimulus::int_cc` runs it (window `R T / 8`, paced at `R`), one per flow.
+#[derive(Debug, Clone)]
+pub(crate) struct IntCcSender {
+    law: Law,
+    p: IntCcParams,
+    /// The sending rate, b/s.
+    rate: f64,
+    /// When the rate limiter allows the next packet, fractional cycles.
+    next_avail: f64,
+    /// The pending `Send`'s cycle, if any (an earlier one queued is stale).
+    send_at: Option<u64>,
+    /// Packets handed to the NIC (the next one's index: `snd_nxt`).
+    sent: u64,
+    /// Bytes sent and not yet acknowledged.
+    in_flight: u64,
+    /// Packets in flight, `(index, send cycle)` in send order: an ACK's RTT.
+    sent_at: VecDeque<(u64, u64)>,
+    acks: u64,
+    acks_with_int: u64,
+}
+
+impl IntCcSender {
+    /// `W`: the rate times `T`, bytes.
+    fn window(&self) -> f64 {
+        self.rate * self.p.base_rtt_ns as f64 * 1e-9 / 8.0
+    }
+}
+
 /// A flow's receiver, at its destination host.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Receiver {
@@ -106,6 +138,10 @@ pub(crate) struct Receiver {
     /// The last cycle the NP sent a CNP.
     last_cnp: Option<u64>,
 }
+
+/// Hop records the flow's packets in flight carry: `(transmission, hop on the path,
+/// record)`, as the switches stamped them (data) or the receiver echoed them (ACKs).
+pub(crate) type CarriedHops = Vec<(u32, u8, IntHop)>;
 
 /// A transport event of a NIC: `(cycle, flow, event)` in its timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -151,6 +187,26 @@ pub(crate) fn sender(t: &FabricTransport, packets: u64, line_bps: u64, d: &Deriv
                 acked: 0,
             }))
         }
+        FabricTransport::IntCc(p) => {
+            let p = IntCcParams {
+                line_bps,
+                rate_ai_bps: p.rate_ai_bps.min(line_bps),
+                min_rate_bps: p.min_rate_bps.min(line_bps),
+                ..p
+            };
+            Sender::IntCc(Box::new(IntCcSender {
+                law: Law::new(p),
+                p,
+                rate: line_bps as f64,
+                next_avail: 0.0,
+                send_at: None,
+                sent: 0,
+                in_flight: 0,
+                sent_at: VecDeque::new(),
+                acks: 0,
+                acks_with_int: 0,
+            }))
+        }
         FabricTransport::Dcqcn(p) => {
             let p = DcqcnParams {
                 line_bps,
@@ -174,7 +230,10 @@ pub(crate) fn sender(t: &FabricTransport, packets: u64, line_bps: u64, d: &Deriv
 impl FlowState {
     /// Whether this is a data flow with a closed-loop transport (its receiver answers).
     fn closed_loop(&self) -> bool {
-        matches!(self.sender, Sender::Tcp(_) | Sender::Dcqcn(_))
+        matches!(
+            self.sender,
+            Sender::Tcp(_) | Sender::Dcqcn(_) | Sender::IntCc(_)
+        )
     }
 
     /// Bytes of packet `k` of the flow (the last one carries the rest, at least 64 B).
@@ -195,7 +254,7 @@ impl FlowState {
         nic.carried_out.push(Carry {
             flow: hdr.flow,
             tx: self.next_tx,
-            value,
+            value: Value::Packet(value),
         });
         self.next_tx = self.next_tx.wrapping_add(1);
         nic.partner.enqueue(hdr);
@@ -215,6 +274,11 @@ pub(crate) fn start(nic: &mut Nic, flows: &mut [FlowState], f: usize, now: u64, 
         Sender::Tcp(_) => tcp_send(nic, fs, f, now, d, false),
         Sender::Dcqcn(s) => {
             s.next_send = now as f64;
+            nic.events.push(now, f as u32, Event::Send);
+        }
+        Sender::IntCc(s) => {
+            s.next_avail = now as f64;
+            s.send_at = Some(now);
             nic.events.push(now, f as u32, Event::Send);
         }
         Sender::Feedback { .. } => unreachable!("feedback flows do not start"),
@@ -271,6 +335,10 @@ pub(crate) fn fire_due(nic: &mut Nic, flows: &mut [FlowState], now: u64, d: &Der
                 tcp_send(nic, fs, f as usize, now, d, true);
             }
             (Sender::Dcqcn(_), Event::Send) => dcqcn_send(nic, fs, f as usize, now, d),
+            (Sender::IntCc(s), Event::Send) if s.send_at == Some(now) => {
+                s.send_at = None;
+                int_cc_send(nic, fs, f as usize, now, d);
+            }
             (Sender::Dcqcn(s), Event::AlphaTimer(at)) if s.alpha_deadline == Some(at) => {
                 s.rp.on_alpha_timer();
                 s.alpha_deadline = (!dcqcn_done(s, fs.packets)).then_some(at + s.k);
@@ -324,6 +392,135 @@ fn dcqcn_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived
     }
 }
 
+/// HPCC, PowerTCP: a packet if the window allows (an ACK wakes a sender it holds), then
+/// the next `Send` one wire time at `R` later (`UpdateNextAvail`, `rdma-hw.cc` lines
+/// 627-634; fractions of a cycle carry over).
+fn int_cc_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived) {
+    let packets = fs.packets;
+    let Sender::IntCc(s) = &mut fs.sender else {
+        return;
+    };
+    if s.sent >= packets || s.in_flight as f64 >= s.window() {
+        return;
+    }
+    let k = s.sent;
+    let len = fs.len_of(k, d.cfg.mtu_bytes);
+    let Sender::IntCc(s) = &mut fs.sender else {
+        return;
+    };
+    s.sent += 1;
+    s.in_flight += len as u64;
+    s.sent_at.push_back((k, now));
+    let wire = len as u32 + d.cfg.wire_overhead_bytes;
+    s.next_avail = s.next_avail.max(now as f64) + gap(s.rate, wire, d.clock_hz);
+    int_cc_schedule(nic, s, f, now);
+    fs.transmit(nic, len, Ecn::NotEct, k, now);
+}
+
+/// Cycles one packet of `wire_bytes` takes on the wire at `rate` b/s.
+fn gap(rate: f64, wire_bytes: u32, clock_hz: u64) -> f64 {
+    wire_bytes as f64 * 8.0 * clock_hz as f64 / rate
+}
+
+/// Queue the sender's next `Send` at its rate limiter's time, unless one is pending.
+fn int_cc_schedule(nic: &mut Nic, s: &mut IntCcSender, f: usize, now: u64) {
+    if s.send_at.is_none() {
+        let at = (s.next_avail.ceil() as u64).max(now);
+        s.send_at = Some(at);
+        nic.events.push(at, f as u32, Event::Send);
+    }
+}
+
+/// The ACK of packet `k` reached the sender of data flow `f` with the hop records it
+/// echoes: the law moves the rate (`ChangeRate`, `rdma-hw.cc` lines 636-640: the last
+/// packet's gap at the new rate replaces its gap at the old), the window may open.
+fn int_cc_ack(
+    nic: &mut Nic,
+    fs: &mut FlowState,
+    f: usize,
+    k: u64,
+    hops: IntHops,
+    now: u64,
+    d: &Derived,
+) {
+    let len = fs.len_of(k, d.cfg.mtu_bytes);
+    let Sender::IntCc(s) = &mut fs.sender else {
+        return;
+    };
+    let sent = take(&mut s.sent_at, k).unwrap_or(now);
+    let ns = |c: u64| c as f64 * 1e9 / d.clock_hz as f64;
+    let ack = Ack {
+        seq: k as u32,
+        hops,
+        rtt_ns: ns(now - sent) as u64,
+        now_ns: ns(now),
+    };
+    s.in_flight = s.in_flight.saturating_sub(len as u64);
+    s.acks += 1;
+    s.acks_with_int += !hops.as_slice().is_empty() as u64;
+    if let Some(rate) = s.law.on_ack(&ack, s.sent as u32) {
+        let wire = len as u32 + d.cfg.wire_overhead_bytes;
+        s.next_avail += gap(rate, wire, d.clock_hz) - gap(s.rate, wire, d.clock_hz);
+        s.rate = rate;
+    }
+    // The window may have opened, or the limiter moved: re-time the pending `Send`.
+    s.send_at = None;
+    int_cc_schedule(nic, s, f, now);
+}
+
+/// The send cycle of packet `k` in `q` (in send order; the earlier ones, lost, go).
+fn take(q: &mut VecDeque<(u64, u64)>, k: u64) -> Option<u64> {
+    while let Some(&(i, at)) = q.front() {
+        if i > k {
+            return None;
+        }
+        q.pop_front();
+        if i == k {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// The switch at `hop` on flow `s.flow`'s path stamped `s` on a packet: an HPCC or
+/// PowerTCP data packet carries it to its receiver (other flows' records, the ACKs'
+/// among them, are not read: ns-3 stamps data packets only, `switch-node.cc` line 266).
+pub(crate) fn stamped(flows: &[FlowState], switch: usize, s: &IntStamp) -> Option<Carry> {
+    let fs = flows.get(s.flow as usize)?;
+    if !matches!(fs.sender, Sender::IntCc(_)) {
+        return None;
+    }
+    let hop = fs.hops.iter().position(|h| h.0 == switch)?;
+    Some(Carry {
+        flow: s.flow,
+        tx: s.seq,
+        value: Value::Hop(hop as u8, s.hop),
+    })
+}
+
+/// The records transmission `tx` carries, taken from `q` in path order (those of earlier
+/// transmissions, lost, go with them).
+fn take_hops(q: &mut CarriedHops, tx: u32) -> IntHops {
+    let mut mine = [(0u8, IntHop::default()); IntHops::MAX + 1];
+    let mut n = 0;
+    q.retain(|&(t, hop, record)| {
+        if t == tx {
+            if let Some(slot) = mine.get_mut(n) {
+                *slot = (hop, record);
+            }
+            n += 1;
+        }
+        t.wrapping_sub(tx) as i32 > 0
+    });
+    let found = &mut mine[..n.min(IntHops::MAX + 1)];
+    found.sort_by_key(|e| e.0);
+    let mut hops = IntHops::default();
+    for &(_, record) in found.iter() {
+        hops.push(record);
+    }
+    hops
+}
+
 /// A whole packet of flow `f` (`hdr` its last cell's header) reached `nic`'s host at
 /// `now` (a host that answers takes it then; one that does not, maybe later): the receiver
 /// of a data flow takes it (and answers), the sender of a feedback flow's data flow reacts.
@@ -336,6 +533,7 @@ pub(crate) fn packet_in(
     d: &Derived,
 ) {
     let fs = &mut flows[f];
+    let hops = take_hops(&mut fs.recv.hops, hdr.seq);
     let value = if fs.closed_loop() || matches!(fs.sender, Sender::Feedback { .. }) {
         let carried = &mut fs.recv.carried;
         let found = std::iter::from_fn(|| carried.pop_front()).find(|&(tx, _)| tx == hdr.seq);
@@ -347,13 +545,22 @@ pub(crate) fn packet_in(
         hdr.seq as u64
     };
     match fs.sender {
-        Sender::Feedback { of } => feedback_in(nic, flows, of, value, now, d),
-        _ => data_in(nic, flows, f, value, hdr.ecn == Ecn::Ce, now),
+        Sender::Feedback { of } => feedback_in(nic, flows, of, value, hops, now, d),
+        _ => data_in(nic, flows, f, value, hdr.ecn == Ecn::Ce, hops, now),
     }
 }
 
-/// The receiver of data flow `f` takes packet `k`, CE-marked or not, and answers.
-fn data_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, k: u64, ce: bool, now: u64) {
+/// The receiver of data flow `f` takes packet `k`, CE-marked or not, with the hop records
+/// it carried, and answers.
+fn data_in(
+    nic: &mut Nic,
+    flows: &mut [FlowState],
+    f: usize,
+    k: u64,
+    ce: bool,
+    hops: IntHops,
+    now: u64,
+) {
     let fs = &mut flows[f];
     let r = &mut fs.recv.receiver;
     if k == r.rcv_nxt {
@@ -373,18 +580,37 @@ fn data_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, k: u64, ce: bool, n
             r.last_cnp = Some(now);
             Some(CNP)
         }
+        // Every packet ACKed (`L2_ACK_INTERVAL 1`) with its records.
+        Sender::IntCc(_) => Some(k),
         _ => None,
     };
     if let (Some(v), Some(fb)) = (answer, fs.feedback) {
         let len = MIN_PACKET_BYTES as u16;
-        flows[fb].transmit(nic, len, Ecn::NotEct, v, now + 1);
+        let fb = &mut flows[fb];
+        for (hop, &record) in hops.as_slice().iter().enumerate() {
+            nic.carried_out.push(Carry {
+                flow: fb.header.flow,
+                tx: fb.next_tx,
+                value: Value::Hop(hop as u8, record),
+            });
+        }
+        fb.transmit(nic, len, Ecn::NotEct, v, now + 1);
     }
 }
 
-/// The sender of data flow `f` takes an ACK or a CNP.
-fn feedback_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, v: u64, now: u64, d: &Derived) {
+/// The sender of data flow `f` takes an ACK (with the hop records it echoes) or a CNP.
+fn feedback_in(
+    nic: &mut Nic,
+    flows: &mut [FlowState],
+    f: usize,
+    v: u64,
+    hops: IntHops,
+    now: u64,
+    d: &Derived,
+) {
     let fs = &mut flows[f];
     match &mut fs.sender {
+        Sender::IntCc(_) => int_cc_ack(nic, fs, f, v, hops, now, d),
         Sender::Tcp(t) => {
             t.reno.now = now;
             let ack = v & !ECE;
@@ -413,7 +639,7 @@ fn feedback_in(nic: &mut Nic, flows: &mut [FlowState], f: usize, v: u64, now: u6
 /// What a sender reports at the end of a run.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct SenderStats {
-    /// `open_loop`, `tcp`, `dctcp` or `dcqcn`.
+    /// `open_loop`, `tcp`, `dctcp`, `dcqcn`, `hpcc`, `powertcp` or `theta_powertcp`.
     pub transport: &'static str,
     /// TCP: retransmissions, timeouts, the window at the end; DCTCP: its ECE ACKs and cuts.
     pub retransmits: u64,
@@ -422,9 +648,24 @@ pub struct SenderStats {
     pub ece_acks: u64,
     /// DCTCP's window cuts or DCQCN's rate cuts.
     pub cuts: u64,
-    /// DCQCN: CNPs received, and `R_C` at the end, Gb/s.
+    /// DCQCN: CNPs received, and `R_C` at the end, Gb/s; HPCC, PowerTCP: the sending rate.
     pub cnps: u64,
     pub rate_gbps: f64,
+    /// HPCC, PowerTCP: ACKs received, those with hop records, and `U` or `Gamma` at the end.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub acks: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub acks_with_int: u64,
+    #[serde(skip_serializing_if = "is_zero_f")]
+    pub signal: f64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_f(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Sender {
@@ -450,6 +691,14 @@ impl Sender {
                 rate_gbps: s.rp.rc / 1e9,
                 ..SenderStats::default()
             },
+            Sender::IntCc(s) => SenderStats {
+                transport: s.p.law.name(),
+                acks: s.acks,
+                acks_with_int: s.acks_with_int,
+                signal: s.law.signal(),
+                rate_gbps: s.rate / 1e9,
+                ..SenderStats::default()
+            },
             _ => SenderStats {
                 transport: "open_loop",
                 ..SenderStats::default()
@@ -461,13 +710,33 @@ impl Sender {
 /// Queue of `(transmission, value)` a flow's receiver keeps of its packets in flight.
 pub(crate) type Carried = VecDeque<(u32, u64)>;
 
-/// What packet `tx` of `flow` carries, on its way from the sender's switch to the
-/// receiver's (the model's header has no room for it). It travels beside the packet and
-/// arrives first: after the sending cycle, or at the end of a parallel run's window, and
-/// the packet needs at least a link's delay more.
+/// What packet `tx` of `flow` carries, on its way to the receiver's switch (the model's
+/// header has no room for it): from the sender's switch, its value; from each switch on
+/// its path that stamps INT, its hop record. It travels beside the packet and arrives
+/// first: after the sending (stamping) cycle, or at the end of a parallel run's window,
+/// and the packet needs at least a link's delay more.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Carry {
     pub flow: u32,
     pub tx: u32,
-    pub value: u64,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Value {
+    /// The sequence or ACK number the sender put in.
+    Packet(u64),
+    /// The record of the hop at this index on the data flow's path.
+    Hop(u8, IntHop),
+}
+
+impl Carry {
+    /// It joins its flow's receiver's queues.
+    pub(crate) fn deliver(self, flows: &mut [FlowState]) {
+        let recv = &mut flows[self.flow as usize].recv;
+        match self.value {
+            Value::Packet(v) => recv.carried.push_back((self.tx, v)),
+            Value::Hop(hop, record) => recv.hops.push((self.tx, hop, record)),
+        }
+    }
 }

@@ -30,7 +30,7 @@ pub use resolve::{resolve_scenario, ResolveError, ScenarioSource};
 use assign::defined_twice;
 use hw_model::config::{EcmConfig, EcnConfig, EcnCurveConfig, HcfConfig};
 use hw_model::{ConfigError, Derived, Ecn, FiveTuple, PacketCost, PfcFrame, Policy, SwitchConfig};
-use params::{DcqcnParams, EcmRpParams, IntCcParams, Ns2Params, QbitDirection};
+use params::{CcLaw, DcqcnParams, EcmRpParams, IntCcParams, Ns2Params, QbitDirection};
 use plan::{connection_tuple, plan_flow, plan_links, plan_pfc};
 use scenario_file::{check_flow_count, Layout};
 use serde::de::DeserializeOwned;
@@ -778,6 +778,9 @@ pub struct TransportSpec {
     pub pg: u8,
     pub tcp: Option<TcpSpec>,
     pub dcqcn: Option<DcqcnSpec>,
+    pub hpcc: Option<IntCcSpec>,
+    pub powertcp: Option<IntCcSpec>,
+    pub theta_powertcp: Option<IntCcSpec>,
 }
 
 /// What the flows of a priority group run in a network, validated
@@ -790,6 +793,8 @@ pub enum FabricTransport {
     Tcp(TcpParams),
     /// DCQCN; `line_bps` is the sending host's link rate, set by the network.
     Dcqcn(DcqcnParams),
+    /// HPCC, PowerTCP or theta-PowerTCP (`IntCcParams::law`); `line_bps` as DCQCN's.
+    IntCc(IntCcParams),
 }
 
 /// `[fabric.leaf_spine]`: every leaf joined to every spine, hosts under the leaves.
@@ -843,7 +848,7 @@ impl FabricSpec {
     }
 
     /// The transport of each priority group, validated: `fabric.transport[i].KEY` names
-    /// a bad key. DCQCN's rates are checked against 400 Gb/s, the fastest host link the
+    /// a bad key. DCQCN's, HPCC's and PowerTCP's rates are checked against 400 Gb/s, the fastest host link the
     /// profiles have; the network sets each sender's line rate from its link.
     pub fn transports(&self) -> Result<[FabricTransport; 8], ScenarioError> {
         let mut by_pg = [FabricTransport::OpenLoop; 8];
@@ -858,33 +863,46 @@ impl FabricSpec {
             }
             seen[t.pg as usize] = true;
             let k = |s: &str| key(s.strip_prefix("pattern.").unwrap_or(s));
-            by_pg[t.pg as usize] = match (&t.tcp, &t.dcqcn) {
-                (Some(_), Some(_)) => {
-                    return Err(ScenarioError::new(
-                        key("dcqcn"),
-                        "not with tcp; allowed: one of tcp and dcqcn",
-                    ))
-                }
-                (Some(tcp), None) if tcp.flavor == Some(Flavor::Ns2) => {
+            let int_cc = [
+                (CcLaw::Hpcc, &t.hpcc),
+                (CcLaw::PowerTcp, &t.powertcp),
+                (CcLaw::ThetaPowerTcp, &t.theta_powertcp),
+            ];
+            let given = [t.tcp.is_some(), t.dcqcn.is_some()]
+                .into_iter()
+                .chain(int_cc.iter().map(|(_, c)| c.is_some()));
+            if given.filter(|&g| g).count() > 1 {
+                return Err(ScenarioError::new(
+                    key("pg"),
+                    "more than one transport; allowed: one of tcp, dcqcn, hpcc, powertcp and theta_powertcp",
+                ));
+            }
+            let line = 400_000_000_000;
+            let int_cc = int_cc
+                .iter()
+                .find_map(|&(law, c)| c.as_ref().map(|c| (law, c)));
+            by_pg[t.pg as usize] = match (&t.tcp, &t.dcqcn, int_cc) {
+                (Some(tcp), _, _) if tcp.flavor == Some(Flavor::Ns2) => {
                     return Err(ScenarioError::new(
                         key("tcp.flavor"),
                         "ns2 is not available in a network; allowed: model",
                     ))
                 }
-                (Some(tcp), None) => FabricTransport::Tcp(plan::plan_tcp(&k, tcp)?),
-                (None, Some(d)) if d.qp.is_some() => {
+                (Some(tcp), _, _) => FabricTransport::Tcp(plan::plan_tcp(&k, tcp)?),
+                (_, Some(d), _) if d.qp.is_some() => {
                     return Err(ScenarioError::new(
                         key("dcqcn.qp"),
                         "not used in a network (each flow is its own queue pair, with the paper's DCQCN); remove the key",
                     ))
                 }
-                (None, Some(d)) => FabricTransport::Dcqcn(plan::plan_dcqcn(
+                (_, Some(d), _) => FabricTransport::Dcqcn(plan::plan_dcqcn(
                     &k,
                     d,
-                    400_000_000_000,
+                    line,
                     QpMode::Pair,
                 )?),
-                (None, None) => FabricTransport::OpenLoop,
+                (_, _, Some((law, c))) => FabricTransport::IntCc(plan::plan_int_cc(&k, c, line, law)?),
+                (None, None, None) => FabricTransport::OpenLoop,
             };
         }
         Ok(by_pg)

@@ -4,8 +4,8 @@
 //! paper is not among the seed papers: the equations are the simulator's, which are the
 //! paper's Alg. 1 with the window as a rate.
 //!
-//! Per ACK, with the hop record the packet carried (`crate::int_cc` brings it) and the
-//! previous one:
+//! Per ACK, with the hop records the packet carried (`crate::int_cc` brings them) and the
+//! previous ones, per hop (the path's `u'` is its most utilised hop's, `MULTI_RATE 0`):
 //!
 //! ```text
 //! tau = ts - ts'                       txRate = (txBytes - txBytes') * 8 / tau
@@ -19,7 +19,7 @@
 //! reaction, `FAST_REACT 1`); only an ACK past the last update's `snd_nxt` commits `R_c` and
 //! `incStage` (once per RTT, Alg. 1 lines 14-16). The first ACK only stores its record.
 
-use crate::int_cc::Ack;
+use crate::int_cc::{busiest, Ack, IntHops};
 use scenario::params::IntCcParams;
 
 /// One flow's HPCC state; rates in b/s.
@@ -33,7 +33,8 @@ pub struct Hpcc {
     inc_stage: u32,
     /// `snd_nxt` at the last committed update (`m_lastUpdateSeq`).
     last_update: Option<u32>,
-    prev: Option<hw_model::int_stamp::IntHop>,
+    /// The records of the last ACK, one per hop.
+    prev: IntHops,
 }
 
 impl Hpcc {
@@ -44,28 +45,29 @@ impl Hpcc {
             committed: p.line_bps as f64,
             inc_stage: 0,
             last_update: None,
-            prev: None,
+            prev: IntHops::default(),
         }
     }
 
     /// An ACK; `snd_nxt` is the next packet the sender will send. The new sending rate, if
     /// the ACK carried a hop record that moves it.
     pub fn on_ack(&mut self, ack: &Ack, snd_nxt: u32) -> Option<f64> {
-        let hop = ack.hop?;
-        let Some(last) = self.last_update else {
-            self.last_update = Some(snd_nxt);
-            self.prev = Some(hop);
-            return None;
-        };
-        let prev = self.prev.replace(hop)?;
-        let tau = hop.ns_since(&prev);
-        if tau == 0 {
+        if ack.hops.as_slice().is_empty() {
             return None;
         }
-        let (b, t) = (hop.line_rate_bps() as f64, self.p.base_rtt_ns as f64);
-        let tx_rate = hop.bytes_since(&prev) as f64 * 8.0 / (tau as f64 * 1e-9);
-        let queue = hop.qlen_bytes().min(prev.qlen_bytes()) as f64 * 8.0;
-        let u = tx_rate / b + queue / (b * t * 1e-9);
+        let Some(last) = self.last_update else {
+            self.last_update = Some(snd_nxt);
+            self.prev = ack.hops;
+            return None;
+        };
+        let prev = std::mem::replace(&mut self.prev, ack.hops);
+        let t = self.p.base_rtt_ns as f64;
+        let (u, tau) = busiest(&ack.hops, &prev, |hop, prev, tau| {
+            let b = hop.line_rate_bps() as f64;
+            let tx_rate = hop.bytes_since(prev) as f64 * 8.0 / (tau as f64 * 1e-9);
+            let queue = hop.qlen_bytes().min(prev.qlen_bytes()) as f64 * 8.0;
+            tx_rate / b + queue / (b * t * 1e-9)
+        })?;
         let dt = (tau as f64).min(t);
         self.u = (self.u * (t - dt) + u * dt) / t;
         let c = self.u / self.p.u_target;
@@ -118,7 +120,7 @@ mod tests {
     fn ack(seq: u32, hop: Option<IntHop>) -> Ack {
         Ack {
             seq,
-            hop,
+            hops: IntHops::one(hop),
             rtt_ns: 10_000,
             now_ns: 0.0,
         }

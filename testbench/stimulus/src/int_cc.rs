@@ -30,26 +30,96 @@ use scenario::params::{CcLaw, IntCcParams};
 use scenario::{Flow, Pattern, SizeDist};
 use std::collections::VecDeque;
 
-/// What an ACK brings the sender: the packet it acknowledges, the hop record that packet
+/// What an ACK brings the sender: the packet it acknowledges, the hop records that packet
 /// carried, its RTT and the time it arrives.
 #[derive(Debug, Clone, Copy)]
 pub struct Ack {
     pub seq: u32,
-    pub hop: Option<IntHop>,
+    pub hops: IntHops,
     pub rtt_ns: u64,
     pub now_ns: f64,
 }
 
+/// The hop records a packet carries, one per switch on its path in path order, at most
+/// [`IntHops::MAX`] (ns-3's `IntHeader::maxHop = 5`: `src/network/utils/int-header.h` line
+/// 84 in inet-tub/ns3-datacenter at 6ddb4a4). A longer path overflows the stack, and a
+/// sender reads no record from it, as ns-3's `UpdateRateHp` and `UpdateRatePower` skip a
+/// header with `nhop > maxHop` (`rdma-hw.cc` lines 820 and 999).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IntHops {
+    hops: [IntHop; IntHops::MAX],
+    /// Records pushed; above `MAX`: overflowed.
+    n: u8,
+}
+
+impl IntHops {
+    pub const MAX: usize = 5;
+
+    /// The stack of one record, or an empty one.
+    pub fn one(hop: Option<IntHop>) -> Self {
+        let mut h = Self::default();
+        if let Some(hop) = hop {
+            h.push(hop);
+        }
+        h
+    }
+
+    /// The next switch's record.
+    pub fn push(&mut self, hop: IntHop) {
+        if let Some(slot) = self.hops.get_mut(self.n as usize) {
+            *slot = hop;
+        }
+        self.n = self.n.saturating_add(1);
+    }
+
+    /// The records, in path order; none if the stack overflowed.
+    pub fn as_slice(&self) -> &[IntHop] {
+        self.hops.get(..self.n as usize).unwrap_or(&[])
+    }
+}
+
+/// The most loaded hop, as the loops of `UpdateRateHp` (one rate for the path,
+/// `rdma-hw.cc` lines 832-860) and `UpdateRatePower` (lines 1007-1045) pick it: per hop
+/// with a previous record and time between the two, `sample(hop, prev, tau_ns)`; the
+/// largest sample (the first of equals) and its `tau`.
+pub(crate) fn busiest(
+    hops: &IntHops,
+    prev: &IntHops,
+    sample: impl Fn(&IntHop, &IntHop, u64) -> f64,
+) -> Option<(f64, u64)> {
+    let mut best: Option<(f64, u64)> = None;
+    for (hop, prev) in hops.as_slice().iter().zip(prev.as_slice()) {
+        let tau = hop.ns_since(prev);
+        if tau == 0 {
+            continue;
+        }
+        let s = sample(hop, prev, tau);
+        if best.is_none_or(|(b, _)| s > b) {
+            best = Some((s, tau));
+        }
+    }
+    best
+}
+
 /// The law of a flow.
 #[derive(Debug, Clone)]
-enum Law {
+pub enum Law {
     Hpcc(Hpcc),
     PowerTcp(PowerTcp),
     Theta(ThetaPowerTcp),
 }
 
 impl Law {
-    fn on_ack(&mut self, ack: &Ack, snd_nxt: u32) -> Option<f64> {
+    pub fn new(p: IntCcParams) -> Self {
+        match p.law {
+            CcLaw::Hpcc => Law::Hpcc(Hpcc::new(p)),
+            CcLaw::PowerTcp => Law::PowerTcp(PowerTcp::new(p)),
+            CcLaw::ThetaPowerTcp => Law::Theta(ThetaPowerTcp::new(p)),
+        }
+    }
+
+    /// An ACK, `snd_nxt` the next packet the sender will send: the new rate, if it moves.
+    pub fn on_ack(&mut self, ack: &Ack, snd_nxt: u32) -> Option<f64> {
         match self {
             Self::Hpcc(h) => h.on_ack(ack, snd_nxt),
             Self::PowerTcp(p) => p.on_ack(ack, snd_nxt),
@@ -58,7 +128,7 @@ impl Law {
     }
 
     /// HPCC's `U` or PowerTCP's `Gamma`.
-    fn signal(&self) -> f64 {
+    pub fn signal(&self) -> f64 {
         match self {
             Self::Hpcc(h) => h.u,
             Self::PowerTcp(p) => p.power(),
@@ -160,11 +230,7 @@ impl IntCcFlows {
             let i = t.flows.len() as u32;
             t.index.set(f.id, i);
             t.events.push(f.start_cycle, i, Event::Send);
-            let law = match p.law {
-                CcLaw::Hpcc => Law::Hpcc(Hpcc::new(*p)),
-                CcLaw::PowerTcp => Law::PowerTcp(PowerTcp::new(*p)),
-                CcLaw::ThetaPowerTcp => Law::Theta(ThetaPowerTcp::new(*p)),
-            };
+            let law = Law::new(*p);
             t.flows.push(Sender {
                 id: f.id,
                 src: f.src,
@@ -263,7 +329,7 @@ impl IntCcFlows {
         let ns = |c: u64| c as f64 * 1e9 / self.clock_hz as f64;
         let ack = Ack {
             seq,
-            hop,
+            hops: IntHops::one(hop),
             rtt_ns: ns(now - sent) as u64,
             now_ns: ns(now),
         };

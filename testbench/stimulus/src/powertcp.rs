@@ -24,8 +24,7 @@
 //! an ACK past the last update's `snd_nxt` commits `R_c`, as HPCC's. theta-PowerTCP's `T`
 //! falls to the least RTT it measures (line 992).
 
-use crate::int_cc::Ack;
-use hw_model::int_stamp::IntHop;
+use crate::int_cc::{busiest, Ack, IntHops};
 use scenario::params::IntCcParams;
 
 /// The state both variants share: the average, the committed rate and the RTT gate.
@@ -70,14 +69,15 @@ impl Power {
 #[derive(Debug, Clone)]
 pub struct PowerTcp {
     s: Power,
-    prev: Option<IntHop>,
+    /// The records of the last ACK with records, one per hop.
+    prev: IntHops,
 }
 
 impl PowerTcp {
     pub fn new(p: IntCcParams) -> Self {
         Self {
             s: Power::new(p),
-            prev: None,
+            prev: IntHops::default(),
         }
     }
 
@@ -86,22 +86,23 @@ impl PowerTcp {
         self.s.gamma_avg
     }
 
-    /// An ACK with its hop record; the new rate, if it moves. The first record is stored.
+    /// An ACK with its hop records; the new rate, if it moves (the most loaded hop's
+    /// power: `rdma-hw.cc` lines 1007-1045). The first records are stored.
     pub fn on_ack(&mut self, ack: &Ack, snd_nxt: u32) -> Option<f64> {
-        let hop = ack.hop?;
-        let prev = self.prev.replace(hop)?;
-        let tau = hop.ns_since(&prev);
-        if tau == 0 {
+        if ack.hops.as_slice().is_empty() {
             return None;
         }
-        let secs = tau as f64 * 1e-9;
-        let b = hop.line_rate_bps() as f64;
-        let mu = hop.bytes_since(&prev) as f64 * 8.0 / secs;
-        let dq = (hop.qlen_bytes() as f64 - prev.qlen_bytes() as f64) * 8.0 / secs;
-        let lambda = (mu + dq).max(b / 2.0);
+        let prev = std::mem::replace(&mut self.prev, ack.hops);
         let t = self.s.p.base_rtt_ns as f64;
-        let bdp = b * t * 1e-9;
-        let sample = lambda * (hop.qlen_bytes() as f64 * 8.0 + bdp) / (b * bdp);
+        let (sample, tau) = busiest(&ack.hops, &prev, |hop, prev, tau| {
+            let secs = tau as f64 * 1e-9;
+            let b = hop.line_rate_bps() as f64;
+            let mu = hop.bytes_since(prev) as f64 * 8.0 / secs;
+            let dq = (hop.qlen_bytes() as f64 - prev.qlen_bytes() as f64) * 8.0 / secs;
+            let lambda = (mu + dq).max(b / 2.0);
+            let bdp = b * t * 1e-9;
+            lambda * (hop.qlen_bytes() as f64 * 8.0 + bdp) / (b * bdp)
+        })?;
         let e = self.s.p.u_target;
         Some(self.s.update(ack, snd_nxt, sample, tau as f64, t, e))
     }
@@ -148,6 +149,7 @@ impl ThetaPowerTcp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hw_model::int_stamp::IntHop;
     use scenario::params::CcLaw;
 
     fn params(law: CcLaw, gamma: f64) -> IntCcParams {
@@ -166,7 +168,7 @@ mod tests {
     fn ack(seq: u32, hop: Option<IntHop>, rtt_ns: u64, now_ns: f64) -> Ack {
         Ack {
             seq,
-            hop,
+            hops: IntHops::one(hop),
             rtt_ns,
             now_ns,
         }
