@@ -151,6 +151,35 @@ mod tests {
         assert_eq!(h.committed, r);
     }
 
+    /// Three hops, the busy one in the middle: the rate is the one its record alone gives
+    /// (the path's `u'` is its most utilised hop's), whatever the idle hops around it say.
+    #[test]
+    fn the_most_utilised_hop_sets_the_rate() {
+        let bdp = 124_960;
+        let stack = |hops: &[Option<IntHop>]| {
+            let mut s = IntHops::default();
+            hops.iter().flatten().for_each(|&h| s.push(h));
+            s
+        };
+        let idle = |ns: u32| hop(ns, 0, 0);
+        let busy = |ns: u32, bytes: u64| hop(ns, bytes, bdp);
+        let mut one = Hpcc::new(params());
+        one.on_ack(&ack(0, busy(0, 0)), 10);
+        let alone = one.on_ack(&ack(10, busy(10_000, 125_056)), 20).unwrap();
+        let mut three = Hpcc::new(params());
+        let first = stack(&[idle(0), busy(0, 0), idle(0)]);
+        let ack3 = |seq, hops| Ack {
+            seq,
+            hops,
+            rtt_ns: 10_000,
+            now_ns: 0.0,
+        };
+        three.on_ack(&ack3(0, first), 10);
+        let then = stack(&[idle(10_000), busy(10_000, 125_056), idle(10_000)]);
+        assert_eq!(three.on_ack(&ack3(10, then), 20), Some(alone));
+        assert_eq!(three.u, one.u);
+    }
+
     /// An idle path: `U` decays below `eta` and the rate grows by `W_AI` per update, then
     /// multiplicatively after `maxStage` of them.
     #[test]

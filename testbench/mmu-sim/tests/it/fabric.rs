@@ -166,6 +166,18 @@ fn bad_fabric_keys_exit_2_naming_the_field() {
             "fabric.transport[0].dcqcn.qp: not used in a network",
         ),
         (
+            format!("{perm}\n[[fabric.transport]]\npg = 3\nhpcc = {{ u_target = 1.5 }}\n"),
+            "fabric.transport[0].hpcc.u_target: 1.5 is out of range; allowed: 0 < u_target <= 1",
+        ),
+        (
+            format!("{perm}\n[[fabric.transport]]\npg = 3\npowertcp = {{ mi_thresh = 3 }}\n"),
+            "fabric.transport[0].powertcp.mi_thresh: not used by powertcp; remove the key",
+        ),
+        (
+            format!("{perm}\n[[fabric.transport]]\npg = 3\ntcp = {{}}\ntheta_powertcp = {{}}\n"),
+            "fabric.transport[0].pg: more than one transport; allowed: one of tcp, dcqcn, hpcc, powertcp and theta_powertcp",
+        ),
+        (
             format!("{perm}\n[fabric]\nfeedback_pg = 8\n"),
             "fabric.feedback_pg: 8 is out of range; allowed: 0..=7",
         ),
