@@ -158,14 +158,16 @@ impl FabricSummary {
 }
 
 impl FabricSummary {
-    /// Per closed-loop transport in use: its flows, rate or window cuts and the
-    /// congestion feedback (CNPs, ECE ACKs) their senders received.
-    fn transports(&self) -> BTreeMap<&'static str, (u64, u64, u64)> {
-        let mut t: BTreeMap<&'static str, (u64, u64, u64)> = BTreeMap::new();
+    /// Per closed-loop transport in use: its flows, rate or window cuts, the congestion
+    /// feedback (CNPs, ECE ACKs) their senders received, and (HPCC, PowerTCP) their ACKs
+    /// with and without INT records.
+    fn transports(&self) -> BTreeMap<&'static str, [u64; 5]> {
+        let mut t: BTreeMap<&'static str, [u64; 5]> = BTreeMap::new();
         for s in self.fct.iter().map(|f| &f.sender) {
             if s.transport != "open_loop" {
                 let e = t.entry(s.transport).or_default();
-                *e = (e.0 + 1, e.1 + s.cuts, e.2 + s.cnps + s.ece_acks);
+                let add = [1, s.cuts, s.cnps + s.ece_acks, s.acks_with_int, s.acks];
+                e.iter_mut().zip(add).for_each(|(e, a)| *e += a);
             }
         }
         t
@@ -185,8 +187,11 @@ impl fmt::Display for FabricSummary {
             self.cycles
         )?;
         row(f, "flows completed", &self.flows_completed)?;
-        for (name, (n, cuts, feedback)) in self.transports() {
-            let what = format!("{n} flows, {feedback} CNPs or ECE ACKs received, {cuts} cuts");
+        for (name, [n, cuts, feedback, with_int, acks]) in self.transports() {
+            let what = match acks {
+                0 => format!("{n} flows, {feedback} CNPs or ECE ACKs received, {cuts} cuts"),
+                _ => format!("{n} flows, {with_int} of {acks} ACKs with INT records"),
+            };
             row(f, &format!("transport {name}"), &what)?;
         }
         row(f, "cells injected", &self.cells_injected)?;
