@@ -404,3 +404,27 @@ fn take<T: Copy>(q: &mut VecDeque<(u32, T)>, seq: u32) -> Option<T> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records keep their order; a sixth overflows the stack and none is read, as ns-3
+    /// reads no header with `nhop > maxHop`.
+    #[test]
+    fn a_sixth_hop_overflows_the_stack() {
+        let hop = |time| IntHop {
+            time,
+            ..IntHop::default()
+        };
+        let mut h = IntHops::default();
+        for t in 0..5 {
+            h.push(hop(t));
+        }
+        let times: Vec<u32> = h.as_slice().iter().map(|r| r.time).collect();
+        assert_eq!(times, [0, 1, 2, 3, 4]);
+        h.push(hop(5));
+        assert!(h.as_slice().is_empty());
+        assert_eq!(IntHops::one(None).as_slice(), &[]);
+    }
+}
