@@ -20,7 +20,10 @@ use fabric::units::{BitRate, Picos};
 use fabric::workload::{self, FlowTemplate, LoadBase, Poisson};
 use fabric::{Network, RunOptions};
 use hw_model::Policy;
-use scenario::{FabricSpec, LeafSpineSpec, Scenario, WorkloadKind, WorkloadSpec, MAX_CYCLES};
+use scenario::params::CcLaw;
+use scenario::{
+    FabricSpec, FabricTransport, LeafSpineSpec, Scenario, WorkloadKind, WorkloadSpec, MAX_CYCLES,
+};
 use std::fs;
 use std::path::Path;
 use switch_run::waves::gtkw_path;
@@ -286,6 +289,20 @@ pub fn run(
         }
         cfg
     };
+    // HPCC or PowerTCP with no switch stamping would run at line rate, silently
+    // (theta-PowerTCP reads only RTTs).
+    let int_law = transports.by_pg.iter().find_map(|t| match t {
+        FabricTransport::IntCc(p) if p.law != CcLaw::ThetaPowerTcp => Some(p.law.name()),
+        _ => None,
+    });
+    if let Some(law) = int_law {
+        if !topo.switches().iter().any(|&n| config(n).int) {
+            return Err(Failure::Input(format!(
+                "switch.int: false on every switch, and {law} reads the switches' INT records; \
+                 allowed: int = true in [switch] or in a [[fabric.switch]]"
+            )));
+        }
+    }
     let ecmp = Ecmp {
         fabric_seed: spec.ecmp_seed,
     };
