@@ -36,7 +36,7 @@ use crate::packet_queue::{Desc, NULL};
 use crate::pfc::state::PauseState;
 use crate::policy::{BufferPolicy, Plan, PoolParams, Pools, QueueView, Request};
 use crate::ports::FlowRequests;
-use crate::sched::hcf::{Arrival, Hcf};
+use crate::sched::hcf::{Arrival, Hcf, HcfArrival};
 use crate::stats::Stats;
 use crate::wires::{Beat, CellEvent, DropReason};
 use rtl::{Block, BlockError, Clocked};
@@ -62,8 +62,8 @@ pub struct AdmissionIn<'a, P> {
     pub policy: &'a mut P,
     /// Registered counters, and the charge port.
     pub acct: &'a mut Accounting,
-    /// HCF classification (part of this block's chain).
-    pub hcf: &'a mut Hcf,
+    /// HCF's registers (the classifications go out as [`AdmissionOut::hcf`]).
+    pub hcf: &'a Hcf,
     /// Beat intake and cell FIFOs.
     pub ingress: &'a mut Ingress,
     pub d: &'a Derived,
@@ -97,6 +97,9 @@ pub struct AdmissionOut<'a> {
     pub admitted: &'a mut u64,
     pub stats: &'a mut Stats,
     pub dirty: &'a mut Dirty,
+    /// The cycle's HCF classifications, in port order: a later one reads the credits an
+    /// earlier one took; HCF applies them in its phase.
+    pub hcf: &'a mut Vec<HcfArrival>,
 }
 
 impl Admission {
@@ -280,7 +283,7 @@ impl Admission {
         let pg = b.hdr.prio as usize;
         let dst = b.hdr.dst as usize;
         let r = Request::new(p, pg, dst, b.ncells as u32, lossless);
-        let hcf = &mut *input.hcf;
+        let (hcf, arrivals) = (input.hcf, &mut *out.hcf);
         let dirty = &mut *out.dirty;
         let a = self.admit(
             &r,
@@ -292,7 +295,7 @@ impl Admission {
             input.acct,
             input.policy,
             &mut OwnDecisions,
-            || match hcf.arrive(dst, pg, &b.hdr.tuple, b.ncells) {
+            || match hcf.arrive(dst, pg, &b.hdr.tuple, b.ncells, arrivals) {
                 Arrival::Fifo => Ok(0),
                 Arrival::List(sub) => {
                     dirty.egress(dst);
