@@ -27,7 +27,7 @@ use crate::pfc::rx::PfcRx;
 use crate::policy::{with_policy, with_policy_ref, BufferPolicy, L2bm, Plan, Policies};
 use crate::ports::{each_port, Dequeue, FlowRequests, PfcTakes};
 use crate::probes::{Hierarchy, SignalDesc, Signals};
-use crate::sched::hcf::{Hcf, HcfArrival, HcfQueue};
+use crate::sched::hcf::{Hcf, HcfQueue};
 use crate::stats::Stats;
 use crate::wires::{DropReason, Inputs, Outputs};
 use rtl::{interleave, Block, BlockError, Clocked, Lfsr32, Name, Visit};
@@ -165,8 +165,6 @@ pub struct Core {
     /// ECN arrivals -> write stage: the ports whose packet admitted in this cycle is
     /// marked CE.
     ce: u64,
-    /// Admission -> HCF's phase: the cycle's classifications.
-    hcf_arrivals: Vec<HcfArrival>,
     /// Transmitters -> the edge of HCF, ECM and ECN: the dequeues from the queues they watch.
     dequeues: Vec<Dequeue>,
     /// Transmitters -> the edge of PFC generation: the frames taken.
@@ -224,7 +222,6 @@ impl Core {
             requests: FlowRequests::new(ports),
             admitted: 0,
             ce: 0,
-            hcf_arrivals: Vec::with_capacity(ports),
             dequeues: Vec::with_capacity(ports),
             takes: PfcTakes::default(),
             dirty: Dirty::new(ports),
@@ -294,7 +291,7 @@ impl Core {
                     pause: self.fsm.state(),
                     policy,
                     acct: &mut self.acct,
-                    hcf: &self.hcf,
+                    hcf: &mut self.hcf,
                     ingress: &mut self.ingress,
                     d: &self.d,
                 },
@@ -304,7 +301,6 @@ impl Core {
                     admitted: &mut self.admitted,
                     stats: &mut self.stats,
                     dirty: &mut self.dirty,
-                    hcf: &mut self.hcf_arrivals,
                 },
             ),
             Unit::PfcGen => {
@@ -322,9 +318,7 @@ impl Core {
                     &mut self.dirty,
                 )
             }
-            Unit::HcfPeriods => {
-                Block::eval(&mut self.hcf, now, &mut self.hcf_arrivals, &mut self.dirty)
-            }
+            Unit::HcfPeriods => Block::eval(&mut self.hcf, now, (), &mut self.dirty),
             Unit::Ecm => Block::eval(
                 &mut self.ecm,
                 now,

@@ -94,7 +94,7 @@ impl EcnLook {
 
     /// An ECN-capable packet looked at: whether it drew from the LFSR, whether it is marked.
     pub fn looked(drew: bool, ce: bool) -> Self {
-        Self(Self::LOOKED | (drew as u8) * Self::DREW | (ce as u8) * Self::CE)
+        Self(Self::LOOKED | ((drew as u8) * Self::DREW) | ((ce as u8) * Self::CE))
     }
 
     pub fn seen(self) -> bool {

@@ -60,40 +60,6 @@ pub enum Verdict {
     Drop = 3,
 }
 
-/// One classification of a cycle as a value, from admission (phase 2) to HCF's own phase
-/// (3): admission reads the earlier ones of the cycle for the credits and list lengths
-/// they took, and HCF applies them before its boundaries, which read the list lengths
-/// with the cycle's arrivals.
-#[derive(Debug, Clone, Copy)]
-pub struct HcfArrival {
-    /// The queue's block.
-    slot: u16,
-    /// Its bins (the first `hashes` are valid) and its size in units.
-    bins: [u32; HCF_MAX_HASHES],
-    n: u32,
-    verdict: Verdict,
-    /// The physical list it joins (`Hp` or `Lp`).
-    list: u8,
-}
-
-impl HcfArrival {
-    /// The list it joins, `None` when dropped.
-    fn list(&self) -> Option<u8> {
-        (self.verdict != Verdict::Drop).then_some(self.list)
-    }
-
-    /// A credit register `c` after this arrival took from it once (a bin named by two
-    /// hashes is taken twice): `n` to HP, zeroed to LP under footnote 1 (the conference
-    /// version, `zero_on_lp_join = false`, skips it).
-    fn take(&self, c: u32, zero_on_lp_join: bool) -> u32 {
-        match self.verdict {
-            Verdict::Hp => c.saturating_sub(self.n),
-            Verdict::Lp if zero_on_lp_join => 0,
-            _ => c,
-        }
-    }
-}
-
 /// Per-hash salts: hash `i` of the Bloom variant is the same mixer on `x ^ stamp ^ SALT[i]`.
 const SALT: [u32; HCF_MAX_HASHES] = [0, 0x9E37_79B9, 0x7F4A_7C15, 0xF39C_C060];
 
@@ -215,76 +181,40 @@ impl HcfQueue {
         b
     }
 
-    /// Algorithm 1, `arrive(p)`, of a packet alone in its cycle: the list it joins (`hp`
-    /// is the physical list now HP), or `None` to drop it; the registers change at once.
+    /// Algorithm 1, `arrive(p)`: the list the packet joins (`hp` is the physical list now
+    /// HP), or `None` to drop it.
     pub fn arrive(&mut self, t: &FiveTuple, ncells: u16, hp: u8) -> Option<u8> {
-        let a = self.classify(0, t, ncells, hp, &[]);
-        self.apply(&a);
-        a.list()
-    }
-
-    /// Algorithm 1, `arrive(p)`, from the registers and the cycle's `earlier`
-    /// classifications (those of block `slot` took credits and list lengths before it).
-    fn classify(
-        &self,
-        slot: u16,
-        t: &FiveTuple,
-        ncells: u16,
-        hp: u8,
-        earlier: &[HcfArrival],
-    ) -> HcfArrival {
         let n = self.units(ncells);
         let bins = self.bins(t);
-        let h = self.p.hashes as usize;
-        let mine = || earlier.iter().filter(|a| a.slot == slot);
-        let credit = |k: u32| {
-            mine().fold(self.credit(k), |c, a| {
-                a.bins[..h]
-                    .iter()
-                    .filter(|&&b| b == k)
-                    .fold(c, |c, _| a.take(c, self.p.zero_on_lp_join))
-            })
-        };
-        let len = |l: u8| {
-            mine()
-                .filter(|a| a.list() == Some(l))
-                .fold(self.len[l as usize], |x, a| x + a.n)
-        };
+        let bins = &bins[..self.p.hashes as usize];
         let lp = hp ^ 1;
-        let has_credit = bins[..h].iter().any(|&k| credit(k) > 0);
-        let (verdict, list) = if has_credit && len(hp) + n <= self.p.hp_limit {
-            (Verdict::Hp, hp)
-        } else if len(lp) + n <= self.p.lp_limit {
-            (Verdict::Lp, lp)
-        } else {
-            (Verdict::Drop, 0)
-        };
-        HcfArrival {
-            slot,
-            bins,
-            n,
-            verdict,
-            list,
-        }
-    }
-
-    /// A classification lands in the registers.
-    fn apply(&mut self, a: &HcfArrival) {
-        for &k in &a.bins[..self.p.hashes as usize] {
-            let c = self.credit(k);
-            self.set_credit(k, a.take(c, self.p.zero_on_lp_join));
-        }
-        self.last_bin = a.bins[0];
-        self.last_verdict = a.verdict;
-        match a.verdict {
-            Verdict::Hp => self.to_hp += 1,
-            Verdict::Lp => self.to_lp += 1,
-            Verdict::Drop => {
-                self.dropped += 1;
-                return;
+        let has_credit = bins.iter().any(|&k| self.credit(k) > 0);
+        self.last_bin = bins[0];
+        let list = if has_credit && self.len[hp as usize] + n <= self.p.hp_limit {
+            for &k in bins {
+                let c = self.credit(k);
+                self.set_credit(k, c.saturating_sub(n));
             }
-        }
-        self.len[a.list as usize] += a.n;
+            self.last_verdict = Verdict::Hp;
+            self.to_hp += 1;
+            hp
+        } else if self.len[lp as usize] + n <= self.p.lp_limit {
+            // Footnote 1; the conference version (`zero_on_lp_join = false`) skips it.
+            if self.p.zero_on_lp_join {
+                for &k in bins {
+                    self.set_credit(k, 0);
+                }
+            }
+            self.last_verdict = Verdict::Lp;
+            self.to_lp += 1;
+            lp
+        } else {
+            self.last_verdict = Verdict::Drop;
+            self.dropped += 1;
+            return None;
+        };
+        self.len[list as usize] += n;
+        Some(list)
     }
 
     /// Algorithm 1, `transmit()`: a packet of `ncells` leaves physical list `list` in cycle
@@ -420,26 +350,15 @@ impl Hcf {
         (self.hp_sel[port] >> q) & 1
     }
 
-    /// Admission: the list an admitted packet of `ncells` joins in queue `q` of `port`,
-    /// after the cycle's `arrivals`, to which its classification is added (applied in
-    /// this block's phase).
+    /// Admission: the list an admitted packet of `ncells` joins in queue `q` of `port`.
     #[inline]
-    pub fn arrive(
-        &self,
-        port: usize,
-        q: usize,
-        tuple: &FiveTuple,
-        ncells: u16,
-        arrivals: &mut Vec<HcfArrival>,
-    ) -> Arrival {
+    pub fn arrive(&mut self, port: usize, q: usize, tuple: &FiveTuple, ncells: u16) -> Arrival {
         let slot = self.slot[port * QUEUES + q];
         if slot == u16::MAX {
             return Arrival::Fifo;
         }
         let hp = self.hp_list(port, q);
-        let a = self.queues[slot as usize].classify(slot, tuple, ncells, hp, arrivals);
-        arrivals.push(a);
-        match a.list() {
+        match self.queues[slot as usize].arrive(tuple, ncells, hp) {
             Some(list) => Arrival::List(list),
             None => Arrival::Drop,
         }
@@ -482,14 +401,6 @@ impl Hcf {
         Ok(())
     }
 
-    /// The classifications `arrivals` land in the registers, in their order; the list is
-    /// left empty.
-    pub fn apply(&mut self, arrivals: &mut Vec<HcfArrival>) {
-        for a in arrivals.drain(..) {
-            self.queues[a.slot as usize].apply(&a);
-        }
-    }
-
     /// The first cycle at or after the last evaluation with a fixed-period boundary.
     pub fn next_boundary(&self) -> u64 {
         self.next_boundary
@@ -508,19 +419,11 @@ impl Hcf {
     }
 }
 
-impl<'a> Block<&'a mut Vec<HcfArrival>, &'a mut Dirty> for Hcf {
-    /// The cycle's arrivals land in the registers, then the fixed-period boundaries of
-    /// this cycle (IV-C): two tests in the phase when neither is there.
+impl<'a> Block<(), &'a mut Dirty> for Hcf {
+    /// The fixed-period boundaries of this cycle (IV-C), after its arrivals: one test in
+    /// the phase when none is due.
     #[inline(always)]
-    fn eval(
-        &mut self,
-        now: u64,
-        arrivals: &'a mut Vec<HcfArrival>,
-        dirty: &'a mut Dirty,
-    ) -> Result<(), BlockError> {
-        if !arrivals.is_empty() {
-            self.apply(arrivals);
-        }
+    fn eval(&mut self, now: u64, _: (), dirty: &'a mut Dirty) -> Result<(), BlockError> {
         if now >= self.next_boundary {
             self.boundaries(now, dirty);
         }
@@ -549,8 +452,8 @@ impl Hcf {
 }
 
 impl Clocked for Hcf {
-    /// Arrivals (values from admission) and boundaries land in this block's phase, so
-    /// the boundaries see the cycle's arrivals; the departures land at
+    /// Arrivals (admission's chain) and boundaries (this block's phase) change the
+    /// registers during the cycle, in the order of the phase table; the departures land at
     /// the edge through [`Hcf::departures`], so the transmitters only read the select.
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
@@ -614,15 +517,8 @@ mod tests {
         let d = hcf_on_port_2_queue_7();
         let mut hcf = Hcf::new(&d);
         let t = flow(1);
-        let mut arrivals = Vec::new();
-        assert_eq!(hcf.arrive(2, 7, &t, 1, &mut arrivals), Arrival::List(0));
-        assert_eq!(
-            hcf.arrive(2, 7, &t, 1, &mut arrivals),
-            Arrival::List(1),
-            "no credit left after the first of the cycle"
-        );
-        hcf.eval(0, &mut arrivals, &mut Dirty::new(d.ports))
-            .unwrap();
+        assert_eq!(hcf.arrive(2, 7, &t, 1), Arrival::List(0));
+        assert_eq!(hcf.arrive(2, 7, &t, 1), Arrival::List(1), "no credit left");
         let cycle = [dequeue(2, 6, 0), dequeue(2, 7, 0), dequeue(2, 7, 1)];
         hcf.departures(&cycle, 5).unwrap();
         assert_eq!(

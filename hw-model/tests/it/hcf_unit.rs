@@ -100,8 +100,8 @@ fn hp_and_lp_swap_roles_at_every_period_start() {
         let hp = hcf.hp_list(port, q);
         assert_eq!(hp, (period % 2) as u8, "period {period}");
         let lp = hp ^ 1;
-        assert_eq!(arrive(&mut hcf, port, q, &TUPLE, 1), Arrival::List(hp));
-        assert_eq!(arrive(&mut hcf, port, q, &TUPLE, 1), Arrival::List(lp));
+        assert_eq!(hcf.arrive(port, q, &TUPLE, 1), Arrival::List(hp));
+        assert_eq!(hcf.arrive(port, q, &TUPLE, 1), Arrival::List(lp));
         hcf.depart(port, q, lp, 1, 10 * period).unwrap();
         assert_eq!(hcf.hp_list(port, q), hp, "an LP departure swaps nothing");
         hcf.depart(port, q, hp, 1, 10 * period + 5).unwrap();
@@ -176,21 +176,21 @@ fn fixed_period_boundaries_start_periods_in_the_flow_control_phase() {
         (hcf.hp_list(port, q), h.periods, h.stamp)
     };
     assert_eq!(hcf.next_boundary(), 100);
-    assert_eq!(arrive(&mut hcf, port, q, &TUPLE, 1), Arrival::List(0));
-    hcf.eval(99, &mut Vec::new(), &mut dirty).unwrap();
-    hcf.eval(100, &mut Vec::new(), &mut dirty).unwrap();
+    assert_eq!(hcf.arrive(port, q, &TUPLE, 1), Arrival::List(0));
+    hcf.eval(99, (), &mut dirty).unwrap();
+    hcf.eval(100, (), &mut dirty).unwrap();
     assert_eq!(state(&hcf), (0, 1, 0), "HP (list 0) holds a packet");
     assert_eq!(hcf.next_boundary(), 200);
-    assert_eq!(arrive(&mut hcf, port, q, &TUPLE, 1), Arrival::List(1));
+    assert_eq!(hcf.arrive(port, q, &TUPLE, 1), Arrival::List(1));
     hcf.depart(port, q, 0, 1, 130).unwrap();
     assert_eq!(state(&hcf), (1, 2, 130), "due, and HP just emptied");
-    hcf.eval(200, &mut Vec::new(), &mut dirty).unwrap();
+    hcf.eval(200, (), &mut dirty).unwrap();
     assert_eq!(state(&hcf), (1, 2, 130), "HP (list 1) holds a packet");
     hcf.depart(port, q, 1, 1, 250).unwrap();
     assert_eq!(state(&hcf), (0, 3, 250));
-    hcf.eval(300, &mut Vec::new(), &mut dirty).unwrap();
+    hcf.eval(300, (), &mut dirty).unwrap();
     assert_eq!(state(&hcf), (1, 4, 300), "HP empty at the boundary");
-    hcf.eval(400, &mut Vec::new(), &mut dirty).unwrap();
+    hcf.eval(400, (), &mut dirty).unwrap();
     assert_eq!(state(&hcf), (0, 5, 400));
 }
 
@@ -199,7 +199,7 @@ fn fixed_period_boundaries_start_periods_in_the_flow_control_phase() {
 #[test]
 fn an_hcf_queue_probes_its_hp_select_and_registers() {
     let mut hcf = Hcf::new(&hcf_on_port_2_queue_7(None));
-    arrive(&mut hcf, 2, 7, &TUPLE, 1);
+    hcf.arrive(2, 7, &TUPLE, 1);
     hcf.depart(2, 7, 0, 1, 9).unwrap();
     let mut fifo = Wires::default();
     hcf.probe_queue(2, 6, &mut fifo);
@@ -208,12 +208,4 @@ fn an_hcf_queue_probes_its_hp_select_and_registers() {
     hcf.probe_queue(2, 7, &mut wires);
     // hp_sel 1 after the swap, then HcfQueue::probe: hp_len, lp_len, period_start 9.
     assert_eq!(wires.0[..4], [(1, 1), (21, 0), (21, 0), (32, 9)]);
-}
-
-/// One arrival alone in its cycle, applied at once.
-fn arrive(hcf: &mut Hcf, port: usize, q: usize, t: &FiveTuple, ncells: u16) -> Arrival {
-    let mut arrivals = Vec::new();
-    let a = hcf.arrive(port, q, t, ncells, &mut arrivals);
-    hcf.apply(&mut arrivals);
-    a
 }
