@@ -65,7 +65,7 @@ impl Core {
         let pending = self.ingress.ports.iter().flat_map(|i| i.pending.iter());
         for d in queued.iter().chain(pending) {
             if let Some(i) = self.ecn.queue(d.hdr.dst as usize, d.hdr.prio as usize) {
-                want[i] += crate::ecn_marker::units(self.ecn.params.unit, d);
+                want[i] += crate::ecn_marker::units(self.ecn.params.unit, d.hdr.len, d.ncells);
             }
         }
         for (m, w) in self.ecn.queues.iter().zip(want) {

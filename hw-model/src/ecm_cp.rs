@@ -314,6 +314,7 @@ pub fn feedback(e: &EcmParams, q: u32, qold: u32) -> (EcmKind, i32, i32, bool) {
 mod tests {
     use super::*;
     use crate::config::EcmConfig;
+    use crate::ports::EcnLook;
     use crate::wires::CmTag;
 
     fn params(f: impl FnOnce(&mut EcmConfig)) -> EcmParams {
@@ -447,6 +448,7 @@ mod tests {
             list: 0,
             ncells: 1,
             len: 1500,
+            ecn: EcnLook::default(),
         };
         ecm.departures(&[dq]);
         assert_eq!(ecm.cps[i].qlen, 2 * pages(1500), "until the edge");
@@ -466,6 +468,7 @@ mod tests {
             list: 0,
             ncells: 1,
             len: 64,
+            ecn: EcnLook::default(),
         };
         ecm.departures(&[dq]);
         let e = ecm.commit(3).unwrap_err().0;

@@ -39,16 +39,18 @@
 //! registered `qlen` (the queue before the cycle's arrivals), and its mark goes to the
 //! write stage (phase 5), which sets CE in the packet's descriptor before storing it;
 //! `dequeue` decides when the scheduler dequeues the packet, on the registered `qlen` less
-//! the packet itself (the queue it leaves behind), and its mark goes with the packet to
-//! the wire (the transmitter's `DataTx::ce`). Either way the marker writes no other
-//! block's state. Arrivals are evaluated in the egress phase, after the ECM congestion
+//! the packet itself and the cycle's earlier dequeues from the queue (the queue it leaves
+//! behind), and its mark goes with the packet to the wire (the transmitter's `DataTx::ce`).
+//! The transmitter looks from the registers ([`EcnMarker::look_at`]); the look (`seen`,
+//! the draw, the mark) lands in them at the edge with the dequeue
+//! ([`EcnMarker::departures`]). Either way the marker writes no other block's state
+//! in the cycle. Arrivals are evaluated in the egress phase, after the ECM congestion
 //! points (phase 3) have copied the admitted header into their samples. Several arrivals at one queue in a cycle draw
 //! from its LFSR in ingress port order (a chain inside the block).
 
 use crate::config::{Derived, EcnCurve, EcnParams, EcnUnit, MarkOn, ECN_P_FRAC, QUEUES};
 use crate::ingress::Ingress;
-use crate::packet_queue::Desc;
-use crate::ports::each_port;
+use crate::ports::{each_port, Dequeue, EcnLook};
 use crate::queue_len::LenDelta;
 use crate::wires::PacketHdr;
 use rtl::{Block, BlockError, Clocked, Lfsr32, Visit};
@@ -76,22 +78,24 @@ pub struct EcnQueue {
     pub seen: u64,
 }
 
-/// What a packet counts in the marker's unit.
+/// What a packet of `len` bytes and `ncells` cells counts in the marker's unit.
 #[inline]
-pub fn units(unit: EcnUnit, d: &Desc) -> u32 {
+pub fn units(unit: EcnUnit, len: u16, ncells: u16) -> u32 {
     match unit {
-        EcnUnit::Bytes => d.hdr.len as u32,
-        EcnUnit::Cells => d.ncells as u32,
+        EcnUnit::Bytes => len as u32,
+        EcnUnit::Cells => ncells as u32,
     }
 }
 
-/// The RED decision at queue length `q`: draws from `lfsr` only for `Kmin < q <= Kmax`.
+/// Whether the RED decision at queue length `q` draws from the LFSR: `Kmin < q <= Kmax`.
+fn draws(e: &EcnCurve, q: u32) -> bool {
+    e.kmin < q && q <= e.kmax
+}
+
+/// The RED decision at queue length `q`: draws from `lfsr` only where [`draws`].
 pub fn decide(e: &EcnCurve, q: u32, lfsr: &mut Lfsr32) -> bool {
-    if q <= e.kmin {
-        return false;
-    }
-    if q > e.kmax {
-        return true;
+    if !draws(e, q) {
+        return q > e.kmax;
     }
     let r = (lfsr.advance(ECN_P_FRAC) & ((1 << ECN_P_FRAC) - 1)) as u64;
     (r * e.span) >> ECN_P_FRAC < (q - e.kmin) as u64
@@ -124,7 +128,8 @@ impl EcnQueue {
         }
     }
 
-    /// Look at a packet with header `hdr` against queue length `q`: whether it is marked CE.
+    /// Look at a packet with header `hdr` against queue length `q` (an arrival under
+    /// `mark_on = "enqueue"`): whether it is marked CE.
     fn look(&mut self, e: &EcnParams, q: u32, hdr: &PacketHdr) -> bool {
         if !hdr.ecn.capable() {
             return false;
@@ -192,31 +197,62 @@ impl EcnMarker {
         (s != u16::MAX).then_some(s as usize)
     }
 
-    /// Packet `d` is dequeued from egress queue `q` of `port`: it leaves the count, and is
-    /// looked at now under `mark_on = "dequeue"` against the registered length less the
-    /// packets dequeued from it in this cycle, itself included (a chain in the block).
-    /// Returns whether it leaves marked CE: the transmitter carries the mark
-    /// (`DataTx::ce`), the descriptor RAM is not written.
+    /// Packet `dq` (header `hdr`) is dequeued from a queue after the cycle's dequeues
+    /// `earlier`: under `mark_on = "dequeue"` it is looked at now against the registered
+    /// length less the units dequeued from its queue in this cycle, itself included, with
+    /// the LFSR advanced by the earlier draws of the queue (the chain, carried in the
+    /// values, the registers read only). The look goes out in `dq` to [`Self::departures`];
+    /// the transmitter carries its mark (`DataTx::ce`), the descriptor RAM is not written.
     #[inline(always)]
-    pub fn depart(&mut self, port: usize, q: usize, d: &Desc) -> bool {
-        match self.queue(port, q) {
-            Some(i) => self.depart_from(i, d),
-            None => false,
+    pub fn look_at(&self, dq: &Dequeue, hdr: &PacketHdr, earlier: &[Dequeue]) -> EcnLook {
+        let e = &self.params;
+        if e.mark_on != MarkOn::Dequeue || !hdr.ecn.capable() {
+            return EcnLook::default();
+        }
+        match self.queue(dq.port as usize, dq.queue as usize) {
+            Some(i) => self.look_from(i, dq, earlier),
+            None => EcnLook::default(),
         }
     }
 
-    /// [`Self::depart`] from marking queue `i`.
-    fn depart_from(&mut self, i: usize, d: &Desc) -> bool {
+    /// [`Self::look_at`] of marking queue `i`.
+    fn look_from(&self, i: usize, dq: &Dequeue, earlier: &[Dequeue]) -> EcnLook {
         let e = &self.params;
-        let m = &mut self.queues[i];
-        if m.delta.depart(units(e.unit, d)) {
-            self.touched.push(i as u16);
+        let m = &self.queues[i];
+        let mut departed = units(e.unit, dq.len, dq.ncells);
+        let mut lfsr = m.lfsr;
+        for x in earlier
+            .iter()
+            .filter(|x| (x.port, x.queue) == (dq.port, dq.queue))
+        {
+            departed += units(e.unit, x.len, x.ncells);
+            if x.ecn.drew() {
+                lfsr.advance(ECN_P_FRAC);
+            }
         }
-        if e.mark_on != MarkOn::Dequeue {
-            return false;
+        let curve = &e.curves[m.curve as usize];
+        let behind = m.qlen.saturating_sub(departed);
+        EcnLook::looked(draws(curve, behind), decide(curve, behind, &mut lfsr))
+    }
+
+    /// The edge of the cycle's dequeues, in their order: each leaves its marking queue's
+    /// count, and its look (if any) lands in `seen`, the LFSR and `marked`.
+    pub fn departures(&mut self, dequeues: &[Dequeue]) {
+        let unit = self.params.unit;
+        for dq in dequeues {
+            let Some(i) = self.queue(dq.port as usize, dq.queue as usize) else {
+                continue;
+            };
+            let m = &mut self.queues[i];
+            if m.delta.depart(units(unit, dq.len, dq.ncells)) {
+                self.touched.push(i as u16);
+            }
+            m.seen += dq.ecn.seen() as u64;
+            if dq.ecn.drew() {
+                m.lfsr.advance(ECN_P_FRAC);
+            }
+            m.marked += dq.ecn.ce() as u64;
         }
-        let behind = m.qlen.saturating_sub(m.delta.departed());
-        m.look(e, behind, &d.hdr)
     }
 
     /// `egress.pNN.qQ.ecn.*` of a marking queue.
@@ -264,7 +300,7 @@ impl EcnMarker {
                 continue;
             };
             let m = &mut self.queues[i];
-            if m.delta.arrive(units(e.unit, d)) {
+            if m.delta.arrive(units(e.unit, d.hdr.len, d.ncells)) {
                 self.touched.push(i as u16);
             }
             if e.mark_on == MarkOn::Enqueue && m.look(e, m.qlen, &d.hdr) {
@@ -339,5 +375,61 @@ mod tests {
         assert_eq!(mark_probability(&e, 3000), 0.125);
         assert_eq!(mark_probability(&e, 5000), 0.25);
         assert_eq!(mark_probability(&e, 5001), 1.0);
+    }
+
+    /// Two ECN-capable packets dequeued from one marking queue in one cycle (port 2,
+    /// queue 1, 1000 bytes each, `qlen` 5000 on a RED curve of 1000..9000): the second is
+    /// looked at against the queue less both and with the LFSR advanced by the first's
+    /// draw, and the edge leaves the registers where the two looks in a row leave them.
+    /// Fails if the look ignores the cycle's earlier dequeues (the second would repeat the
+    /// first's decision) or the edge loses a draw.
+    #[test]
+    fn a_second_dequeue_in_the_cycle_draws_after_the_first() {
+        let mut c = crate::config::SwitchConfig::small();
+        c.ecn.priorities = vec![1];
+        c.ecn.mark_on = MarkOn::Dequeue;
+        (c.ecn.kmin, c.ecn.kmax, c.ecn.pmax) = (1000, 9000, 1.0);
+        // A seed whose first look marks and whose second does not.
+        c.ecn.lfsr_seed = 3;
+        let mut ecn = EcnMarker::new(&c.build().unwrap());
+        let i = ecn.queue(2, 1).unwrap();
+        ecn.queues[i].qlen = 5000;
+        let hdr = PacketHdr {
+            len: 1000,
+            ecn: crate::wires::Ecn::Ect0,
+            ..PacketHdr::default()
+        };
+        let dq = Dequeue {
+            port: 2,
+            queue: 1,
+            list: 0,
+            ncells: 1,
+            len: 1000,
+            ecn: EcnLook::default(),
+        };
+        let (curve, mut lfsr) = (ecn.params.curves[0].clone(), ecn.queues[i].lfsr);
+        let want = [
+            decide(&curve, 4000, &mut lfsr),
+            decide(&curve, 3000, &mut lfsr),
+        ];
+        assert_ne!(
+            want[0], want[1],
+            "a look that ignores the first would be caught"
+        );
+        let first = Dequeue {
+            ecn: ecn.look_at(&dq, &hdr, &[]),
+            ..dq
+        };
+        let second = Dequeue {
+            ecn: ecn.look_at(&dq, &hdr, &[first]),
+            ..dq
+        };
+        assert_eq!([first.ecn.ce(), second.ecn.ce()], want);
+        assert!(first.ecn.drew() && second.ecn.drew());
+        ecn.departures(&[first, second]);
+        ecn.commit(1).unwrap();
+        let m = &ecn.queues[i];
+        assert_eq!((m.qlen, m.seen, m.lfsr), (3000, 2, lfsr));
+        assert_eq!(m.marked, want.iter().filter(|&&w| w).count() as u64);
     }
 }

@@ -25,7 +25,7 @@ use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
 use crate::ports::{
-    advance_rr, each_port, mask, next_rr, rotate_ports, unrotate, Dequeue, PfcTakes,
+    advance_rr, each_port, mask, next_rr, rotate_ports, unrotate, Dequeue, EcnLook, PfcTakes,
 };
 use crate::sched::dwrr::Dwrr;
 use crate::sched::hcf::Hcf;
@@ -163,11 +163,11 @@ pub struct Egress {
 /// The clocking contract of each `&mut`: `free`, `acct` and `policy` (L2BM's recorders)
 /// are push ports whose writes land at the edge; `queues` is the dequeue port, changed in
 /// the cycle because the write stage's enqueue reads it after the dequeues (the
-/// write-after-read bypass of the phase table) and the refetch and link reads start now;
-/// `ecn` is the marker's dequeue chain, consulted inside the visit because its decision is
-/// the header of a cell that may leave in the same visit (it changes only the marker's
-/// LFSR and counters; its `qlen` lands at the edge). What the other blocks count of a
-/// dequeue, and the PFC frames taken, go out as values in [`EgressOut`].
+/// write-after-read bypass of the phase table) and the refetch and link reads start now.
+/// ECN's dequeue mark is decided inside the visit, because it is in the header of a cell
+/// that may leave in the same visit, from the marker's registers and the cycle's earlier
+/// dequeues (`EcnMarker::look_at`). What the other blocks count of a dequeue (ECN's look
+/// included), and the PFC frames taken, go out as values in [`EgressOut`].
 pub struct EgressIn<'a, P> {
     /// Pending PFC frames (the chain from PFC generation; what is taken goes out as
     /// [`EgressOut::takes`]).
@@ -178,8 +178,8 @@ pub struct EgressIn<'a, P> {
     pub queues: &'a mut PacketQueues,
     /// HCF: the HP select (departures go out as [`EgressOut::dequeues`]).
     pub hcf: &'a Hcf,
-    /// ECN: departures, and marking on dequeue.
-    pub ecn: &'a mut EcnMarker,
+    /// ECN: marking on dequeue (its registers; the look goes out in [`Dequeue`]).
+    pub ecn: &'a EcnMarker,
     /// INT: stamps the packets dequeued (its registers change in the visit; what it
     /// reads of `acct` is registered).
     pub int: &'a mut IntStamper,
@@ -500,15 +500,18 @@ fn start_tx<P>(
         let head = queues.dequeue(p, q, hp, now);
         let mut ce = false;
         if hooked & (1 << q) != 0 {
-            out.dequeues.push(Dequeue {
+            let mut dq = Dequeue {
                 port: p as u8,
                 queue: q as u8,
                 list: head.sub,
                 ncells: head.ncells,
                 len: head.len,
-            });
+                ecn: EcnLook::default(),
+            };
             let desc = queues.desc_of(head.h);
-            ce = input.ecn.depart(p, q, desc);
+            dq.ecn = input.ecn.look_at(&dq, &desc.hdr, out.dequeues);
+            ce = dq.ecn.ce();
+            out.dequeues.push(dq);
             input
                 .int
                 .depart(now, p, &desc.hdr, head.len, head.ncells, input.acct);

@@ -165,7 +165,7 @@ pub struct Core {
     /// ECN arrivals -> write stage: the ports whose packet admitted in this cycle is
     /// marked CE.
     ce: u64,
-    /// Transmitters -> the edge of HCF and ECM: the dequeues from the queues they watch.
+    /// Transmitters -> the edge of HCF, ECM and ECN: the dequeues from the queues they watch.
     dequeues: Vec<Dequeue>,
     /// Transmitters -> the edge of PFC generation: the frames taken.
     takes: PfcTakes,
@@ -336,7 +336,7 @@ impl Core {
                     rx: &self.rx,
                     queues: &mut self.queues,
                     hcf: &self.hcf,
-                    ecn: &mut self.ecn,
+                    ecn: &self.ecn,
                     int: &mut self.int,
                     policy,
                     free: &mut self.free,
@@ -411,7 +411,12 @@ impl Core {
                 }
                 self.ecm.commit(now)
             }
-            Edge::Ecn => self.ecn.commit(now),
+            Edge::Ecn => {
+                if !self.dequeues.is_empty() {
+                    self.ecn.departures(&self.dequeues);
+                }
+                self.ecn.commit(now)
+            }
             Edge::Admission => self.admission.commit(now),
             Edge::Ingress => self.ingress.commit(now),
             Edge::Transmitters => self.egress.commit(now),

@@ -76,6 +76,38 @@ pub struct Dequeue {
     pub ncells: u16,
     /// Bytes.
     pub len: u16,
+    /// ECN's look at the packet (`mark_on = "dequeue"`), for the marker's edge.
+    pub ecn: EcnLook,
+}
+
+/// What the ECN marker decided of one dequeued packet in the transmitter's visit (the
+/// mark must be in the header, which may leave in the same visit), from its registers
+/// only; its registers follow at the edge (`EcnMarker::departures`): `seen` counts a
+/// look, the LFSR advances on a draw, `marked` counts a mark.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EcnLook(u8);
+
+impl EcnLook {
+    const LOOKED: u8 = 1;
+    const DREW: u8 = 2;
+    const CE: u8 = 4;
+
+    /// An ECN-capable packet looked at: whether it drew from the LFSR, whether it is marked.
+    pub fn looked(drew: bool, ce: bool) -> Self {
+        Self(Self::LOOKED | ((drew as u8) * Self::DREW) | ((ce as u8) * Self::CE))
+    }
+
+    pub fn seen(self) -> bool {
+        self.0 & Self::LOOKED != 0
+    }
+
+    pub fn drew(self) -> bool {
+        self.0 & Self::DREW != 0
+    }
+
+    pub fn ce(self) -> bool {
+        self.0 & Self::CE != 0
+    }
 }
 
 /// The PFC frames the transmitters (phase 4) took from PFC generation in a cycle: the

@@ -463,6 +463,7 @@ impl Clocked for Hcf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ports::EcnLook;
 
     fn params(bins: u32, c0: u32, hp: u32, lp: u32) -> HcfParams {
         HcfParams {
@@ -504,6 +505,7 @@ mod tests {
             list,
             ncells: 1,
             len: 64,
+            ecn: EcnLook::default(),
         }
     }
 

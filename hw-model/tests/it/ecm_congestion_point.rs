@@ -10,7 +10,7 @@ use hw_model::config::{EcmParams, QUEUES};
 use hw_model::ecm_cp::{feedback, pages, Ecm, EcmCp, EcmIn, ACC_BITS, QLEN_BITS};
 use hw_model::ingress::Ingress;
 use hw_model::packet_queue::Desc;
-use hw_model::ports::Dequeue;
+use hw_model::ports::{Dequeue, EcnLook};
 use hw_model::{CmTag, Derived, EcmConfig, EcmFrame, EcmKind, PacketHdr, SwitchConfig};
 use rtl::{Block, Clocked, Lfsr32};
 
@@ -321,6 +321,7 @@ fn admitted_packets_reach_their_cp_and_dequeues_leave_it_at_the_edge() {
         list: 0,
         ncells: 1,
         len: 1500,
+        ecn: EcnLook::default(),
     };
     ecm.departures(&[dq]);
     assert_eq!(ecm.cps[i].qlen, 27, "until the edge");
