@@ -92,7 +92,7 @@ fn draws(e: &EcnCurve, q: u32) -> bool {
     e.kmin < q && q <= e.kmax
 }
 
-/// The RED decision at queue length `q`: draws from `lfsr` only where [`draws`].
+/// The RED decision at queue length `q`: draws from `lfsr` only where `draws` says it does.
 pub fn decide(e: &EcnCurve, q: u32, lfsr: &mut Lfsr32) -> bool {
     if !draws(e, q) {
         return q > e.kmax;
