@@ -293,7 +293,9 @@ impl Switch {
         if let Some(w) = &mut self.waves {
             w.step(now, &self.mmu, &self.out, &self.ports, &self.nics);
         }
-        self.wake = self.next_event(flows);
+        // What the step left due now (an ACK's transport event, a NIC's next send) runs
+        // in the next cycle: the switch has had its cycle.
+        self.wake = self.next_event(flows).max(now + 1);
         Ok(())
     }
 

@@ -1,5 +1,7 @@
 //! The hosts' transports (issue 24, item 2): open loop, TCP (Reno with NewReno's partial
-//! ACKs, DCTCP) and DCQCN, with their ACKs and CNPs sent as packets through the fabric.
+//! ACKs, DCTCP), DCQCN, and HPCC and PowerTCP (`int_cc_send`, `int_cc_ack`: the INT
+//! senders of `stimulus::int_cc` over every hop's record), with their ACKs and CNPs sent as
+//! packets through the fabric.
 //!
 //! A flow's transport is its priority group's ([`Transports`], `[[fabric.transport]]`).
 //! The congestion controls are `stimulus`'s ([`Reno`], [`Rp`]); what differs from the
@@ -422,10 +424,11 @@ fn gap(rate: f64, wire_bytes: u32, clock_hz: u64) -> f64 {
     wire_bytes as f64 * 8.0 * clock_hz as f64 / rate
 }
 
-/// Queue the sender's next `Send` at its rate limiter's time, unless one is pending.
-fn int_cc_schedule(nic: &mut Nic, s: &mut IntCcSender, f: usize, now: u64) {
+/// Queue the sender's next `Send` at its rate limiter's time, not before `earliest`,
+/// unless one is pending.
+fn int_cc_schedule(nic: &mut Nic, s: &mut IntCcSender, f: usize, earliest: u64) {
     if s.send_at.is_none() {
-        let at = (s.next_avail.ceil() as u64).max(now);
+        let at = (s.next_avail.ceil() as u64).max(earliest);
         s.send_at = Some(at);
         nic.events.push(at, f as u32, Event::Send);
     }
@@ -463,9 +466,10 @@ fn int_cc_ack(
         s.next_avail += gap(rate, wire, d.clock_hz) - gap(s.rate, wire, d.clock_hz);
         s.rate = rate;
     }
-    // The window may have opened, or the limiter moved: re-time the pending `Send`.
+    // The window may have opened, or the limiter moved: re-time the pending `Send`. The
+    // ACK arrives after this cycle's events fired: the earliest send is the next cycle.
     s.send_at = None;
-    int_cc_schedule(nic, s, f, now);
+    int_cc_schedule(nic, s, f, now + 1);
 }
 
 /// The send cycle of packet `k` in `q` (in send order; the earlier ones, lost, go).
