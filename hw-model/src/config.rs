@@ -476,18 +476,24 @@ pub fn int_rate_code(bps: u64) -> Option<u8> {
 
 /// `switch.int`: every port's rate must have a code in INT's 3-bit line-rate field.
 fn int_rates(rate_bps: &[u64]) -> Result<(), ConfigError> {
-    match rate_bps
-        .iter()
-        .position(|&r| int_rate_code(r).is_none())
-    {
+    match rate_bps.iter().position(|&r| int_rate_code(r).is_none()) {
         None => Ok(()),
-        Some(p) => Err(ConfigError::new(
-            "switch.int",
-            format!(
-                "port {p} runs at {} Gb/s, which INT's 3-bit line-rate field cannot carry; allowed: ports at 25, 40, 50, 100, 200 or 400 Gb/s",
-                rate_bps[p] as f64 / 1e9
-            ),
-        )),
+        Some(p) => {
+            let mut rates: Vec<u64> = INT_LINE_RATES_BPS.into_iter().filter(|&r| r != 0).collect();
+            rates.sort_unstable();
+            let allowed: Vec<String> = rates
+                .iter()
+                .map(|r| (r / 1_000_000_000).to_string())
+                .collect();
+            Err(ConfigError::new(
+                "switch.int",
+                format!(
+                    "port {p} runs at {} Gb/s, which INT's 3-bit line-rate field cannot carry; allowed: ports at {} Gb/s",
+                    rate_bps[p] as f64 / 1e9,
+                    allowed.join(", ")
+                ),
+            ))
+        }
     }
 }
 

@@ -153,8 +153,8 @@ pub struct Egress {
     cell_bits: u64,
     overhead_bits: u64,
     /// Per port, the queues whose departures other blocks watch (bit `q`: an HCF block,
-    /// an ECM congestion point or an ECN marking queue; every queue while INT is on): a dequeue from any other queue
-    /// skips the three lookups. Fixed by the configuration ([`Egress::hook_queues`]).
+    /// an ECM congestion point or an ECN marking queue): a dequeue from any other queue
+    /// skips the three lookups (INT stamps every dequeue without them). Fixed by the configuration ([`Egress::hook_queues`]).
     hooked: [u8; MAX_PORTS],
 }
 
@@ -512,9 +512,13 @@ fn start_tx<P>(
             dq.ecn = input.ecn.look_at(&dq, &desc.hdr, out.dequeues);
             ce = dq.ecn.ce();
             out.dequeues.push(dq);
+        }
+        // INT stamps every packet of the port; it needs no `Dequeue` of its own.
+        if input.int.on() {
+            let hdr = &queues.desc_of(head.h).hdr;
             input
                 .int
-                .depart(now, p, &desc.hdr, head.len, head.ncells, input.acct);
+                .depart(now, p, hdr, head.len, head.ncells, input.acct);
         }
         if queues.nonempty(p) & (1 << q) == 0 {
             sched.queue_emptied(q);

@@ -165,6 +165,12 @@ impl IntStamper {
         self.stamps.drain(..)
     }
 
+    /// Forget the stamps of the cycle before: a user that does not take them (Python, the
+    /// checker's lockstep) must not keep one per packet for the whole run.
+    pub fn clear(&mut self) {
+        self.stamps.clear();
+    }
+
     /// `egress.pNN.int.*`: the counter and the fields of the last hop stamped.
     pub fn probe_port<V: Visit>(&self, p: usize, v: &mut V) {
         if !self.on() {

@@ -234,9 +234,9 @@ impl Core {
             order: None,
             d,
         };
-        let (hcf, ecm, ecn, int) = (&core.hcf, &core.ecm, &core.ecn, core.int.on());
+        let (hcf, ecm, ecn) = (&core.hcf, &core.ecm, &core.ecn);
         core.egress.hook_queues(|p, q| {
-            int || hcf.queue(p, q).is_some() || ecm.cp(p, q).is_some() || ecn.queue(p, q).is_some()
+            hcf.queue(p, q).is_some() || ecm.cp(p, q).is_some() || ecn.queue(p, q).is_some()
         });
         core
     }
@@ -398,7 +398,8 @@ impl Core {
                 self.fsm.commit(now)
             }
             Edge::Hcf => {
-                if !self.dequeues.is_empty() {
+                // A block with no queue of its own skips the cycle's dequeues.
+                if !self.dequeues.is_empty() && !self.hcf.queues.is_empty() {
                     self.hcf
                         .departures(&self.dequeues, now)
                         .map_err(BlockError)?;
@@ -406,13 +407,13 @@ impl Core {
                 self.hcf.commit(now)
             }
             Edge::Ecm => {
-                if !self.dequeues.is_empty() {
+                if !self.dequeues.is_empty() && !self.ecm.cps.is_empty() {
                     self.ecm.departures(&self.dequeues);
                 }
                 self.ecm.commit(now)
             }
             Edge::Ecn => {
-                if !self.dequeues.is_empty() {
+                if !self.dequeues.is_empty() && !self.ecn.queues.is_empty() {
                     self.ecn.departures(&self.dequeues);
                 }
                 self.ecn.commit(now)
@@ -753,6 +754,7 @@ impl Mmu {
             )));
         }
         self.gen += 1;
+        self.core.int.clear();
         let cycle = self.core.cycle;
         let core = &mut self.core;
         with_policy!(&mut self.policy, p => core.step(p, inp, out))
@@ -817,8 +819,8 @@ impl Mmu {
         self.signals.gtkw_groups()
     }
 
-    /// The INT hop records stamped since the last call (none while `int` is off): the
-    /// testbench carries each to the packet's receiver.
+    /// The INT hop records stamped in the last cycle (none while `int` is off; each step
+    /// forgets the cycle before's): the testbench carries each to the packet's receiver.
     pub fn int_stamps(&mut self) -> std::vec::Drain<'_, IntStamp> {
         self.core.int.take()
     }

@@ -232,7 +232,7 @@ fn bad_int_and_sender_keys_exit_2_naming_the_key_and_its_range() {
     for (set, want) in [
         (
             "switch.port_speed_gbps=10",
-            "switch.int: port 0 runs at 10 Gb/s, which INT's 3-bit line-rate field cannot carry; allowed: ports at 25, 40, 50, 100, 200 or 400 Gb/s",
+            "switch.int: port 0 runs at 10 Gb/s, which INT's 3-bit line-rate field cannot carry; allowed: ports at 25, 40, 50, 100, 200, 400 Gb/s",
         ),
         ("switch.int=2", "switch.int"),
         (
