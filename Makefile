@@ -13,7 +13,7 @@ DPI_PROFILE ?= release
 MUTANTS_FILES := hw-model/src/free_list.rs hw-model/src/accounting.rs hw-model/src/admission.rs \
 	$(wildcard hw-model/src/policy/*.rs) hw-model/src/pfc/fsm.rs hw-model/src/pfc/state.rs hw-model/src/pfc/rx.rs \
 	hw-model/src/sched/dwrr.rs hw-model/src/sched/hcf.rs hw-model/src/ecn_marker.rs \
-	hw-model/src/ecm_cp.rs crates/rtl/src/arith.rs
+	hw-model/src/ecm_cp.rs hw-model/src/queue_len.rs hw-model/src/int_stamp.rs crates/rtl/src/arith.rs
 FILE ?= $(MUTANTS_FILES)
 # Every test that exercises the core: the model's, the RTL units', the checker's, the testbench's.
 MUTANTS_ALL_TESTS := --test-package hw-model --test-package rtl --test-package checker \
@@ -76,7 +76,8 @@ soak:
 ## without waves and with every signal in a VCD), then criterion's benchmark of the cycle
 ## loop (tomahawk, high load)
 bench:
-	$(CARGO) build --release -p mmu-bench --bin bench -p mmu-sim
+	$(CARGO) build --release -p mmu-bench --bin bench
+	$(CARGO) build --release -p mmu-sim
 	taskset -c $(BENCH_CPU) target/release/bench
 	$(CARGO) bench -p mmu-bench --bench cycle_loop
 

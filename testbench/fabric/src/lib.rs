@@ -13,8 +13,8 @@
 //!   `hw_model::Mmu` per switch, links carrying cells and PFC frames as timed messages
 //!   ([`link`]), hosts' NICs and sinks, the event-driven cycle loop; [`report`]: its
 //!   summary, checks and `fct.txt`; [`deadlock`]: the PFC deadlock detector;
-//!   [`transport`]: the hosts' transports (open loop, TCP, DCTCP, DCQCN) with their ACKs
-//!   and CNPs sent through the fabric; [`trace`]: each switch's golden-model event
+//!   [`transport`]: the hosts' transports (open loop, TCP, DCTCP, DCQCN, HPCC, PowerTCP)
+//!   with their ACKs and CNPs sent through the fabric; [`trace`]: each switch's golden-model event
 //!   stream and its check scenario; `waves`: one waveform with a scope per switch;
 //!   `parallel`: the loop over partitions of the switches, one thread each, with the
 //!   same results (summaries, event streams, waveforms) for any number.

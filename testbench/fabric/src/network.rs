@@ -182,6 +182,12 @@ impl Network {
         let tuples = flows::five_tuples(flows);
         let mut states = Vec::with_capacity(flows.len());
         let mut feedback = Vec::new();
+        let route = Route {
+            topo: &topo,
+            routes: &routes,
+            ecmp: &ecmp,
+            index: &index,
+        };
         for (f, (flow, tuple)) in flows.iter().zip(tuples).enumerate() {
             let (s, n) = nic_of[flow.src as usize];
             let d = &derived[s];
@@ -190,12 +196,6 @@ impl Network {
             let packets = flow.size.div_ceil(d.cfg.mtu_bytes as u64);
             let sender =
                 transport::sender(&transports.by_pg[flow.pg as usize], packets, line_bps, d);
-            let route = Route {
-                topo: &topo,
-                routes: &routes,
-                ecmp: &ecmp,
-                index: &index,
-            };
             let mut state = route.flow_state(&mut switches, f, *flow, tuple, d)?;
             state.header.src = port;
             state.packets = packets;
@@ -226,12 +226,6 @@ impl Network {
                 protocol: t.protocol,
             };
             let (s, n) = nic_of[back.src as usize];
-            let route = Route {
-                topo: &topo,
-                routes: &routes,
-                ecmp: &ecmp,
-                index: &index,
-            };
             let f = states.len();
             let mut state = route.flow_state(&mut switches, f, back, tuple, &derived[s])?;
             state.header.src = switches[s].nics[n].port;
@@ -378,7 +372,7 @@ impl Network {
             groups[p].push(s);
         }
         let flows = std::mem::take(&mut self.flows);
-        let mut views = vec![flows.clone(); n - 1];
+        let mut views: Vec<Vec<FlowState>> = (1..n).map(|_| flows.clone()).collect();
         views.push(flows);
         let parts: Vec<Mutex<Part>> = groups
             .into_iter()

@@ -393,6 +393,18 @@ fn whole(
     }
 }
 
+/// `v` if it is a fraction in (0, 1], else the error naming `field` (`name` in the range).
+fn fraction(field: String, name: &str, v: f64) -> Result<f64, ScenarioError> {
+    if v.is_finite() && v > 0.0 && v <= 1.0 {
+        Ok(v)
+    } else {
+        Err(ScenarioError::new(
+            field,
+            format!("{v} is out of range; allowed: 0 < {name} <= 1"),
+        ))
+    }
+}
+
 /// Check a `dcqcn` pattern's keys against their ranges; errors name `pattern.dcqcn.KEY`.
 /// The defaults are the paper's for `qp = "pair"` ([`DcqcnParams`]) and ns-3's for
 /// `qp = "message"` ([`Ns3Dcqcn`]); each mode refuses the keys of the other's RP.
@@ -423,13 +435,7 @@ pub(crate) fn plan_dcqcn(
     let ns3 = qp == QpMode::Message;
     let pick = |paper: u64, ns3_value: u64| if ns3 { ns3_value } else { paper };
     let int = |key: &str, v: Option<u64>, lo, hi, d| whole(k(key), v.unwrap_or(d), lo..=hi);
-    let g = c.g.unwrap_or(if ns3 { N::G } else { D::G });
-    if !(g.is_finite() && g > 0.0 && g <= 1.0) {
-        return Err(ScenarioError::new(
-            k("g"),
-            format!("{g} is out of range; allowed: 0 < g <= 1"),
-        ));
-    }
+    let g = fraction(k("g"), "g", c.g.unwrap_or(if ns3 { N::G } else { D::G }))?;
     let line_mbps = line_bps / 1_000_000;
     let (us, mbps) = (1000, 1_000_000);
     let f_steps = pick(D::F as u64, N::F as u64);
@@ -499,17 +505,7 @@ pub(crate) fn plan_int_cc(
         ));
     }
     let int = |key: &str, v: Option<u64>, lo, hi, d| whole(k(key), v.unwrap_or(d), lo..=hi);
-    let frac = |key: &str, v: Option<f64>, d: f64| {
-        let v = v.unwrap_or(d);
-        if v.is_finite() && v > 0.0 && v <= 1.0 {
-            Ok(v)
-        } else {
-            Err(ScenarioError::new(
-                k(key),
-                format!("{v} is out of range; allowed: 0 < {key} <= 1"),
-            ))
-        }
-    };
+    let frac = |key: &str, v: Option<f64>, d: f64| fraction(k(key), key, v.unwrap_or(d));
     let line_mbps = line_bps / 1_000_000;
     let (ai, gamma) = match law {
         CcLaw::Hpcc => (P::HPCC_RATE_AI_MBPS, P::POWERTCP_GAMMA),

@@ -78,7 +78,8 @@ impl Hpcc {
             (self.committed + ai, self.inc_stage + 1)
         };
         let rate = rate.clamp(self.p.min_rate_bps as f64, self.p.line_bps as f64);
-        if ack.seq >= last {
+        // Sequence numbers wrap (`snd_nxt` counts with `wrapping_add`).
+        if ack.seq.wrapping_sub(last) as i32 >= 0 {
             self.committed = rate;
             self.inc_stage = stage;
             self.last_update = Some(snd_nxt.max(last));

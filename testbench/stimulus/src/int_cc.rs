@@ -291,7 +291,7 @@ impl IntCcFlows {
         let wire = self.flows[i as usize].len + self.wire_overhead_bytes;
         let clock_hz = self.clock_hz;
         let f = &mut self.flows[i as usize];
-        if now >= f.stop_cycle || (f.in_flight * f.len) as f64 >= f.window() {
+        if now >= f.stop_cycle || f.in_flight as f64 * f.len as f64 >= f.window() {
             // Stopped, or window-limited: an ACK wakes it.
             return;
         }
@@ -355,6 +355,9 @@ impl IntCcFlows {
 
     /// The switch stamped these packets (in dequeue order): each flow keeps its own.
     pub fn stamped(&mut self, stamps: impl Iterator<Item = IntStamp>) {
+        if self.flows.is_empty() {
+            return;
+        }
         for s in stamps {
             if let Some(i) = self.index.of(s.flow) {
                 self.flows[i as usize].stamps.push_back((s.seq, s.hop));

@@ -57,7 +57,8 @@ impl Power {
         let rate =
             g * (self.committed / c + self.p.rate_ai_bps as f64) + (1.0 - g) * self.committed;
         let rate = rate.clamp(self.p.min_rate_bps as f64, self.p.line_bps as f64);
-        if ack.seq >= self.last_update {
+        // Sequence numbers wrap (`snd_nxt` counts with `wrapping_add`).
+        if ack.seq.wrapping_sub(self.last_update) as i32 >= 0 {
             self.committed = rate;
             self.last_update = snd_nxt.max(self.last_update);
         }

@@ -38,7 +38,7 @@
 
 use crate::dcqcn::{cut, DcqcnStats, MessageGen};
 use crate::source::{MessageCounts, MessageStats};
-use crate::timeline::Timeline;
+use crate::timeline::{FlowIndex, Timeline};
 use hw_model::{Departure, Derived, Ecn, FiveTuple, PacketHdr};
 use scenario::params::DcqcnParams;
 use scenario::{Flow, Pattern, QpMode, SizeDist, MIN_PACKET_BYTES};
@@ -258,7 +258,7 @@ struct Line {
 pub struct RdmaNics {
     lines: Vec<Line>,
     /// Per scenario flow id, its line.
-    index: Vec<Option<u32>>,
+    index: FlowIndex,
     /// Per source port, its NIC's index in `nics`.
     nic_of: BTreeMap<u8, u32>,
     nics: Vec<Nic>,
@@ -278,7 +278,7 @@ impl RdmaNics {
     pub fn new(flows: &[Flow], seed: u64, d: &Derived) -> Self {
         let mut t = Self {
             lines: Vec::new(),
-            index: vec![None; flows.len()],
+            index: FlowIndex::new(flows.len()),
             nic_of: BTreeMap::new(),
             nics: Vec::new(),
             qps: BTreeMap::new(),
@@ -302,7 +302,7 @@ impl RdmaNics {
                 t.nics.push(Nic::default());
             }
             let i = t.lines.len() as u32;
-            t.index[f.id as usize] = Some(i);
+            t.index.set(f.id, i);
             let gen = MessageGen::new(load, f.id, f.start_cycle, seed, d.clock_hz);
             t.push_arrival(gen.next_arrival(), f.stop_cycle, i);
             t.lines.push(Line {
@@ -526,11 +526,11 @@ impl RdmaNics {
 
     /// The receivers take the packets whose last cell departed at `now` (module doc).
     pub fn departed(&mut self, now: u64, departures: &[Departure]) {
-        for dep in departures.iter().filter(|d| d.beat.eop()) {
-            let hdr = &dep.beat.hdr;
-            let Some(i) = self.index.get(hdr.flow as usize).copied().flatten() else {
+        for dep in departures {
+            let Some(i) = self.index.completed(dep) else {
                 continue;
             };
+            let hdr = &dep.beat.hdr;
             let line = &mut self.lines[i as usize];
             // Packets sent before this one and not departed were dropped.
             let Some(pos) = line.in_flight.iter().position(|e| e.0 == hdr.seq) else {

@@ -204,7 +204,8 @@ pub fn measure(p: &Params) -> Result<Outcome, ReproError> {
             base: LoadBase::HostLink,
             start: Picos(0),
             duration: Picos::micros(p.duration_us),
-            // Seed 1 draws the built-in's arrivals (its workloads' seeds 1-4).
+            // Seeds 1-4 for seed 1, as the built-in's workloads (whose sizes are
+            // ns3-datacenter's `hadoop`, not these).
             seed: (p.seed - 1) * FAN_INS.len() as u64 + k as u64 + 1,
             template: FlowTemplate {
                 pg: CLASS,
