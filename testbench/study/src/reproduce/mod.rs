@@ -236,19 +236,19 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         name: "dsh-deadlock",
         description: "DSH Fig. 12b on the fabric: leaf-spine with two failed links, four fan-ins of 1, 8 and 15 senders, DCQCN, 3 runs of 5 ms per point; the CDF of deadlock onset, SIH vs DSH",
         run: dsh_deadlock::run,
-        cpu_seconds: 43.0,
+        cpu_seconds: 40.4,
     },
     Reproduction {
         name: "dsh-collateral-fabric",
         description: "DSH Fig. 13 on the fabric: innocent flow F0's throughput through S0 and S1 next to a 24 x 64 KB fan-in, DCQCN, 2 seeds, SIH vs DSH",
         run: dsh_collateral_fabric::run,
-        cpu_seconds: 1.1,
+        cpu_seconds: 0.8,
     },
     Reproduction {
         name: "l2bm-clos",
         description: "L2BM Table II / Fig. 7 on the fabric: the 10-switch Clos, RDMA (DCQCN) load 0.4 + TCP (DCTCP) load 0.8, 2 seeds of 5 ms; PAUSE frames, p99 FCT slowdown, ToR occupancy (mean, sd), DT 1/8 vs DT 1/2 vs L2BM",
         run: l2bm_clos::run,
-        cpu_seconds: 90.0,
+        cpu_seconds: 74.7,
     },
 ];
 
