@@ -42,8 +42,10 @@ run:
 ## the mmu-sim the tests built (target/debug, test profile: no release build), through
 ## .ci/optional: skipped with a loud NOT RUN line where its tools or root are missing; then
 ## the RTL co-simulation checked by the model (cosim unit + check: clean passes, BUG=1, 2 and
-## 3 fail with the divergence named), the DPI-C harness under Verilator (dpi-check) and
-## the Python package (python-check), each also through .ci/optional
+## 3 fail with the divergence named), the DPI-C harness under Verilator (dpi-check), the
+## Python package (python-check) and the fabric over MPI (.ci/mpi-check: mmu-sim built with
+## `--features mpi`, `mpirun -np 2 --mpi` byte for byte against `--threads 2`), each also
+## through .ci/optional
 test:
 	$(CARGO) test --workspace --exclude mmu-bench
 	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
@@ -58,6 +60,9 @@ test:
 	.ci/optional python --needs "python3" \
 		--how "install CPython 3 with venv and pip, then make python-check" \
 		-- $(MAKE) --no-print-directory python-check
+	.ci/optional mpi --needs "mpirun mpicc" \
+		--how "as root: apt-get install -y libopenmpi-dev openmpi-bin libclang-dev (.ci/run does), then .ci/mpi-check" \
+		-- .ci/mpi-check
 
 ## sweep-slurm: sweeps/ci.toml three ways, locally (--jobs 2), as 4 GNU parallel shards and as
 ## a job array on a one-node Slurm cluster started by .ci/slurm-up; the three merged tables

@@ -35,7 +35,18 @@ pub const QLEN_UNIT: u64 = 80;
 pub const TX_BYTES_BITS: u32 = 48;
 
 /// One hop record as stamped: the fields in their units and widths.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct IntHop {
     /// ns, modulo `2^24`.
     pub time: u32,

@@ -5,7 +5,9 @@
 //! where it went. These are plain structs, like a typed port record of an RTL block.
 
 /// Header fields the MMU keeps in a packet's descriptor.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct PacketHdr {
     /// Flow id, unique across the run.
     pub flow: u32,
@@ -28,7 +30,9 @@ pub struct PacketHdr {
 }
 
 /// The two ECN bits of the IP header (RFC 3168 section 5).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Ecn {
     /// `00`: not ECN-capable; never marked.
     #[default]
@@ -49,7 +53,9 @@ impl Ecn {
 
 /// The ECM Congestion Management Tag: the CPID the sender's rate limiter is associated
 /// with and its timer value when the frame left (`time unit = 2^unit us`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct CmTag {
     pub cpid: u16,
     pub timestamp: u16,
@@ -98,7 +104,9 @@ pub struct EcmFrame {
 }
 
 /// IP source and destination, L4 ports and protocol of a packet.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct FiveTuple {
     pub src_ip: u32,
     pub dst_ip: u32,
@@ -137,7 +145,7 @@ impl FiveTuple {
 }
 
 /// One cell of a packet on the ingress or egress cell bus.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Beat {
     pub hdr: PacketHdr,
     /// Index of this cell within the packet (0 = start of packet).
@@ -165,7 +173,7 @@ impl Beat {
 /// queue-level state, so a port-level RESUME does not undo a queue-level PAUSE (egress
 /// pause = `QOFF[q] OR POFF[port]`, Fig. 9). On a real link this needs a distinct opcode
 /// or a reserved bit; the paper does not say which.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PfcFrame {
     pub class_enable: u8,
     pub quanta: [u16; 8],

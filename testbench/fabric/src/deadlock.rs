@@ -13,7 +13,7 @@
 
 use crate::switch::{PortEnd, Switch};
 use crate::topology::NodeId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -87,16 +87,43 @@ impl fmt::Display for Deadlock {
 /// A queue of the graph: (switch index, egress port, class).
 type Queue = (usize, usize, u8);
 
-/// Whether egress queue `(port, class)` of `s` is blocked at `now`; its cells if so.
-fn blocked(s: &Switch, all: &[&Switch], port: usize, class: u8, now: u64, hold: u64) -> u32 {
-    let p = &s.ports[port];
-    let PortEnd::Switch { switch, port: q } = p.end else {
+/// What the detector reads of a switch's state at a look: per port the cycle its last
+/// cell left, per egress queue (port * 8 + class) its cells, per port its ingress queues'
+/// QOFF mask, and its ports' POFF mask. Taken where the switch runs: an MPI rank sends
+/// its switches' looks to the others (`crate::ranks`), which read everything else (far
+/// ends, turns) from their own copy of the network.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Look {
+    last_tx: Vec<u64>,
+    cells: Vec<u32>,
+    qoff: Vec<u8>,
+    poff: u64,
+}
+
+impl Look {
+    pub(crate) fn of(s: &Switch) -> Self {
+        let ports = s.ports.len();
+        Self {
+            last_tx: s.ports.iter().map(|p| p.stats.last_tx).collect(),
+            cells: (0..ports * 8)
+                .map(|i| s.mmu.egress_cells(i / 8, i % 8))
+                .collect(),
+            qoff: (0..ports).map(|p| s.mmu.qoff(p)).collect(),
+            poff: s.mmu.poff(),
+        }
+    }
+}
+
+/// Whether egress queue `q` is blocked at `now`; its cells if so.
+fn blocked(all: &[&Switch], looks: &[Look], q: Queue, now: u64, hold: u64) -> u32 {
+    let (i, port, class) = q;
+    let PortEnd::Switch { switch, port: far } = all[i].ports[port].end else {
         return 0;
     };
-    let cells = s.mmu.egress_cells(port, class as usize);
-    let next = &all[switch].mmu;
-    let paused = next.qoff(q as usize) & (1 << class) != 0 || next.poff() & (1 << q) != 0;
-    if cells > 0 && paused && now.saturating_sub(p.stats.last_tx) >= hold {
+    let cells = looks[i].cells[port * 8 + class as usize];
+    let next = &looks[switch];
+    let paused = next.qoff[far as usize] & (1 << class) != 0 || next.poff & (1 << far) != 0;
+    if cells > 0 && paused && now.saturating_sub(looks[i].last_tx[port]) >= hold {
         cells
     } else {
         0
@@ -104,15 +131,20 @@ fn blocked(s: &Switch, all: &[&Switch], port: usize, class: u8, now: u64, hold: 
 }
 
 /// The first deadlock cycle at `now` among `switches` (every switch of the network, by its
-/// index), if any (the search starts from the lowest switch,
-/// port and class, so the same state gives the same cycle).
-pub(crate) fn find(now: u64, switches: &[&Switch], opts: &DeadlockOptions) -> Option<Deadlock> {
+/// index, with its [`Look`] at `now` in `looks`), if any (the search starts from the lowest
+/// switch, port and class, so the same state gives the same cycle).
+pub(crate) fn find(
+    now: u64,
+    switches: &[&Switch],
+    looks: &[Look],
+    opts: &DeadlockOptions,
+) -> Option<Deadlock> {
     let mut cells: HashMap<Queue, u32> = HashMap::new();
     let mut by_switch: Vec<Vec<Queue>> = vec![Vec::new(); switches.len()];
     for (i, s) in switches.iter().enumerate() {
         for p in 0..s.ports.len() {
             for c in 0..8u8 {
-                let n = blocked(s, switches, p, c, now, opts.hold_cycles);
+                let n = blocked(switches, looks, (i, p, c), now, opts.hold_cycles);
                 if n > 0 {
                     cells.insert((i, p, c), n);
                     by_switch[i].push((i, p, c));
@@ -152,7 +184,7 @@ pub(crate) fn find(now: u64, switches: &[&Switch], opts: &DeadlockOptions) -> Op
             };
             if let Some(i) = path.iter().position(|(q, _)| *q == n) {
                 let cycle: Vec<Queue> = path[i..].iter().map(|(q, _)| *q).collect();
-                return Some(report(now, switches, &cycle, &cells));
+                return Some(report(now, switches, looks, &cycle, &cells));
             }
             if !done.contains_key(&n) {
                 let next = next_of(&n);
@@ -167,6 +199,7 @@ pub(crate) fn find(now: u64, switches: &[&Switch], opts: &DeadlockOptions) -> Op
 fn report(
     now: u64,
     switches: &[&Switch],
+    looks: &[Look],
     queues: &[Queue],
     cells: &HashMap<Queue, u32>,
 ) -> Deadlock {
@@ -192,7 +225,7 @@ fn report(
     hops.rotate_left(first);
     let onset = queues
         .iter()
-        .map(|q| switches[q.0].ports[q.1].stats.last_tx)
+        .map(|q| looks[q.0].last_tx[q.1])
         .max()
         .unwrap_or(0);
     Deadlock {

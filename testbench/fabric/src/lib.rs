@@ -17,7 +17,9 @@
 //!   with their ACKs and CNPs sent through the fabric; [`trace`]: each switch's golden-model event
 //!   stream and its check scenario; `waves`: one waveform with a scope per switch;
 //!   `parallel`: the loop over partitions of the switches, one thread each, with the
-//!   same results (summaries, event streams, waveforms) for any number.
+//!   same results (summaries, event streams, waveforms) for any number; `ranks` (feature
+//!   `mpi`): the same partitions as MPI ranks, with the same results; [`memory`]: a run's
+//!   peak memory, estimated before it is built.
 //!
 //! Every reader returns a typed error naming the line and field and the allowed values
 //! ([`input::FieldError`]); a command line turns it into exit 2. See `docs/fabric.md`.
@@ -34,8 +36,11 @@ pub mod flows;
 pub mod generate;
 pub mod input;
 pub mod link;
+pub mod memory;
 pub mod network;
 mod parallel;
+#[cfg(feature = "mpi")]
+mod ranks;
 pub mod report;
 pub mod routing;
 mod switch;

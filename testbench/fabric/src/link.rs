@@ -13,7 +13,7 @@ use hw_model::{Beat, PfcFrame};
 use std::collections::VecDeque;
 
 /// What a link carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Message {
     /// A cell of a packet, downstream: from an egress port into the next switch's ingress.
     Cell(Beat),
@@ -24,7 +24,7 @@ pub enum Message {
 
 /// A message on its way: to `port` of switch `switch` (an index into the network's
 /// switches), acting in cycle `at`, over link `link`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Envelope {
     pub at: u64,
     pub switch: usize,

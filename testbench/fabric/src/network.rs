@@ -22,7 +22,7 @@ use crate::deadlock::{Deadlock, DeadlockOptions};
 use crate::flows::{self, Flow};
 use crate::link::{ArmedFault, LinkFault};
 use crate::parallel::{self, Part, Plan};
-use crate::report::{self, FabricSummary};
+use crate::report::{self, FabricSummary, FlowReport, SwitchReport};
 use crate::routing::{self, Ecmp, Routes, Unreachable};
 use crate::switch::{FlowState, Nic, Port, PortEnd, Switch, SwitchError};
 use crate::topology::{NodeId, Topology};
@@ -330,6 +330,25 @@ impl Network {
         Ok(())
     }
 
+    /// [`attach_events`](Self::attach_events) for the switches MPI rank `rank` of `ranks`
+    /// runs ([`run_ranks`](Self::run_ranks)): each rank writes its own switches' streams
+    /// into `dir`, which every rank must see (one machine, or a shared file system).
+    pub fn attach_events_of_rank(
+        &mut self,
+        dir: &Path,
+        (cycles, seed): (u64, u64),
+        (rank, ranks): (usize, usize),
+    ) -> Result<(), OutputError> {
+        let part_of = parallel::partition(&self.topo, ranks);
+        let own = self
+            .switches
+            .iter_mut()
+            .filter(|s| part_of[s.index] == rank);
+        trace::attach(own, dir, cycles, seed)?;
+        self.events = Some(dir.to_path_buf());
+        Ok(())
+    }
+
     /// Complete the outputs after [`run`](Self::run): the event streams' last lines, the
     /// waveform and its view.
     pub fn finish_outputs(&mut self) -> Result<(), OutputError> {
@@ -351,26 +370,7 @@ impl Network {
             true => opts.threads.clamp(1, self.switches.len().max(1)),
             false => 1,
         };
-        let part_of = parallel::partition(&self.topo, n);
-        let lookahead = self
-            .switches
-            .iter()
-            .flat_map(|s| s.ports.iter().map(move |p| (s.index, p)))
-            .filter_map(|(i, p)| match p.end {
-                PortEnd::Switch { switch, .. } if part_of[switch] != part_of[i] => {
-                    Some(p.prop_cycles)
-                }
-                _ => None,
-            })
-            .min()
-            .unwrap_or(u64::MAX);
-        let mut at = vec![(0, 0); self.switches.len()];
-        let mut groups: Vec<Vec<Switch>> = (0..n).map(|_| Vec::new()).collect();
-        for s in self.switches.drain(..) {
-            let p = part_of[s.index];
-            at[s.index] = (p, groups[p].len());
-            groups[p].push(s);
-        }
+        let (groups, at, lookahead) = self.split(n);
         let flows = std::mem::take(&mut self.flows);
         let mut views: Vec<Vec<FlowState>> = (1..n).map(|_| flows.clone()).collect();
         views.push(flows);
@@ -421,15 +421,125 @@ impl Network {
             outcome.cpu_seconds,
             outcome.busy_share,
         );
-        Ok(report::summarize(
+        let switches: Vec<SwitchReport> = self
+            .switches
+            .iter()
+            .map(|s| SwitchReport::of(s, &self.topo, end))
+            .collect();
+        let flows: Vec<FlowReport> = self.flows.iter().map(FlowReport::of).collect();
+        Ok(self.summarize(&switches, &flows, speed))
+    }
+
+    fn summarize(
+        &self,
+        switches: &[SwitchReport],
+        flows: &[FlowReport],
+        speed: report::Speed,
+    ) -> FabricSummary {
+        let (end, clock_hz) = (self.now, self.clock_hz);
+        let deadlock = self.deadlock.clone();
+        report::summarize(
             &self.topo,
-            &self.switches,
+            switches,
             &self.flows,
-            self.deadlock.clone(),
+            flows,
+            deadlock,
             end,
-            self.clock_hz,
+            clock_hz,
             speed,
-        ))
+        )
+    }
+
+    /// The switches cut into `n` partitions (`crate::parallel::partition`), each in the
+    /// network's order; per switch, its partition and index there; the lookahead.
+    fn split(&mut self, n: usize) -> (Vec<Vec<Switch>>, Vec<(usize, usize)>, u64) {
+        let part_of = parallel::partition(&self.topo, n);
+        let lookahead = self
+            .switches
+            .iter()
+            .flat_map(|s| s.ports.iter().map(move |p| (s.index, p)))
+            .filter_map(|(i, p)| match p.end {
+                PortEnd::Switch { switch, .. } if part_of[switch] != part_of[i] => {
+                    Some(p.prop_cycles)
+                }
+                _ => None,
+            })
+            .min()
+            .unwrap_or(u64::MAX);
+        let mut at = vec![(0, 0); self.switches.len()];
+        let mut groups: Vec<Vec<Switch>> = (0..n).map(|_| Vec::new()).collect();
+        for s in self.switches.drain(..) {
+            let p = part_of[s.index];
+            at[s.index] = (p, groups[p].len());
+            groups[p].push(s);
+        }
+        (groups, at, lookahead)
+    }
+
+    /// Whether the network runs on `ranks` MPI ranks, one partition each: at most one per
+    /// switch, and no injected fault (a fault needs one partition).
+    pub fn check_ranks(&self, ranks: usize) -> Result<(), String> {
+        let switches = self.switches.len();
+        if !(1..=switches).contains(&ranks) {
+            return Err(format!(
+                "{ranks} MPI ranks; allowed: 1..={switches} (one partition of the {switches} switches per rank)"
+            ));
+        }
+        if !self.faults.is_empty() && ranks > 1 {
+            return Err(format!(
+                "{ranks} MPI ranks with an injected link fault; allowed: 1"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Run as this rank of `world`, one partition per rank (`crate::ranks`, checked by
+    /// [`check_ranks`](Self::check_ranks)): the summary on rank 0, `None` on the others.
+    /// The outputs attached on each rank: its own switches' event streams
+    /// ([`attach_events_of_rank`](Self::attach_events_of_rank)), the waveform on rank 0
+    /// (another rank's dump is not finished).
+    #[cfg(feature = "mpi")]
+    pub fn run_ranks(
+        &mut self,
+        opts: &RunOptions,
+        world: &mpi::topology::SimpleCommunicator,
+    ) -> Result<Option<FabricSummary>, SwitchError> {
+        use mpi::traits::Communicator;
+        let t0 = Instant::now();
+        let (n, me) = (world.size() as usize, world.rank() as usize);
+        let (mut groups, at, lookahead) = self.split(n);
+        let own = std::mem::take(&mut groups[me]);
+        let mut rest: Vec<Switch> = groups.into_iter().flatten().collect();
+        rest.sort_by_key(|s| s.index);
+        let plan = Plan {
+            at,
+            ends: &self.ends,
+            lookahead,
+        };
+        let mut part = Part::new(me, own, std::mem::take(&mut self.flows));
+        part.faults = std::mem::take(&mut self.faults);
+        let start = (self.now, self.deadlock.take());
+        let out = crate::ranks::run(
+            world,
+            (part, rest),
+            &plan,
+            &self.topo,
+            start,
+            self.waves.as_mut(),
+            opts,
+            (t0, self.clock_hz),
+        );
+        let out = out?;
+        self.switches = out.switches;
+        self.flows = out.flows;
+        self.now = out.end;
+        self.deadlock = out.deadlock;
+        if me != 0 {
+            self.waves = None;
+        }
+        Ok(out
+            .reports
+            .map(|(switches, flows, speed)| self.summarize(&switches, &flows, speed)))
     }
 }
 

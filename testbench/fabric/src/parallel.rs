@@ -22,7 +22,7 @@
 //! its own events and of what reached it, and a message from another partition arrives
 //! no earlier than the horizon, when it has been handed over.
 
-use crate::deadlock::{self, Deadlock};
+use crate::deadlock::{self, Deadlock, DeadlockOptions, Look};
 use crate::link::{ArmedFault, Envelope, Message};
 use crate::network::RunOptions;
 use crate::switch::{FlowState, Outbox, Switch, SwitchError};
@@ -46,15 +46,15 @@ pub(crate) struct Plan<'a> {
 /// One partition: its switches (in the network's order), its copy of the flows, and
 /// what it sent to other partitions this window.
 pub(crate) struct Part {
-    index: usize,
+    pub index: usize,
     pub switches: Vec<Switch>,
     pub flows: Vec<FlowState>,
     pub faults: Vec<ArmedFault>,
     outbox: Outbox,
-    cross: Outbox,
+    pub cross: Outbox,
     /// Time spent stepping switches, and the first error (its cycle and switch index).
-    busy: Duration,
-    error: Option<(u64, usize, SwitchError)>,
+    pub busy: Duration,
+    pub error: Option<(u64, usize, SwitchError)>,
 }
 
 /// How a parallel run went.
@@ -121,7 +121,7 @@ impl Part {
         }
     }
 
-    fn next_wake(&self) -> u64 {
+    pub fn next_wake(&self) -> u64 {
         self.switches
             .iter()
             .map(|s| s.wake)
@@ -131,7 +131,7 @@ impl Part {
 
     /// Run every cycle below `horizon` in which a switch of the partition has something
     /// to do; stop at the first error.
-    fn window(&mut self, horizon: u64, plan: &Plan, topo: &Topology) {
+    pub fn window(&mut self, horizon: u64, plan: &Plan, topo: &Topology) {
         let t0 = Instant::now();
         while self.error.is_none() {
             let now = self.next_wake();
@@ -168,6 +168,25 @@ impl Part {
                 c.deliver(&mut self.flows);
             } else {
                 self.cross.carried.push(c);
+            }
+        }
+    }
+}
+
+impl Part {
+    /// At the horizon: what partition `sent` (another) sent to this one's switches and
+    /// flows, in its sending order.
+    pub fn take_in(&mut self, sent: &Outbox, plan: &Plan, topo: &Topology) {
+        for &e in &sent.envelopes {
+            let (p, i) = plan.at[e.switch];
+            if p == self.index {
+                deliver(e, &mut self.switches[i], &mut self.faults, topo);
+            }
+        }
+        for &c in &sent.carried {
+            let (_, to) = plan.ends[c.flow as usize];
+            if plan.at[to].0 == self.index {
+                c.deliver(&mut self.flows);
             }
         }
     }
@@ -214,6 +233,116 @@ fn lock(part: &Mutex<Part>) -> MutexGuard<'_, Part> {
     part.lock().expect("a partition's thread panicked")
 }
 
+/// What the window loop ([`drive`]) asks of the partitions, wherever they run: on threads
+/// of this process ([`Threads`]) or one per MPI rank (`crate::ranks`). On MPI every rank
+/// runs the loop, and each call is a collective step that gives every rank the same
+/// answer.
+pub(crate) trait Partitions {
+    /// The earliest cycle a switch of any partition has something to do, and whether a
+    /// partition has failed.
+    fn poll(&mut self) -> (u64, bool);
+    /// Every partition runs every cycle below `horizon` in which it has work.
+    fn window(&mut self, horizon: u64);
+    /// The messages sent across partitions this window handed over, in partition order.
+    fn exchange(&mut self);
+    /// What every switch recorded of its signals below the horizon, into the dump.
+    fn flush(&mut self, waves: &mut FabricWaves);
+    /// The deadlock at cycle `now` over every switch, if any.
+    fn deadlock(&mut self, now: u64, opts: &DeadlockOptions) -> Option<Deadlock>;
+}
+
+/// Run `parts` from cycle `now` to `opts.end_cycle` (or the deadlock) in windows below
+/// the horizon of the module doc, `lookahead` the smallest delay between partitions; the
+/// detector stops looking once a deadlock is `found`. The run's end and its deadlock.
+pub(crate) fn drive(
+    parts: &mut impl Partitions,
+    lookahead: u64,
+    (now, found): (u64, Option<Deadlock>),
+    mut waves: Option<&mut FabricWaves>,
+    opts: &RunOptions,
+) -> (u64, Option<Deadlock>) {
+    let every = opts.deadlock.check_every.max(1);
+    let mut next_check = now + every;
+    let mut end = opts.end_cycle;
+    let mut found = found;
+    loop {
+        let (first, failed) = parts.poll();
+        let t = first.min(next_check);
+        if t >= end || failed {
+            return (end, found);
+        }
+        let window = lookahead.saturating_add(opts.horizon_error);
+        let h = t.saturating_add(window).min(next_check + 1).min(end);
+        parts.window(h);
+        parts.exchange();
+        if let Some(w) = waves.as_deref_mut() {
+            // Every switch has run every cycle below the horizon: the dump takes their
+            // changes, merged by cycle and switch, whatever the partition.
+            parts.flush(w);
+        }
+        if next_check < h {
+            if found.is_none() {
+                found = parts.deadlock(next_check, &opts.deadlock);
+                if found.is_some() && opts.stop_at_deadlock {
+                    end = next_check + 1;
+                }
+            }
+            next_check += every;
+        }
+    }
+}
+
+/// The partitions on threads: the calling thread runs partition 0 and the loop, a worker
+/// each of the others, which waits at `barrier` for the next `horizon`.
+struct Threads<'a> {
+    parts: &'a [Mutex<Part>],
+    plan: &'a Plan<'a>,
+    topo: &'a Topology,
+    horizon: &'a AtomicU64,
+    barrier: &'a Barrier,
+}
+
+impl Partitions for Threads<'_> {
+    fn poll(&mut self) -> (u64, bool) {
+        let first = self.parts.iter().map(|p| lock(p).next_wake()).min();
+        let failed = self.parts.iter().any(|p| lock(p).error.is_some());
+        (first.unwrap_or(u64::MAX), failed)
+    }
+
+    fn window(&mut self, horizon: u64) {
+        self.horizon.store(horizon, Ordering::Relaxed);
+        self.barrier.wait();
+        lock(&self.parts[0]).window(horizon, self.plan, self.topo);
+        self.barrier.wait();
+    }
+
+    fn exchange(&mut self) {
+        exchange(self.parts, self.plan, self.topo);
+    }
+
+    fn flush(&mut self, waves: &mut FabricWaves) {
+        let mut guards: Vec<_> = self.parts.iter().map(lock).collect();
+        let mut all: Vec<&mut Switch> = guards
+            .iter_mut()
+            .flat_map(|g| g.switches.iter_mut())
+            .collect();
+        all.sort_by_key(|s| s.index);
+        waves.flush(&mut all);
+    }
+
+    fn deadlock(&mut self, now: u64, opts: &DeadlockOptions) -> Option<Deadlock> {
+        let guards: Vec<_> = self.parts.iter().map(lock).collect();
+        let all: Vec<&Switch> = self
+            .plan
+            .at
+            .iter()
+            .map(|&(p, i)| &guards[p].switches[i])
+            .collect();
+        let looks: Vec<Look> = all.iter().map(|s| Look::of(s)).collect();
+        deadlock::find(now, &all, &looks, opts)
+    }
+}
+
 /// The horizon that tells the threads to stop.
 const STOP: u64 = u64::MAX;
 
@@ -223,8 +352,8 @@ pub(crate) fn run(
     parts: &[Mutex<Part>],
     plan: &Plan,
     topo: &Topology,
-    (now, found): (u64, Option<Deadlock>),
-    mut waves: Option<&mut FabricWaves>,
+    start: (u64, Option<Deadlock>),
+    waves: Option<&mut FabricWaves>,
     opts: &RunOptions,
 ) -> Result<Outcome, SwitchError> {
     let t0 = Instant::now();
@@ -250,55 +379,16 @@ pub(crate) fn run(
             })
             .collect();
         let cpu0 = thread_cpu_seconds();
-        let every = opts.deadlock.check_every.max(1);
-        let mut next_check = now + every;
-        let mut end = opts.end_cycle;
-        let mut found = found;
-        loop {
-            let first = parts.iter().map(|p| lock(p).next_wake()).min();
-            let t = first.unwrap_or(u64::MAX).min(next_check);
-            let failed = parts.iter().any(|p| lock(p).error.is_some());
-            let h = if t >= end || failed {
-                STOP
-            } else {
-                let window = plan.lookahead.saturating_add(opts.horizon_error);
-                t.saturating_add(window).min(next_check + 1).min(end)
-            };
-            horizon.store(h, Ordering::Relaxed);
-            barrier.wait();
-            if h == STOP {
-                break;
-            }
-            lock(&parts[0]).window(h, plan, topo);
-            barrier.wait();
-            exchange(parts, plan, topo);
-            if let Some(w) = waves.as_deref_mut() {
-                // Every switch has run every cycle below the horizon: the dump takes
-                // their changes, merged by cycle and switch, whatever the partition.
-                let mut guards: Vec<_> = parts.iter().map(lock).collect();
-                let mut all: Vec<&mut Switch> = guards
-                    .iter_mut()
-                    .flat_map(|g| g.switches.iter_mut())
-                    .collect();
-                all.sort_by_key(|s| s.index);
-                w.flush(&mut all);
-            }
-            if next_check < h {
-                if found.is_none() {
-                    let guards: Vec<_> = parts.iter().map(lock).collect();
-                    let all: Vec<&Switch> = plan
-                        .at
-                        .iter()
-                        .map(|&(p, i)| &guards[p].switches[i])
-                        .collect();
-                    found = deadlock::find(next_check, &all, &opts.deadlock);
-                    if found.is_some() && opts.stop_at_deadlock {
-                        end = next_check + 1;
-                    }
-                }
-                next_check += every;
-            }
-        }
+        let mut threads = Threads {
+            parts,
+            plan,
+            topo,
+            horizon: &horizon,
+            barrier: &barrier,
+        };
+        let (end, found) = drive(&mut threads, plan.lookahead, start, waves, opts);
+        horizon.store(STOP, Ordering::Relaxed);
+        barrier.wait();
         let mut cpu = thread_cpu_seconds() - cpu0;
         for w in workers {
             cpu += w.join().expect("a partition's thread panicked");
@@ -333,16 +423,14 @@ fn exchange(parts: &[Mutex<Part>], plan: &Plan, topo: &Topology) {
     let mut guards: Vec<_> = parts.iter().map(lock).collect();
     for from in 0..guards.len() {
         let mut sent = std::mem::take(&mut guards[from].cross);
-        for e in sent.envelopes.drain(..) {
-            let (p, i) = plan.at[e.switch];
-            let to = &mut *guards[p];
-            deliver(e, &mut to.switches[i], &mut to.faults, topo);
-        }
-        for c in sent.carried.drain(..) {
-            let (_, to) = plan.ends[c.flow as usize];
-            c.deliver(&mut guards[plan.at[to].0].flows);
+        for (to, part) in guards.iter_mut().enumerate() {
+            if to != from {
+                part.take_in(&sent, plan, topo);
+            }
         }
         // The emptied buffers keep their room for the next window.
+        sent.envelopes.clear();
+        sent.carried.clear();
         guards[from].cross = sent;
     }
 }

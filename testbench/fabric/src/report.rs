@@ -20,7 +20,7 @@ use crate::switch::{FlowState, PortEnd, Switch};
 use crate::topology::{LinkId, NodeId, Topology};
 use crate::transport::{Sender, SenderStats};
 use hw_model::DropReason;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fmt::Write as _;
@@ -53,7 +53,7 @@ impl Speed {
 }
 
 /// One switch: the single switch's counters.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SwitchSummary {
     pub switch: NodeId,
     pub cells_in: u64,
@@ -75,7 +75,7 @@ pub struct SwitchSummary {
 /// One direction of a link: the cells `from` sent to `to`, and the PFC frames `to` sent
 /// back (those that reached a switch; all a ToR sent to a host), which paused `from` for
 /// `pause_cycles` (summed over the classes).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkSummary {
     pub link: LinkId,
     pub from: NodeId,
@@ -230,61 +230,25 @@ impl fmt::Display for FabricSummary {
     }
 }
 
-/// The summary of a run that ended at `end`.
-pub(crate) fn summarize(
-    topo: &Topology,
-    switches: &[Switch],
-    flows: &[FlowState],
-    deadlock: Option<Deadlock>,
-    end: u64,
-    clock_hz: u64,
-    run: Speed,
-) -> FabricSummary {
-    let mut violations = Vec::new();
-    let injected: u64 = switches
-        .iter()
-        .flat_map(|s| &s.nics)
-        .map(|n| n.cells_sent)
-        .sum();
-    let delivered: u64 = flows.iter().map(|f| f.recv.received).sum();
-    let dropped_lossless: u64 = switches
-        .iter()
-        .map(|s| s.scoreboard.dropped_lossless())
-        .sum();
-    let dropped_lossy: u64 = switches.iter().map(|s| s.scoreboard.dropped_lossy()).sum();
-    let buffered: u64 = switches.iter().map(Switch::cells_buffered).sum();
-    let on_links: u64 = switches.iter().map(Switch::cells_on_links).sum();
-    let accounted = delivered + dropped_lossless + dropped_lossy + buffered + on_links;
-    let conservation_ok = injected == accounted;
-    let conservation = format!(
-        "injected {injected} = delivered {delivered} + dropped {} + buffered {buffered} + on links {on_links} {}",
-        dropped_lossless + dropped_lossy,
-        if conservation_ok {
-            "OK".to_string()
-        } else {
-            format!("FAILED ({accounted} accounted for)")
-        }
-    );
-    if !conservation_ok {
-        violations.push(format!("conservation: {conservation}"));
-    }
-    if dropped_lossless > 0 {
-        let at: Vec<String> = switches
-            .iter()
-            .filter(|s| s.scoreboard.dropped_lossless() > 0)
-            .map(|s| format!("{} at switch {}", s.scoreboard.dropped_lossless(), s.node))
-            .collect();
-        violations.push(format!("lossless cells dropped: {}", at.join(", ")));
-    }
-    let reordered: u64 = flows.iter().map(|f| f.recv.reordered).sum();
-    if reordered > 0 {
-        let first = flows.iter().position(|f| f.recv.reordered > 0).unwrap_or(0);
-        violations.push(format!(
-            "{reordered} cells received out of order or at the wrong host; first in flow {first}"
-        ));
-    }
-    for s in switches {
+/// What the summary needs of one switch at the end of a run, taken where the switch ran
+/// (an MPI rank sends its switches' reports to rank 0: `crate::ranks`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SwitchReport {
+    /// Cells its NICs put on their links.
+    injected: u64,
+    on_links: u64,
+    /// Its own lines of the violations (scoreboard, late messages, model invariants).
+    violations: Vec<String>,
+    summary: SwitchSummary,
+    /// The directions of its ports' links, keyed by (link, sending node).
+    links: Vec<((LinkId, NodeId), LinkSummary)>,
+}
+
+impl SwitchReport {
+    /// The report of switch `s` at `end`.
+    pub(crate) fn of(s: &Switch, topo: &Topology, end: u64) -> Self {
         let sb = &s.scoreboard;
+        let mut violations = Vec::new();
         if sb.reordered + sb.misrouted + s.misrouted_in + s.overrun > 0 {
             violations.push(format!(
                 "switch {}: {} reordered and {} misrouted departures, {} cells of flows not routed here, {} cells on a busy port; first: {}",
@@ -305,16 +269,107 @@ pub(crate) fn summarize(
         if let Err(e) = s.mmu.check_invariants() {
             violations.push(format!("switch {}: model invariant: {e}", s.node));
         }
+        Self {
+            injected: s.nics.iter().map(|n| n.cells_sent).sum(),
+            on_links: s.cells_on_links(),
+            violations,
+            summary: switch_summary(s),
+            links: links_of(topo, s, end),
+        }
+    }
+}
+
+/// What the summary needs of one flow at the end: its receiver's counts and its sender's
+/// stats (an MPI rank's view of them, merged on rank 0 as `crate::parallel::merge_flows`
+/// merges the threads').
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct FlowReport {
+    pub received: u64,
+    pub reordered: u64,
+    pub done_at: Option<u64>,
+    pub sender: SenderStats,
+}
+
+impl FlowReport {
+    pub(crate) fn of(f: &FlowState) -> Self {
+        Self {
+            received: f.recv.received,
+            reordered: f.recv.reordered,
+            done_at: f.recv.done_at,
+            sender: f.sender.stats(),
+        }
+    }
+}
+
+/// The summary of a run that ended at `end`: every switch's report (by switch index) and
+/// every flow's (by flow index, beside its state in `flows`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn summarize(
+    topo: &Topology,
+    switches: &[SwitchReport],
+    flows: &[FlowState],
+    reports: &[FlowReport],
+    deadlock: Option<Deadlock>,
+    end: u64,
+    clock_hz: u64,
+    run: Speed,
+) -> FabricSummary {
+    let mut violations = Vec::new();
+    let injected: u64 = switches.iter().map(|s| s.injected).sum();
+    let delivered: u64 = reports.iter().map(|f| f.received).sum();
+    let dropped_lossless: u64 = switches
+        .iter()
+        .map(|s| s.summary.cells_dropped_lossless)
+        .sum();
+    let dropped_lossy: u64 = switches.iter().map(|s| s.summary.cells_dropped_lossy).sum();
+    let buffered: u64 = switches
+        .iter()
+        .map(|s| s.summary.cells_buffered_at_end)
+        .sum();
+    let on_links: u64 = switches.iter().map(|s| s.on_links).sum();
+    let accounted = delivered + dropped_lossless + dropped_lossy + buffered + on_links;
+    let conservation_ok = injected == accounted;
+    let conservation = format!(
+        "injected {injected} = delivered {delivered} + dropped {} + buffered {buffered} + on links {on_links} {}",
+        dropped_lossless + dropped_lossy,
+        if conservation_ok {
+            "OK".to_string()
+        } else {
+            format!("FAILED ({accounted} accounted for)")
+        }
+    );
+    if !conservation_ok {
+        violations.push(format!("conservation: {conservation}"));
+    }
+    if dropped_lossless > 0 {
+        let at: Vec<String> = switches
+            .iter()
+            .map(|s| &s.summary)
+            .filter(|s| s.cells_dropped_lossless > 0)
+            .map(|s| format!("{} at switch {}", s.cells_dropped_lossless, s.switch))
+            .collect();
+        violations.push(format!("lossless cells dropped: {}", at.join(", ")));
+    }
+    let reordered: u64 = reports.iter().map(|f| f.reordered).sum();
+    if reordered > 0 {
+        let first = reports.iter().position(|f| f.reordered > 0).unwrap_or(0);
+        violations.push(format!(
+            "{reordered} cells received out of order or at the wrong host; first in flow {first}"
+        ));
+    }
+    for s in switches {
+        violations.extend(s.violations.iter().cloned());
     }
     let ns = |cycles: u64| (cycles as u128 * 1_000_000_000 / clock_hz as u128) as u64;
     // The data flows; their feedback flows (ACKs, CNPs) follow them.
     let data = flows
         .iter()
-        .take_while(|f| !matches!(f.sender, Sender::Feedback { .. }));
+        .zip(reports)
+        .take_while(|(f, _)| !matches!(f.sender, Sender::Feedback { .. }));
     let fct: Vec<FlowFct> = data
         .enumerate()
-        .map(|(i, f)| {
-            let fct_ns = f.recv.done_at.map(|d| ns(d - f.start_cycle));
+        .map(|(i, (f, r))| {
+            let fct_ns = r.done_at.map(|d| ns(d - f.start_cycle));
             FlowFct {
                 flow: i,
                 src: f.flow.src,
@@ -328,7 +383,7 @@ pub(crate) fn summarize(
                 fct_ns,
                 standalone_ns: f.standalone_ns,
                 slowdown: fct_ns.map(|x| x as f64 / f.standalone_ns.max(1) as f64),
-                sender: f.sender.stats(),
+                sender: r.sender.clone(),
             }
         })
         .collect();
@@ -348,8 +403,8 @@ pub(crate) fn summarize(
         conservation_ok,
         deadlock,
         violations,
-        switches: switches.iter().map(switch_summary).collect(),
-        links: links(topo, switches, end),
+        switches: switches.iter().map(|s| s.summary.clone()).collect(),
+        links: links(topo, switches),
         fct,
         run,
     }
@@ -380,43 +435,51 @@ fn switch_summary(s: &Switch) -> SwitchSummary {
     }
 }
 
-/// Both directions of every link, in link order, the direction from the link's `src`
-/// first; a link that is down is left out.
-fn links(topo: &Topology, switches: &[Switch], end: u64) -> Vec<LinkSummary> {
-    let mut out: BTreeMap<(LinkId, NodeId), LinkSummary> = BTreeMap::new();
-    for s in switches {
-        for port in &s.ports {
-            let peer = topo.links()[port.link].peer(s.node);
-            let st = &port.stats;
-            out.insert(
-                (port.link, s.node),
+/// The directions of the links of `s`'s ports: the cells it sent on each, and on a host's
+/// link the cells the host sent; keyed by (link, sending node).
+fn links_of(topo: &Topology, s: &Switch, end: u64) -> Vec<((LinkId, NodeId), LinkSummary)> {
+    let mut out = Vec::new();
+    for port in &s.ports {
+        let peer = topo.links()[port.link].peer(s.node);
+        let st = &port.stats;
+        out.push((
+            (port.link, s.node),
+            LinkSummary {
+                link: port.link,
+                from: s.node,
+                to: peer,
+                cells: st.cells_tx,
+                pfc_pause_frames: st.pause_rx,
+                pfc_resume_frames: st.resume_rx,
+                pause_cycles: st.pause.paused_cycles(end).iter().sum(),
+            },
+        ));
+        if let PortEnd::Host(n) = port.end {
+            let nic = &s.nics[n];
+            out.push((
+                (port.link, nic.host),
                 LinkSummary {
                     link: port.link,
-                    from: s.node,
-                    to: peer,
-                    cells: st.cells_tx,
-                    pfc_pause_frames: st.pause_rx,
-                    pfc_resume_frames: st.resume_rx,
-                    pause_cycles: st.pause.paused_cycles(end).iter().sum(),
+                    from: nic.host,
+                    to: s.node,
+                    cells: nic.cells_sent,
+                    pfc_pause_frames: st.pause_tx,
+                    pfc_resume_frames: st.resume_tx,
+                    pause_cycles: nic.partner.paused_cycles(end).iter().sum(),
                 },
-            );
-            if let PortEnd::Host(n) = port.end {
-                let nic = &s.nics[n];
-                out.insert(
-                    (port.link, nic.host),
-                    LinkSummary {
-                        link: port.link,
-                        from: nic.host,
-                        to: s.node,
-                        cells: nic.cells_sent,
-                        pfc_pause_frames: st.pause_tx,
-                        pfc_resume_frames: st.resume_tx,
-                        pause_cycles: nic.partner.paused_cycles(end).iter().sum(),
-                    },
-                );
-            }
+            ));
         }
     }
+    out
+}
+
+/// Both directions of every link, in link order, the direction from the link's `src`
+/// first; a link that is down is left out.
+fn links(topo: &Topology, switches: &[SwitchReport]) -> Vec<LinkSummary> {
+    let out: BTreeMap<(LinkId, NodeId), LinkSummary> = switches
+        .iter()
+        .flat_map(|s| s.links.iter().cloned())
+        .collect();
     let mut v: Vec<LinkSummary> = out
         .into_values()
         .filter(|l| topo.links()[l.link].up)

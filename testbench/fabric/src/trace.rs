@@ -106,8 +106,8 @@ pub enum OutputError {
 
 /// Give every switch of `switches` its event stream in `dir` (created if missing), with
 /// its scenario beside it for a run of `cycles` cycles; `seed` goes into the `meta` lines.
-pub(crate) fn attach(
-    switches: &mut [Switch],
+pub(crate) fn attach<'a>(
+    switches: impl IntoIterator<Item = &'a mut Switch>,
     dir: &Path,
     cycles: u64,
     seed: u64,

@@ -641,9 +641,14 @@ fn feedback_in(
 }
 
 /// What a sender reports at the end of a run.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+///
+/// Read back (an MPI rank's report, `crate::report::FlowReport`) without `transport`, which
+/// the reader takes from its own copy of the flow: the name is fixed at the build.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SenderStats {
     /// `open_loop`, `tcp`, `dctcp`, `dcqcn`, `hpcc`, `powertcp` or `theta_powertcp`.
+    #[serde(skip_deserializing)]
     pub transport: &'static str,
     /// TCP: retransmissions, timeouts, the window at the end; DCTCP: its ECE ACKs and cuts.
     pub retransmits: u64,
@@ -719,14 +724,14 @@ pub(crate) type Carried = VecDeque<(u32, u64)>;
 /// its path that stamps INT, its hop record. It travels beside the packet and arrives
 /// first: after the sending (stamping) cycle, or at the end of a parallel run's window,
 /// and the packet needs at least a link's delay more.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Carry {
     pub flow: u32,
     pub tx: u32,
     pub value: Value,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Value {
     /// The sequence or ACK number the sender put in.
     Packet(u64),

@@ -16,7 +16,7 @@ use hw_model::{Mmu, Outputs};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use switch_run::waves::{gtkw_path, mmu_groups, pause_view, trace};
+use switch_run::waves::{gtkw_path, held_queues, mmu_groups_held, pause_view, trace};
 use wave::{
     write_gtkw, AnyWriter, Format, GtkwGroup, GtkwTrace, GtkwView, SignalFilter, SignalSpec,
     WaveError, Window,
@@ -106,6 +106,9 @@ pub(crate) struct SwitchWaves {
     changes: Vec<(u64, u32, u64)>,
     /// The first PAUSE it sent to another switch: (cycle, port, classes paused).
     first_pause: Option<(u64, u8, u8)>,
+    /// Per egress queue, whether it held cells, when the switch ran on another MPI rank
+    /// (`crate::ranks`); `None`: read from its own model.
+    held: Option<Vec<bool>>,
 }
 
 impl SwitchWaves {
@@ -137,6 +140,7 @@ impl SwitchWaves {
             n_mmu,
             changes: Vec::new(),
             first_pause: None,
+            held: None,
         }
     }
 
@@ -188,6 +192,43 @@ impl SwitchWaves {
                 .map(|&(p, f)| (now, p, f.paused()));
         }
     }
+}
+
+/// What a switch on one MPI rank recorded since the last flush, for the dump on rank 0
+/// (`crate::ranks`): its changes, its first PAUSE to a switch and the queues that held
+/// cells.
+#[cfg(feature = "mpi")]
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Recorded {
+    changes: Vec<(u64, u32, u64)>,
+    first_pause: Option<(u64, u8, u8)>,
+    held: Vec<bool>,
+}
+
+/// What `sw` recorded since the last flush, taken from it.
+#[cfg(feature = "mpi")]
+pub(crate) fn take_recorded(sw: &mut Switch) -> Recorded {
+    let w = sw
+        .waves
+        .as_mut()
+        .expect("a recorder on every switch of a dump");
+    Recorded {
+        changes: std::mem::take(&mut w.changes),
+        first_pause: w.first_pause,
+        held: held_queues(&sw.mmu),
+    }
+}
+
+/// Give `sw` (as built here, run on another rank) what it recorded there.
+#[cfg(feature = "mpi")]
+pub(crate) fn put_recorded(sw: &mut Switch, r: Recorded) {
+    let w = sw
+        .waves
+        .as_mut()
+        .expect("a recorder on every switch of a dump");
+    w.changes.extend(r.changes);
+    w.first_pause = r.first_pause;
+    w.held = Some(r.held);
 }
 
 /// The network's dump: the writer and the values it was last given.
@@ -419,7 +460,9 @@ fn crossing(from: &Switch, p: u8, to: &Switch, q: u8, classes: u8) -> GtkwGroup 
 /// under the switch's name, then its NICs'.
 fn switch_groups(sw: &Switch) -> Vec<GtkwGroup> {
     let name = switch_name(sw.node);
-    let mut groups: Vec<GtkwGroup> = mmu_groups(&sw.mmu)
+    let held = sw.waves.as_ref().and_then(|w| w.held.clone());
+    let held = held.unwrap_or_else(|| held_queues(&sw.mmu));
+    let mut groups: Vec<GtkwGroup> = mmu_groups_held(&sw.mmu, &held)
         .into_iter()
         .map(|(group, paths)| {
             let traces = paths.into_iter().map(|p| switch_trace(sw, p));

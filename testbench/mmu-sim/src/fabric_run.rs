@@ -13,6 +13,7 @@ use fabric::deadlock::DeadlockOptions;
 use fabric::flows::{Flow, FlowFile};
 use fabric::generate::{Clos, LeafSpine, LinkSpec};
 use fabric::input::InputError;
+use fabric::memory::{Estimate, SwitchSize};
 use fabric::routing::Ecmp;
 use fabric::topology::Topology;
 use fabric::transport::Transports;
@@ -223,7 +224,7 @@ pub fn run(
 ) -> Result<(), Failure> {
     if let Some(flag) = unsupported(a) {
         return Err(Failure::Input(format!(
-            "{flag}: not available for a network scenario ([fabric]); allowed: --policy, --cycles, --threads, --summary-json, --ns3-out, --trace-events, --vcd, --wave, --wave-signals, --wave-window"
+            "{flag}: not available for a network scenario ([fabric]); allowed: --policy, --cycles, --threads, --mpi, --mem-limit, --summary-json, --ns3-out, --trace-events, --vcd, --wave, --wave-signals, --wave-window"
         )));
     }
     let base = Path::new(&a.scenario).parent().unwrap_or(Path::new(""));
@@ -306,8 +307,18 @@ pub fn run(
     let ecmp = Ecmp {
         fabric_seed: spec.ecmp_seed,
     };
+    let mpi = Mpi::start(a)?;
+    let rank = mpi.as_ref().map(Mpi::rank);
+    fits_memory(a, &topo, &flows, &transports, &config, mpi.as_ref())?;
     let mut net = Network::new(topo, &flows, ecmp, &transports, config)
         .map_err(|e| Failure::Input(e.to_string()))?;
+    if let Some((_, ranks)) = rank {
+        net.check_ranks(ranks).map_err(|e| {
+            Failure::Input(format!(
+                "--mpi: {e}; the job's rank count is mpirun's -np or srun's -n"
+            ))
+        })?;
+    }
     let (filter, window, dump) = crate::wave_args(a)?;
     if dump.is_some() {
         filter
@@ -319,20 +330,31 @@ pub fn run(
     }
     // Every input is checked above: a refused run leaves the files of an earlier one.
     if let Some(dir) = &a.trace_events {
-        net.attach_events(dir, end_cycle, spec.ecmp_seed.into())
-            .map_err(|e| {
-                Failure::Input(format!(
-                    "--trace-events {e}; allowed: a directory (created if missing)"
-                ))
-            })?;
+        let seed = spec.ecmp_seed.into();
+        match rank {
+            Some(r) => net.attach_events_of_rank(dir, (end_cycle, seed), r),
+            None => net.attach_events(dir, end_cycle, seed),
+        }
+        .map_err(|e| {
+            Failure::Input(format!(
+                "--trace-events {e}; allowed: a directory (created if missing)"
+            ))
+        })?;
     }
     if let Some((flag, path, format)) = dump {
-        let gtkw = gtkw_path(path);
-        let [file, _] = crate::open_outputs([
-            (flag, Some(path.as_path())),
-            ("GTKWave save file", Some(gtkw.as_path())),
-        ])?;
-        let file = file.expect("asked for");
+        let file = match rank {
+            // Rank 0 writes the dump; the others record their switches' changes for it.
+            Some((r, _)) if r > 0 => fs::File::create("/dev/null")
+                .map_err(|e| Failure::Input(format!("{flag}: /dev/null: {e}")))?,
+            _ => {
+                let gtkw = gtkw_path(path);
+                let [file, _] = crate::open_outputs([
+                    (flag, Some(path.as_path())),
+                    ("GTKWave save file", Some(gtkw.as_path())),
+                ])?;
+                file.expect("asked for")
+            }
+        };
         net.attach_waves(file, path, format, &filter, window, end_cycle)
             .map_err(|e| Failure::Input(format!("{flag} {}: {e}", path.display())))?;
     }
@@ -347,9 +369,13 @@ pub fn run(
         deadlock,
         stop_at_deadlock: spec.stop_at_deadlock,
         threads: a.threads.map_or(1, usize::from),
-        horizon_error: 0,
+        horizon_error: a.horizon_error,
     };
-    let summary = net.run(&opts).map_err(|e| {
+    let summary = match &mpi {
+        Some(m) => m.run(&mut net, &opts),
+        None => net.run(&opts).map(Some),
+    };
+    let summary = summary.map_err(|e| {
         Failure::Violation(format!(
             "model invariant broken at switch {}: {}",
             e.switch, e.error.what
@@ -357,6 +383,10 @@ pub fn run(
     })?;
     net.finish_outputs()
         .map_err(|e| Failure::Input(format!("outputs: {e}")))?;
+    // With --mpi, rank 0 reports; the others are done.
+    let Some(summary) = summary else {
+        return Ok(());
+    };
     crate::to_stdout(format_args!("{summary}\n"))?;
     if let Some(p) = &a.summary_json {
         fs::write(p, summary.to_json())
@@ -368,4 +398,184 @@ pub fn run(
             .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))?;
     }
     crate::verdict(&summary.violations)
+}
+
+/// `--mem-limit`: bytes with an optional K, M, G or T (powers of 1024), 1M..=1024T.
+pub(crate) fn mem_limit_arg(s: &str) -> Result<u64, String> {
+    let (digits, shift) = match s.trim().char_indices().last() {
+        Some((i, 'K' | 'k')) => (&s[..i], 10),
+        Some((i, 'M' | 'm')) => (&s[..i], 20),
+        Some((i, 'G' | 'g')) => (&s[..i], 30),
+        Some((i, 'T' | 't')) => (&s[..i], 40),
+        _ => (s.trim(), 0),
+    };
+    let bytes = digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .filter(|b| (1 << 20..=1 << 50).contains(b));
+    bytes.ok_or_else(|| {
+        format!("{s:?}; allowed: 1M..=1024T, bytes with an optional K, M, G or T (1024-based)")
+    })
+}
+
+/// The memory this process may take: the machine's available memory, or its cgroup's
+/// room when lower (cgroup v2, then v1), shared by `sharing` processes of the run.
+fn available_memory(sharing: usize) -> Option<u64> {
+    let read = |p: &str| fs::read_to_string(p).ok();
+    let meminfo = read("/proc/meminfo")?;
+    let kib = meminfo.lines().find_map(|l| {
+        let rest = l.strip_prefix("MemAvailable:")?;
+        rest.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()
+    })?;
+    let number = |p: &str| read(p).and_then(|t| t.trim().parse::<u64>().ok());
+    let cgroup = [
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+        ),
+    ]
+    .iter()
+    .find_map(|&(max, used)| Some(number(max)?.saturating_sub(number(used).unwrap_or(0))));
+    let room = cgroup.map_or(kib * 1024, |c| c.min(kib * 1024));
+    Some(room / sharing.max(1) as u64)
+}
+
+fn mib(bytes: u64) -> u64 {
+    bytes.div_ceil(1 << 20)
+}
+
+/// Refuse, before the network is built, a run whose estimated peak (`fabric::memory`) is
+/// above the memory it may take (`--mem-limit`, or [`available_memory`] shared by the
+/// job's ranks on this machine), saying how many ranks would fit it.
+fn fits_memory(
+    a: &RunArgs,
+    topo: &Topology,
+    flows: &[Flow],
+    transports: &Transports,
+    config: &impl Fn(u32) -> hw_model::SwitchConfig,
+    mpi: Option<&Mpi>,
+) -> Result<(), Failure> {
+    let (ranks, sharing) = match mpi {
+        Some(m) => (m.rank().1, m.on_this_machine()),
+        None => (1, 1),
+    };
+    let (limit, from) = match a.mem_limit {
+        Some(l) => (l, "--mem-limit"),
+        None => match available_memory(sharing) {
+            Some(l) => (
+                l,
+                "the available memory (MemAvailable, or the cgroup's room when lower)",
+            ),
+            None => return Ok(()),
+        },
+    };
+    let closed = flows
+        .iter()
+        .filter(|f| transports.by_pg[f.pg as usize] != FabricTransport::OpenLoop)
+        .count();
+    let cell_bytes = topo.switches().first().map_or(1, |&s| config(s).cell_bytes);
+    let estimate = Estimate::of(topo, flows.len() + closed, cell_bytes, |s| {
+        let cfg = config(s);
+        SwitchSize {
+            ports: topo.ports(s).len(),
+            cells: cfg.buffer_bytes / u64::from(cfg.cell_bytes.max(1)),
+        }
+    });
+    let peak = estimate.per_rank(ranks);
+    if peak <= limit {
+        return Ok(());
+    }
+    let fit = match estimate.ranks_to_fit(limit, topo.switches().len()) {
+        Some(n) => format!("{n} MPI ranks of this memory each would fit it (mpirun -np {n} or srun -n {n} ... --mpi)"),
+        None => format!(
+            "no rank count fits it: every rank builds the whole network ({} MiB); a machine with more memory would",
+            mib(estimate.built)
+        ),
+    };
+    Err(Failure::Input(format!(
+        "memory: the run's estimated peak is {} MiB per process ({} MiB the network as built, {} MiB of cells in flight over {ranks} rank(s)); allowed: at most {} MiB, {from}; {fit}",
+        mib(peak),
+        mib(estimate.built),
+        mib(estimate.in_flight),
+        mib(limit)
+    )))
+}
+
+/// `--mpi`: this process as a rank of an MPI job (`fabric::Network::run_ranks`); MPI is
+/// finalized when it is dropped.
+#[cfg(feature = "mpi")]
+pub(crate) struct Mpi {
+    universe: mpi::environment::Universe,
+}
+
+#[cfg(feature = "mpi")]
+impl Mpi {
+    /// MPI started, if `--mpi` is given.
+    fn start(a: &RunArgs) -> Result<Option<Self>, Failure> {
+        if !a.mpi {
+            return Ok(None);
+        }
+        let universe = mpi::initialize()
+            .ok_or_else(|| Failure::Input("--mpi: MPI is initialized already".into()))?;
+        Ok(Some(Self { universe }))
+    }
+
+    /// The ranks of the job on this rank's machine (which share its memory).
+    fn on_this_machine(&self) -> usize {
+        use mpi::traits::Communicator;
+        let world = self.universe.world();
+        world.split_shared(world.rank()).size() as usize
+    }
+
+    /// This process's rank and the job's rank count.
+    fn rank(&self) -> (usize, usize) {
+        use mpi::traits::Communicator;
+        let world = self.universe.world();
+        (world.rank() as usize, world.size() as usize)
+    }
+
+    fn run(
+        &self,
+        net: &mut Network,
+        opts: &RunOptions,
+    ) -> Result<Option<fabric::FabricSummary>, fabric::SwitchError> {
+        net.run_ranks(opts, &self.universe.world())
+    }
+}
+
+/// Without the feature there is no rank: `--mpi` is refused.
+#[cfg(not(feature = "mpi"))]
+pub(crate) enum Mpi {}
+
+#[cfg(not(feature = "mpi"))]
+impl Mpi {
+    fn start(a: &RunArgs) -> Result<Option<Self>, Failure> {
+        match a.mpi {
+            false => Ok(None),
+            true => Err(Failure::Input(
+                "--mpi: this mmu-sim is built without MPI; allowed: a build with \
+                 `cargo build --release -p mmu-sim --features mpi` (OpenMPI: \
+                 apt-get install libopenmpi-dev openmpi-bin libclang-dev)"
+                    .into(),
+            )),
+        }
+    }
+
+    fn rank(&self) -> (usize, usize) {
+        match *self {}
+    }
+
+    fn on_this_machine(&self) -> usize {
+        match *self {}
+    }
+
+    fn run(
+        &self,
+        _: &mut Network,
+        _: &RunOptions,
+    ) -> Result<Option<fabric::FabricSummary>, fabric::SwitchError> {
+        match *self {}
+    }
 }

@@ -200,6 +200,20 @@ struct RunArgs {
     /// one a switch), each run by a thread; the results are the same for any number.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     threads: Option<u16>,
+    /// A network scenario as one rank of `mpirun -np N` (or `srun -n N`): its switches in N
+    /// partitions, one a rank, with the results of --threads N (a build with `--features
+    /// mpi`).
+    #[arg(long, conflicts_with = "threads")]
+    mpi: bool,
+    /// The memory a network run may take (per rank with --mpi), bytes with an optional K, M,
+    /// G or T (powers of 1024), 1M..=1024T; a run whose estimated peak is above it is refused.
+    /// Default: the machine's available memory, or its cgroup limit when lower.
+    #[arg(long, value_name = "BYTES", value_parser = fabric_run::mem_limit_arg)]
+    mem_limit: Option<u64>,
+    /// Cycles each window of a network run goes past its safe horizon: 0; more only for
+    /// the companion test of the MPI and threads comparisons (.ci/mpi-check).
+    #[arg(long, hide = true, default_value_t = 0)]
+    horizon_error: u64,
     /// Write a VCD waveform here (any name but .fst: --wave writes FST), and a GTKWave save file beside it (.gtkw).
     #[arg(long, group = "dump", value_name = "PATH")]
     vcd: Option<PathBuf>,
@@ -535,11 +549,15 @@ fn run(a: RunArgs) -> Result<(), Failure> {
     if let Some(spec) = &scenario.fabric {
         return fabric_run::run(&scenario, spec, policy, &a);
     }
-    if a.threads.is_some() {
-        return Err(Failure::Input(
-            "--threads: only for a network scenario ([fabric]); a single switch runs on one thread"
-                .into(),
-        ));
+    let network_only = [
+        ("--threads", a.threads.is_some()),
+        ("--mpi", a.mpi),
+        ("--mem-limit", a.mem_limit.is_some()),
+    ];
+    if let Some((flag, _)) = network_only.iter().find(|f| f.1) {
+        return Err(Failure::Input(format!(
+            "{flag}: only for a network scenario ([fabric]); a single switch runs on one thread"
+        )));
     }
     let ov = Overrides {
         policy,

@@ -10,7 +10,7 @@ use hw_model::accounting::Accounting;
 use hw_model::config::QUEUES;
 use hw_model::stats::{reason_index, DropCounts, PfcCounts};
 use hw_model::{DropReason, Mmu};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -35,7 +35,7 @@ fn drop_map(d: &DropCounts, at_egress: bool) -> BTreeMap<String, u64> {
 
 /// One ingress priority group that saw traffic (a cell admitted or dropped). SAI:
 /// `SAI_INGRESS_PRIORITY_GROUP_STAT_*` (`saibuffer.h`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PgSummary {
     pub port: u8,
     pub pg: u8,
@@ -61,7 +61,7 @@ pub struct PgSummary {
 }
 
 /// One egress queue that saw traffic. SAI: `SAI_QUEUE_STAT_*` (`saiqueue.h`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueSummary {
     pub port: u8,
     pub queue: u8,
@@ -76,7 +76,7 @@ pub struct QueueSummary {
 }
 
 /// A buffer pool. SAI: `SAI_BUFFER_POOL_STAT_*` (`saibuffer.h`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PoolSummary {
     /// `lossless` (its shared segment B_s, and its headroom as the XOFF room), `lossy` (its
     /// shared segment) or `buffer` (every cell of the SRAM).
@@ -97,7 +97,7 @@ pub struct PoolSummary {
 
 /// PFC frames of one port and priority (listed when any is non-zero). SAI:
 /// `SAI_PORT_STAT_PFC_<priority>_TX_PKTS` / `_RX_PKTS` (`saiport.h`) count both kinds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PfcSummary {
     pub port: u8,
     pub priority: u8,

@@ -143,6 +143,19 @@ impl WaveSignals {
 /// The model's GTKWave groups (`Mmu::gtkw_groups`), as (name, signal paths): the QOFF
 /// masks first, then the occupancy of the egress queues that held cells in the run.
 pub fn mmu_groups(mmu: &Mmu) -> Vec<(String, Vec<String>)> {
+    mmu_groups_held(mmu, &held_queues(mmu))
+}
+
+/// Per egress queue (`port * 8 + queue`), whether it held cells in the run (its
+/// watermark): the queues whose occupancy the view shows.
+pub fn held_queues(mmu: &Mmu) -> Vec<bool> {
+    let watermarks = &mmu.accounting().watermarks.egress;
+    watermarks.iter().map(|&w| w > 0).collect()
+}
+
+/// [`mmu_groups`] with the queues that held cells given (`held`, as [`held_queues`]), for
+/// a model whose run took place elsewhere (an MPI rank's switch, in the fabric).
+pub fn mmu_groups_held(mmu: &Mmu, held: &[bool]) -> Vec<(String, Vec<String>)> {
     let mut groups = mmu.gtkw_groups();
     // What a PAUSE is about first: the QOFF masks, then the egress queues' occupancy.
     if let Some(i) = groups
@@ -153,12 +166,11 @@ pub fn mmu_groups(mmu: &Mmu) -> Vec<(String, Vec<String>)> {
         groups.insert(0, qoff);
     }
     // Only the queues that held cells in the run: 8 per port would bury the rest.
-    let watermarks = &mmu.accounting().watermarks.egress;
     let occupancy: Vec<String> = mmu
         .signals()
         .iter()
         .map(|s| s.path.clone())
-        .filter(|p| queue_cells(p).is_some_and(|(port, q)| watermarks[port * QUEUES + q] > 0))
+        .filter(|p| queue_cells(p).is_some_and(|(port, q)| held[port * QUEUES + q]))
         .collect();
     groups.insert(1, ("egress queue occupancy (cells)".into(), occupancy));
     groups

@@ -283,3 +283,76 @@ fn threads_give_the_same_summary_and_are_refused_out_of_range() {
         assert!(stderr.contains("--threads"), "{stderr}");
     }
 }
+
+/// `--mem-limit`: a built-in network whose estimated peak is above the limit is refused
+/// before it is built (exit 2) with the estimate, the limit and what would fit it; under
+/// a limit that holds it, and under the machine's own memory, it runs. A limit out of
+/// range exits 2 naming the range.
+#[test]
+fn a_network_above_its_memory_limit_is_refused_and_one_within_it_runs() {
+    let out = mmu_sim(&[
+        "run",
+        "dsh-deadlock",
+        "--cycles",
+        "1000",
+        "--mem-limit",
+        "8M",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for part in [
+        "memory: the run's estimated peak is",
+        "at most 8 MiB, --mem-limit",
+    ] {
+        assert!(stderr.contains(part), "{part}: {stderr}");
+    }
+    assert!(
+        stderr.contains("MPI ranks") || stderr.contains("no rank count fits it"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "refused before the run");
+    for limit in [&["--mem-limit", "4G"][..], &[]] {
+        let mut args = vec!["run", "dsh-deadlock", "--cycles", "1000"];
+        args.extend_from_slice(limit);
+        let out = mmu_sim(&args);
+        assert!(
+            out.status.success(),
+            "{limit:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for bad in ["0", "1023K", "2048T", "12X"] {
+        let out = mmu_sim(&["run", "dsh-deadlock", "--mem-limit", bad]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(
+            stderr.contains("--mem-limit") && stderr.contains("1M..=1024T"),
+            "{stderr}"
+        );
+    }
+}
+
+/// `--mpi`, `--mem-limit` on a single switch, and `--mpi` with `--threads`, exit 2 naming
+/// the option; so does `--mpi` in a build without the feature (the build named).
+#[test]
+fn mpi_and_mem_limit_are_refused_where_they_do_not_apply() {
+    for (args, flag) in [
+        (&["run", "--mpi"][..], "--mpi"),
+        (&["run", "--mem-limit", "1G"], "--mem-limit"),
+        (
+            &["run", "dsh-deadlock", "--mpi", "--threads", "2"],
+            "--threads",
+        ),
+    ] {
+        let out = mmu_sim(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+    }
+    if !cfg!(feature = "mpi") {
+        let out = mmu_sim(&["run", "dsh-deadlock", "--mpi"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("--features mpi"), "{stderr}");
+    }
+}
