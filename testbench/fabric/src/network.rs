@@ -331,7 +331,7 @@ impl Network {
     }
 
     /// [`attach_events`](Self::attach_events) for the switches MPI rank `rank` of `ranks`
-    /// runs ([`run_ranks`](Self::run_ranks)): each rank writes its own switches' streams
+    /// runs (`run_ranks`, feature `mpi`): each rank writes its own switches' streams
     /// into `dir`, which every rank must see (one machine, or a shared file system).
     pub fn attach_events_of_rank(
         &mut self,

@@ -21,6 +21,10 @@
 //! A switch steps in the same cycles whatever the partition: its wake is the earliest of
 //! its own events and of what reached it, and a message from another partition arrives
 //! no earlier than the horizon, when it has been handed over.
+//!
+//! The loop ([`drive`]) is written once, over what it asks of the partitions
+//! ([`Partitions`]): here on threads of one process, in `crate::ranks` (feature `mpi`)
+//! one partition per MPI rank.
 
 use crate::deadlock::{self, Deadlock, DeadlockOptions, Look};
 use crate::link::{ArmedFault, Envelope, Message};

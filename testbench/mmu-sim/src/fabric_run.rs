@@ -13,7 +13,7 @@ use fabric::deadlock::DeadlockOptions;
 use fabric::flows::{Flow, FlowFile};
 use fabric::generate::{Clos, LeafSpine, LinkSpec};
 use fabric::input::InputError;
-use fabric::memory::{Estimate, SwitchSize};
+use fabric::memory::Estimate;
 use fabric::routing::Ecmp;
 use fabric::topology::Topology;
 use fabric::transport::Transports;
@@ -476,12 +476,11 @@ fn fits_memory(
         .filter(|f| transports.by_pg[f.pg as usize] != FabricTransport::OpenLoop)
         .count();
     let cell_bytes = topo.switches().first().map_or(1, |&s| config(s).cell_bytes);
-    let estimate = Estimate::of(topo, flows.len() + closed, cell_bytes, |s| {
+    // Each thread keeps a copy of the flows; a rank one.
+    let copies = a.threads.map_or(1, usize::from);
+    let estimate = Estimate::of(topo, (flows.len() + closed, copies), cell_bytes, |s| {
         let cfg = config(s);
-        SwitchSize {
-            ports: topo.ports(s).len(),
-            cells: cfg.buffer_bytes / u64::from(cfg.cell_bytes.max(1)),
-        }
+        cfg.buffer_bytes / u64::from(cfg.cell_bytes.max(1))
     });
     let peak = estimate.per_rank(ranks);
     if peak <= limit {
@@ -495,10 +494,10 @@ fn fits_memory(
         ),
     };
     Err(Failure::Input(format!(
-        "memory: the run's estimated peak is {} MiB per process ({} MiB the network as built, {} MiB of cells in flight over {ranks} rank(s)); allowed: at most {} MiB, {from}; {fit}",
+        "memory: the run's estimated peak is {} MiB per process ({} MiB the network as built, {} MiB more as it runs, over {ranks} rank(s)); allowed: at most {} MiB, {from}; {fit}",
         mib(peak),
         mib(estimate.built),
-        mib(estimate.in_flight),
+        mib(estimate.running),
         mib(limit)
     )))
 }
