@@ -158,7 +158,8 @@ impl Nic {
 }
 
 /// The model reported a broken invariant at a switch.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("model invariant broken at switch {switch}: {what}", what = .error.what)]
 pub struct SwitchError {
     pub switch: NodeId,
     pub error: InvariantError,
