@@ -33,6 +33,9 @@ use scenario::{
 };
 use std::path::Path;
 
+/// The most occupancy intervals a switch reports.
+const MAX_INTERVALS: u64 = 1_000_000;
+
 /// What a network scenario resolves to.
 pub struct Built {
     pub net: Network,
@@ -95,8 +98,21 @@ pub fn build(scenario: &Scenario, dir: &Path, ov: Overrides) -> Result<Built, Sc
     let ecmp = Ecmp {
         fabric_seed: spec.ecmp_seed,
     };
-    let net = Network::new(topo, &flows, ecmp, &transports, |n| configs.of(n))
+    let mut net = Network::new(topo, &flows, ecmp, &transports, |n| configs.of(n))
         .map_err(|e| bad("fabric", e.to_string()))?;
+    if let Some(us) = spec.occupancy_interval_us {
+        // At most MAX_INTERVALS per switch, none longer than the run.
+        let mhz = net.clock_hz() / 1_000_000;
+        let lo = end_cycle.div_ceil(MAX_INTERVALS * mhz).max(1);
+        let hi = (end_cycle / mhz).max(lo);
+        if !(lo..=hi).contains(&us) {
+            return Err(bad(
+                "fabric.occupancy_interval_us",
+                format!("{us}; allowed: {lo}..={hi} (at most {MAX_INTERVALS} intervals in run.cycles, none longer than the run)"),
+            ));
+        }
+        net.sample_occupancy(us * mhz);
+    }
     let options = RunOptions {
         end_cycle,
         deadlock: DeadlockOptions {
@@ -502,6 +518,45 @@ mod tests {
             .unwrap();
         assert_eq!(e.field, "fabric.switch[0].nodes");
         assert!(e.message.starts_with("1 is not a switch"), "{e}");
+    }
+
+    #[test]
+    fn occupancy_is_sampled_per_interval_and_its_key_checked() {
+        let ov = Overrides {
+            policy: None,
+            cycles: Some(20_000),
+        };
+        let mut built = build(
+            &scenario("[fabric]\noccupancy_interval_us = 1\n"),
+            Path::new("."),
+            ov,
+        )
+        .unwrap();
+        let s = built.net.run(&built.options).unwrap();
+        let mhz = s.clock_hz / 1_000_000;
+        let bins = s.cycles.div_ceil(mhz) as usize;
+        let mut moved = false;
+        for w in &s.switches {
+            let o = w.occupancy.as_ref().unwrap();
+            assert_eq!((o.interval_cycles, o.peak_cells.len()), (mhz, bins));
+            // The series ends where the buffer ends, and never below it.
+            assert!(u64::from(*o.peak_cells.last().unwrap()) >= w.cells_buffered_at_end);
+            moved |= o.peak_cells.iter().any(|&c| c > 0);
+        }
+        assert!(moved, "the permutation's cells pass through the buffers");
+        // The companion: without the key, no series.
+        let mut built = build(&scenario(""), Path::new("."), ov).unwrap();
+        let s = built.net.run(&built.options).unwrap();
+        assert!(s.switches.iter().all(|w| w.occupancy.is_none()));
+        let e = build(
+            &scenario("[fabric]\noccupancy_interval_us = 0\n"),
+            Path::new("."),
+            ov,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.field, "fabric.occupancy_interval_us");
+        assert!(e.message.starts_with("0; allowed: 1..="), "{e}");
     }
 
     #[test]

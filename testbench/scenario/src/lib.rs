@@ -625,6 +625,8 @@ pub struct FabricSpec {
     /// End the run when a deadlock is found.
     #[serde(default)]
     pub stop_at_deadlock: bool,
+    /// Each switch's buffer occupancy over time, one peak per this many µs, in the summary.
+    pub occupancy_interval_us: Option<u64>,
 }
 
 fn default_ecmp_seed() -> u32 {
