@@ -21,6 +21,9 @@
 //!   `mpi`): the same partitions as MPI ranks, with the same results; [`memory`]: a run's
 //!   peak memory, estimated before it is built.
 //!
+//! - [`build`]: a network scenario (`[fabric]`) turned into its network and run options,
+//!   for `mmu-sim run`, the sweep engine and the reproductions alike.
+//!
 //! Every reader returns a typed error naming the line and field and the allowed values
 //! ([`input::FieldError`]); a command line turns it into exit 2. See `docs/fabric.md`.
 //!
@@ -30,6 +33,7 @@
 //! 6ddb4a40f4db1c22f53bcf7d341f9da621d27816 ("ns3-datacenter", under
 //! `simulator/ns-3.39/`).
 
+pub mod build;
 pub mod cdf;
 pub mod deadlock;
 pub mod flows;

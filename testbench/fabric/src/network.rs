@@ -24,7 +24,7 @@ use crate::link::{ArmedFault, LinkFault};
 use crate::parallel::{self, Part, Plan};
 use crate::report::{self, FabricSummary, FlowReport, SwitchReport};
 use crate::routing::{self, Ecmp, Routes, Unreachable};
-use crate::switch::{FlowState, Nic, Port, PortEnd, Switch, SwitchError};
+use crate::switch::{FlowState, Nic, Occupancy, Port, PortEnd, Switch, SwitchError};
 use crate::topology::{NodeId, Topology};
 use crate::trace::{self, OutputError};
 use crate::transport::{self, Sender, Transports};
@@ -320,6 +320,14 @@ impl Network {
         )?;
         self.waves = Some(w);
         Ok(())
+    }
+
+    /// Record each switch's buffer occupancy per `interval` cycles (its summary's
+    /// `occupancy`).
+    pub fn sample_occupancy(&mut self, interval: u64) {
+        for s in &mut self.switches {
+            s.occupancy = Some(Occupancy::new(interval.max(1)));
+        }
     }
 
     /// Write each switch's event stream and its check scenario into `dir` during a run of

@@ -70,6 +70,17 @@ pub struct SwitchSummary {
     pub egress_queues: Vec<QueueSummary>,
     pub pools: Vec<PoolSummary>,
     pub pfc: Vec<PfcSummary>,
+    /// Buffer occupancy over time, if asked for (`[fabric] occupancy_interval_us`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub occupancy: Option<OccupancySummary>,
+}
+
+/// Per interval of `interval_cycles` from cycle 0, the most cells the switch's buffer held
+/// at the end of a cycle in it (the last interval may be cut by the run's end).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OccupancySummary {
+    pub interval_cycles: u64,
+    pub peak_cells: Vec<u32>,
 }
 
 /// One direction of a link: the cells `from` sent to `to`, and the PFC frames `to` sent
@@ -432,6 +443,10 @@ fn switch_summary(s: &Switch) -> SwitchSummary {
         egress_queues: sai.queues,
         pools: sai.pools,
         pfc: sai.pfc,
+        occupancy: s.occupancy.as_ref().map(|o| OccupancySummary {
+            interval_cycles: o.interval,
+            peak_cells: o.peak_cells.clone(),
+        }),
     }
 }
 

@@ -158,7 +158,8 @@ impl Nic {
 }
 
 /// The model reported a broken invariant at a switch.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("model invariant broken at switch {switch}: {what}", what = .error.what)]
 pub struct SwitchError {
     pub switch: NodeId,
     pub error: InvariantError,
@@ -197,6 +198,38 @@ pub(crate) struct Switch {
     /// (`crate::trace`, `crate::waves`).
     pub events: Option<SwitchEvents>,
     pub waves: Option<SwitchWaves>,
+    /// Its buffer occupancy over time, if asked for (`[fabric] occupancy_interval_us`).
+    pub occupancy: Option<Occupancy>,
+}
+
+/// Buffer occupancy over time: per interval of `interval` cycles, the most cells the
+/// buffer held at the end of any cycle in it. A switch's buffer changes only in the
+/// cycles it is stepped, so the intervals it skips hold what it was left at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Occupancy {
+    pub interval: u64,
+    pub peak_cells: Vec<u32>,
+    last: u32,
+}
+
+impl Occupancy {
+    pub fn new(interval: u64) -> Self {
+        Self {
+            interval,
+            peak_cells: Vec::new(),
+            last: 0,
+        }
+    }
+
+    /// The buffer holds `cells` after cycle `now`.
+    fn record(&mut self, now: u64, cells: u32) {
+        let bin = (now / self.interval) as usize;
+        if self.peak_cells.len() <= bin {
+            self.peak_cells.resize(bin + 1, self.last);
+        }
+        self.peak_cells[bin] = self.peak_cells[bin].max(cells);
+        self.last = cells;
+    }
 }
 
 impl Switch {
@@ -223,6 +256,7 @@ impl Switch {
             turns: vec![0; n * n],
             events: None,
             waves: None,
+            occupancy: None,
         }
     }
 
@@ -292,6 +326,9 @@ impl Switch {
         }
         if let Some(w) = &mut self.waves {
             w.step(now, &self.mmu, &self.out, &self.ports, &self.nics);
+        }
+        if let Some(o) = &mut self.occupancy {
+            o.record(now, self.mmu.buffered_cells());
         }
         // What the step left due now (an ACK's transport event, a NIC's next send) runs
         // in the next cycle: the switch has had its cycle.
@@ -438,6 +475,9 @@ impl Switch {
 
     /// The sinks take every cell that reached them before `end`.
     pub fn finish(&mut self, end: u64, flows: &mut [FlowState]) {
+        if let Some(o) = &mut self.occupancy {
+            o.record(end.saturating_sub(1), o.last);
+        }
         let d = self.mmu.config();
         for nic in &mut self.nics {
             receive(nic, end.saturating_sub(1), flows, d);

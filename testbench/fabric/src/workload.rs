@@ -100,7 +100,12 @@ fn unit(rng: &mut ChaCha8Rng) -> f64 {
 
 /// A uniform draw in `0..n` (`n > 0`), by the high half of a 128-bit product.
 fn below(rng: &mut ChaCha8Rng, n: usize) -> usize {
-    ((u128::from(rng.next_u64()) * n as u128) >> 64) as usize
+    below_u64(rng, n as u64) as usize
+}
+
+/// As [`below`], for `n` in 64 bits.
+fn below_u64(rng: &mut ChaCha8Rng, n: u64) -> u64 {
+    ((u128::from(rng.next_u64()) * u128::from(n)) >> 64) as u64
 }
 
 const PICOS_PER_NS: u64 = 1_000;
@@ -229,43 +234,93 @@ fn checked_size(size: u64) -> Result<u64, WorkloadError> {
     Ok(size)
 }
 
-/// `senders` hosts, drawn without repetition from the racks other than the receiver's, each
-/// sending `size` bytes to `receiver` at `start` (sorted by sender).
-pub fn fan_in(
+/// Who sends in a fan-in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Senders {
+    /// This many hosts, drawn without repetition from the racks other than the receiver's
+    /// (the many-to-one burst of the papers' incast).
+    Drawn(usize),
+    /// These hosts (any rack but not the receiver; DSH's Fig. 13 fans in from the
+    /// receiver's own switch).
+    Given(Vec<NodeId>),
+}
+
+/// Senders each sending `size` bytes to `receiver`, starting within `jitter` after
+/// `start` (uniform, drawn from `seed` after the senders; no jitter draws nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FanIn {
+    pub receiver: NodeId,
+    pub senders: Senders,
+    pub size: u64,
+    pub start: Picos,
+    pub jitter: Picos,
+    pub seed: u64,
+    pub template: FlowTemplate,
+}
+
+impl FanIn {
+    /// The flows, sorted by sender.
+    pub fn generate(&self, topo: &Topology) -> Result<Vec<Flow>, WorkloadError> {
+        let receiver = checked_host(topo, "receiver", self.receiver)?;
+        let size = checked_size(self.size)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let mut senders = match &self.senders {
+            Senders::Drawn(n) => draw_senders(topo, receiver, *n, &mut rng)?,
+            Senders::Given(hosts) => {
+                for &h in hosts {
+                    checked_host(topo, "from", h)?;
+                    if h == receiver {
+                        return Err(key_error("from", h, "hosts other than the receiver"));
+                    }
+                }
+                if hosts.is_empty() {
+                    return Err(key_error("from", "[]", "one host or more"));
+                }
+                hosts.clone()
+            }
+        };
+        senders.sort_unstable();
+        senders.dedup();
+        Ok(senders
+            .into_iter()
+            .map(|src| {
+                let late = match self.jitter.0 {
+                    0 => 0,
+                    j => below_u64(&mut rng, j),
+                };
+                let start = Picos(self.start.0 + late);
+                self.template.flow(src, receiver, size, start)
+            })
+            .collect())
+    }
+}
+
+/// `n` hosts, drawn without repetition from the racks other than `receiver`'s.
+fn draw_senders(
     topo: &Topology,
     receiver: NodeId,
-    senders: usize,
-    size: u64,
-    start: Picos,
-    seed: u64,
-    template: FlowTemplate,
-) -> Result<Vec<Flow>, WorkloadError> {
-    let receiver = checked_host(topo, "receiver", receiver)?;
-    let size = checked_size(size)?;
+    n: usize,
+    rng: &mut ChaCha8Rng,
+) -> Result<Vec<NodeId>, WorkloadError> {
     let rack = topo.tor_of(receiver);
     let mut candidates: Vec<NodeId> = topo.hosts().filter(|&h| topo.tor_of(h) != rack).collect();
-    if senders == 0 || senders > candidates.len() {
+    if n == 0 || n > candidates.len() {
         return Err(key_error(
             "senders",
-            senders,
+            n,
             format!(
                 "1..={} (the hosts outside receiver {receiver}'s rack)",
                 candidates.len()
             ),
         ));
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    // A partial Fisher-Yates shuffle: the first `senders` places.
-    for i in 0..senders {
-        let j = i + below(&mut rng, candidates.len() - i);
+    // A partial Fisher-Yates shuffle: the first `n` places.
+    for i in 0..n {
+        let j = i + below(rng, candidates.len() - i);
         candidates.swap(i, j);
     }
-    candidates.truncate(senders);
-    candidates.sort_unstable();
-    Ok(candidates
-        .into_iter()
-        .map(|src| template.flow(src, receiver, size, start))
-        .collect())
+    candidates.truncate(n);
+    Ok(candidates)
 }
 
 /// Every host sends `size` bytes to one other host and receives from one: a random cyclic
@@ -472,24 +527,63 @@ mod tests {
     #[test]
     fn fan_in_draws_distinct_senders_from_other_racks() {
         let topo = Clos::l2bm().build().unwrap();
-        let flows = fan_in(&topo, 5, 15, 64_000, Picos(0), 4, FlowTemplate::default()).unwrap();
+        let burst = |receiver, n| FanIn {
+            receiver,
+            senders: Senders::Drawn(n),
+            size: 64_000,
+            start: Picos(0),
+            jitter: Picos(0),
+            seed: 4,
+            template: FlowTemplate::default(),
+        };
+        let flows = burst(5, 15).generate(&topo).unwrap();
         assert_eq!(flows.len(), 15);
         let senders: HashSet<NodeId> = flows.iter().map(|f| f.src).collect();
         assert_eq!(senders.len(), 15);
         assert!(flows
             .iter()
             .all(|f| f.dst == 5 && topo.tor_of(f.src) != topo.tor_of(5) && f.size == 64_000));
-        assert_eq!(
-            flows,
-            fan_in(&topo, 5, 15, 64_000, Picos(0), 4, FlowTemplate::default()).unwrap()
-        );
-        let err = fan_in(&topo, 5, 97, 1, Picos(0), 4, FlowTemplate::default()).unwrap_err();
+        assert_eq!(flows, burst(5, 15).generate(&topo).unwrap());
+        let err = burst(5, 97).generate(&topo).unwrap_err();
         assert_eq!(
             err.to_string(),
             "senders: 97; allowed: 1..=96 (the hosts outside receiver 5's rack)"
         );
-        let err = fan_in(&topo, 128, 1, 1, Picos(0), 4, FlowTemplate::default()).unwrap_err();
+        let err = burst(128, 1).generate(&topo).unwrap_err();
         assert_eq!(err.key, "receiver");
+    }
+
+    #[test]
+    fn fan_in_from_given_senders_starts_them_within_the_jitter() {
+        let topo = Clos::l2bm().build().unwrap();
+        let burst = FanIn {
+            receiver: 5,
+            senders: Senders::Given(vec![9, 1, 4]),
+            size: 1_000,
+            start: Picos::micros(10),
+            jitter: Picos(1_000_000),
+            seed: 1,
+            template: FlowTemplate::default(),
+        };
+        let flows = burst.generate(&topo).unwrap();
+        let srcs: Vec<NodeId> = flows.iter().map(|f| f.src).collect();
+        // Given senders may share the receiver's rack (1, 4 do), in id order.
+        assert_eq!(srcs, [1, 4, 9]);
+        let from = Picos::micros(10).0..Picos::micros(11).0;
+        assert!(flows.iter().all(|f| from.contains(&f.start.0)));
+        // The jitter is drawn: the starts differ (the companion: no jitter, one start).
+        assert!(flows.windows(2).any(|w| w[0].start != w[1].start));
+        let together = FanIn {
+            jitter: Picos(0),
+            ..burst.clone()
+        };
+        let flows = together.generate(&topo).unwrap();
+        assert!(flows.iter().all(|f| f.start == Picos::micros(10)));
+        let bad = FanIn {
+            senders: Senders::Given(vec![5]),
+            ..burst
+        };
+        assert_eq!(bad.generate(&topo).unwrap_err().key, "from");
     }
 
     #[test]

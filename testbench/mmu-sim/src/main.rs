@@ -546,8 +546,8 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         .map(Policy::parse)
         .transpose()
         .map_err(|e| Failure::Input(format!("--{e}")))?;
-    if let Some(spec) = &scenario.fabric {
-        return fabric_run::run(&scenario, spec, policy, &a);
+    if scenario.fabric.is_some() {
+        return fabric_run::run(&scenario, policy, &a);
     }
     let network_only = [
         ("--threads", a.threads.is_some()),

@@ -97,6 +97,16 @@ pub static BUILTINS: &[Builtin] = &[
         toml: dsh_deadlock,
     },
     Builtin {
+        name: "dsh-deadlock-powertcp",
+        description: "network: dsh-deadlock with PowerTCP (ns3-datacenter's defaults) in place of DCQCN on class 3, every switch stamping INT records: DSH's Fig. 12 compares both",
+        toml: dsh_deadlock_powertcp,
+    },
+    Builtin {
+        name: "dsh-collateral-fabric",
+        description: "network: DSH Fig. 13, two switches S0 (H0, H1) and S1 (R0, R1, H2-H25) joined by one link, all 100G, 2 us: F0 H0->R0 and F1 H1->R1 long DCQCN flows, then 24 x 64 KB from H2-H25 to R1 at 1 ms; S1 pauses S0's link and F0 with it, SIH",
+        toml: dsh_collateral_fabric,
+    },
+    Builtin {
         name: "l2bm-clos",
         description: "network: L2BM's three-layer Clos (2 core, 4 aggregation, 4 ToR switches, 32 servers per ToR at 25G, 4 MB each), 16 servers per ToR RDMA (DCQCN, load 0.4) and 16 TCP (DCTCP, load 0.8), web search sizes, L2BM",
         toml: l2bm_clos,
@@ -669,15 +679,30 @@ rate_gbps = 50
 /// sender's link). DCQCN on the lossless class 3 with the switch's ECN marking on it.
 /// Short by default (5 ms; the paper runs 100 ms).
 fn dsh_deadlock() -> String {
+    dsh_leaf_spine("dsh-deadlock", "", "dcqcn")
+}
+
+/// `dsh-deadlock` with PowerTCP on class 3, its INT records stamped by every switch.
+fn dsh_deadlock_powertcp() -> String {
+    dsh_leaf_spine("dsh-deadlock-powertcp", "int = true\n", "powertcp")
+}
+
+/// The network of `dsh-deadlock`, `switch` added to its `[switch]` and `transport` on
+/// class 3.
+fn dsh_leaf_spine(name: &str, switch: &str, transport: &str) -> String {
     const FAN_IN: u32 = 8;
-    let mut s = header("dsh-deadlock");
+    let mut s = header(name);
     s.push_str(
         r#"[switch]
 profile = "tomahawk"
 policy = "sih"
 lossless_priorities = [3]
 buffer_bytes = 4194304
-
+"#,
+    );
+    s.push_str(switch);
+    s.push_str(
+        r#"
 [switch.ecn]
 priorities = [3]
 
@@ -698,9 +723,9 @@ fabric_link_delay_ns = 2000
 
 [[fabric.transport]]
 pg = 3
-dcqcn = {}
 "#,
     );
+    let _ = writeln!(s, "{transport} = {{}}");
     for (seed, (from, to)) in [(0u32, 3u32), (3, 0), (1, 2), (2, 1)]
         .into_iter()
         .enumerate()
@@ -716,6 +741,65 @@ dcqcn = {}
             seed + 1
         );
     }
+    s
+}
+
+/// DSH's Fig. 13a (seed 000, section V-A, "Collateral damage mitigation"; docs/fabric.md)
+/// as an inline topology: hosts H0, H1 = 0, 1 under S0 = 28; R0, R1 = 2, 3 and H2-H25 =
+/// 4-27 under S1 = 29; one link S0-S1; every link 100G, 2 us. F0 (H0 -> R0) and F1 (H1 ->
+/// R1) are long DCQCN flows on the lossless class 3 sharing the link S0 -> S1; at 1 ms
+/// H2-H25 each send 64 KB to R1, each within a microsecond. The switches are
+/// `dsh-deadlock`'s with the paper's 16 MiB buffer and seven lossless queues per port.
+/// 1.3 ms.
+fn dsh_collateral_fabric() -> String {
+    let mut s = header("dsh-collateral-fabric");
+    s.push_str(
+        r#"[switch]
+profile = "tomahawk"
+policy = "sih"
+lossless_priorities = [0, 1, 2, 3, 4, 5, 6]
+buffer_bytes = 16777216
+
+[switch.ecn]
+priorities = [3]
+
+[run]
+cycles = 1_300_000
+
+[[fabric.transport]]
+pg = 3
+dcqcn = {}
+
+[fabric.links]
+nodes = 30
+switches = [28, 29]
+"#,
+    );
+    let hosts = |from: u32, to: u32| (from..to).map(|h| h.to_string()).collect::<Vec<_>>();
+    let list: Vec<String> = [(0, 2, 28), (2, 28, 29)]
+        .into_iter()
+        .flat_map(|(from, to, switch)| {
+            hosts(from, to)
+                .into_iter()
+                .map(move |h| format!("[{h}, {switch}, 100, 2000]"))
+        })
+        .chain(["[28, 29, 100, 2000]".to_string()])
+        .collect();
+    let _ = writeln!(s, "list = [\n    {},\n]", list.join(",\n    "));
+    // F0 and F1 do not end within the run.
+    for (src, dst) in [(0, 2), (1, 3)] {
+        let _ = write!(
+            s,
+            "\n[[fabric.workload]]\nkind = \"fan_in\"\npg = 3\nreceiver = {dst}\nfrom = [{src}]\n\
+             size_bytes = 17179869184\n"
+        );
+    }
+    let _ = write!(
+        s,
+        "\n[[fabric.workload]]\nkind = \"fan_in\"\npg = 3\nreceiver = 3\nfrom = [{}]\n\
+         size_bytes = 65536\nstart_us = 1000\njitter_ns = 1000\nseed = 1\n",
+        hosts(4, 28).join(", ")
+    );
     s
 }
 

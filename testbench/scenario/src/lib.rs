@@ -594,9 +594,10 @@ impl EcmRpSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FabricSpec {
-    /// An ns-3 topology file, relative to the scenario file; or `leaf_spine`, `clos` or
-    /// `fat_tree`.
+    /// An ns-3 topology file, relative to the scenario file; or `links` (the file's
+    /// content inline), `leaf_spine`, `clos` or `fat_tree`.
     pub topology: Option<String>,
+    pub links: Option<LinksSpec>,
     pub leaf_spine: Option<LeafSpineSpec>,
     pub clos: Option<ClosSpec>,
     pub fat_tree: Option<FatTreeSpec>,
@@ -610,8 +611,8 @@ pub struct FabricSpec {
     /// The priority group of ACKs and CNPs (0..=7; default: the data's own).
     pub feedback_pg: Option<u8>,
     /// `[[fabric.switch]]`: configurations of some switches other than `[switch]`'s,
-    /// parsed with `[switch]` (so not by serde).
-    #[serde(skip)]
+    /// parsed with `[switch]` (so not by serde, but serialized into the scenario's hash).
+    #[serde(skip_deserializing)]
     pub switch: Vec<SwitchOverride>,
     /// Links failed, each by its two end nodes.
     #[serde(default)]
@@ -624,6 +625,8 @@ pub struct FabricSpec {
     /// End the run when a deadlock is found.
     #[serde(default)]
     pub stop_at_deadlock: bool,
+    /// Each switch's buffer occupancy over time, one peak per this many µs, in the summary.
+    pub occupancy_interval_us: Option<u64>,
 }
 
 fn default_ecmp_seed() -> u32 {
@@ -633,7 +636,7 @@ fn default_ecmp_seed() -> u32 {
 /// `[[fabric.switch]]`: the switches `nodes` (node ids) or those of `layer` (1: the
 /// switches with hosts, 2: those one hop above, ...) take `config`: `[switch]` with this
 /// entry's other keys in place of its own. A later entry wins.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SwitchOverride {
     pub nodes: Vec<u32>,
     pub layer: Option<u32>,
@@ -704,6 +707,17 @@ fn switch_overrides(
     Ok(out)
 }
 
+/// `[fabric.links]`: a topology written in the scenario, as a topology file has it: `nodes`
+/// (hosts and switches, ids `0..nodes`), the `switches`' ids, and `list`, one
+/// `[src, dst, gbps, delay_ns]` per link (ports in list order, as the file's lines).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinksSpec {
+    pub nodes: u32,
+    pub switches: Vec<u32>,
+    pub list: Vec<[u64; 4]>,
+}
+
 /// `[fabric.clos]`: a three-layer Clos (`fabric::generate::Clos`), rates in Gb/s, delays
 /// in ns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -762,10 +776,12 @@ pub struct WorkloadSpec {
     pub duration_us: Option<u64>,
     pub from: Option<Vec<u32>>,
     pub to: Option<Vec<u32>>,
-    /// fan_in: `senders` hosts outside `receiver`'s rack; fan_in, permutation, all_to_all:
+    /// fan_in: `senders` hosts outside `receiver`'s rack, or the hosts `from`, each
+    /// starting within `jitter_ns` after `start_us`; fan_in, permutation, all_to_all:
     /// `size_bytes` per flow.
     pub receiver: Option<u32>,
     pub senders: Option<u32>,
+    pub jitter_ns: Option<u64>,
     pub size_bytes: Option<u64>,
 }
 
@@ -815,6 +831,7 @@ impl FabricSpec {
     fn check(&self, flows: &[FlowSpec]) -> Result<(), ScenarioError> {
         let sources = [
             self.topology.is_some(),
+            self.links.is_some(),
             self.leaf_spine.is_some(),
             self.clos.is_some(),
             self.fat_tree.is_some(),
@@ -822,7 +839,7 @@ impl FabricSpec {
         if sources.iter().filter(|&&s| s).count() != 1 {
             return Err(ScenarioError::new(
                 "fabric.topology",
-                "give exactly one of topology (a file), [fabric.leaf_spine], [fabric.clos] and [fabric.fat_tree]",
+                "give exactly one of topology (a file), [fabric.links], [fabric.leaf_spine], [fabric.clos] and [fabric.fat_tree]",
             ));
         }
         if self.flow_file.is_some() != self.workload.is_empty() {
@@ -1289,6 +1306,9 @@ struct Resolved<'a> {
     flows: &'a [FlowSpec],
     pfc_script: &'a [PfcScriptSpec],
     ecm_rp: &'a EcmRpSpec,
+    /// Left out of a single switch's hash, which stays as it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fabric: Option<&'a FabricSpec>,
 }
 
 impl Scenario {
@@ -1321,6 +1341,7 @@ impl Scenario {
             flows: &self.flows,
             pfc_script: &self.pfc_script,
             ecm_rp: &self.ecm_rp,
+            fabric: self.fabric.as_ref(),
         };
         // Streamed into the hash: the JSON of 10^5 flows would be tens of megabytes.
         let mut sha = Sha256::new();

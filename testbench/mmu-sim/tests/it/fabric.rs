@@ -254,6 +254,8 @@ fn threads_give_the_same_summary_and_are_refused_out_of_range() {
             "300000",
             "--threads",
             threads,
+            "--set",
+            "fabric.occupancy_interval_us=10",
             "--summary-json",
             json.to_str().unwrap(),
         ]);
@@ -272,6 +274,13 @@ fn threads_give_the_same_summary_and_are_refused_out_of_range() {
     let (three, parts_three) = summary("3");
     fs::remove_dir_all(&dir).unwrap();
     assert_eq!((parts_one, parts_three), (1, 3));
+    // The occupancy series too: 300 us in 10 us intervals.
+    assert_eq!(
+        one["switches"][0]["occupancy"]["peak_cells"]
+            .as_array()
+            .map(Vec::len),
+        Some(30)
+    );
     assert_eq!(one, three);
     for args in [
         &["run", "dsh-deadlock", "--threads", "0"][..],

@@ -180,6 +180,8 @@ fn every_builtin_has_fixtures() {
         "powertcp-fanin",
         "occamy-shaped",
         "dsh-deadlock",
+        "dsh-deadlock-powertcp",
+        "dsh-collateral-fabric",
         "l2bm-clos",
     ];
     assert_eq!(builtin::names(), covered);
@@ -272,6 +274,14 @@ fn network(name: &str) {
 #[test]
 fn dsh_deadlock() {
     network("dsh-deadlock");
+}
+#[test]
+fn dsh_deadlock_powertcp() {
+    network("dsh-deadlock-powertcp");
+}
+#[test]
+fn dsh_collateral_fabric() {
+    network("dsh-collateral-fabric");
 }
 #[test]
 fn l2bm_clos() {

@@ -553,13 +553,7 @@ fn the_collectable_fields_are_the_summarys_keys_but_run() {
     )
     .unwrap();
     let json = serde_json::to_value(sim.run(|_| {}).unwrap()).unwrap();
-    let keys: Vec<&str> = json
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .filter(|k| *k != "run")
-        .collect();
+    let keys = keys_but_run(&json);
     // `ecn` is left out of a summary without ECN, as small-smoke's.
     let mut fields: Vec<&str> = sweep::spec::SUMMARY_FIELDS
         .iter()
@@ -567,7 +561,70 @@ fn the_collectable_fields_are_the_summarys_keys_but_run() {
         .filter(|f| *f != "ecn")
         .collect();
     fields.sort_unstable();
-    let mut keys = keys;
-    keys.sort_unstable();
     assert_eq!(fields, keys);
+}
+
+/// A summary's top-level keys but its machine-dependent `run`, sorted.
+fn keys_but_run(json: &serde_json::Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "run")
+        .collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// Two ECMP seeds of the two-switch network `dsh-collateral-fabric`, 3000 cycles each.
+const NETWORK: &str = r#"
+base = "dsh-collateral-fabric"
+collect = ["flows", "cells_injected", "conservation_ok", "switches[1].cells_in"]
+[parameters]
+"fabric.ecmp_seed" = [1, 2]
+run.cycles = [3000]
+"#;
+
+#[test]
+fn a_network_base_runs_each_point_through_the_fabric() {
+    let s = spec(NETWORK).unwrap();
+    let runs = s.runs().unwrap();
+    // The runs differ only in a `[fabric]` key: their ids differ (the companion: a hash
+    // without `[fabric]` gives one id, refused as a repeated value).
+    assert_ne!(runs[0].id, runs[1].id);
+    assert!(matches!(runs[0].job, sweep::Job::Network(..)));
+    let d = dir("network");
+    let report = run_all(&s, &d, Shard::ALL, 1);
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    let (table, _) = merged(&d);
+    let rows: Vec<&str> = table.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    for r in rows {
+        let cells: Vec<&str> = r.split(',').collect();
+        // 26 flows; both runs move cells and keep every one.
+        assert_eq!(cells[3], "26", "{r}");
+        assert!(cells[4].parse::<u64>().unwrap() > 0, "{r}");
+        assert_eq!(cells[5], "true", "{r}");
+    }
+    // A single switch's field is not a network's.
+    let bad = spec(&NETWORK.replace("\"flows\"", "\"pfc_pause_frames\"")).unwrap_err();
+    assert!(
+        bad.contains("\"pfc_pause_frames\" is not a field of the runs"),
+        "{bad}"
+    );
+}
+
+#[test]
+fn the_collectable_network_fields_are_the_fabric_summarys_keys_but_run() {
+    let s = scenario::builtin::load("dsh-collateral-fabric").unwrap();
+    let ov = fabric::build::Overrides {
+        cycles: Some(100),
+        policy: None,
+    };
+    let mut built = fabric::build::build(&s, Path::new("."), ov).unwrap();
+    let json = serde_json::to_value(built.net.run(&built.options).unwrap()).unwrap();
+    let mut fields = sweep::spec::FABRIC_SUMMARY_FIELDS.to_vec();
+    fields.sort_unstable();
+    assert_eq!(fields, keys_but_run(&json));
 }

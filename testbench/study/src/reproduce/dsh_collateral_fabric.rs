@@ -1,87 +1,61 @@
 //! DSH Fig. 13 (section V-A, "Collateral damage mitigation") on the fabric: the innocent
 //! flow F0's throughput through two real switches, SIH vs DSH.
 //!
-//! The topology of Fig. 13a as an ns-3 topology file ([`topology_text`]): S0 (node 28)
-//! with H0 and H1 (nodes 0, 1), S1 (node 29) with R0, R1 (2, 3) and H2-H25 (4-27), one
-//! link S0-S1; every link 100 Gb/s, 2 us. F0 (H0 -> R0) and F1 (H1 -> R1) are long DCQCN
-//! flows on the lossless class 3 that share the link S0 -> S1 (the paper's settle at 50
-//! Gb/s each, DCQCN's defaults here near 25);
-//! at [`BURST_AT_US`] H2-H25 each send 64 KB to R1, each within a microsecond drawn from
-//! the run's seed. The congestion point is S1's port to R1; F1's ingress queue at S1 fills
-//! and S1 pauses the class on its link from S0, which stops F0 too. The switches are the
-//! built-in `dsh-deadlock`'s (tomahawk, DCQCN with its ECN marking) with the paper's
-//! 16 MiB buffer and seven lossless queues per port. F0's throughput is the cells the
-//! link S1 -> R0 carried in each [`BIN_US`], read from the fabric's link counters, counted
-//! in MTU packets.
+//! The network is the built-in `dsh-collateral-fabric` (Fig. 13a as `[fabric.links]`):
+//! S0 (node 28) with H0 and H1 (nodes 0, 1), S1 (node 29) with R0, R1 (2, 3) and H2-H25
+//! (4-27), one link S0-S1; every link 100 Gb/s, 2 us. F0 (H0 -> R0) and F1 (H1 -> R1) are
+//! long DCQCN flows on the lossless class 3 that share the link S0 -> S1 (the paper's
+//! settle at 50 Gb/s each, DCQCN's defaults here near 25); at [`BURST_AT_US`] H2-H25 each
+//! send 64 KB to R1, each within a microsecond drawn from the run's seed. The congestion
+//! point is S1's port to R1; F1's ingress queue at S1 fills and S1 pauses the class on
+//! its link from S0, which stops F0 too. The switches are `dsh-deadlock`'s (tomahawk,
+//! DCQCN with its ECN marking) with the paper's 16 MiB buffer and seven lossless queues
+//! per port. F0's throughput is the cells the link S1 -> R0 carried in each [`BIN_US`],
+//! read from the fabric's link counters, counted in MTU packets.
 //!
 //! The runs (policy x seed) are the built-in sweep spec `dsh-collateral-fabric`
 //! ([`spec_text`]) over [`MEASURE`].
 
-use super::fabric_net::{pause_frames, Base};
+use super::fabric_net::{self, pause_frames, Transport};
 use super::plot::{xy_chart, Series};
 use super::{Progress, ReproError};
 use crate::sweep::stats::mean_std;
 use crate::sweep::{Measure, Spec, Values};
-use fabric::deadlock::DeadlockOptions;
-use fabric::flows::Flow;
-use fabric::topology::Topology;
-use fabric::units::Picos;
-use fabric::{Network, RunOptions};
+use fabric::RunOptions;
 use hw_model::Policy;
-use rand_chacha::rand_core::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use scenario::ScenarioError;
+use scenario::{Scenario, ScenarioError};
 use serde_json::Value as Json;
 use std::fmt::Write;
 use std::path::Path;
 use switch_run::csv_file::Fixed;
 
-const H0: u32 = 0;
-const H1: u32 = 1;
+/// The built-in whose network the runs use.
+pub const BASE: &str = "dsh-collateral-fabric";
 const R0: u32 = 2;
-const R1: u32 = 3;
-const FANIN: std::ops::Range<u32> = 4..28;
-const S1: u32 = 29;
-/// When the fan-in starts: F0 and F1 have settled (near 25 Gb/s each under DCQCN's
-/// defaults, docs/results.md) by then.
+/// When the fan-in starts (the built-in's third workload): F0 and F1 have settled (near 25
+/// Gb/s each under DCQCN's defaults, docs/results.md) by then.
 pub const BURST_AT_US: u64 = 1_000;
 /// Simulated time after the burst.
 pub const AFTER_US: u64 = 300;
 /// F0's throughput bins.
 pub const BIN_US: u64 = 10;
-const FANIN_BYTES: u64 = 64 * 1024;
-/// F0 and F1 do not end within the run.
-const LONG_BYTES: u64 = 1 << 34;
+/// The built-in's fan-in workload, whose seed draws the senders' starts.
+const BURST: usize = 2;
+/// The lossless class of F0, F1 and the fan-in.
 const CLASS: u8 = 3;
 pub const POLICIES: [Policy; 2] = [Policy::Sih, Policy::Dsh];
 pub const SEEDS: u64 = 2;
-
-/// Fig. 13a as an ns-3 topology file: hosts 0-27, switches 28 (S0) and 29 (S1).
-pub fn topology_text() -> String {
-    let mut t = String::from("30 2 29\n28 29\n");
-    let link = |t: &mut String, a: u32, b: u32| {
-        let _ = writeln!(t, "{a} {b} 100Gbps 2us 0");
-    };
-    for h in [H0, H1] {
-        link(&mut t, h, 28);
-    }
-    for h in [R0, R1].into_iter().chain(FANIN) {
-        link(&mut t, h, S1);
-    }
-    link(&mut t, 28, S1);
-    t
-}
 
 const FIELDS: &[&str] = &["f0_gbps", "pause_frames", "clock_hz"];
 
 pub const MEASURE: Measure = Measure {
     name: "dsh-collateral-fabric",
-    params: &["policy", "seed"],
+    params: &["policy", "seed", "transport"],
     fields: FIELDS,
     check: |v| parse(v).map(|_| ()),
     run: |v| {
-        let (policy, seed) = parse(v).map_err(|e| e.to_string())?;
-        let r = measure(policy, seed).map_err(|e| e.to_string())?;
+        let (policy, transport, seed) = parse(v).map_err(|e| e.to_string())?;
+        let r = measure(policy, transport, seed).map_err(|e| e.to_string())?;
         let values: [Json; 3] = [r.f0_gbps.into(), r.pause_frames.into(), r.clock_hz.into()];
         Ok(FIELDS.iter().map(|k| k.to_string()).zip(values).collect())
     },
@@ -89,13 +63,14 @@ pub const MEASURE: Measure = Measure {
 
 pub fn spec_text(seeds: u64) -> String {
     format!(
-        "name = \"dsh-collateral-fabric\"\nmeasure = \"dsh-collateral-fabric\"\ncollect = [{}]\n[parameters]\npolicy = [{}]\nseed = {{ from = 1, to = {seeds} }}\n",
+        "name = \"dsh-collateral-fabric\"\nmeasure = \"dsh-collateral-fabric\"\ncollect = [{}]\n[parameters]\npolicy = [{}]\ntransport = [{}]\nseed = {{ from = 1, to = {seeds} }}\n",
         FIELDS.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", "),
         POLICIES.iter().map(|p| format!("{:?}", p.name())).collect::<Vec<_>>().join(", "),
+        Transport::ALL.map(|t| format!("{:?}", t.name())).join(", "),
     )
 }
 
-fn parse(v: &Values) -> Result<(Policy, u64), ScenarioError> {
+fn parse(v: &Values) -> Result<(Policy, Transport, u64), ScenarioError> {
     let bad = |k: &str, m: &str| ScenarioError::new(k, m);
     let policy = v
         .get("policy")
@@ -107,7 +82,7 @@ fn parse(v: &Values) -> Result<(Policy, u64), ScenarioError> {
         .and_then(Json::as_u64)
         .filter(|s| (1..=1_000_000).contains(s))
         .ok_or_else(|| bad("seed", "expected an integer; allowed: 1..=1000000"))?;
-    Ok((policy, seed))
+    Ok((policy, Transport::parse(v.get("transport"))?, seed))
 }
 
 /// One run: F0's throughput per bin from the start, the PAUSE frames.
@@ -118,39 +93,21 @@ pub struct Outcome {
     pub clock_hz: u64,
 }
 
-fn flows(seed: u64) -> Vec<Flow> {
-    let flow = |src, dst, size, start| Flow {
-        src,
-        dst,
-        pg: CLASS,
-        dport: 100,
-        size,
-        start,
-    };
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut v = vec![
-        flow(H0, R0, LONG_BYTES, Picos(0)),
-        flow(H1, R1, LONG_BYTES, Picos(0)),
-    ];
-    for h in FANIN {
-        let jitter_ns = rng.next_u64() % 1_000;
-        let at = Picos::micros(BURST_AT_US).0 + jitter_ns * 1_000;
-        v.push(flow(h, R1, FANIN_BYTES, Picos(at)));
-    }
-    v.sort_by_key(|f| f.start);
-    v
+/// The built-in under `policy` with F0, F1 and the fan-in on `transport`, the fan-in
+/// drawn from `seed`.
+pub fn scenario(policy: Policy, transport: Transport, seed: u64) -> Result<Scenario, ReproError> {
+    let mut s = fabric_net::builtin(BASE)?;
+    s.switch.policy = policy;
+    transport.apply(&mut s, CLASS);
+    fabric_net::spec(&mut s).workload[BURST].seed = Some(seed);
+    Ok(s)
 }
 
-pub fn measure(policy: Policy, seed: u64) -> Result<Outcome, ReproError> {
-    let base = Base::builtin(super::dsh_deadlock::BASE)?;
-    let cfg = super::dsh_deadlock::paper_switch(&base, policy);
-    let topo =
-        Topology::parse(&topology_text()).map_err(|e| ReproError::Invariant(e.to_string()))?;
-    let to_r0 = topo.ports(R0)[0];
-    let mut net = Network::new(topo, &flows(seed), base.ecmp, &base.transports, |_| {
-        cfg.clone()
-    })
-    .map_err(|e| ReproError::Invariant(e.to_string()))?;
+pub fn measure(policy: Policy, transport: Transport, seed: u64) -> Result<Outcome, ReproError> {
+    let s = scenario(policy, transport, seed)?;
+    let cfg = &s.switch;
+    let mut built = fabric_net::network(&s)?;
+    let to_r0 = built.net.topology().ports(R0)[0];
     let mhz = u64::from(cfg.core_clock_mhz);
     let bins = (BURST_AT_US + AFTER_US) / BIN_US;
     let cells_per_packet = (cfg.mtu_bytes + cfg.packet_overhead_bytes).div_ceil(cfg.cell_bytes);
@@ -162,16 +119,13 @@ pub fn measure(policy: Policy, seed: u64) -> Result<Outcome, ReproError> {
     let mut last = 0;
     let mut summary = None;
     for bin in 1..=bins {
-        let s = net
+        let s = built
+            .net
             .run(&RunOptions {
                 end_cycle: bin * BIN_US * mhz,
-                deadlock: DeadlockOptions::default(),
-                stop_at_deadlock: false,
-                // The sweep engine runs the points side by side.
-                threads: 1,
-                horizon_error: 0,
+                ..built.options
             })
-            .map_err(|e| ReproError::Invariant(format!("switch {}: {}", e.switch, e.error.what)))?;
+            .map_err(fabric_net::broken)?;
         let cells = s
             .links
             .iter()
@@ -192,20 +146,22 @@ pub fn measure(policy: Policy, seed: u64) -> Result<Outcome, ReproError> {
     })
 }
 
-pub const CSV_HEADER: &str = "policy,t_us,f0_gbps_mean,f0_gbps_sd";
+pub const CSV_HEADER: &str = "policy,transport,t_us,f0_gbps_mean,f0_gbps_sd";
 
 #[derive(Debug, Default, serde::Serialize)]
 pub struct CsvRow {
     pub policy: &'static str,
+    pub transport: &'static str,
     pub t_us: u64,
     pub f0_gbps_mean: Fixed<2>,
     pub f0_gbps_sd: Fixed<2>,
 }
 
-/// Per policy: F0's throughput per bin, mean and standard deviation over the seeds, and
-/// the PAUSE frames of each run.
+/// Per transport and policy: F0's throughput per bin, mean and standard deviation over
+/// the seeds, and the PAUSE frames of each run.
 pub struct Curve {
     pub policy: Policy,
+    pub transport: Transport,
     pub mean_sd: Vec<(f64, f64)>,
     pub pause_frames: Vec<u64>,
 }
@@ -227,24 +183,27 @@ pub fn sweep(
 ) -> Result<Vec<Curve>, ReproError> {
     let spec = Spec::parse(&spec_text(seeds), "dsh-collateral-fabric", Path::new("."))?;
     let rows = super::sweep_rows(&spec, &out.join("sweep"), progress)?;
-    let mut runs: Vec<(Policy, Vec<f64>, u64)> = Vec::new();
+    let mut runs: Vec<((Policy, Transport), Vec<f64>, u64)> = Vec::new();
     for r in &rows {
-        let (policy, _) = parse(&r.params)?;
+        let (policy, transport, _) = parse(&r.params)?;
         let series = r
             .fields
             .get("f0_gbps")
             .and_then(Json::as_array)
             .map(|a| a.iter().filter_map(Json::as_f64).collect())
             .ok_or_else(|| ReproError::Invariant("f0_gbps: missing".into()))?;
-        runs.push((policy, series, super::int_field(&r.fields, "pause_frames")?));
+        let pause = super::int_field(&r.fields, "pause_frames")?;
+        runs.push(((policy, transport), series, pause));
     }
-    let curves: Vec<Curve> = POLICIES
-        .iter()
-        .map(|&policy| {
-            let of: Vec<&(Policy, Vec<f64>, u64)> = runs.iter().filter(|r| r.0 == policy).collect();
+    let curves: Vec<Curve> = Transport::ALL
+        .into_iter()
+        .flat_map(|t| POLICIES.map(|p| (p, t)))
+        .map(|(policy, transport)| {
+            let of: Vec<_> = runs.iter().filter(|r| r.0 == (policy, transport)).collect();
             let bins = of.iter().map(|r| r.1.len()).min().unwrap_or(0);
             Curve {
                 policy,
+                transport,
                 mean_sd: (0..bins)
                     .map(|b| mean_std(of.iter().map(|r| r.1[b])))
                     .collect(),
@@ -258,6 +217,7 @@ pub fn sweep(
         curves.iter().flat_map(|c| {
             c.mean_sd.iter().enumerate().map(|(b, &(m, sd))| CsvRow {
                 policy: c.policy.name(),
+                transport: c.transport.name(),
                 t_us: t_us(b),
                 f0_gbps_mean: Fixed(m),
                 f0_gbps_sd: Fixed(sd),
@@ -267,7 +227,7 @@ pub fn sweep(
     let series: Vec<Series> = curves
         .iter()
         .map(|c| Series {
-            name: c.policy.name().to_uppercase(),
+            name: format!("{} {}", c.policy.name().to_uppercase(), c.transport.name()),
             points: c
                 .mean_sd
                 .iter()
@@ -290,12 +250,17 @@ pub fn sweep(
 pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
     let curves = sweep(out, SEEDS, progress)?;
     let mut rep = format!(
-        "DSH Fig. 13 on the fabric: F0 (H0 -> R0) and F1 (H1 -> R1) DCQCN through S0 -> S1, 24 x 64 KB fan-in to R1 at {BURST_AT_US} us, {SEEDS} seeds\n"
+        "DSH Fig. 13 on the fabric: F0 (H0 -> R0) and F1 (H1 -> R1) through S0 -> S1 under DCQCN or PowerTCP, 24 x 64 KB fan-in to R1 at {BURST_AT_US} us, {SEEDS} seeds\n"
     );
     let _ = writeln!(
         rep,
-        "{:<6} {:>22} {:>22} {:>14} {:>18}",
-        "policy", "F0 before (Gb/s)", "F0 0-100 us after", "F0 lowest bin", "PAUSE frames"
+        "{:<9} {:<6} {:>18} {:>18} {:>14} {:>22}",
+        "transport",
+        "policy",
+        "F0 before (Gb/s)",
+        "F0 0-100 us after",
+        "F0 lowest bin",
+        "PAUSE frames (mean sd)"
     );
     for c in &curves {
         let before = c.mean_sd[(BURST_AT_US / BIN_US) as usize - 1].0;
@@ -306,7 +271,8 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
         let (pm, psd) = mean_std(c.pause_frames.iter().map(|&p| p as f64));
         let _ = writeln!(
             rep,
-            "{:<6} {:>22.2} {:>22.2} {:>14.2} {:>18}",
+            "{:<9} {:<6} {:>18.2} {:>18.2} {:>14.2} {:>22}",
+            c.transport.name(),
             c.policy.name(),
             before,
             c.mean_after_burst(100),
@@ -316,7 +282,7 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
     }
     let _ = writeln!(
         rep,
-        "paper (Fig. 13b, DCQCN): F0 drops sharply under SIH and stays near 50 Gb/s under DSH"
+        "paper (Fig. 13b, DCQCN and PowerTCP): F0 drops sharply under SIH and stays near 50 Gb/s under DSH"
     );
     let _ = writeln!(
         rep,

@@ -15,19 +15,15 @@
 //!
 //! The runs are the built-in sweep spec `l2bm-clos` ([`spec_text`]) over [`MEASURE`].
 
-use super::fabric_net::{pause_frames, Base};
+use super::fabric_net::{self, pause_frames};
 use super::l2bm_hybrid::{Policy, PAPER_TABLE_II};
 use super::plot::{xy_chart, Series};
 use super::{Progress, ReproError};
 use crate::sweep::stats::{mean_std, percentile};
 use crate::sweep::{Measure, Spec, Values};
-use fabric::cdf::Builtin;
-use fabric::generate::Clos;
 use fabric::topology::NodeId;
-use fabric::units::Picos;
-use fabric::workload::{FlowTemplate, LoadBase, Poisson};
 use fabric::FabricSummary;
-use scenario::ScenarioError;
+use scenario::{Scenario, ScenarioError};
 use serde_json::Value as Json;
 use std::fmt::Write;
 use std::path::Path;
@@ -164,15 +160,6 @@ pub struct Outcome {
     pub lossy_drops: u64,
 }
 
-/// The servers `first..first + 16` of every ToR.
-fn servers(first: u32) -> Vec<NodeId> {
-    (0..TORS)
-        .flat_map(|tor| {
-            (first..first + SERVERS_PER_TOR / 2).map(move |i| tor * SERVERS_PER_TOR + i)
-        })
-        .collect()
-}
-
 /// The largest watermark of pool `name` at any ToR.
 fn tor_peak(s: &FabricSummary, tors: &[NodeId], name: &str) -> u64 {
     s.switches
@@ -185,44 +172,29 @@ fn tor_peak(s: &FabricSummary, tors: &[NodeId], name: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The built-in `l2bm-clos` with the run's policy, loads, seeds and length.
+pub fn scenario(p: &Params) -> Result<Scenario, ReproError> {
+    let mut s = fabric_net::builtin(BASE)?;
+    p.policy.apply(&mut s.switch);
+    s.run.cycles = p.duration_us * u64::from(s.switch.core_clock_mhz);
+    // The built-in's workloads: RDMA (seed 3), then TCP (seed 1); seed 1 draws them.
+    let draws = [(RDMA_LOAD, 2 * p.seed + 1), (p.tcp_load, 2 * p.seed - 1)];
+    for (w, (load, seed)) in fabric_net::spec(&mut s).workload.iter_mut().zip(draws) {
+        w.load = Some(load);
+        w.seed = Some(seed);
+        w.duration_us = Some(p.duration_us);
+    }
+    Ok(s)
+}
+
 /// One run.
 pub fn measure(p: &Params) -> Result<Outcome, ReproError> {
-    let base = Base::builtin(BASE)?;
-    let mut cfg = base.switch.clone();
-    p.policy.apply(&mut cfg);
-    let topo = Clos::l2bm()
-        .build()
-        .map_err(|e| ReproError::Invariant(e.to_string()))?;
-    let mut flows = Vec::new();
-    // Seed 1 draws the built-in's arrivals (its workloads' seeds 3 and 1).
-    for (pg, load, first, seed) in [
-        (RDMA_PG, RDMA_LOAD, 0, 2 * p.seed + 1),
-        (TCP_PG, p.tcp_load, SERVERS_PER_TOR / 2, 2 * p.seed - 1),
-    ] {
-        let hosts = servers(first);
-        let poisson = Poisson {
-            cdf: Builtin::WebSearch.cdf(),
-            load,
-            base: LoadBase::HostLink,
-            start: Picos(0),
-            duration: Picos::micros(p.duration_us),
-            seed,
-            template: FlowTemplate { pg, dport: 100 },
-            from: hosts.clone(),
-            to: hosts,
-        };
-        flows.extend(
-            poisson
-                .generate(&topo)
-                .map_err(|e| ReproError::Invariant(e.to_string()))?,
-        );
-    }
-    flows.sort_by_key(|f| f.start);
+    let (s, built) = fabric_net::run(&scenario(p)?)?;
+    let topo = built.net.topology();
+    let flows = &built.flows;
     let tors: Vec<NodeId> = (0..TORS)
         .map(|t| topo.tor_of(t * SERVERS_PER_TOR))
         .collect();
-    let end_cycle = p.duration_us * u64::from(cfg.core_clock_mhz);
-    let s = base.run(topo, &flows, &cfg, end_cycle, false)?;
     let class = |pg: u8| {
         let of: Vec<_> = s.fct.iter().filter(|f| flows[f.flow].pg == pg).collect();
         let mut slowdowns: Vec<f64> = of.iter().filter_map(|f| f.slowdown).collect();

@@ -234,15 +234,15 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
     },
     Reproduction {
         name: "dsh-deadlock",
-        description: "DSH Fig. 12b on the fabric: leaf-spine with two failed links, four fan-ins of 1, 8 and 15 senders, DCQCN, 3 runs of 5 ms per point; the CDF of deadlock onset, SIH vs DSH",
+        description: "DSH Fig. 12b on the fabric: leaf-spine with two failed links, four fan-ins of 1, 8 and 15 senders, DCQCN and PowerTCP, 3 runs of 5 ms per point; the CDF of deadlock onset, SIH vs DSH",
         run: dsh_deadlock::run,
-        cpu_seconds: 40.4,
+        cpu_seconds: 132.0,
     },
     Reproduction {
         name: "dsh-collateral-fabric",
-        description: "DSH Fig. 13 on the fabric: innocent flow F0's throughput through S0 and S1 next to a 24 x 64 KB fan-in, DCQCN, 2 seeds, SIH vs DSH",
+        description: "DSH Fig. 13 on the fabric: innocent flow F0's throughput through S0 and S1 next to a 24 x 64 KB fan-in, DCQCN and PowerTCP, 2 seeds, SIH vs DSH",
         run: dsh_collateral_fabric::run,
-        cpu_seconds: 0.8,
+        cpu_seconds: 3.0,
     },
     Reproduction {
         name: "l2bm-clos",

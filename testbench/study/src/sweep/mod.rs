@@ -297,7 +297,7 @@ pub fn execute(run: &Run, collect: &[String], shard: Shard) -> Row {
     let cpu0 = switch_run::sim::thread_cpu_seconds();
     let nulls = || collect.iter().map(|f| (f.clone(), Json::Null)).collect();
     let scenario = match &run.job {
-        Job::Scenario(s) => s,
+        Job::Scenario(s) | Job::Network(s, _) => s,
         Job::Measure(m) => {
             let values: Values = run.params.iter().cloned().collect();
             let (status, error, fields) = match (m.run)(&values) {
@@ -314,12 +314,21 @@ pub fn execute(run: &Run, collect: &[String], shard: Shard) -> Row {
             return row(run, shard, status, error, fields, t0, cpu0);
         }
     };
-    let result = Sim::new(scenario, scenario::Overrides::default())
-        .map_err(|e| e.to_string())
-        .and_then(|mut sim| sim.run(|_| {}).map_err(|e: RunError| e.to_string()));
+    let result = match &run.job {
+        Job::Network(scenario, dir) => network(scenario, dir),
+        _ => Sim::new(scenario, scenario::Overrides::default())
+            .map_err(|e| e.to_string())
+            .and_then(|mut sim| sim.run(|_| {}).map_err(|e: RunError| e.to_string()))
+            .map(|summary| {
+                let violations = summary.violations.clone();
+                (
+                    serde_json::to_value(&summary).expect("a summary serializes"),
+                    violations,
+                )
+            }),
+    };
     let (status, error, fields) = match result {
-        Ok(summary) => {
-            let json = serde_json::to_value(&summary).expect("a summary serializes");
+        Ok((json, violations)) => {
             let fields = collect
                 .iter()
                 .map(|f| {
@@ -329,15 +338,25 @@ pub fn execute(run: &Run, collect: &[String], shard: Shard) -> Row {
                     )
                 })
                 .collect();
-            if summary.ok() {
+            if violations.is_empty() {
                 (Status::Ok, String::new(), fields)
             } else {
-                (Status::Violation, summary.violations.join("; "), fields)
+                (Status::Violation, violations.join("; "), fields)
             }
         }
         Err(e) => (Status::Error, e, nulls()),
     };
     row(run, shard, status, error, fields, t0, cpu0)
+}
+
+/// Run a network scenario (files relative to `dir`) on one thread: its summary as JSON
+/// and its violations.
+fn network(scenario: &scenario::Scenario, dir: &Path) -> Result<(Json, Vec<String>), String> {
+    let mut built =
+        fabric::build::build(scenario, dir, Default::default()).map_err(|e| e.to_string())?;
+    let summary = built.net.run(&built.options).map_err(|e| e.to_string())?;
+    let json = serde_json::to_value(&summary).expect("a summary serializes");
+    Ok((json, summary.violations))
 }
 
 /// A run's row, its metadata measured from `t0` and `cpu0`.

@@ -64,10 +64,12 @@ impl std::fmt::Debug for Measure {
 /// What the runs of a spec are.
 #[derive(Debug, Clone)]
 pub enum Source {
-    /// A scenario (a built-in name or a file) and its TOML text.
+    /// A scenario (a built-in name or a file) and its TOML text; `dir` is where its own
+    /// relative files are (a network's topology and flow files).
     Base {
         name: String,
         text: String,
+        dir: PathBuf,
     },
     Measure(&'static Measure),
 }
@@ -76,6 +78,9 @@ pub enum Source {
 #[derive(Debug, Clone)]
 pub enum Job {
     Scenario(Box<Scenario>),
+    /// A network scenario (`[fabric]`, built by `fabric::build`) and where its relative
+    /// files are.
+    Network(Box<Scenario>, PathBuf),
     Measure(&'static Measure),
 }
 
@@ -128,6 +133,34 @@ pub const SUMMARY_FIELDS: &[&str] = &[
     "lossless",
     "violations",
 ];
+
+/// Top-level fields of a network run's summary (`fabric::FabricSummary`, without its
+/// machine-dependent `run`) a spec over a network base may collect.
+pub const FABRIC_SUMMARY_FIELDS: &[&str] = &[
+    "cycles",
+    "clock_hz",
+    "flows",
+    "flows_completed",
+    "cells_injected",
+    "cells_delivered",
+    "cells_dropped_lossless",
+    "cells_dropped_lossy",
+    "cells_buffered_at_end",
+    "cells_on_links_at_end",
+    "reordered_cells",
+    "conservation",
+    "conservation_ok",
+    "deadlock",
+    "violations",
+    "switches",
+    "links",
+    "fct",
+];
+
+/// Whether a base scenario's text is a network's (has a `[fabric]` table).
+fn is_network(text: &str) -> Result<bool, ScenarioError> {
+    Ok(scenario::parse_table(text)?.contains_key("fabric"))
+}
 
 /// The largest number of runs one spec may expand to.
 pub const MAX_RUNS: usize = 1_000_000;
@@ -212,7 +245,15 @@ impl Spec {
         let source = match (top.remove("base"), top.remove("measure")) {
             (Some(toml::Value::String(name)), None) => {
                 let text = base_text(&name, dir)?;
-                Source::Base { name, text }
+                let file_dir = match builtin::find(&name) {
+                    Some(_) => PathBuf::from("."),
+                    None => dir.join(&name).parent().unwrap_or(dir).to_path_buf(),
+                };
+                Source::Base {
+                    name,
+                    text,
+                    dir: file_dir,
+                }
             }
             (None, Some(toml::Value::String(name))) => Source::Measure(measure(&name, measures)?),
             (Some(v), None) | (None, Some(v)) => {
@@ -287,6 +328,7 @@ impl Spec {
         }
         check_keys(&axes)?;
         let allowed: &[&str] = match &source {
+            Source::Base { text, .. } if is_network(text)? => FABRIC_SUMMARY_FIELDS,
             Source::Base { .. } => SUMMARY_FIELDS,
             Source::Measure(m) => {
                 check_measure_keys(m, &axes)?;
@@ -354,8 +396,8 @@ impl Spec {
     /// the measure's values, checked by the measure.
     pub fn run(&self, index: usize) -> Result<Run, ScenarioError> {
         let params = self.params(index);
-        let (base, text) = match &self.source {
-            Source::Base { name, text } => (name, text),
+        let (base, text, dir) = match &self.source {
+            Source::Base { name, text, dir } => (name, text, dir),
             Source::Measure(m) => {
                 let json: Vec<(String, Json)> = params
                     .iter()
@@ -380,19 +422,27 @@ impl Spec {
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or(base);
+        // A network's files and topology are read when it runs.
         let scenario = Scenario::from_table(table, base_name)
-            .and_then(|s| s.plan(&Overrides::default()).map(|_| s))
+            .and_then(|s| match s.fabric {
+                Some(_) => Ok(s),
+                None => s.plan(&Overrides::default()).map(|_| s),
+            })
             .map_err(|e| err(format!("run {index} ({})", show(&params)), e.to_string()))?;
         let id = run_id(&scenario);
         let params = params
             .into_iter()
             .map(|(k, v)| (k, toml_to_json(v)))
             .collect();
+        let job = match scenario.fabric {
+            Some(_) => Job::Network(Box::new(scenario), dir.clone()),
+            None => Job::Scenario(Box::new(scenario)),
+        };
         Ok(Run {
             index,
             id,
             params,
-            job: Job::Scenario(Box::new(scenario)),
+            job,
         })
     }
 
