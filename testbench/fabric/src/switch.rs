@@ -483,7 +483,10 @@ impl Switch {
             (PortEnd::Switch { switch, port }, Some(prev)) => fs.hops[prev] == (switch, port),
             _ => false,
         };
-        self.ports.iter().position(|p| from(&p.end)).map(|p| p as u8)
+        self.ports
+            .iter()
+            .position(|p| from(&p.end))
+            .map(|p| p as u8)
     }
 
     /// Cells in this switch's buffer (without those charged to packets still arriving),

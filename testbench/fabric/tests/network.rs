@@ -617,7 +617,11 @@ fn ecm_line(ecm: bool) -> Network {
         ..EcmConfig::default()
     };
     let config = |node: NodeId| SwitchConfig {
-        ecm: if ecm && node == 5 { cp.clone() } else { EcmConfig::default() },
+        ecm: if ecm && node == 5 {
+            cp.clone()
+        } else {
+            EcmConfig::default()
+        },
         ..small(Policy::Sih)
     };
     let mut net = Network::new(

@@ -310,7 +310,10 @@ pub fn run(
         .map_err(|e| Failure::Input(e.to_string()))?;
     // The hosts' ECM reaction points take `[ecm_rp]`, as the single switch's NICs do.
     let rp = scenario.ecm_rp.params();
-    net.set_ecm_rp(&rp.map_err(|e| Failure::Input(e.to_string()))?, scenario.run.seed);
+    net.set_ecm_rp(
+        &rp.map_err(|e| Failure::Input(e.to_string()))?,
+        scenario.run.seed,
+    );
     let (filter, window, dump) = crate::wave_args(a)?;
     if dump.is_some() {
         filter
