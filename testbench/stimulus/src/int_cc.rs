@@ -141,7 +141,7 @@ impl Law {
 /// cycle this returns, stale unless [`IntSender::due`]) and the packets.
 ///
 /// - **Window.** `W = R T / 8` bytes (`VAR_WIN 1`: `RdmaQueuePair::GetWin`,
-///   `rdma-queue-pair.cc` lines 126-131); the QP is window-bound while its bytes on the fly,
+///   `rdma-queue-pair.cc` lines 126-147); the QP is window-bound while its bytes on the fly,
 ///   `snd_nxt - snd_una` in payload bytes, reach `W` (`IsWinBound`, `GetOnTheFly`, lines
 ///   117-124). An ACK acknowledges every byte up to its packet's end (`Acknowledge`, lines
 ///   111-115: `snd_una` only grows), so a packet lost before it frees its share too.
@@ -149,7 +149,7 @@ impl Law {
 ///   (`UpdateNextAvail`, `rdma-hw.cc` lines 627-634; counted from the later of the
 ///   previous time and now, fractions of a cycle carry over). A new rate replaces the last
 ///   packet's wire time at the old rate with its time at the new (`ChangeRate`, lines
-///   636-640: `lastPktSize`, the last packet sent, set in `PktSent` line 620).
+///   636-640: `lastPktSize`, the last packet sent, set in `PktSent` line 618).
 #[derive(Debug, Clone)]
 pub struct IntSender {
     law: Law,
@@ -499,6 +499,40 @@ fn take<T: Copy>(q: &mut VecDeque<(u32, T)>, seq: u32) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ns-3's window: bytes on the fly `snd_nxt - snd_una` against `W = R T / 8` (100 Gb/s
+    /// x 1 us = 12 500 B: 13 packets of 1000 B). The ACK of packet 1 acknowledges packet 0
+    /// too (lost, never ACKed): two packets' room, where a count of ACKs would free one.
+    #[test]
+    fn an_ack_frees_the_window_up_to_its_packet() {
+        let p = IntCcParams {
+            law: CcLaw::Hpcc,
+            base_rtt_ns: 1_000,
+            rate_ai_bps: 50_000_000,
+            min_rate_bps: 100_000_000,
+            u_target: 0.95,
+            mi_thresh: 5,
+            gamma: 0.9,
+            line_bps: 100_000_000_000,
+        };
+        let mut qp = IntSender::new(p, 1_000_000_000);
+        let mut now = qp.start(0);
+        let mut sent = 0;
+        while qp.window_open() {
+            assert!(qp.due(now));
+            now = qp.sent(now, 1000, 1020).unwrap();
+            sent += 1;
+        }
+        assert_eq!(sent, 13);
+        qp.ack(now, 1, IntHops::default(), now);
+        let mut room = 0;
+        while qp.window_open() {
+            qp.sent(now, 1000, 1020);
+            room += 1;
+        }
+        assert_eq!(room, 2, "packets 0 and 1 acknowledged");
+        assert_eq!(qp.acks(), (1, 0));
+    }
 
     /// Records keep their order; a sixth overflows the stack and none is read, as ns-3
     /// reads no header with `nhop > maxHop`.
