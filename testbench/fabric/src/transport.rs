@@ -293,10 +293,8 @@ pub(crate) fn fire_due(nic: &mut Nic, flows: &mut [FlowState], now: u64, d: &Der
                 tcp_send(nic, fs, f as usize, now, d, true);
             }
             (Sender::Dcqcn(_), Event::Send) => dcqcn_send(nic, fs, f as usize, now, d),
-            (Sender::IntCc(s), Event::Send) => {
-                if s.due(now) {
-                    int_cc_send(nic, fs, f as usize, now, d);
-                }
+            (Sender::IntCc(s), Event::Send) if s.due(now) => {
+                int_cc_send(nic, fs, f as usize, now, d);
             }
             (Sender::Dcqcn(s), Event::AlphaTimer(at)) if s.alpha_deadline == Some(at) => {
                 s.rp.on_alpha_timer();

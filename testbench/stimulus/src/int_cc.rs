@@ -203,13 +203,9 @@ impl IntSender {
         now
     }
 
-    /// A `Send` event at `now`: whether it is the pending one (it is then taken).
-    pub fn due(&mut self, now: u64) -> bool {
-        let due = self.send_at == Some(now);
-        if due {
-            self.send_at = None;
-        }
-        due
+    /// A `Send` event at `now`: whether it is the pending one (the others are stale).
+    pub fn due(&self, now: u64) -> bool {
+        self.send_at == Some(now)
     }
 
     /// `W`: the rate times `T`, bytes.
@@ -241,6 +237,7 @@ impl IntSender {
         self.packets_sent += 1;
         self.last_wire = wire;
         self.next_avail = self.next_avail.max(now as f64) + self.gap(self.rate, wire);
+        self.send_at = None;
         self.schedule(now)
     }
 
