@@ -63,7 +63,7 @@ fn out_of_range_keys_exit_2_naming_the_key() {
         ),
         (
             "flows[0].pattern={dcqcn={r_hai_mbps=-5}}",
-            "flows[0].pattern.dcqcn.r_hai_mbps: -5 is out of range; allowed: 1..=the line rate in Mb/s",
+            "flows[0].pattern.dcqcn.r_hai_mbps: -5 is out of range; allowed: 1..=line rate (Mb/s)",
         ),
         (
             "flows[0].pattern={dcqcn={nack_us=1000001}}",
