@@ -63,7 +63,7 @@ pub struct CmTag {
 }
 
 /// Which of the three ECM messages a congestion point sent (ECM 3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EcmKind {
     /// `Qoff` and `Qdelta` from the queue.
     Regular,
@@ -85,7 +85,7 @@ impl EcmKind {
 }
 
 /// An ECM feedback frame (ECM 3.1, Fig. 3), sent toward the source of the sampled frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EcmFrame {
     /// The port it leaves on: the one the sampled frame came in on.
     pub port: u8,

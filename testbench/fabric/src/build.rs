@@ -26,7 +26,7 @@ use crate::units::{BitRate, Picos};
 use crate::workload::{self, FanIn, FlowTemplate, LoadBase, Poisson, Senders};
 use crate::{Network, RunOptions};
 use hw_model::{Policy, SwitchConfig};
-use scenario::params::CcLaw;
+use scenario::params::{CcLaw, EcmRpParams};
 use scenario::{
     FabricSpec, FabricTransport, LinksSpec, Scenario, ScenarioError, SwitchOverride, WorkloadKind,
     WorkloadSpec, MAX_CYCLES,
@@ -72,6 +72,8 @@ pub struct Plan<'a> {
     pub flows: Vec<Flow>,
     pub transports: Transports,
     pub configs: SwitchConfigs<'a>,
+    /// `[ecm_rp]` for every host NIC's reaction point, with `run.seed`.
+    ecm_rp: (EcmRpParams, u64),
     end_cycle: u64,
 }
 
@@ -116,12 +118,15 @@ pub fn plan<'a>(
             ));
         }
     }
+    // The hosts' ECM reaction points take `[ecm_rp]`, as the single switch's NICs do.
+    let ecm_rp = (scenario.ecm_rp.params()?, scenario.run.seed);
     Ok(Plan {
         spec,
         topo,
         flows,
         transports,
         configs,
+        ecm_rp,
         end_cycle,
     })
 }
@@ -135,6 +140,7 @@ impl Plan<'_> {
             flows,
             transports,
             configs,
+            ecm_rp,
             end_cycle,
         } = self;
         let ecmp = Ecmp {
@@ -142,6 +148,7 @@ impl Plan<'_> {
         };
         let mut net = Network::new(topo, &flows, ecmp, &transports, |n| configs.of(n))
             .map_err(|e| bad("fabric", e.to_string()))?;
+        net.set_ecm_rp(&ecm_rp.0, ecm_rp.1);
         if let Some(us) = spec.occupancy_interval_us {
             // At most MAX_INTERVALS per switch, none longer than the run.
             let mhz = net.clock_hz() / 1_000_000;

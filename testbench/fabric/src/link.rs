@@ -1,5 +1,5 @@
-//! What crosses a link between two switches: timed messages, cells one way and PFC frames
-//! the other, and the counters each end keeps of its link.
+//! What crosses a link between two switches: timed messages, cells one way and PFC and
+//! ECM frames the other, and the counters each end keeps of its link.
 //!
 //! Every interaction between switches is an [`Envelope`]: it names the receiving switch
 //! and port and the cycle it arrives in, at least one cycle after it was sent (the link's
@@ -9,7 +9,7 @@
 
 use crate::topology::{LinkId, NodeId};
 use hw_model::config::PFC_QUANTUM_BITS;
-use hw_model::{Beat, PfcFrame};
+use hw_model::{Beat, EcmFrame, PfcFrame};
 use std::collections::VecDeque;
 
 /// What a link carries.
@@ -20,6 +20,10 @@ pub enum Message {
     /// A PFC frame, upstream: from the ingress queue that sent it to the egress port it
     /// pauses, arriving after the propagation delay and the receiver's reaction delay.
     Pfc(PfcFrame),
+    /// An ECM frame, upstream: from the congestion point (or a switch forwarding it) toward
+    /// the source of the frame it sampled, one hop of that flow's path at a time, arriving
+    /// after the propagation delay (`crate::switch`, `Switch::ecm`).
+    Ecm(EcmFrame),
 }
 
 /// A message on its way: to `port` of switch `switch` (an index into the network's

@@ -31,6 +31,7 @@ use crate::transport::{self, Sender, Transports};
 use crate::waves::{self, FabricWaves};
 use hw_model::config::ConfigError;
 use hw_model::{Derived, Ecn, PacketHdr, SwitchConfig};
+use scenario::params::EcmRpParams;
 use scenario::{default_proc_cycles, Arbitration, FabricTransport, Link};
 use std::collections::VecDeque;
 use std::fs::File;
@@ -38,6 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 use stimulus::link_partner::LinkPartner;
+use stimulus::reaction_point::ReactionPoint;
 use stimulus::timeline::Timeline;
 use thiserror::Error;
 use wave::{Format, SignalFilter, SignalSpec, WaveError, Window};
@@ -279,6 +281,26 @@ impl Network {
             .iter()
             .find(|s| s.node == switch)
             .map(|s| &s.mmu)
+    }
+
+    /// Every host NIC's ECM reaction point gets parameters `p` (`[ecm_rp]`), its random
+    /// stream `seed` and the host's node id (by default `[ecm_rp]`'s defaults and seed 1).
+    pub fn set_ecm_rp(&mut self, p: &EcmRpParams, seed: u64) {
+        for s in &mut self.switches {
+            let d = s.mmu.config();
+            for nic in &mut s.nics {
+                let stream = seed ^ (nic.host as u64) << 32;
+                *nic.partner.rp_mut() = ReactionPoint::new(nic.port, p, d, stream);
+            }
+        }
+    }
+
+    /// The ECM reaction point of `host`'s NIC, if it is a host.
+    pub fn reaction_point(&self, host: NodeId) -> Option<&ReactionPoint> {
+        let nics = self.switches.iter().flat_map(|s| &s.nics);
+        nics.into_iter()
+            .find(|n| n.host == host)
+            .map(|n| n.partner.rp())
     }
 
     /// For companion tests that corrupt a switch's model on purpose.

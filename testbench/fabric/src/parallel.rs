@@ -229,6 +229,7 @@ fn deliver(e: Envelope, sw: &mut Switch, faults: &mut [ArmedFault], topo: &Topol
             }
             sw.pfc_in[e.port as usize].push_back((e.at, frame));
         }
+        Message::Ecm(frame) => sw.ecm_in[e.port as usize].push_back((e.at, frame)),
     }
     sw.wake = sw.wake.min(e.at);
 }

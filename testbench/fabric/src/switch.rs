@@ -12,7 +12,9 @@
 //! 3. the MMU steps (first jumping over the idle cycles since its last step); the
 //!    scoreboard sees every cell event and departure;
 //! 4. departures leave on their links (to a host's sink, or as envelopes to the next
-//!    switch), PFC frames go upstream (to a NIC directly, or as envelopes);
+//!    switch), PFC frames go upstream (to a NIC directly, or as envelopes), and ECM frames
+//!    (this switch's congestion points', and those from downstream arriving now) go one
+//!    hop up their sampled flow's path (`Switch::ecm`);
 //! 5. the sinks take the cells that reached their hosts by now.
 
 use crate::flows::Flow;
@@ -22,7 +24,9 @@ use crate::topology::{LinkId, NodeId};
 use crate::trace::SwitchEvents;
 use crate::transport::{self, Carried, CarriedHops, Carry, Event, Receiver, Sender};
 use crate::waves::SwitchWaves;
-use hw_model::{Beat, Derived, Inputs, InvariantError, Mmu, Outputs, PacketHdr, PfcFrame};
+use hw_model::{
+    Beat, Derived, EcmFrame, Inputs, InvariantError, Mmu, Outputs, PacketHdr, PfcFrame,
+};
 use std::collections::VecDeque;
 use stimulus::link_partner::LinkPartner;
 use stimulus::timeline::Timeline;
@@ -179,6 +183,10 @@ pub(crate) struct Switch {
     pub cells_in: Vec<VecDeque<(u64, Beat)>>,
     /// Per port, PFC frames on their way to it: (cycle they act, frame).
     pub pfc_in: Vec<VecDeque<(u64, PfcFrame)>>,
+    /// Per port, ECM frames on their way to it from downstream: (cycle they arrive, frame).
+    pub ecm_in: Vec<VecDeque<(u64, EcmFrame)>>,
+    /// ECM frames this switch sent upstream: its own congestion points' and forwarded ones.
+    pub ecm_tx: u64,
     pub scoreboard: Scoreboard,
     pub pfc_pause_tx: u64,
     pub pfc_resume_tx: u64,
@@ -246,6 +254,8 @@ impl Switch {
             out: Outputs::with_ports(n),
             cells_in: vec![VecDeque::new(); n],
             pfc_in: vec![VecDeque::new(); n],
+            ecm_in: vec![VecDeque::new(); n],
+            ecm_tx: 0,
             scoreboard: Scoreboard::with_ports(flows, n),
             pfc_pause_tx: 0,
             pfc_resume_tx: 0,
@@ -276,6 +286,9 @@ impl Switch {
             t = t.min(q.front().map_or(u64::MAX, |e| e.0));
         }
         for q in &self.pfc_in {
+            t = t.min(q.front().map_or(u64::MAX, |e| e.0));
+        }
+        for q in &self.ecm_in {
             t = t.min(q.front().map_or(u64::MAX, |e| e.0));
         }
         t
@@ -319,6 +332,7 @@ impl Switch {
         }
         self.departures(now, &mut outbox.envelopes);
         self.pfc_out(now, &mut outbox.envelopes);
+        self.ecm(now, flows, &mut outbox.envelopes);
         let d = self.mmu.config();
         for nic in &mut self.nics {
             receive(nic, now, flows, d);
@@ -455,6 +469,61 @@ impl Switch {
                 }),
             }
         }
+    }
+
+    /// ECM frames go toward the source of the frame they sampled, as link-level frames
+    /// (not through the buffers): a congestion point's leave on the port its sampled frame
+    /// came in on; one arriving from downstream leaves on the port the sampled flow comes in
+    /// on here (toward the previous switch of its path, or its source host's NIC, whose
+    /// reaction point takes it after the host link's delay). A frame for a flow that does
+    /// not cross this switch goes no further.
+    fn ecm(&mut self, now: u64, flows: &[FlowState], outbox: &mut Vec<Envelope>) {
+        let mut arrived = Vec::new();
+        for q in &mut self.ecm_in {
+            while let Some(&(_, f)) = q.front().filter(|e| e.0 <= now) {
+                q.pop_front();
+                arrived.push(f);
+            }
+        }
+        let mut frames: Vec<EcmFrame> = self.out.ecm_tx.clone();
+        for f in arrived {
+            let fs = flows.get(f.sampled.flow as usize);
+            if let Some(port) = fs.and_then(|fs| self.upstream(fs)) {
+                frames.push(EcmFrame { port, ..f });
+            }
+        }
+        for f in frames {
+            self.ecm_tx += 1;
+            let port = &self.ports[f.port as usize];
+            match port.end {
+                PortEnd::Host(n) => {
+                    let nic = &mut self.nics[n];
+                    let at = nic.partner.ecm_sent(now, f);
+                    nic.wake = nic.wake.min(at);
+                }
+                PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
+                    at: now + port.prop_cycles,
+                    switch,
+                    port: q,
+                    link: port.link,
+                    msg: Message::Ecm(f),
+                }),
+            }
+        }
+    }
+
+    /// The port of this switch that flow `fs`'s cells come in on.
+    fn upstream(&self, fs: &FlowState) -> Option<u8> {
+        let i = fs.hops.iter().position(|h| h.0 == self.index)?;
+        let from = |end: &PortEnd| match (*end, i.checked_sub(1)) {
+            (PortEnd::Host(n), None) => self.nics[n].host == fs.flow.src,
+            (PortEnd::Switch { switch, port }, Some(prev)) => fs.hops[prev] == (switch, port),
+            _ => false,
+        };
+        self.ports
+            .iter()
+            .position(|p| from(&p.end))
+            .map(|p| p as u8)
     }
 
     /// Cells in this switch's buffer (without those charged to packets still arriving),

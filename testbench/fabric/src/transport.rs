@@ -1,7 +1,7 @@
 //! The hosts' transports (issue 24, item 2): open loop, TCP (Reno with NewReno's partial
-//! ACKs, DCTCP), DCQCN, and HPCC and PowerTCP (`int_cc_send`, `int_cc_ack`: the INT
-//! senders of `stimulus::int_cc` over every hop's record), with their ACKs and CNPs sent as
-//! packets through the fabric.
+//! ACKs, DCTCP), DCQCN, and HPCC and PowerTCP (`stimulus::int_cc::IntSender`, the single
+//! switch's queue pair, over every hop's record), with their ACKs and CNPs sent as packets
+//! through the fabric.
 //!
 //! A flow's transport is its priority group's ([`Transports`], `[[fabric.transport]]`).
 //! The congestion controls are `stimulus`'s ([`Reno`], [`Rp`]); what differs from the
@@ -42,7 +42,7 @@ use scenario::params::{DcqcnParams, IntCcParams};
 use scenario::{FabricTransport, MIN_PACKET_BYTES};
 use std::collections::{BTreeSet, VecDeque};
 use stimulus::dcqcn::Rp;
-use stimulus::int_cc::{Ack, IntHops, Law};
+use stimulus::int_cc::{IntHops, IntSender};
 use stimulus::packet_run::PacketRun;
 use stimulus::tcp::Reno;
 
@@ -70,7 +70,7 @@ pub(crate) enum Sender {
     OpenLoop,
     Tcp(Box<TcpSender>),
     Dcqcn(Box<DcqcnSender>),
-    IntCc(Box<IntCcSender>),
+    IntCc(Box<IntSender>),
     /// The feedback flow of data flow `of` (sent by that flow's receiver).
     Feedback {
         of: usize,
@@ -100,35 +100,6 @@ pub(crate) struct DcqcnSender {
     t: u64,
     /// The NP's least interval between CNPs, cycles.
     n: u64,
-}
-
-/// An HPCC, PowerTCP or theta-PowerTCP sender: ns3-datacenter's RDMA queue pair as
-/// `stimulus::int_cc` runs it (window `R T / 8`, paced at `R`), one per flow.
-#[derive(Debug, Clone)]
-pub(crate) struct IntCcSender {
-    law: Law,
-    p: IntCcParams,
-    /// The sending rate, b/s.
-    rate: f64,
-    /// When the rate limiter allows the next packet, fractional cycles.
-    next_avail: f64,
-    /// The pending `Send`'s cycle, if any (an earlier one queued is stale).
-    send_at: Option<u64>,
-    /// Packets handed to the NIC (the next one's index: `snd_nxt`).
-    sent: u64,
-    /// Bytes sent and not yet acknowledged.
-    in_flight: u64,
-    /// Packets in flight, `(index, send cycle)` in send order: an ACK's RTT.
-    sent_at: VecDeque<(u64, u64)>,
-    acks: u64,
-    acks_with_int: u64,
-}
-
-impl IntCcSender {
-    /// `W`: the rate times `T`, bytes.
-    fn window(&self) -> f64 {
-        self.rate * self.p.base_rtt_ns as f64 * 1e-9 / 8.0
-    }
 }
 
 /// A flow's receiver, at its destination host.
@@ -196,18 +167,7 @@ pub(crate) fn sender(t: &FabricTransport, packets: u64, line_bps: u64, d: &Deriv
                 min_rate_bps: p.min_rate_bps.min(line_bps),
                 ..p
             };
-            Sender::IntCc(Box::new(IntCcSender {
-                law: Law::new(p),
-                p,
-                rate: line_bps as f64,
-                next_avail: 0.0,
-                send_at: None,
-                sent: 0,
-                in_flight: 0,
-                sent_at: VecDeque::new(),
-                acks: 0,
-                acks_with_int: 0,
-            }))
+            Sender::IntCc(Box::new(IntSender::new(p, hz)))
         }
         FabricTransport::Dcqcn(p) => {
             let p = DcqcnParams {
@@ -278,11 +238,7 @@ pub(crate) fn start(nic: &mut Nic, flows: &mut [FlowState], f: usize, now: u64, 
             s.next_send = now as f64;
             nic.events.push(now, f as u32, Event::Send);
         }
-        Sender::IntCc(s) => {
-            s.next_avail = now as f64;
-            s.send_at = Some(now);
-            nic.events.push(now, f as u32, Event::Send);
-        }
+        Sender::IntCc(s) => nic.events.push(s.start(now), f as u32, Event::Send),
         Sender::Feedback { .. } => unreachable!("feedback flows do not start"),
     }
 }
@@ -337,8 +293,7 @@ pub(crate) fn fire_due(nic: &mut Nic, flows: &mut [FlowState], now: u64, d: &Der
                 tcp_send(nic, fs, f as usize, now, d, true);
             }
             (Sender::Dcqcn(_), Event::Send) => dcqcn_send(nic, fs, f as usize, now, d),
-            (Sender::IntCc(s), Event::Send) if s.send_at == Some(now) => {
-                s.send_at = None;
+            (Sender::IntCc(s), Event::Send) if s.due(now) => {
                 int_cc_send(nic, fs, f as usize, now, d);
             }
             (Sender::Dcqcn(s), Event::AlphaTimer(at)) if s.alpha_deadline == Some(at) => {
@@ -395,95 +350,25 @@ fn dcqcn_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived
 }
 
 /// HPCC, PowerTCP: a packet if the window allows (an ACK wakes a sender it holds), then
-/// the next `Send` one wire time at `R` later (`UpdateNextAvail`, `rdma-hw.cc` lines
-/// 627-634; fractions of a cycle carry over).
+/// the next `Send` at the rate limiter's time.
 fn int_cc_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived) {
     let packets = fs.packets;
     let Sender::IntCc(s) = &mut fs.sender else {
         return;
     };
-    if s.sent >= packets || s.in_flight as f64 >= s.window() {
+    if s.packets_sent() >= packets || !s.window_open() {
         return;
     }
-    let k = s.sent;
+    let k = s.packets_sent();
     let len = fs.len_of(k, d.cfg.mtu_bytes);
     let Sender::IntCc(s) = &mut fs.sender else {
         return;
     };
-    s.sent += 1;
-    s.in_flight += len as u64;
-    s.sent_at.push_back((k, now));
     let wire = len as u32 + d.cfg.wire_overhead_bytes;
-    s.next_avail = s.next_avail.max(now as f64) + gap(s.rate, wire, d.clock_hz);
-    int_cc_schedule(nic, s, f, now);
-    fs.transmit(nic, len, Ecn::NotEct, k, now);
-}
-
-/// Cycles one packet of `wire_bytes` takes on the wire at `rate` b/s.
-fn gap(rate: f64, wire_bytes: u32, clock_hz: u64) -> f64 {
-    wire_bytes as f64 * 8.0 * clock_hz as f64 / rate
-}
-
-/// Queue the sender's next `Send` at its rate limiter's time, not before `earliest`,
-/// unless one is pending.
-fn int_cc_schedule(nic: &mut Nic, s: &mut IntCcSender, f: usize, earliest: u64) {
-    if s.send_at.is_none() {
-        let at = (s.next_avail.ceil() as u64).max(earliest);
-        s.send_at = Some(at);
+    if let Some(at) = s.sent(now, len as u32, wire) {
         nic.events.push(at, f as u32, Event::Send);
     }
-}
-
-/// The ACK of packet `k` reached the sender of data flow `f` with the hop records it
-/// echoes: the law moves the rate (`ChangeRate`, `rdma-hw.cc` lines 636-640: the last
-/// packet's gap at the new rate replaces its gap at the old), the window may open.
-fn int_cc_ack(
-    nic: &mut Nic,
-    fs: &mut FlowState,
-    f: usize,
-    k: u64,
-    hops: IntHops,
-    now: u64,
-    d: &Derived,
-) {
-    let len = fs.len_of(k, d.cfg.mtu_bytes);
-    let Sender::IntCc(s) = &mut fs.sender else {
-        return;
-    };
-    let sent = take(&mut s.sent_at, k).unwrap_or(now);
-    let ns = |c: u64| c as f64 * 1e9 / d.clock_hz as f64;
-    let ack = Ack {
-        seq: k as u32,
-        hops,
-        rtt_ns: ns(now - sent) as u64,
-        now_ns: ns(now),
-    };
-    s.in_flight = s.in_flight.saturating_sub(len as u64);
-    s.acks += 1;
-    s.acks_with_int += !hops.as_slice().is_empty() as u64;
-    if let Some(rate) = s.law.on_ack(&ack, s.sent as u32) {
-        let wire = len as u32 + d.cfg.wire_overhead_bytes;
-        s.next_avail += gap(rate, wire, d.clock_hz) - gap(s.rate, wire, d.clock_hz);
-        s.rate = rate;
-    }
-    // The window may have opened, or the limiter moved: re-time the pending `Send`. The
-    // ACK arrives after this cycle's events fired: the earliest send is the next cycle.
-    s.send_at = None;
-    int_cc_schedule(nic, s, f, now + 1);
-}
-
-/// The send cycle of packet `k` in `q` (in send order; the earlier ones, lost, go).
-fn take(q: &mut VecDeque<(u64, u64)>, k: u64) -> Option<u64> {
-    while let Some(&(i, at)) = q.front() {
-        if i > k {
-            return None;
-        }
-        q.pop_front();
-        if i == k {
-            return Some(at);
-        }
-    }
-    None
+    fs.transmit(nic, len, Ecn::NotEct, k, now);
 }
 
 /// The switch at `hop` on flow `s.flow`'s path stamped `s` on a packet: an HPCC or
@@ -614,7 +499,13 @@ fn feedback_in(
 ) {
     let fs = &mut flows[f];
     match &mut fs.sender {
-        Sender::IntCc(_) => int_cc_ack(nic, fs, f, v, hops, now, d),
+        // The ACK arrives after this cycle's events fired: the earliest send is the next
+        // cycle.
+        Sender::IntCc(s) => {
+            if let Some(at) = s.ack(now, v as u32, hops, now + 1) {
+                nic.events.push(at, f as u32, Event::Send);
+            }
+        }
         Sender::Tcp(t) => {
             t.reno.now = now;
             let ack = v & !ECE;
@@ -701,11 +592,11 @@ impl Sender {
                 ..SenderStats::default()
             },
             Sender::IntCc(s) => SenderStats {
-                transport: s.p.law.name(),
-                acks: s.acks,
-                acks_with_int: s.acks_with_int,
-                signal: s.law.signal(),
-                rate_gbps: s.rate / 1e9,
+                transport: s.law_name(),
+                acks: s.acks().0,
+                acks_with_int: s.acks().1,
+                signal: s.signal(),
+                rate_gbps: s.rate_gbps(),
                 ..SenderStats::default()
             },
             _ => SenderStats {

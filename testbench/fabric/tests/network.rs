@@ -12,7 +12,7 @@ use fabric::topology::{Header, Link, NodeId, Topology};
 use fabric::transport::Transports;
 use fabric::units::{BitRate, Picos};
 use fabric::{FabricSummary, Network, RunOptions};
-use hw_model::config::EcnConfig;
+use hw_model::config::{EcmConfig, EcnConfig};
 use hw_model::{Policy, SwitchConfig};
 use proptest::prelude::*;
 use scenario::params::DcqcnParams;
@@ -590,4 +590,76 @@ fn a_switch_with_more_links_than_ports_is_refused() {
         e.to_string().split(" (").next().unwrap(),
         "switch 4: ports: 3 links; allowed: at most 2"
     );
+}
+
+/// Hosts 0 and 1 under switch 3 send 2 MB each to host 2 under switch 5, through switch 4
+/// (400G between the switches, 100G host links): switch 5's port to host 2, two hops from
+/// the senders' switch, is the only bottleneck. With ECM on class 3 at switch 5 (`ecm`),
+/// its congestion point's frames travel back through switches 4 and 3 to the senders'
+/// reaction points.
+fn ecm_line(ecm: bool) -> Network {
+    let links = vec![
+        link(0, 3, 100, 200),
+        link(1, 3, 100, 200),
+        link(2, 5, 100, 200),
+        link(3, 4, 400, 1000),
+        link(4, 5, 400, 1000),
+    ];
+    let header = Header {
+        nodes: 6,
+        switches: vec![3, 4, 5],
+        tors: None,
+    };
+    let topo = Topology::new(header, links).unwrap();
+    let flows = [flow(0, 2, 2_000_000, 0), flow(1, 2, 2_000_000, 0)];
+    let cp = EcmConfig {
+        priorities: vec![3],
+        ..EcmConfig::default()
+    };
+    let config = |node: NodeId| SwitchConfig {
+        ecm: if ecm && node == 5 {
+            cp.clone()
+        } else {
+            EcmConfig::default()
+        },
+        ..small(Policy::Sih)
+    };
+    let mut net = Network::new(
+        topo,
+        &flows,
+        Ecmp { fabric_seed: 1 },
+        &Transports::open_loop(),
+        config,
+    )
+    .unwrap();
+    let s = net.run(&options(1_000_000, false)).unwrap();
+    assert!(s.ok(), "{:?}", s.violations);
+    let pauses: u64 = s.switches.iter().map(|w| w.pfc_pause_frames).sum();
+    eprintln!(
+        "ECM at switch 5: {ecm}; flows completed {}; PAUSE frames {pauses}",
+        s.flows_completed
+    );
+    net
+}
+
+/// Both senders' reaction points took ECM frames and held frames in a rate limiter.
+fn throttled_by_ecm(net: &Network) -> Result<(), String> {
+    for host in [0, 1] {
+        let st = net.reaction_point(host).unwrap().stats();
+        eprintln!(
+            "host {host}: {} ECM frames received, {} frames sent through a limiter",
+            st.ecm_rx, st.frames_limited
+        );
+        if st.ecm_rx == 0 || st.frames_limited == 0 {
+            return Err(format!("host {host}: {st:?}"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn ecm_frames_from_two_hops_away_throttle_the_senders() {
+    throttled_by_ecm(&ecm_line(true)).unwrap();
+    // Companion: ECM off at switch 5, nothing reaches the senders' reaction points.
+    throttled_by_ecm(&ecm_line(false)).expect_err("no congestion point, no throttling");
 }

@@ -506,15 +506,13 @@ impl DcqcnFlows {
                         .expect("only message flows get arrivals");
                     let bytes = m.draw(now);
                     let packets = bytes.div_ceil(f.len as u64) as u32;
-                    self.done.arrived(MessageStats {
-                        flow: f.id,
+                    self.done.arrived(MessageStats::arrived(
+                        f.id,
                         bytes,
                         packets,
-                        first_seq: m.next_first_seq,
-                        arrival_cycle: now,
-                        last_departure_cycle: None,
-                        delivered_packets: 0,
-                    });
+                        m.next_first_seq,
+                        now,
+                    ));
                     m.next_first_seq = m.next_first_seq.wrapping_add(packets);
                     m.queued.push_back(bytes);
                     let (at, stop) = (m.next_arrival, f.stop_cycle);

@@ -4,11 +4,8 @@
 //! [`crate::powertcp::ThetaPowerTcp`]), as ns3-datacenter's RDMA NIC runs them
 //! (`rdma-hw.cc`, `rdma-queue-pair.cc`; docs/int.md):
 //!
-//! - **Window and rate.** A flow may have `W = R T / 8` bytes in flight (`VAR_WIN 1`:
-//!   `RdmaQueuePair::GetWin`, `rdma-queue-pair.cc` lines 126-147, the window follows the
-//!   rate), and after a packet it may send again one wire time at its rate later
-//!   (`UpdateNextAvail`, `rdma-hw.cc` lines 627-634; fractions of a cycle carry over). It
-//!   starts at line rate with `W` = one bandwidth-delay product (`rdma-hw.cc` line 258).
+//! - **Window and rate**: [`IntSender`], the queue pair's sending side, which the fabric's
+//!   hosts run too. It starts at line rate with `W` = one bandwidth-delay product.
 //! - **The receiver** ACKs every packet (`L2_ACK_INTERVAL 1`) when its last cell leaves
 //!   the switch; the ACK carries the INT hop record the switch stamped on the packet
 //!   (`hw_model::int_stamp`, taken from [`IntCcFlows::stamped`]) and reaches the sender
@@ -18,8 +15,9 @@
 //!   never move from line rate (ns-3's `nhop = 0`), theta-PowerTCP still runs.
 //!
 //! Not modelled: loss recovery (ns-3's go-back-N; run these flows on a lossless class or
-//! with room in the buffer: a lost packet's ACK never comes and its window share stays
-//! taken), messages (each flow is one long-lived QP), ns-3's NIC round robin among QPs.
+//! with room in the buffer: a lost packet is not sent again, the next packet's ACK frees
+//! its window share), messages (each flow is one long-lived QP), ns-3's NIC round robin
+//! among QPs.
 
 use crate::hpcc::Hpcc;
 use crate::powertcp::{PowerTcp, ThetaPowerTcp};
@@ -137,16 +135,173 @@ impl Law {
     }
 }
 
+/// The sending side of one ns3-datacenter RDMA queue pair under an INT law: the window and
+/// the rate limiter, the law, and the packets in flight. The single switch's
+/// [`IntCcFlows`] and the fabric's hosts drive it; they own the events (a `Send` at the
+/// cycle this returns, stale unless [`IntSender::due`]) and the packets.
+///
+/// - **Window.** `W = R T / 8` bytes (`VAR_WIN 1`: `RdmaQueuePair::GetWin`,
+///   `rdma-queue-pair.cc` lines 126-147); the QP is window-bound while its bytes on the fly,
+///   `snd_nxt - snd_una` in payload bytes, reach `W` (`IsWinBound`, `GetOnTheFly`, lines
+///   117-124). An ACK acknowledges every byte up to its packet's end (`Acknowledge`, lines
+///   111-115: `snd_una` only grows), so a packet lost before it frees its share too.
+/// - **Rate limiter.** After a packet the QP may send again one wire time at `R` later
+///   (`UpdateNextAvail`, `rdma-hw.cc` lines 627-634; counted from the later of the
+///   previous time and now, fractions of a cycle carry over). A new rate replaces the last
+///   packet's wire time at the old rate with its time at the new (`ChangeRate`, lines
+///   636-640: `lastPktSize`, the last packet sent, set in `PktSent` line 618).
+#[derive(Debug, Clone)]
+pub struct IntSender {
+    law: Law,
+    p: IntCcParams,
+    clock_hz: u64,
+    /// The sending rate, b/s.
+    rate: f64,
+    /// When the rate limiter allows the next packet, fractional cycles.
+    next_avail: f64,
+    /// The pending `Send`'s cycle, if any (one queued before is stale).
+    send_at: Option<u64>,
+    /// Packets sent: the next one's sequence number (wrapping) is this, as `u32`.
+    packets_sent: u64,
+    /// ns-3's `snd_nxt` and `snd_una`, payload bytes.
+    snd_nxt: u64,
+    snd_una: u64,
+    /// The last packet's wire bytes (ns-3's `lastPktSize`).
+    last_wire: u32,
+    /// Packets sent and not yet acknowledged: `(seq, send cycle, snd_nxt after it)`, in
+    /// send order.
+    in_flight: VecDeque<(u32, (u64, u64))>,
+    acks: u64,
+    acks_with_int: u64,
+}
+
+impl IntSender {
+    /// A QP of law `p` at line rate, `W` one bandwidth-delay product (`rdma-hw.cc` line
+    /// 258); it sends nothing before [`start`](Self::start).
+    pub fn new(p: IntCcParams, clock_hz: u64) -> Self {
+        Self {
+            law: Law::new(p),
+            p,
+            clock_hz,
+            rate: p.line_bps as f64,
+            next_avail: 0.0,
+            send_at: None,
+            packets_sent: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            last_wire: 0,
+            in_flight: VecDeque::new(),
+            acks: 0,
+            acks_with_int: 0,
+        }
+    }
+
+    /// The QP starts at `now`: the cycle of its first `Send`.
+    pub fn start(&mut self, now: u64) -> u64 {
+        self.next_avail = now as f64;
+        self.send_at = Some(now);
+        now
+    }
+
+    /// A `Send` event at `now`: whether it is the pending one (the others are stale).
+    pub fn due(&self, now: u64) -> bool {
+        self.send_at == Some(now)
+    }
+
+    /// `W`: the rate times `T`, bytes.
+    fn window(&self) -> f64 {
+        self.rate * self.p.base_rtt_ns as f64 * 1e-9 / 8.0
+    }
+
+    /// The window leaves room for a packet (an ACK wakes a QP it holds).
+    pub fn window_open(&self) -> bool {
+        ((self.snd_nxt - self.snd_una) as f64) < self.window()
+    }
+
+    /// Packets sent; the next one's sequence number is this, wrapped to `u32`.
+    pub fn packets_sent(&self) -> u64 {
+        self.packets_sent
+    }
+
+    /// Cycles `wire_bytes` take on the wire at `rate` b/s.
+    fn gap(&self, rate: f64, wire_bytes: u32) -> f64 {
+        wire_bytes as f64 * 8.0 * self.clock_hz as f64 / rate
+    }
+
+    /// The next packet, `len` payload and `wire` wire bytes, left at `now`: the cycle of the
+    /// next `Send`, if one is to be queued.
+    pub fn sent(&mut self, now: u64, len: u32, wire: u32) -> Option<u64> {
+        self.snd_nxt += len as u64;
+        self.in_flight
+            .push_back((self.packets_sent as u32, (now, self.snd_nxt)));
+        self.packets_sent += 1;
+        self.last_wire = wire;
+        self.next_avail = self.next_avail.max(now as f64) + self.gap(self.rate, wire);
+        self.send_at = None;
+        self.schedule(now)
+    }
+
+    /// The ACK of packet `seq` with the hop records it echoes arrives at `now`: the law may
+    /// move the rate, the window may open. The cycle of the next `Send`, not before
+    /// `earliest`, if one is to be queued (the one pending before goes stale).
+    pub fn ack(&mut self, now: u64, seq: u32, hops: IntHops, earliest: u64) -> Option<u64> {
+        let (sent, end) = take(&mut self.in_flight, seq).unwrap_or((now, self.snd_una));
+        let ns = |c: u64| c as f64 * 1e9 / self.clock_hz as f64;
+        let ack = Ack {
+            seq,
+            hops,
+            rtt_ns: ns(now - sent) as u64,
+            now_ns: ns(now),
+        };
+        self.snd_una = self.snd_una.max(end);
+        self.acks += 1;
+        self.acks_with_int += !hops.as_slice().is_empty() as u64;
+        if let Some(rate) = self.law.on_ack(&ack, self.packets_sent as u32) {
+            self.next_avail += self.gap(rate, self.last_wire) - self.gap(self.rate, self.last_wire);
+            self.rate = rate;
+        }
+        self.send_at = None;
+        self.schedule(earliest)
+    }
+
+    /// Queue the next `Send` at the rate limiter's time, not before `earliest`, unless one
+    /// is pending.
+    fn schedule(&mut self, earliest: u64) -> Option<u64> {
+        if self.send_at.is_some() {
+            return None;
+        }
+        let at = (self.next_avail.ceil() as u64).max(earliest);
+        self.send_at = Some(at);
+        Some(at)
+    }
+
+    /// The law's name (`hpcc`, `powertcp`, `theta_powertcp`).
+    pub fn law_name(&self) -> &'static str {
+        self.p.law.name()
+    }
+
+    /// The sending rate, Gb/s.
+    pub fn rate_gbps(&self) -> f64 {
+        self.rate / 1e9
+    }
+
+    /// HPCC's `U` or PowerTCP's `Gamma`.
+    pub fn signal(&self) -> f64 {
+        self.law.signal()
+    }
+
+    /// ACKs received, and those that carried a hop record.
+    pub fn acks(&self) -> (u64, u64) {
+        (self.acks, self.acks_with_int)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
-    /// The flow may send (stale unless it is the flow's `send_at`).
+    /// The flow may send (stale unless the QP's pending `Send`).
     Send,
-    /// The ACK of packet `seq`, sent at cycle `sent`, with its hop record.
-    Ack {
-        seq: u32,
-        sent: u64,
-        hop: Option<IntHop>,
-    },
+    /// The ACK of packet `seq` with its hop record.
+    Ack { seq: u32, hop: Option<IntHop> },
 }
 
 #[derive(Debug, Clone)]
@@ -158,33 +313,11 @@ struct Sender {
     tuple: FiveTuple,
     len: u32,
     stop_cycle: u64,
-    p: IntCcParams,
-    law: Law,
-    /// The sending rate, b/s.
-    rate: f64,
-    snd_nxt: u32,
-    in_flight: u32,
-    /// When the rate limiter allows the next packet, fractional cycles.
-    next_avail: f64,
-    /// The pending `Send`'s cycle, if any.
-    send_at: Option<u64>,
-    /// Packets sent and not yet received: `(seq, send cycle)`, in order.
-    sent: VecDeque<(u32, u64)>,
+    base_rtt_ns: u64,
+    qp: IntSender,
     /// Hop records of packets stamped and not yet received, in order.
     stamps: VecDeque<(u32, IntHop)>,
-    stats: IntCcStats,
-}
-
-impl Sender {
-    /// `W`: the rate times `T`, bytes.
-    fn window(&self) -> f64 {
-        self.rate * self.p.base_rtt_ns as f64 * 1e-9 / 8.0
-    }
-
-    /// Cycles one packet takes on the wire at `rate` b/s.
-    fn gap(&self, rate: f64, wire_bytes: u32, clock_hz: u64) -> f64 {
-        wire_bytes as f64 * 8.0 * clock_hz as f64 / rate
-    }
+    bytes_delivered: u64,
 }
 
 /// Results of one flow.
@@ -229,8 +362,8 @@ impl IntCcFlows {
             };
             let i = t.flows.len() as u32;
             t.index.set(f.id, i);
-            t.events.push(f.start_cycle, i, Event::Send);
-            let law = Law::new(*p);
+            let mut qp = IntSender::new(*p, d.clock_hz);
+            t.events.push(qp.start(f.start_cycle), i, Event::Send);
             t.flows.push(Sender {
                 id: f.id,
                 src: f.src,
@@ -239,25 +372,10 @@ impl IntCcFlows {
                 tuple: f.five_tuple(FiveTuple::UDP),
                 len: *len,
                 stop_cycle: f.stop_cycle,
-                p: *p,
-                law,
-                rate: p.line_bps as f64,
-                snd_nxt: 0,
-                in_flight: 0,
-                next_avail: f.start_cycle as f64,
-                send_at: Some(f.start_cycle),
-                sent: VecDeque::new(),
+                base_rtt_ns: p.base_rtt_ns,
+                qp,
                 stamps: VecDeque::new(),
-                stats: IntCcStats {
-                    flow: f.id,
-                    law: p.law.name(),
-                    packets_sent: 0,
-                    bytes_delivered: 0,
-                    acks: 0,
-                    acks_with_int: 0,
-                    rate_gbps: p.line_bps as f64 / 1e9,
-                    signal: 1.0,
-                },
+                bytes_delivered: 0,
             });
         }
         t
@@ -275,29 +393,29 @@ impl IntCcFlows {
     /// Process the events due at `now`, handing packets to `out`.
     pub fn fire_due(&mut self, now: u64, mut out: impl FnMut(PacketHdr)) {
         while let Some((_, i, ev)) = self.events.pop_due(now) {
-            match ev {
-                Event::Send if self.flows[i as usize].send_at == Some(now) => {
-                    self.flows[i as usize].send_at = None;
-                    self.send(now, i, &mut out);
-                }
-                Event::Send => {}
-                Event::Ack { seq, sent, hop } => self.ack(now, i, seq, sent, hop),
+            let f = &mut self.flows[i as usize];
+            let next = match ev {
+                Event::Send if f.qp.due(now) => self.send(now, i, &mut out),
+                Event::Send => None,
+                Event::Ack { seq, hop } => f.qp.ack(now, seq, IntHops::one(hop), now),
+            };
+            if let Some(at) = next {
+                self.events.push(at, i, Event::Send);
             }
         }
     }
 
-    /// Flow `i` may send at `now`: a packet if its window allows, then the next `Send`.
-    fn send(&mut self, now: u64, i: u32, out: &mut impl FnMut(PacketHdr)) {
+    /// Flow `i` may send at `now`: a packet if its window allows; the next `Send`'s cycle.
+    fn send(&mut self, now: u64, i: u32, out: &mut impl FnMut(PacketHdr)) -> Option<u64> {
         let wire = self.flows[i as usize].len + self.wire_overhead_bytes;
-        let clock_hz = self.clock_hz;
         let f = &mut self.flows[i as usize];
-        if now >= f.stop_cycle || f.in_flight as f64 * f.len as f64 >= f.window() {
+        if now >= f.stop_cycle || !f.qp.window_open() {
             // Stopped, or window-limited: an ACK wakes it.
-            return;
+            return None;
         }
         out(PacketHdr {
             flow: f.id,
-            seq: f.snd_nxt,
+            seq: f.qp.packets_sent() as u32,
             src: f.src,
             dst: f.dst,
             prio: f.prio,
@@ -306,51 +424,7 @@ impl IntCcFlows {
             cm_tag: None,
             ecn: Ecn::NotEct,
         });
-        f.sent.push_back((f.snd_nxt, now));
-        f.snd_nxt = f.snd_nxt.wrapping_add(1);
-        f.in_flight += 1;
-        f.stats.packets_sent += 1;
-        f.next_avail = f.next_avail.max(now as f64) + f.gap(f.rate, wire, clock_hz);
-        self.schedule(i, now);
-    }
-
-    /// Queue flow `i`'s next `Send` at its rate limiter's time, unless one is pending.
-    fn schedule(&mut self, i: u32, now: u64) {
-        let f = &mut self.flows[i as usize];
-        if f.send_at.is_none() {
-            let at = (f.next_avail.ceil() as u64).max(now);
-            f.send_at = Some(at);
-            self.events.push(at, i, Event::Send);
-        }
-    }
-
-    /// The ACK of flow `i`'s packet `seq` arrives.
-    fn ack(&mut self, now: u64, i: u32, seq: u32, sent: u64, hop: Option<IntHop>) {
-        let ns = |c: u64| c as f64 * 1e9 / self.clock_hz as f64;
-        let ack = Ack {
-            seq,
-            hops: IntHops::one(hop),
-            rtt_ns: ns(now - sent) as u64,
-            now_ns: ns(now),
-        };
-        let wire = self.flows[i as usize].len + self.wire_overhead_bytes;
-        let clock_hz = self.clock_hz;
-        let f = &mut self.flows[i as usize];
-        f.in_flight -= 1;
-        f.stats.acks += 1;
-        f.stats.acks_with_int += hop.is_some() as u64;
-        if let Some(rate) = f.law.on_ack(&ack, f.snd_nxt) {
-            // The last packet's gap at the new rate replaces its gap at the old
-            // (`ChangeRate`, `rdma-hw.cc` lines 636-640).
-            f.next_avail += f.gap(rate, wire, clock_hz) - f.gap(f.rate, wire, clock_hz);
-            f.rate = rate;
-        }
-        f.stats.rate_gbps = f.rate / 1e9;
-        f.stats.signal = f.law.signal();
-        // The window may have opened, or the limiter moved: re-time the pending `Send`
-        // (the one queued before goes stale).
-        f.send_at = None;
-        self.schedule(i, now);
+        f.qp.sent(now, f.len, wire)
     }
 
     /// The switch stamped these packets (in dequeue order): each flow keeps its own.
@@ -377,18 +451,29 @@ impl IntCcFlows {
             };
             let f = &mut self.flows[i as usize];
             let seq = dep.beat.hdr.seq;
-            f.stats.bytes_delivered += dep.beat.hdr.len as u64;
-            let sent = take(&mut f.sent, seq).unwrap_or(now);
+            f.bytes_delivered += dep.beat.hdr.len as u64;
             let hop = take(&mut f.stamps, seq);
-            let delay = scenario::ns_to_cycles(f.p.base_rtt_ns, self.clock_hz);
-            self.events
-                .push(now + delay, i, Event::Ack { seq, sent, hop });
+            let delay = scenario::ns_to_cycles(f.base_rtt_ns, self.clock_hz);
+            self.events.push(now + delay, i, Event::Ack { seq, hop });
         }
     }
 
     /// Per flow results so far, in flow order.
     pub fn stats(&self) -> Vec<IntCcStats> {
-        self.flows.iter().map(|f| f.stats.clone()).collect()
+        let stats = |f: &Sender| {
+            let (acks, acks_with_int) = f.qp.acks();
+            IntCcStats {
+                flow: f.id,
+                law: f.qp.law_name(),
+                packets_sent: f.qp.packets_sent(),
+                bytes_delivered: f.bytes_delivered,
+                acks,
+                acks_with_int,
+                rate_gbps: f.qp.rate_gbps(),
+                signal: f.qp.signal(),
+            }
+        };
+        self.flows.iter().map(stats).collect()
     }
 }
 
@@ -411,6 +496,40 @@ fn take<T: Copy>(q: &mut VecDeque<(u32, T)>, seq: u32) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ns-3's window: bytes on the fly `snd_nxt - snd_una` against `W = R T / 8` (100 Gb/s
+    /// x 1 us = 12 500 B: 13 packets of 1000 B). The ACK of packet 1 acknowledges packet 0
+    /// too (lost, never ACKed): two packets' room, where a count of ACKs would free one.
+    #[test]
+    fn an_ack_frees_the_window_up_to_its_packet() {
+        let p = IntCcParams {
+            law: CcLaw::Hpcc,
+            base_rtt_ns: 1_000,
+            rate_ai_bps: 50_000_000,
+            min_rate_bps: 100_000_000,
+            u_target: 0.95,
+            mi_thresh: 5,
+            gamma: 0.9,
+            line_bps: 100_000_000_000,
+        };
+        let mut qp = IntSender::new(p, 1_000_000_000);
+        let mut now = qp.start(0);
+        let mut sent = 0;
+        while qp.window_open() {
+            assert!(qp.due(now));
+            now = qp.sent(now, 1000, 1020).unwrap();
+            sent += 1;
+        }
+        assert_eq!(sent, 13);
+        qp.ack(now, 1, IntHops::default(), now);
+        let mut room = 0;
+        while qp.window_open() {
+            qp.sent(now, 1000, 1020);
+            room += 1;
+        }
+        assert_eq!(room, 2, "packets 0 and 1 acknowledged");
+        assert_eq!(qp.acks(), (1, 0));
+    }
 
     /// Records keep their order; a sixth overflows the stack and none is read, as ns-3
     /// reads no header with `nhop > maxHop`.

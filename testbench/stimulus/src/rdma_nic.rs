@@ -420,15 +420,7 @@ impl RdmaNics {
                 rate_deadline: None,
                 last_cnp: None,
                 last_nack: None,
-                stats: MessageStats {
-                    flow: line.id,
-                    bytes,
-                    packets,
-                    first_seq: line.next_seq,
-                    arrival_cycle: now,
-                    last_departure_cycle: None,
-                    delivered_packets: 0,
-                },
+                stats: MessageStats::arrived(line.id, bytes, packets, line.next_seq, now),
             },
         );
         line.newest_qp = Some(id);
@@ -484,7 +476,12 @@ impl RdmaNics {
         line.in_flight.push_back((line.next_seq, q, psn));
         line.next_seq = line.next_seq.wrapping_add(1);
         line.packets_sent += 1;
+        // Ready since its rate limiter's time: the rest was the other QPs' turn.
+        qp.stats.nic_wait_cycles += now - qp.next_avail.ceil() as u64;
         qp.snd_nxt += 1;
+        if !qp.has_packet() {
+            qp.stats.last_sent_cycle = Some(now);
+        }
         let bits = (len + self.wire_overhead_bytes) as f64 * 8.0;
         qp.next_avail = from(qp.next_avail, now) + bits * clock / qp.rp.rc;
         let nic = &mut self.nics[n as usize];
@@ -766,6 +763,23 @@ mod tests {
             .map(|(_, h)| (h.len + 20) as f64 * 8.0 / 100.0)
             .sum();
         assert!((span - wire).abs() <= 1.0, "{span} cycles, want {wire}");
+        // Each message records its last send, and its packets' waits for the other QP's:
+        // while both have packets, every packet but the first waits one wire time.
+        let mut waits = 0;
+        for q in [0, 1] {
+            let last = sent.iter().rev().find(|(_, h)| qp_of(&t, h.seq) == q);
+            let stats = &t.qps[&q].stats;
+            assert_eq!(stats.last_sent_cycle, last.map(|l| l.0));
+            waits += stats.nic_wait_cycles;
+        }
+        let turns: f64 = sent[..both - 1]
+            .iter()
+            .map(|(_, h)| (h.len + 20) as f64 * 0.08)
+            .sum();
+        assert!(
+            (waits as f64 - turns).abs() <= both as f64,
+            "{waits} cycles waited, want {turns}"
+        );
         deliver(&mut t, &sent, 500, |_| false);
         assert_eq!(t.message_counts().complete, 2);
         assert!(t.qps.is_empty() && t.nics[0].qps.is_empty());

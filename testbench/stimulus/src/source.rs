@@ -295,9 +295,37 @@ pub struct MessageStats {
     pub last_departure_cycle: Option<u64>,
     /// Packets whose last cell departed the switch.
     pub delivered_packets: u32,
+    /// A queue pair's message (`stimulus::rdma_nic`): the cycle its NIC sent its last
+    /// packet (the latest time, after a go-back), and the cycles its packets waited, their
+    /// rate limiter passed, for the NIC's transmitter to serve other QPs (round robin). The
+    /// FCT splits at the first into the NIC's part and the part after it: the link
+    /// partner's queue (paused), the wire and the switch. `None` and 0 for other messages.
+    pub last_sent_cycle: Option<u64>,
+    pub nic_wait_cycles: u64,
 }
 
 impl MessageStats {
+    /// A message that arrived at `arrival_cycle`, nothing of it delivered yet.
+    pub fn arrived(
+        flow: u32,
+        bytes: u64,
+        packets: u32,
+        first_seq: u32,
+        arrival_cycle: u64,
+    ) -> Self {
+        Self {
+            flow,
+            bytes,
+            packets,
+            first_seq,
+            arrival_cycle,
+            last_departure_cycle: None,
+            delivered_packets: 0,
+            last_sent_cycle: None,
+            nic_wait_cycles: 0,
+        }
+    }
+
     /// Every packet was delivered.
     pub fn complete(&self) -> bool {
         self.delivered_packets == self.packets && self.last_departure_cycle.is_some()
@@ -630,15 +658,13 @@ impl Sources {
                 // Read, and cleared only when set (Poisson flows): no write for the rest.
                 if let Some(bytes) = src.fired_message {
                     src.fired_message = None;
-                    self.messages.arrived(MessageStats {
-                        flow: flow.id,
+                    self.messages.arrived(MessageStats::arrived(
+                        flow.id,
                         bytes,
-                        packets: src.seq.wrapping_sub(first_seq),
+                        src.seq.wrapping_sub(first_seq),
                         first_seq,
-                        arrival_cycle: now,
-                        last_departure_cycle: None,
-                        delivered_packets: 0,
-                    });
+                        now,
+                    ));
                 }
                 if let Some(next) = next {
                     self.calendar.schedule(next, i);
@@ -692,14 +718,8 @@ mod tests {
 
     #[test]
     fn messages_complete_on_their_last_packet_and_not_after_a_lost_one() {
-        let msg = |flow, first_seq, packets| MessageStats {
-            flow,
-            bytes: packets as u64 * 1000,
-            packets,
-            first_seq,
-            arrival_cycle: 10,
-            last_departure_cycle: None,
-            delivered_packets: 0,
+        let msg = |flow, first_seq, packets| {
+            MessageStats::arrived(flow, packets as u64 * 1000, packets, first_seq, 10)
         };
         let mut m = Messages {
             open: vec![VecDeque::new(), VecDeque::new()],
@@ -743,15 +763,7 @@ mod tests {
             ..Messages::default()
         };
         for i in 0..1000 {
-            m.arrived(MessageStats {
-                flow: 0,
-                bytes: 100,
-                packets: 1,
-                first_seq: i,
-                arrival_cycle: i as u64,
-                last_departure_cycle: None,
-                delivered_packets: 0,
-            });
+            m.arrived(MessageStats::arrived(0, 100, 1, i, i as u64));
             m.departed(0, i, i as u64 + 5);
         }
         assert!(m.open[0].is_empty() && m.kept.is_none());

@@ -54,6 +54,18 @@ fn out_of_range_keys_exit_2_naming_the_key() {
             "flows[0].pattern.dcqcn.decrease_us: 0 is out of range; allowed: 1..=1000000",
         ),
         (
+            "flows[0].pattern={dcqcn={decrease_us=-1}}",
+            "flows[0].pattern.dcqcn.decrease_us: -1 is out of range; allowed: 1..=1000000",
+        ),
+        (
+            "flows[0].pattern={dcqcn={f=-1}}",
+            "flows[0].pattern.dcqcn.f: -1 is out of range; allowed: 0..=1000",
+        ),
+        (
+            "flows[0].pattern={dcqcn={r_hai_mbps=-5}}",
+            "flows[0].pattern.dcqcn.r_hai_mbps: -5 is out of range; allowed: 1..=line rate (Mb/s)",
+        ),
+        (
             "flows[0].pattern={dcqcn={nack_us=1000001}}",
             "flows[0].pattern.dcqcn.nack_us: 1000001 is out of range; allowed: 0..=1000000",
         ),

@@ -129,6 +129,22 @@ prio = 1
 size_bytes = 1500
 pattern = { theta_powertcp = { base_rtt_us = 10, rate_ai_mbps = 50, min_rate_mbps = 100 } }
 
+[[flows]]
+src = 6
+dst = 1
+prio = 1
+size_bytes = 1500
+pattern = { dcqcn = { k_us = 55, t_us = 55, b_bytes = 10000000, f = 5, r_ai_mbps = 40, r_hai_mbps = 100, n_us = 50, min_rate_mbps = 100, cnp_delay_us = 10 } }
+
+[[flows]]
+src = 7
+dst = 1
+prio = 1
+size_bytes = 1500
+pattern = { dcqcn = { decrease_us = 4, nack_us = 500 } }
+rate_gbps = 1.0
+message_cdf = [[100, 0.25], [1000, 1.0]]
+
 [[pfc_script]]
 cycle = 10
 port = 1

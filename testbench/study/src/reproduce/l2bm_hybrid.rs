@@ -455,6 +455,13 @@ pub struct Run {
     pub marks_lossless: u64,
     pub marks_lossy: u64,
     pub cnps: u64,
+    /// The lossless tail's FCT split: of the summed FCT of the messages at or above the p99
+    /// slowdown, the shares spent waiting for the NIC's round robin, held by the rate
+    /// limiter, and after the NIC beyond the ideal (paused, queued at the switch); the
+    /// ideal is the rest. 0 for the open loop (its NIC keeps no record).
+    pub tail_nic_wait_share: f64,
+    pub tail_nic_limiter_share: f64,
+    pub tail_switch_share: f64,
 }
 
 /// Wire time of a flow of `bytes` in packets of `setup.packet_bytes` (the last one shorter,
@@ -524,6 +531,9 @@ const FIELDS: &[&str] = &[
     "marks_lossless",
     "marks_lossy",
     "cnps",
+    "tail_nic_wait_share",
+    "tail_nic_limiter_share",
+    "tail_switch_share",
 ];
 
 /// One run as a sweep measure: parameters `setup` (a [`Setup`] table), `policy` (a
@@ -637,6 +647,7 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
     let mut nic_free = vec![0.0f64; setup.ports];
     let messages = sim.messages();
     let mut lossless = Vec::with_capacity(messages.len());
+    let mut parts = Vec::with_capacity(messages.len());
     for m in &messages {
         let src = sim.plan().flows[m.flow as usize].src as usize;
         let arrival = m.arrival_cycle as f64;
@@ -647,9 +658,14 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         };
         nic_free[src] = start + wire_cycles(setup, &sim, m.bytes);
         if let Some(f) = m.fct_cycles() {
-            lossless.push(f as f64 / (nic_free[src] - arrival + tail(m.bytes)));
+            let ideal = nic_free[src] - arrival + tail(m.bytes);
+            lossless.push(f as f64 / ideal);
+            let nic_ideal =
+                wire_cycles(setup, &sim, m.bytes) - last_packet_cycles(setup, &sim, m.bytes);
+            parts.push(FctParts::of(m, f as f64, ideal, nic_ideal));
         }
     }
+    let tail_split = FctParts::tail(&lossless, &parts);
     let ack = scenario::ns_to_cycles(setup.tcp_ack_delay_us * 1000, d.clock_hz) as f64;
     let stats = sim.tcp_stats();
     let flow_bytes: Vec<u64> = sim
@@ -696,7 +712,62 @@ pub fn measure(setup: &Setup, policy: Policy, tcp_load: f64) -> Result<Run, Repr
         tcp_timeouts: stats.iter().map(|t| t.timeouts).sum(),
         lossy_drops: summary.cells_dropped_lossy,
         cycles: sim.now(),
+        tail_nic_wait_share: tail_split.nic_wait,
+        tail_nic_limiter_share: tail_split.nic_limiter,
+        tail_switch_share: tail_split.switch,
     })
+}
+
+/// A lossless message's FCT in parts, cycles: the ideal (the message alone), and beyond it
+/// the NIC's round robin (its packets ready, the transmitter serving other QPs), the rest
+/// of the time until its last packet left the NIC (the rate limiter below line rate), and
+/// the time after that (the link partner's queue while paused, the switch's queues). From
+/// the NIC's record ([`stimulus::source::MessageStats::last_sent_cycle`]); a message
+/// without one (the open loop) has every part 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct FctParts {
+    fct: f64,
+    nic_wait: f64,
+    nic_limiter: f64,
+    switch: f64,
+}
+
+impl FctParts {
+    /// `m`, of FCT `fct` against `ideal`, whose last packet alone would leave its NIC
+    /// `nic_ideal` after its arrival.
+    fn of(m: &stimulus::source::MessageStats, fct: f64, ideal: f64, nic_ideal: f64) -> Self {
+        let Some(sent) = m.last_sent_cycle else {
+            return Self::default();
+        };
+        let nic = (sent - m.arrival_cycle) as f64;
+        let nic_wait = m.nic_wait_cycles as f64;
+        Self {
+            fct,
+            nic_wait,
+            nic_limiter: nic - nic_wait - nic_ideal,
+            switch: fct - nic - (ideal - nic_ideal),
+        }
+    }
+
+    /// The messages at or above the 99th percentile of `slowdowns` (in the order of
+    /// `parts`): each part's share of their FCTs together.
+    fn tail(slowdowns: &[f64], parts: &[FctParts]) -> Self {
+        let p99 = percentile(&mut slowdowns.to_vec(), 0.99);
+        let tail = slowdowns.iter().zip(parts).filter(|(s, _)| **s >= p99);
+        let sum = tail.fold(Self::default(), |a, (_, p)| Self {
+            fct: a.fct + p.fct,
+            nic_wait: a.nic_wait + p.nic_wait,
+            nic_limiter: a.nic_limiter + p.nic_limiter,
+            switch: a.switch + p.switch,
+        });
+        let share = |x: f64| if sum.fct > 0.0 { x / sum.fct } else { 0.0 };
+        Self {
+            fct: sum.fct,
+            nic_wait: share(sum.nic_wait),
+            nic_limiter: share(sum.nic_limiter),
+            switch: share(sum.switch),
+        }
+    }
 }
 
 /// Mean, least and largest of one panel's value over the seeds of a point.
@@ -965,6 +1036,30 @@ pub fn report(setup: &Setup, runs: &[Run], out: &Path) -> String {
             show(p.p99_occupancy_bytes, 0),
             show(p.p99_slowdown_lossless, 2),
             show(p.p99_slowdown_lossy, 2),
+        );
+    }
+    let _ = writeln!(
+        rep,
+        "\nlossless p99 tail, share of its FCT (mean over seeds): transport policy load | NIC round robin | NIC rate limiter | after the NIC | ideal"
+    );
+    let runs_with_nic = runs.iter().filter(|r| r.transport == Transport::DcqcnDctcp);
+    for group in runs_with_nic
+        .collect::<Vec<_>>()
+        .chunk_by(|a, b| (a.policy, a.tcp_load) == (b.policy, b.tcp_load))
+    {
+        let mean = |f: fn(&Run) -> f64| crate::sweep::stats::mean(group.iter().map(|r| f(r)));
+        let (w, l, s) = (
+            mean(|r| r.tail_nic_wait_share),
+            mean(|r| r.tail_nic_limiter_share),
+            mean(|r| r.tail_switch_share),
+        );
+        let _ = writeln!(
+            rep,
+            "{} {} {} | {w:.3} | {l:.3} | {s:.3} | {:.3}",
+            group[0].transport.name(),
+            group[0].policy.name(),
+            group[0].tcp_load,
+            1.0 - w - l - s
         );
     }
     let _ = writeln!(
