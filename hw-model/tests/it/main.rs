@@ -9,6 +9,7 @@ mod ecn;
 mod ecn_marker_registers;
 mod events;
 mod free_list_ring;
+mod hcf_admission;
 mod hcf_unit;
 mod import_graph;
 mod l2bm_units;
