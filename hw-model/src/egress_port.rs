@@ -346,7 +346,10 @@ impl Egress {
         port.last_visit = now;
         let mut ticked = false;
         let mut wake = u64::MAX;
-        let hooked = self.hooked[p % MAX_PORTS];
+        let hooked = Hooked {
+            queues: self.hooked[p % MAX_PORTS],
+            from: out.dequeues.len(),
+        };
         for _ in 0..2 {
             if matches!(port.tx, Tx::Idle)
                 && !start_tx(now, p, port, sched, was_idle, hooked, input, out)?
@@ -473,10 +476,20 @@ fn eligible<P>(p: usize, input: &EgressIn<'_, P>) -> (u8, u8) {
     (input.queues.ready_mask(p, hp) & !input.rx.paused(p), hp)
 }
 
+/// The queues of a port whose dequeues go out as [`Dequeue`] values, and where the port's
+/// visit began on the cycle's list of them.
+#[derive(Debug, Clone, Copy)]
+struct Hooked {
+    /// Bit `q`: queue `q` is watched by HCF, ECM or ECN ([`Egress::hook_queues`]).
+    queues: u8,
+    /// The port's dequeues of this cycle are `out.dequeues[from..]` (one visit a cycle).
+    from: usize,
+}
+
 /// Start a PFC frame (it goes first) or the next packet on port `p`, scheduled by `sched`.
 /// `fresh`: the line was idle, so no fractional bit time carries over. `hooked`: the
-/// port's queues watched by HCF, ECM or ECN ([`Egress::hook_queues`]), whose dequeues go
-/// out on `out.dequeues`; a PFC frame taken goes out on `out.takes`.
+/// port's watched queues, whose dequeues go out on `out.dequeues`; a PFC frame taken goes
+/// out on `out.takes`.
 #[allow(clippy::too_many_arguments)]
 fn start_tx<P>(
     now: u64,
@@ -484,7 +497,7 @@ fn start_tx<P>(
     port: &mut EgressPort,
     sched: &mut Dwrr,
     fresh: bool,
-    hooked: u8,
+    hooked: Hooked,
     input: &mut EgressIn<'_, P>,
     out: &mut EgressOut<'_>,
 ) -> Result<bool, String> {
@@ -499,7 +512,7 @@ fn start_tx<P>(
         };
         let head = queues.dequeue(p, q, hp, now);
         let mut ce = false;
-        if hooked & (1 << q) != 0 {
+        if hooked.queues & (1 << q) != 0 {
             let mut dq = Dequeue {
                 port: p as u8,
                 queue: q as u8,
@@ -509,7 +522,10 @@ fn start_tx<P>(
                 ecn: EcnLook::default(),
             };
             let desc = queues.desc_of(head.h);
-            dq.ecn = input.ecn.look_at(&dq, &desc.hdr, out.dequeues);
+            // The earlier dequeues of its queue are among the port's own.
+            dq.ecn = input
+                .ecn
+                .look_at(&dq, &desc.hdr, &out.dequeues[hooked.from..]);
             ce = dq.ecn.ce();
             out.dequeues.push(dq);
         }
