@@ -19,7 +19,7 @@ use crate::config::{Derived, MAX_PORTS, PFC_FRAME_WIRE_BYTES, QUEUES};
 use crate::dirty::Dirty;
 use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
-use crate::int_stamp::IntStamper;
+use crate::int_stamp::{IntStamp, IntStamper};
 use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
@@ -180,9 +180,9 @@ pub struct EgressIn<'a, P> {
     pub hcf: &'a Hcf,
     /// ECN: marking on dequeue (its registers; the look goes out in [`Dequeue`]).
     pub ecn: &'a EcnMarker,
-    /// INT: stamps the packets dequeued (its registers change in the visit; what it
-    /// reads of `acct` is registered).
-    pub int: &'a mut IntStamper,
+    /// INT: the registers the stamps of the dequeued packets read (the stamps go out as
+    /// [`EgressOut::stamps`]; what it reads of `acct` is registered).
+    pub int: &'a IntStamper,
     pub policy: &'a mut P,
     /// Push port (lands at the edge).
     pub free: &'a mut FreeList,
@@ -197,6 +197,8 @@ pub struct EgressOut<'a> {
     /// The dequeues from watched queues ([`Egress::hook_queues`]), for the edge of the
     /// blocks that count them.
     pub dequeues: &'a mut Vec<Dequeue>,
+    /// The INT stamps of the packets dequeued, for INT's edge and the testbench.
+    pub stamps: &'a mut Vec<IntStamp>,
     /// The PFC frames taken, for PFC generation's edge.
     pub takes: &'a mut PfcTakes,
     pub stats: &'a mut Stats,
@@ -346,13 +348,14 @@ impl Egress {
         port.last_visit = now;
         let mut ticked = false;
         let mut wake = u64::MAX;
-        let hooked = Hooked {
-            queues: self.hooked[p % MAX_PORTS],
-            from: out.dequeues.len(),
+        let own = Own {
+            hooked: self.hooked[p % MAX_PORTS],
+            dequeues: out.dequeues.len(),
+            stamps: out.stamps.len(),
         };
         for _ in 0..2 {
             if matches!(port.tx, Tx::Idle)
-                && !start_tx(now, p, port, sched, was_idle, hooked, input, out)?
+                && !start_tx(now, p, port, sched, was_idle, own, input, out)?
             {
                 break;
             }
@@ -476,20 +479,23 @@ fn eligible<P>(p: usize, input: &EgressIn<'_, P>) -> (u8, u8) {
     (input.queues.ready_mask(p, hp) & !input.rx.paused(p), hp)
 }
 
-/// The queues of a port whose dequeues go out as [`Dequeue`] values, and where the port's
-/// visit began on the cycle's list of them.
+/// A port's own values of the cycle: the queues whose dequeues go out as [`Dequeue`]
+/// values, and where the port's visit (one a cycle) began on the cycle's lists of
+/// dequeues and INT stamps.
 #[derive(Debug, Clone, Copy)]
-struct Hooked {
+struct Own {
     /// Bit `q`: queue `q` is watched by HCF, ECM or ECN ([`Egress::hook_queues`]).
-    queues: u8,
-    /// The port's dequeues of this cycle are `out.dequeues[from..]` (one visit a cycle).
-    from: usize,
+    hooked: u8,
+    /// The port's dequeues of this cycle are `out.dequeues[dequeues..]`, its stamps
+    /// `out.stamps[stamps..]`.
+    dequeues: usize,
+    stamps: usize,
 }
 
 /// Start a PFC frame (it goes first) or the next packet on port `p`, scheduled by `sched`.
-/// `fresh`: the line was idle, so no fractional bit time carries over. `hooked`: the
-/// port's watched queues, whose dequeues go out on `out.dequeues`; a PFC frame taken goes
-/// out on `out.takes`.
+/// `fresh`: the line was idle, so no fractional bit time carries over. `own`: the port's
+/// watched queues, whose dequeues go out on `out.dequeues`, and its values so far; INT
+/// stamps go out on `out.stamps`, a PFC frame taken on `out.takes`.
 #[allow(clippy::too_many_arguments)]
 fn start_tx<P>(
     now: u64,
@@ -497,7 +503,7 @@ fn start_tx<P>(
     port: &mut EgressPort,
     sched: &mut Dwrr,
     fresh: bool,
-    hooked: Hooked,
+    own: Own,
     input: &mut EgressIn<'_, P>,
     out: &mut EgressOut<'_>,
 ) -> Result<bool, String> {
@@ -512,7 +518,7 @@ fn start_tx<P>(
         };
         let head = queues.dequeue(p, q, hp, now);
         let mut ce = false;
-        if hooked.queues & (1 << q) != 0 {
+        if own.hooked & (1 << q) != 0 {
             let mut dq = Dequeue {
                 port: p as u8,
                 queue: q as u8,
@@ -525,16 +531,18 @@ fn start_tx<P>(
             // The earlier dequeues of its queue are among the port's own.
             dq.ecn = input
                 .ecn
-                .look_at(&dq, &desc.hdr, &out.dequeues[hooked.from..]);
+                .look_at(&dq, &desc.hdr, &out.dequeues[own.dequeues..]);
             ce = dq.ecn.ce();
             out.dequeues.push(dq);
         }
         // INT stamps every packet of the port; it needs no `Dequeue` of its own.
         if input.int.on() {
             let hdr = &queues.desc_of(head.h).hdr;
-            input
+            let earlier = &out.stamps[own.stamps..];
+            let stamp = input
                 .int
-                .depart(now, p, hdr, head.len, head.ncells, input.acct);
+                .stamp(now, p, hdr, head.len, head.ncells, input.acct, earlier);
+            out.stamps.push(stamp);
         }
         if queues.nonempty(p) & (1 << q) == 0 {
             sched.queue_emptied(q);
@@ -642,6 +650,7 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         let n = self.n;
         let mut budget = self.read_cells;
         out.dequeues.clear();
+        out.stamps.clear();
         *out.takes = PfcTakes::default();
         let kicked =
             input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();

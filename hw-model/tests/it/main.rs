@@ -12,6 +12,7 @@ mod free_list_ring;
 mod hcf_admission;
 mod hcf_unit;
 mod import_graph;
+mod int_stamp_values;
 mod l2bm_units;
 mod pfc_generation;
 mod phase_order;
