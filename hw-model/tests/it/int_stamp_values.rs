@@ -22,7 +22,10 @@ fn a_stamp_counts_the_ports_earlier_stamps_and_the_edge_takes_them() {
     let first = int.stamp(5, 1, &hdr, len, 7, &acct, &[]);
     let other = int.stamp(5, 2, &hdr, len, 7, &acct, &[first]);
     let second = int.stamp(5, 1, &hdr, len, 7, &acct, &[first, other]);
-    assert_eq!([first.hop.bytes, other.hop.bytes, second.hop.bytes], [0, 0, 10]);
+    assert_eq!(
+        [first.hop.bytes, other.hop.bytes, second.hop.bytes],
+        [0, 0, 10]
+    );
     let before = int.stamp(6, 1, &hdr, len, 7, &acct, &[]);
     assert_eq!(before.hop.bytes, 0, "the registers wait for the edge");
     int.departures(&[first, other, second]);
