@@ -20,7 +20,7 @@ use crate::dirty::Dirty;
 use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
 use crate::int_stamp::{IntStamp, IntStamper};
-use crate::packet_queue::{Dequeued, PacketQueues};
+use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
 use crate::policy::BufferPolicy;
@@ -174,8 +174,7 @@ pub struct EgressIn<'a, P> {
     pub fsm: &'a PfcFsm,
     /// Received pause mask (registered) and the ports whose mask changed at the last edge.
     pub rx: &'a PfcRx,
-    /// The list registers the dequeues read (the dequeues go out as
-    /// [`EgressOut::dequeued`]), the refetch, cell link RAM reads.
+    /// Dequeue port, refetch, cell link RAM reads.
     pub queues: &'a mut PacketQueues,
     /// HCF: the HP select (departures go out as [`EgressOut::dequeues`]).
     pub hcf: &'a Hcf,
@@ -198,8 +197,6 @@ pub struct EgressOut<'a> {
     /// The dequeues from watched queues ([`Egress::hook_queues`]), for the edge of the
     /// blocks that count them.
     pub dequeues: &'a mut Vec<Dequeue>,
-    /// Every dequeue, for the write stage, which applies them before its enqueues.
-    pub dequeued: &'a mut Vec<Dequeued>,
     /// The INT stamps of the packets dequeued, for INT's edge and the testbench.
     pub stamps: &'a mut Vec<IntStamp>,
     /// The PFC frames taken, for PFC generation's edge.
@@ -355,7 +352,6 @@ impl Egress {
             hooked: self.hooked[p % MAX_PORTS],
             dequeues: out.dequeues.len(),
             stamps: out.stamps.len(),
-            dequeued: out.dequeued.len(),
         };
         for _ in 0..2 {
             if matches!(port.tx, Tx::Idle)
@@ -454,14 +450,9 @@ impl Egress {
             }
         }
         // A busy port looks at its queues again at the end of its frame or packet (its
-        // wake); an idle one waits for its refetch, started by its dequeue of this visit
-        // if it made one (no refetch was in flight then).
-        let refill_at = match out.dequeued[own.dequeued..].last() {
-            Some(t) => t.refill_at,
-            None => input.queues.refill_at(p),
-        };
+        // wake); an idle one waits for its refetch.
         self.wake[p % MAX_PORTS] = if matches!(port.tx, Tx::Idle) {
-            wake.min(refill_at)
+            wake.min(input.queues.refill_at(p))
         } else {
             wake
         };
@@ -496,10 +487,9 @@ struct Own {
     /// Bit `q`: queue `q` is watched by HCF, ECM or ECN ([`Egress::hook_queues`]).
     hooked: u8,
     /// The port's dequeues of this cycle are `out.dequeues[dequeues..]`, its stamps
-    /// `out.stamps[stamps..]`, its dequeue values `out.dequeued[dequeued..]`.
+    /// `out.stamps[stamps..]`.
     dequeues: usize,
     stamps: usize,
-    dequeued: usize,
 }
 
 /// Start a PFC frame (it goes first) or the next packet on port `p`, scheduled by `sched`.
@@ -520,19 +510,13 @@ fn start_tx<P>(
     if let Some(frame) = input.fsm.next_frame(p, out.takes) {
         port.tx = Tx::Pfc(frame);
     } else {
-        // A second look at the port's queues in this visit sees its first dequeue: the
-        // queues take that value now, not in the write stage.
-        for t in out.dequeued.drain(own.dequeued..) {
-            input.queues.dequeued(&t);
-        }
         let (eligible, hp) = eligible(p, input);
-        let queues = &*input.queues;
+        let queues = &mut *input.queues;
         // Nothing eligible (a refetch in flight included) is no pick.
         let Some(q) = sched.pick(eligible, |q| queues.head_len(p, q, hp)) else {
             return Ok(false);
         };
-        let taken = queues.head_out(p, q, hp, now);
-        let head = taken.head;
+        let head = queues.dequeue(p, q, hp, now);
         let mut ce = false;
         if own.hooked & (1 << q) != 0 {
             let mut dq = Dequeue {
@@ -560,10 +544,9 @@ fn start_tx<P>(
                 .stamp(now, p, hdr, head.len, head.ncells, input.acct, earlier);
             out.stamps.push(stamp);
         }
-        if taken.emptied {
+        if queues.nonempty(p) & (1 << q) == 0 {
             sched.queue_emptied(q);
         }
-        out.dequeued.push(taken);
         port.tx = Tx::Data(DataTx {
             head: head.h,
             ncells: head.ncells,
@@ -668,7 +651,6 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         let mut budget = self.read_cells;
         out.dequeues.clear();
         out.stamps.clear();
-        out.dequeued.clear();
         *out.takes = PfcTakes::default();
         let kicked =
             input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();

@@ -18,7 +18,7 @@
 
 use crate::config::Derived;
 use crate::free_list::FreeList;
-use crate::packet_queue::{Dequeued, Desc, PacketQueues, NULL};
+use crate::packet_queue::{Desc, PacketQueues, NULL};
 use crate::policy::Plan;
 use crate::ports::{advance_rr, each_port, next_rr, rotate_ports, unrotate};
 use crate::stats::Stats;
@@ -94,12 +94,10 @@ pub struct Ingress {
 }
 
 /// What the write stage reads and drives: the ports whose packet admitted in this cycle
-/// the ECN marker marked CE (phase 4), the transmitters' dequeues of the cycle (phase 4),
-/// the free list's pop port, the cell link RAM and the queues' enqueue port.
+/// the ECN marker marked CE (phase 4), the free list's pop port, the cell link RAM and the
+/// queues' enqueue port.
 pub struct WriteIn<'a> {
     pub ce: u64,
-    /// Applied to the queues before the first enqueue (the write-after-read bypass).
-    pub dequeued: &'a [Dequeued],
     pub free: &'a mut FreeList,
     pub queues: &'a mut PacketQueues,
 }
@@ -280,9 +278,6 @@ impl<'a> Block<WriteIn<'a>, ()> for Ingress {
     /// The write stage: FIFO heads into the SRAM.
     #[inline(always)]
     fn eval(&mut self, _: u64, input: WriteIn<'a>, _: ()) -> Result<(), BlockError> {
-        for t in input.dequeued {
-            input.queues.dequeued(t);
-        }
         if input.ce != 0 {
             self.mark_ce(input.ce);
         }

@@ -21,7 +21,7 @@ use crate::fault::Fault;
 use crate::free_list::FreeList;
 use crate::ingress::{Ingress, WriteIn};
 use crate::int_stamp::{IntStamp, IntStamper};
-use crate::packet_queue::{Dequeued, PacketQueues};
+use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::{FsmIn, PfcFsm};
 use crate::pfc::rx::PfcRx;
 use crate::policy::{with_policy, with_policy_ref, BufferPolicy, L2bm, Plan, Policies};
@@ -170,8 +170,6 @@ pub struct Core {
     dequeues: Vec<Dequeue>,
     /// Transmitters -> the edge of PFC generation: the frames taken.
     takes: PfcTakes,
-    /// Transmitters -> write stage: every dequeue of the cycle.
-    dequeued: Vec<Dequeued>,
     /// Transmitters -> the edge of INT, and the testbench after the step: the cycle's
     /// INT stamps.
     int_stamps: Vec<IntStamp>,
@@ -230,7 +228,6 @@ impl Core {
             ce: 0,
             dequeues: Vec::with_capacity(ports),
             takes: PfcTakes::default(),
-            dequeued: Vec::with_capacity(ports),
             int_stamps: Vec::new(),
             dirty: Dirty::new(ports),
             read_next_t: false,
@@ -355,7 +352,6 @@ impl Core {
                     out,
                     dequeues: &mut self.dequeues,
                     stamps: &mut self.int_stamps,
-                    dequeued: &mut self.dequeued,
                     takes: &mut self.takes,
                     stats: &mut self.stats,
                     dirty: &mut self.dirty,
@@ -375,7 +371,6 @@ impl Core {
                 now,
                 WriteIn {
                     ce: self.ce,
-                    dequeued: &self.dequeued,
                     free: &mut self.free,
                     queues: &mut self.queues,
                 },

@@ -34,9 +34,8 @@
 //! The cell link RAM, which chains the cells of a packet, lives here too: the write stage
 //! writes it, the transmitters read it.
 //!
-//! A storage block: the transmitters decide their dequeues from the registers (phase 4),
-//! as values ([`Dequeued`]), and the write stage applies them before it enqueues (phase
-//! 5), so an enqueue sees the list registers as that cycle's dequeues left them (a
+//! A storage block: the write stage enqueues (phase 5) after the transmitters dequeued
+//! (phase 4), so an enqueue sees the list registers as that cycle's dequeues left them (a
 //! write-after-read bypass). RAM writes land at the edge, and so does the set of ports that
 //! got a packet this cycle (the transmitters' kicks of the next cycle).
 
@@ -84,26 +83,6 @@ pub struct Head {
     pub ncells: u16,
     /// The physical list it left (`Desc::sub`).
     pub sub: u8,
-}
-
-/// A transmitter's dequeue (phase 4), decided from the list registers: the head packet
-/// taken and what its list holds after it. A value until the queues take it
-/// ([`PacketQueues::dequeued`]): the write stage does, before its enqueues (the
-/// write-after-read bypass), or the port's own visit, if it looks at its queues again in
-/// the same cycle.
-#[derive(Debug, Clone, Copy)]
-pub struct Dequeued {
-    pub port: u8,
-    pub q: u8,
-    /// The list it left.
-    li: u32,
-    pub head: Head,
-    /// The list's next head (`NULL`: the list is empty after it), whose refetch is done at
-    /// `refill_at` (`u64::MAX`: none starts).
-    next: u32,
-    pub refill_at: u64,
-    /// The queue holds no packet after it.
-    pub emptied: bool,
 }
 
 impl Default for ListRegs {
@@ -327,14 +306,13 @@ impl PacketQueues {
         self.enqueued |= 1 << port;
     }
 
-    /// The dequeue of the head packet of `(port, q)` in cycle `now`, decided from the
-    /// registers (which it does not change); [`Self::dequeued`] applies it. `hp`: bit `q`
-    /// set when physical list 1 is the queue's HP list.
+    /// Take the head packet of `(port, q)` in cycle `now`; its refetch starts now. `hp`:
+    /// bit `q` set when physical list 1 is the queue's HP list.
     #[inline(always)]
-    pub fn head_out(&self, port: usize, q: usize, hp: u8, now: u64) -> Dequeued {
+    pub fn dequeue(&mut self, port: usize, q: usize, hp: u8, now: u64) -> Head {
         let qi = port * 8 + q;
         let li = self.serve_list(qi, hp);
-        let r = &self.lists[li];
+        let r = &mut self.lists[li];
         assert!(
             r.head_ready,
             "scheduler picked a queue without a ready head"
@@ -345,49 +323,26 @@ impl PacketQueues {
             ncells: r.head_ncells,
             sub: (li != qi) as u8,
         };
-        let (next, refill_at) = if r.packets == 1 {
-            (NULL, u64::MAX)
-        } else {
-            // The link read now, the descriptor read when it is done (module doc).
-            let next = self.pkt_link.backdoor(head.h as usize);
-            (next, now + 2 * self.latency)
-        };
-        let emptied = self
-            .lists_of(qi)
-            .all(|l| self.lists[l].packets == (l == li) as u32);
-        Dequeued {
-            port: port as u8,
-            q: q as u8,
-            li: li as u32,
-            head,
-            next,
-            refill_at,
-            emptied,
-        }
-    }
-
-    /// The registers take dequeue `t`: the head leaves its list, whose refetch (if it
-    /// holds more) starts.
-    #[inline(always)]
-    pub fn dequeued(&mut self, t: &Dequeued) {
-        let (port, q, li) = (t.port as usize, t.q as usize, t.li as usize);
         // The ready mask holds first lists only.
-        self.port[port % MAX_PORTS].ready &= !(((t.head.sub == 0) as u8) << q);
-        let r = &mut self.lists[li];
+        self.port[port % MAX_PORTS].ready &= !(((head.sub == 0) as u8) << q);
         r.head_ready = false;
         r.packets -= 1;
-        r.cells -= t.head.ncells as u32;
-        r.head = t.next;
-        if t.next == NULL {
+        r.cells -= head.ncells as u32;
+        if r.packets == 0 {
+            r.head = NULL;
             r.tail = NULL;
+            if self.lists_of(qi).all(|l| self.lists[l].packets == 0) {
+                self.regs_mut(port).nonempty &= !(1 << q);
+            }
         } else {
+            // The link read now, the descriptor read when it is done (module doc).
+            r.head = self.pkt_link.backdoor(head.h as usize);
+            let refill_at = now + 2 * self.latency;
             let regs = self.regs_mut(port);
             regs.refetch = li as u32;
-            regs.refill_at = t.refill_at;
+            regs.refill_at = refill_at;
         }
-        if t.emptied {
-            self.regs_mut(port).nonempty &= !(1 << q);
-        }
+        head
     }
 
     /// Whether `port` has a refetch in flight (its scheduler waits for it).
@@ -474,9 +429,7 @@ mod tests {
             assert_eq!(ready, ready_by_lists(&pq, port, hp), "cycle {now}");
             if lfsr.draw(1) == 0 && !pq.refilling(port) && ready != 0 {
                 let q = (0..8).find(|q| ready & (1 << q) != 0).unwrap();
-                let t = pq.head_out(port, q, hp, now);
-                pq.dequeued(&t);
-                free.push(t.head.h);
+                free.push(pq.dequeue(port, q, hp, now).h);
             } else if let Some(head) = free.pop() {
                 let q = lfsr.draw(7) as usize;
                 let sub = (pq.second[port * 8 + q] != NULL && lfsr.draw(1) == 1) as u8;
