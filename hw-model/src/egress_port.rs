@@ -163,7 +163,8 @@ pub struct Egress {
 /// The clocking contract of each `&mut`: `free`, `acct` and `policy` (L2BM's recorders)
 /// are push ports whose writes land at the edge; `queues` is the dequeue port, changed in
 /// the cycle because the write stage's enqueue reads it after the dequeues (the
-/// write-after-read bypass of the phase table) and the refetch and link reads start now.
+/// write-after-read bypass of the phase table) and the refetch and link reads start now
+/// (kept as a handle: its value form costs more, see the field).
 /// ECN's dequeue mark is decided inside the visit, because it is in the header of a cell
 /// that may leave in the same visit, from the marker's registers and the cycle's earlier
 /// dequeues (`EcnMarker::look_at`). What the other blocks count of a dequeue (ECN's look
@@ -174,14 +175,19 @@ pub struct EgressIn<'a, P> {
     pub fsm: &'a PfcFsm,
     /// Received pause mask (registered) and the ports whose mask changed at the last edge.
     pub rx: &'a PfcRx,
-    /// Dequeue port, refetch, cell link RAM reads.
+    /// Dequeue port, refetch, cell link RAM reads. The dequeues as values (decided from
+    /// the registers, applied by the write stage before its enqueues; commit d4d9bc9,
+    /// reverted) measured +3.54 % instructions on `occamy-shaped` and +1.01 % to +1.38 % on
+    /// `fanin-burst`, `hcf-tcp` and `hpcc-fanin` (docs/architecture.md, "Blocks"), so the
+    /// handle is kept.
     pub queues: &'a mut PacketQueues,
     /// HCF: the HP select (departures go out as [`EgressOut::dequeues`]).
     pub hcf: &'a Hcf,
     /// ECN: marking on dequeue (its registers; the look goes out in [`Dequeue`]).
     pub ecn: &'a EcnMarker,
     /// INT: the registers the stamps of the dequeued packets read (the stamps go out as
-    /// [`EgressOut::stamps`]; what it reads of `acct` is registered).
+    /// [`EgressOut::stamps`]; what it reads of `acct` is registered). The value form
+    /// measured +0.52 % to +0.76 % instructions (docs/architecture.md, "Blocks").
     pub int: &'a IntStamper,
     pub policy: &'a mut P,
     /// Push port (lands at the edge).
