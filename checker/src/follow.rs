@@ -25,7 +25,7 @@
 use crate::events::{Admit, Arrive, Counters, Depart, Dir, Event, Pfc};
 use crate::{Decisions, Divergence, LineRate, Options, Replay};
 use hw_model::accounting::{Accounting, Update};
-use hw_model::admission::{Admission, Registered};
+use hw_model::admission::{Admission, OneList, Registered};
 use hw_model::config::QUEUES;
 use hw_model::decision_source::DecisionSource;
 use hw_model::dirty::Dirty;
@@ -784,7 +784,7 @@ impl<P: BufferPolicy> Follower<P> {
             &mut self.acct,
             &mut self.policy,
             &mut source,
-            || Ok(0),
+            &mut OneList,
             &mut self.requests,
             c,
         );

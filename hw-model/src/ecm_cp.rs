@@ -106,11 +106,18 @@ impl EcmCp {
     }
 
     /// An admitted frame arrives at the queue: sample it (maybe), then count it (at the
-    /// edge). Returns the ECM frame to send, if any.
-    pub fn arrive(&mut self, e: &EcmParams, hdr: &PacketHdr) -> Option<EcmFrame> {
+    /// edge). Returns whether the count is the register's first change of the cycle (as
+    /// [`Self::depart`]), and the ECM frame to send, if any.
+    pub fn arrive(&mut self, e: &EcmParams, hdr: &PacketHdr) -> (bool, Option<EcmFrame>) {
         let q = self.len_now();
+        let first = self.delta.arrive(pages(hdr.len));
+        (first, self.sample(e, q, hdr))
+    }
+
+    /// The sampling of an arrival that sees the queue at `q` (without it): its bytes join
+    /// the accumulator, and a full interval gives feedback.
+    fn sample(&mut self, e: &EcmParams, q: u32, hdr: &PacketHdr) -> Option<EcmFrame> {
         self.samp_byte_acc += hdr.len as u32;
-        self.delta.arrive(pages(hdr.len));
         let oversample = q == 0 || q > e.qmc;
         let s = if oversample {
             self.interval >> e.sscale_log2
@@ -259,12 +266,11 @@ impl Ecm {
         for p in each_port(input.admitted) {
             let hdr = &input.ingress.newest(p).hdr;
             if let Some(cp) = self.cp(hdr.dst as usize, hdr.prio as usize) {
-                if self.cps[cp].delta == LenDelta::default() {
+                let (first, frame) = self.cps[cp].arrive(&self.params, hdr);
+                if first {
                     self.touched.push(cp as u16);
                 }
-                if let Some(f) = self.cps[cp].arrive(&self.params, hdr) {
-                    out.push(f);
-                }
+                out.extend(frame);
             }
         }
     }
@@ -372,7 +378,7 @@ mod tests {
         // The queue is empty before the first frame: S / 2 = 5000 B, so the 4th 1500 B frame.
         let mut sampled_at = None;
         for i in 0..4 {
-            if cp.arrive(&e, &hdr(1500, None)).is_some() || cp.samp_byte_acc == 0 {
+            if cp.arrive(&e, &hdr(1500, None)).1.is_some() || cp.samp_byte_acc == 0 {
                 sampled_at.get_or_insert(i);
             }
         }
@@ -397,11 +403,11 @@ mod tests {
         let mut cp = EcmCp::new(&e, 5, 1);
         cp.arrive(&e, &hdr(1500, None));
         assert!(
-            cp.arrive(&e, &hdr(1500, None)).is_none(),
+            cp.arrive(&e, &hdr(1500, None)).1.is_none(),
             "no tag: filtered"
         );
-        assert!(cp.arrive(&e, &hdr(1500, Some(cp.cpid ^ 1))).is_none());
-        let f = cp.arrive(&e, &hdr(1500, Some(cp.cpid))).unwrap();
+        assert!(cp.arrive(&e, &hdr(1500, Some(cp.cpid ^ 1))).1.is_none());
+        let f = cp.arrive(&e, &hdr(1500, Some(cp.cpid))).1.unwrap();
         assert_eq!(
             (f.kind, f.port, f.timestamp, f.unit),
             (EcmKind::Regular, 2, 7, 1)
@@ -420,7 +426,7 @@ mod tests {
         let mut cp = EcmCp::new(&e, 5, 1);
         cp.qlen = e.qeq + 10;
         cp.qold = e.qeq + 10;
-        let f = cp.arrive(&e, &hdr(64, None)).unwrap();
+        let f = cp.arrive(&e, &hdr(64, None)).1.unwrap();
         assert_eq!((f.qoff, f.qdelta), (40, 0));
     }
 

@@ -198,7 +198,8 @@ impl EcnMarker {
     }
 
     /// Packet `dq` (header `hdr`) is dequeued from a queue after the cycle's dequeues
-    /// `earlier`: under `mark_on = "dequeue"` it is looked at now against the registered
+    /// `earlier` (at least those of its port, whose one visit a cycle holds every dequeue
+    /// of the queue; the transmitter passes no more): under `mark_on = "dequeue"` it is looked at now against the registered
     /// length less the units dequeued from its queue in this cycle, itself included, with
     /// the LFSR advanced by the earlier draws of the queue (the chain, carried in the
     /// values, the registers read only). The look goes out in `dq` to [`Self::departures`];

@@ -19,7 +19,7 @@ use crate::config::{Derived, MAX_PORTS, PFC_FRAME_WIRE_BYTES, QUEUES};
 use crate::dirty::Dirty;
 use crate::ecn_marker::EcnMarker;
 use crate::free_list::FreeList;
-use crate::int_stamp::IntStamper;
+use crate::int_stamp::{IntStamp, IntStamper};
 use crate::packet_queue::PacketQueues;
 use crate::pfc::fsm::PfcFsm;
 use crate::pfc::rx::PfcRx;
@@ -163,7 +163,8 @@ pub struct Egress {
 /// The clocking contract of each `&mut`: `free`, `acct` and `policy` (L2BM's recorders)
 /// are push ports whose writes land at the edge; `queues` is the dequeue port, changed in
 /// the cycle because the write stage's enqueue reads it after the dequeues (the
-/// write-after-read bypass of the phase table) and the refetch and link reads start now.
+/// write-after-read bypass of the phase table) and the refetch and link reads start now
+/// (kept as a handle: its value form costs more, see the field).
 /// ECN's dequeue mark is decided inside the visit, because it is in the header of a cell
 /// that may leave in the same visit, from the marker's registers and the cycle's earlier
 /// dequeues (`EcnMarker::look_at`). What the other blocks count of a dequeue (ECN's look
@@ -174,15 +175,20 @@ pub struct EgressIn<'a, P> {
     pub fsm: &'a PfcFsm,
     /// Received pause mask (registered) and the ports whose mask changed at the last edge.
     pub rx: &'a PfcRx,
-    /// Dequeue port, refetch, cell link RAM reads.
+    /// Dequeue port, refetch, cell link RAM reads. The dequeues as values (decided from
+    /// the registers, applied by the write stage before its enqueues; commit d4d9bc9,
+    /// reverted) measured +3.54 % instructions on `occamy-shaped` and +1.01 % to +1.38 % on
+    /// `fanin-burst`, `hcf-tcp` and `hpcc-fanin` (docs/architecture.md, "Blocks"), so the
+    /// handle is kept.
     pub queues: &'a mut PacketQueues,
     /// HCF: the HP select (departures go out as [`EgressOut::dequeues`]).
     pub hcf: &'a Hcf,
     /// ECN: marking on dequeue (its registers; the look goes out in [`Dequeue`]).
     pub ecn: &'a EcnMarker,
-    /// INT: stamps the packets dequeued (its registers change in the visit; what it
-    /// reads of `acct` is registered).
-    pub int: &'a mut IntStamper,
+    /// INT: the registers the stamps of the dequeued packets read (the stamps go out as
+    /// [`EgressOut::stamps`]; what it reads of `acct` is registered). The value form
+    /// measured +0.52 % to +0.76 % instructions (docs/architecture.md, "Blocks").
+    pub int: &'a IntStamper,
     pub policy: &'a mut P,
     /// Push port (lands at the edge).
     pub free: &'a mut FreeList,
@@ -197,6 +203,8 @@ pub struct EgressOut<'a> {
     /// The dequeues from watched queues ([`Egress::hook_queues`]), for the edge of the
     /// blocks that count them.
     pub dequeues: &'a mut Vec<Dequeue>,
+    /// The INT stamps of the packets dequeued, for INT's edge and the testbench.
+    pub stamps: &'a mut Vec<IntStamp>,
     /// The PFC frames taken, for PFC generation's edge.
     pub takes: &'a mut PfcTakes,
     pub stats: &'a mut Stats,
@@ -346,10 +354,14 @@ impl Egress {
         port.last_visit = now;
         let mut ticked = false;
         let mut wake = u64::MAX;
-        let hooked = self.hooked[p % MAX_PORTS];
+        let own = Own {
+            hooked: self.hooked[p % MAX_PORTS],
+            dequeues: out.dequeues.len(),
+            stamps: out.stamps.len(),
+        };
         for _ in 0..2 {
             if matches!(port.tx, Tx::Idle)
-                && !start_tx(now, p, port, sched, was_idle, hooked, input, out)?
+                && !start_tx(now, p, port, sched, was_idle, own, input, out)?
             {
                 break;
             }
@@ -473,10 +485,23 @@ fn eligible<P>(p: usize, input: &EgressIn<'_, P>) -> (u8, u8) {
     (input.queues.ready_mask(p, hp) & !input.rx.paused(p), hp)
 }
 
+/// A port's own values of the cycle: the queues whose dequeues go out as [`Dequeue`]
+/// values, and where the port's visit (one a cycle) began on the cycle's lists of
+/// dequeues and INT stamps.
+#[derive(Debug, Clone, Copy)]
+struct Own {
+    /// Bit `q`: queue `q` is watched by HCF, ECM or ECN ([`Egress::hook_queues`]).
+    hooked: u8,
+    /// The port's dequeues of this cycle are `out.dequeues[dequeues..]`, its stamps
+    /// `out.stamps[stamps..]`.
+    dequeues: usize,
+    stamps: usize,
+}
+
 /// Start a PFC frame (it goes first) or the next packet on port `p`, scheduled by `sched`.
-/// `fresh`: the line was idle, so no fractional bit time carries over. `hooked`: the
-/// port's queues watched by HCF, ECM or ECN ([`Egress::hook_queues`]), whose dequeues go
-/// out on `out.dequeues`; a PFC frame taken goes out on `out.takes`.
+/// `fresh`: the line was idle, so no fractional bit time carries over. `own`: the port's
+/// watched queues, whose dequeues go out on `out.dequeues`, and its values so far; INT
+/// stamps go out on `out.stamps`, a PFC frame taken on `out.takes`.
 #[allow(clippy::too_many_arguments)]
 fn start_tx<P>(
     now: u64,
@@ -484,7 +509,7 @@ fn start_tx<P>(
     port: &mut EgressPort,
     sched: &mut Dwrr,
     fresh: bool,
-    hooked: u8,
+    own: Own,
     input: &mut EgressIn<'_, P>,
     out: &mut EgressOut<'_>,
 ) -> Result<bool, String> {
@@ -499,7 +524,7 @@ fn start_tx<P>(
         };
         let head = queues.dequeue(p, q, hp, now);
         let mut ce = false;
-        if hooked & (1 << q) != 0 {
+        if own.hooked & (1 << q) != 0 {
             let mut dq = Dequeue {
                 port: p as u8,
                 queue: q as u8,
@@ -509,16 +534,21 @@ fn start_tx<P>(
                 ecn: EcnLook::default(),
             };
             let desc = queues.desc_of(head.h);
-            dq.ecn = input.ecn.look_at(&dq, &desc.hdr, out.dequeues);
+            // The earlier dequeues of its queue are among the port's own.
+            dq.ecn = input
+                .ecn
+                .look_at(&dq, &desc.hdr, &out.dequeues[own.dequeues..]);
             ce = dq.ecn.ce();
             out.dequeues.push(dq);
         }
         // INT stamps every packet of the port; it needs no `Dequeue` of its own.
         if input.int.on() {
             let hdr = &queues.desc_of(head.h).hdr;
-            input
+            let earlier = &out.stamps[own.stamps..];
+            let stamp = input
                 .int
-                .depart(now, p, hdr, head.len, head.ncells, input.acct);
+                .stamp(now, p, hdr, head.len, head.ncells, input.acct, earlier);
+            out.stamps.push(stamp);
         }
         if queues.nonempty(p) & (1 << q) == 0 {
             sched.queue_emptied(q);
@@ -626,6 +656,7 @@ impl<'a, P: BufferPolicy> Block<EgressIn<'a, P>, EgressOut<'a>> for Egress {
         let n = self.n;
         let mut budget = self.read_cells;
         out.dequeues.clear();
+        out.stamps.clear();
         *out.takes = PfcTakes::default();
         let kicked =
             input.queues.enqueued_last_cycle() | input.rx.changed() | input.fsm.pending_ports();

@@ -14,8 +14,12 @@
 //! bytes are the port's egress cell counters times the cell size: what a chip's queue
 //! depth in cells gives (the 80 B unit is one such chip's cell).
 //!
-//! Off, the block has no port and no probe, and the transmitters do not call it: the
-//! egress hooks only the queues some block watches ([`crate::egress_port`]).
+//! The transmitter stamps from the registers only ([`IntStamper::stamp`]): the stamp is a
+//! value that goes out with the cycle's dequeues, and the registers take it at the edge
+//! ([`IntStamper::departures`]), as ECN's looks and HCF's departures do. A second packet
+//! dequeued for the same port in a cycle counts the bytes of the first from the values.
+//!
+//! Off, the block has no port and no probe, and the transmitters do not call it.
 
 use crate::accounting::Accounting;
 use crate::config::{int_rate_code as rate_code, Derived, INT_LINE_RATES_BPS, QUEUES};
@@ -88,6 +92,8 @@ pub struct IntStamp {
     pub flow: u32,
     pub seq: u32,
     pub hop: IntHop,
+    /// The packet's bytes, which the port's counter takes at the edge.
+    pub len: u16,
 }
 
 /// The INT registers of the egress ports.
@@ -98,8 +104,6 @@ pub struct IntStamper {
     tx_bytes: Vec<u64>,
     rate: Vec<u8>,
     last: Vec<IntHop>,
-    /// The stamps of the packets dequeued since the testbench last took them.
-    stamps: Vec<IntStamp>,
     clock_hz: u64,
     cell_bytes: u64,
     /// [`crate::Fault::IntStuckTxBytes`].
@@ -121,7 +125,6 @@ impl IntStamper {
                 .map(|&r| rate_code(r).unwrap_or(0))
                 .collect(),
             last: vec![IntHop::default(); d.ports],
-            stamps: Vec::new(),
             clock_hz: d.clock_hz,
             cell_bytes: d.cfg.cell_bytes as u64,
             stuck: false,
@@ -133,53 +136,64 @@ impl IntStamper {
     }
 
     /// Packet `hdr` of `len` bytes and `ncells` cells is dequeued for port `p` in cycle
-    /// `now`: stamp it with the port's registers, then count it. `acct`'s egress counters
-    /// still hold its cells (they leave one by one as the wire reaches them).
+    /// `now` after the cycle's stamps `earlier` (at least the port's): its stamp, from the
+    /// registers and the bytes of the port's earlier stamps (its counter before this
+    /// packet). `acct`'s
+    /// egress counters still hold its cells (they leave one by one as the wire reaches
+    /// them).
     #[inline]
-    pub fn depart(
-        &mut self,
+    #[allow(clippy::too_many_arguments)]
+    pub fn stamp(
+        &self,
         now: u64,
         p: usize,
         hdr: &PacketHdr,
         len: u16,
         ncells: u16,
         acct: &Accounting,
-    ) {
-        if !self.on() {
-            return;
-        }
+        earlier: &[IntStamp],
+    ) -> IntStamp {
         let cells: u64 = (0..QUEUES)
             .map(|q| acct.egress[p * QUEUES + q].get() as u64)
             .sum();
         let queued = cells.saturating_sub(ncells as u64) * self.cell_bytes;
         let ns = (now as u128 * 1_000_000_000 / self.clock_hz as u128) as u64;
-        let hop = IntHop {
-            time: (ns & ((1 << TIME_BITS) - 1)) as u32,
-            bytes: ((self.tx_bytes[p] / BYTE_UNIT) & ((1 << BYTES_BITS) - 1)) as u32,
-            qlen: (queued / QLEN_UNIT).min((1 << QLEN_BITS) - 1) as u32,
-            rate: self.rate[p],
-        };
-        if !self.stuck {
-            self.tx_bytes[p] = (self.tx_bytes[p] + len as u64) & ((1 << TX_BYTES_BITS) - 1);
-        }
-        self.last[p] = hop;
-        self.stamps.push(IntStamp {
+        let tx_bytes = earlier
+            .iter()
+            .filter(|s| s.port as usize == p)
+            .fold(self.tx_bytes[p], |b, s| self.count(b, s.len));
+        IntStamp {
             port: p as u8,
             flow: hdr.flow,
             seq: hdr.seq,
-            hop,
-        });
+            hop: IntHop {
+                time: (ns & ((1 << TIME_BITS) - 1)) as u32,
+                bytes: ((tx_bytes / BYTE_UNIT) & ((1 << BYTES_BITS) - 1)) as u32,
+                qlen: (queued / QLEN_UNIT).min((1 << QLEN_BITS) - 1) as u32,
+                rate: self.rate[p],
+            },
+            len,
+        }
     }
 
-    /// The stamps since the last call, in dequeue order.
-    pub fn take(&mut self) -> std::vec::Drain<'_, IntStamp> {
-        self.stamps.drain(..)
+    /// The transmitted-bytes counter `bytes` after a packet of `len` bytes.
+    #[inline]
+    fn count(&self, bytes: u64, len: u16) -> u64 {
+        if self.stuck {
+            bytes
+        } else {
+            (bytes + len as u64) & ((1 << TX_BYTES_BITS) - 1)
+        }
     }
 
-    /// Forget the stamps of the cycle before: a user that does not take them (Python, the
-    /// checker's lockstep) must not keep one per packet for the whole run.
-    pub fn clear(&mut self) {
-        self.stamps.clear();
+    /// The edge of the cycle's stamps, in their order: each port's counter counts its
+    /// packets, and its last hop is its last stamp.
+    pub fn departures(&mut self, stamps: &[IntStamp]) {
+        for s in stamps {
+            let p = s.port as usize;
+            self.tx_bytes[p] = self.count(self.tx_bytes[p], s.len);
+            self.last[p] = s.hop;
+        }
     }
 
     /// `egress.pNN.int.*`: the counter and the fields of the last hop stamped.

@@ -134,6 +134,7 @@ edge_list!(
     Hcf,
     Ecm,
     Ecn,
+    Int,
     Admission,
     Ingress,
     Transmitters
@@ -169,6 +170,9 @@ pub struct Core {
     dequeues: Vec<Dequeue>,
     /// Transmitters -> the edge of PFC generation: the frames taken.
     takes: PfcTakes,
+    /// Transmitters -> the edge of INT, and the testbench after the step: the cycle's
+    /// INT stamps.
+    int_stamps: Vec<IntStamp>,
     pub(crate) dirty: Dirty,
     /// [`Fault::XonFromNextT`].
     pub(crate) read_next_t: bool,
@@ -224,6 +228,7 @@ impl Core {
             ce: 0,
             dequeues: Vec::with_capacity(ports),
             takes: PfcTakes::default(),
+            int_stamps: Vec::new(),
             dirty: Dirty::new(ports),
             read_next_t: false,
             ignore_wakeups: false,
@@ -337,7 +342,7 @@ impl Core {
                     queues: &mut self.queues,
                     hcf: &self.hcf,
                     ecn: &self.ecn,
-                    int: &mut self.int,
+                    int: &self.int,
                     policy,
                     free: &mut self.free,
                     acct: &mut self.acct,
@@ -346,6 +351,7 @@ impl Core {
                 EgressOut {
                     out,
                     dequeues: &mut self.dequeues,
+                    stamps: &mut self.int_stamps,
                     takes: &mut self.takes,
                     stats: &mut self.stats,
                     dirty: &mut self.dirty,
@@ -417,6 +423,12 @@ impl Core {
                     self.ecn.departures(&self.dequeues);
                 }
                 self.ecn.commit(now)
+            }
+            Edge::Int => {
+                if !self.int_stamps.is_empty() {
+                    self.int.departures(&self.int_stamps);
+                }
+                Ok(())
             }
             Edge::Admission => self.admission.commit(now),
             Edge::Ingress => self.ingress.commit(now),
@@ -754,7 +766,6 @@ impl Mmu {
             )));
         }
         self.gen += 1;
-        self.core.int.clear();
         let cycle = self.core.cycle;
         let core = &mut self.core;
         with_policy!(&mut self.policy, p => core.step(p, inp, out))
@@ -822,7 +833,7 @@ impl Mmu {
     /// The INT hop records stamped in the last cycle (none while `int` is off; each step
     /// forgets the cycle before's): the testbench carries each to the packet's receiver.
     pub fn int_stamps(&mut self) -> std::vec::Drain<'_, IntStamp> {
-        self.core.int.take()
+        self.core.int_stamps.drain(..)
     }
 
     /// Break the model on purpose (companion tests of the invariant checks).

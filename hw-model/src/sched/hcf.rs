@@ -26,7 +26,10 @@
 //! only positive bins). Else if LP has room it joins LP and its bins are zeroed (footnote 1:
 //! later packets of the flow in this period must not overtake it through HP; the
 //! conference version, `zero_on_lp_join = false`, lacks the rule and can reorder). Else it
-//! is dropped, counted as `hcf_full`.
+//! is dropped, counted as `hcf_full`. The decision is a value ([`Classification`]) that
+//! admission takes to its decision source first: the registers take it ([`HcfQueue::take`])
+//! only once the switch admitted the packet, or dropped it on HCF's verdict, so a packet
+//! the source refuses leaves the credits, lengths and counters as they were.
 //!
 //! Departure (Algorithm 1, `transmit`): HP is always served first (the mux). The period
 //! ends when a departure from HP leaves it empty (dynamic, III-B), or, with a fixed period
@@ -58,6 +61,21 @@ pub enum Verdict {
     Hp = 1,
     Lp = 2,
     Drop = 3,
+}
+
+/// One packet's classification in an HCF queue ([`HcfQueue::classify`]): a value that
+/// changes no register until [`HcfQueue::take`] applies it, so that admission can ask its
+/// decision source first and a packet the switch does not take leaves the credits, the
+/// lengths and the counters as they were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Classification {
+    pub verdict: Verdict,
+    /// The physical list it joins (HP or LP verdict).
+    pub list: u8,
+    /// Its size in the queue's unit.
+    pub n: u32,
+    /// Its bins in the current period (the first `hashes` entries are valid).
+    pub bins: [u32; HCF_MAX_HASHES],
 }
 
 /// Per-hash salts: hash `i` of the Bloom variant is the same mixer on `x ^ stamp ^ SALT[i]`.
@@ -181,40 +199,71 @@ impl HcfQueue {
         b
     }
 
-    /// Algorithm 1, `arrive(p)`: the list the packet joins (`hp` is the physical list now
-    /// HP), or `None` to drop it.
-    pub fn arrive(&mut self, t: &FiveTuple, ncells: u16, hp: u8) -> Option<u8> {
+    /// Algorithm 1, `arrive(p)`, decided from the registers without changing them: the
+    /// verdict, and the bins and units [`HcfQueue::take`] applies once the switch has acted
+    /// on it (`hp` is the physical list now HP).
+    pub fn classify(&self, t: &FiveTuple, ncells: u16, hp: u8) -> Classification {
         let n = self.units(ncells);
         let bins = self.bins(t);
-        let bins = &bins[..self.p.hashes as usize];
         let lp = hp ^ 1;
-        let has_credit = bins.iter().any(|&k| self.credit(k) > 0);
-        self.last_bin = bins[0];
-        let list = if has_credit && self.len[hp as usize] + n <= self.p.hp_limit {
-            for &k in bins {
-                let c = self.credit(k);
-                self.set_credit(k, c.saturating_sub(n));
-            }
-            self.last_verdict = Verdict::Hp;
-            self.to_hp += 1;
-            hp
+        let has_credit = bins[..self.p.hashes as usize]
+            .iter()
+            .any(|&k| self.credit(k) > 0);
+        let (verdict, list) = if has_credit && self.len[hp as usize] + n <= self.p.hp_limit {
+            (Verdict::Hp, hp)
         } else if self.len[lp as usize] + n <= self.p.lp_limit {
-            // Footnote 1; the conference version (`zero_on_lp_join = false`) skips it.
-            if self.p.zero_on_lp_join {
-                for &k in bins {
-                    self.set_credit(k, 0);
-                }
-            }
-            self.last_verdict = Verdict::Lp;
-            self.to_lp += 1;
-            lp
+            (Verdict::Lp, lp)
         } else {
-            self.last_verdict = Verdict::Drop;
-            self.dropped += 1;
-            return None;
+            (Verdict::Drop, lp)
         };
-        self.len[list as usize] += n;
-        Some(list)
+        Classification {
+            verdict,
+            list,
+            n,
+            bins,
+        }
+    }
+
+    /// The registers take classification `c`: an HP join takes its size from every bin,
+    /// saturating at 0 (with `unit = packet`, `c(k) <- c(k) - 1`; IV-A's conservative
+    /// update decrements only positive bins), an LP join zeroes them (footnote 1: later
+    /// packets of the flow in this period must not overtake it through HP; the conference
+    /// version, `zero_on_lp_join = false`, lacks the rule and can reorder), a join adds to
+    /// its list's length, and the verdict is counted.
+    pub fn take(&mut self, c: &Classification) {
+        let bins = &c.bins[..self.p.hashes as usize];
+        self.last_bin = bins[0];
+        self.last_verdict = c.verdict;
+        match c.verdict {
+            Verdict::Hp => {
+                for &k in bins {
+                    let v = self.credit(k);
+                    self.set_credit(k, v.saturating_sub(c.n));
+                }
+                self.to_hp += 1;
+            }
+            Verdict::Lp => {
+                if self.p.zero_on_lp_join {
+                    for &k in bins {
+                        self.set_credit(k, 0);
+                    }
+                }
+                self.to_lp += 1;
+            }
+            Verdict::Drop => {
+                self.dropped += 1;
+                return;
+            }
+        }
+        self.len[c.list as usize] += c.n;
+    }
+
+    /// Algorithm 1, `arrive(p)` in one step: classified and taken; the list the packet
+    /// joins, or `None` to drop it.
+    pub fn arrive(&mut self, t: &FiveTuple, ncells: u16, hp: u8) -> Option<u8> {
+        let c = self.classify(t, ncells, hp);
+        self.take(&c);
+        (c.verdict != Verdict::Drop).then_some(c.list)
     }
 
     /// Algorithm 1, `transmit()`: a packet of `ncells` leaves physical list `list` in cycle
@@ -350,17 +399,42 @@ impl Hcf {
         (self.hp_sel[port] >> q) & 1
     }
 
-    /// Admission: the list an admitted packet of `ncells` joins in queue `q` of `port`.
+    /// Admission: the classification of a packet of `ncells` for queue `q` of `port`
+    /// (`None`: a FIFO queue), from the registers; [`Hcf::take`] applies it.
     #[inline]
-    pub fn arrive(&mut self, port: usize, q: usize, tuple: &FiveTuple, ncells: u16) -> Arrival {
+    pub fn classify(
+        &self,
+        port: usize,
+        q: usize,
+        tuple: &FiveTuple,
+        ncells: u16,
+    ) -> Option<(u16, Classification)> {
         let slot = self.slot[port * QUEUES + q];
         if slot == u16::MAX {
-            return Arrival::Fifo;
+            return None;
         }
         let hp = self.hp_list(port, q);
-        match self.queues[slot as usize].arrive(tuple, ncells, hp) {
-            Some(list) => Arrival::List(list),
-            None => Arrival::Drop,
+        Some((slot, self.queues[slot as usize].classify(tuple, ncells, hp)))
+    }
+
+    /// The HCF block `slot` takes classification `c` ([`HcfQueue::take`]).
+    #[inline]
+    pub fn take(&mut self, slot: u16, c: &Classification) {
+        self.queues[slot as usize].take(c);
+    }
+
+    /// Classify and take in one step: the list an admitted packet of `ncells` joins in
+    /// queue `q` of `port`.
+    pub fn arrive(&mut self, port: usize, q: usize, tuple: &FiveTuple, ncells: u16) -> Arrival {
+        match self.classify(port, q, tuple, ncells) {
+            None => Arrival::Fifo,
+            Some((slot, c)) => {
+                self.take(slot, &c);
+                match c.verdict {
+                    Verdict::Drop => Arrival::Drop,
+                    _ => Arrival::List(c.list),
+                }
+            }
         }
     }
 

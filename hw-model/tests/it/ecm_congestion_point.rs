@@ -178,7 +178,7 @@ fn a_sample_above_equilibrium_reports_scaled_qoff_and_qdelta_to_the_source() {
     let e = fixed_interval(0, 2);
     let mut cp = cp_at(&e, e.qeq + 10, e.qeq + 4);
     let h = hdr(64, Some(CPID ^ 1));
-    let f = cp.arrive(&e, &h);
+    let f = cp.arrive(&e, &h).1;
     let want = EcmFrame {
         port: 2,
         cpid: CPID,
@@ -202,7 +202,7 @@ fn at_or_below_equilibrium_only_the_associated_source_gets_feedback() {
     let qeq = e.qeq;
     let frame = |qlen: u32, qold: u32, tag: Option<u16>| {
         let mut cp = cp_at(&e, qlen, qold);
-        cp.arrive(&e, &hdr(64, tag)).map(|f| (f.qoff, f.qdelta))
+        cp.arrive(&e, &hdr(64, tag)).1.map(|f| (f.qoff, f.qdelta))
     };
     assert_eq!(frame(qeq, qeq, Some(CPID)), None, "Qoff = Qdelta = 0");
     assert_eq!(frame(qeq, qeq - 5, Some(CPID)), Some((0, 5)));
@@ -220,14 +220,14 @@ fn ecm_max_and_ecm_zero_skip_the_filter_and_q_follows_qsat_enable() {
     let e = fixed_interval(0, 1);
     let (qeq, qmc, qsc) = (e.qeq as i32, e.qmc, e.qsc);
     let mut cp = cp_at(&e, qmc + 1, 0);
-    let f = cp.arrive(&e, &hdr(64, None)).expect("ECM-Max");
+    let f = cp.arrive(&e, &hdr(64, None)).1.expect("ECM-Max");
     assert_eq!(
         (f.kind, f.qoff, f.qdelta, f.q),
         (EcmKind::Max, qeq << 1, 4 * qeq, false)
     );
     assert_eq!(cp.frames, [0, 1, 0]);
     let mut cp = cp_at(&e, qsc + 1, 0);
-    let f = cp.arrive(&e, &hdr(64, None)).expect("ECM(0,0)");
+    let f = cp.arrive(&e, &hdr(64, None)).1.expect("ECM(0,0)");
     assert_eq!(
         (f.kind, f.qoff, f.qdelta, f.q),
         (EcmKind::Zero, 0, 0, false)
@@ -238,7 +238,7 @@ fn ecm_max_and_ecm_zero_skip_the_filter_and_q_follows_qsat_enable() {
             qsat_enable: qsat,
             ..e.clone()
         };
-        let f = cp_at(&e, qmc, 0).arrive(&e, &hdr(64, None)).unwrap();
+        let f = cp_at(&e, qmc, 0).arrive(&e, &hdr(64, None)).1.unwrap();
         assert_eq!((f.kind, f.q), (EcmKind::Regular, qsat), "at +2 Qeq");
     }
 }

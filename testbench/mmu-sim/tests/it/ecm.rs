@@ -239,7 +239,7 @@ fn cp_agreement(c: &CpCase, m: CpMutation) -> Result<usize, String> {
                     }),
                     ..Default::default()
                 };
-                let got = cp.arrive(&e, &hdr).map(|f| {
+                let got = cp.arrive(&e, &hdr).1.map(|f| {
                     assert_eq!((f.port, f.sampled), (2, hdr), "frame routing");
                     (f.kind, f.qoff, f.qdelta, f.q, f.cpid, f.timestamp, f.unit)
                 });
