@@ -11,6 +11,7 @@ mod events;
 mod free_list_ring;
 mod hcf_unit;
 mod import_graph;
+mod int_hop;
 mod l2bm_units;
 mod pfc_generation;
 mod phase_order;
