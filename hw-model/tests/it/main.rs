@@ -16,5 +16,6 @@ mod l2bm_units;
 mod pfc_generation;
 mod phase_order;
 mod policy_units;
+mod queue_len_register;
 mod reference_model;
 mod wires;
