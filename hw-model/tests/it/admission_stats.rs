@@ -1,6 +1,11 @@
 //! The admission block's count of the beats it takes (`admission.rs`), which the summary
-//! reports. It pins a behaviour that mutation testing found unchecked (docs/testing.md).
+//! reports, and the grants of a cycle its decisions see. Each test pins a behaviour that
+//! mutation testing found unchecked (docs/testing.md).
 
+use hw_model::accounting::{Accounting, Cells};
+use hw_model::admission::Admission;
+use hw_model::dt_threshold::DtThreshold;
+use hw_model::policy::{Plan, Request, Sih};
 use hw_model::{Beat, FiveTuple, Inputs, Mmu, Outputs, PacketHdr, SwitchConfig};
 
 /// Two ports each send one packet at line rate: every beat counts in `cells_in`.
@@ -36,4 +41,29 @@ fn every_beat_taken_counts_in_cells_in() {
         mmu.step(&inputs, &mut out).unwrap();
     }
     assert_eq!(mmu.stats().cells_in, 2 * n as u64);
+}
+
+/// A decision sees its pool's shared cells as the registered total plus the shared cells
+/// granted earlier in the cycle, the lossless and the lossy pool apart.
+#[test]
+fn a_decision_sees_the_shared_cells_granted_earlier_in_the_cycle() {
+    let d = SwitchConfig::small().build().unwrap();
+    let mut adm = Admission::new(&d);
+    let mut acct = Accounting::new(d.ports);
+    acct.shared_total = Cells::try_new(100).unwrap();
+    acct.lossy_shared_total = Cells::try_new(40).unwrap();
+    let dt = DtThreshold::new(1000, 0);
+    let mut policy = Sih::new(&d, dt.t());
+    let lossless = Request::new(0, 3, 5, 4, true);
+    let lossy = Request::new(1, 0, 5, 4, false);
+    let plan = |seg0, seg1| Plan {
+        seg0,
+        seg1,
+        headroom: 0,
+    };
+    adm.charge(&lossless, &plan(1, 3), &mut acct);
+    adm.charge(&lossy, &plan(0, 2), &mut acct);
+    adm.charge(&lossless, &plan(0, 4), &mut acct);
+    let mut seen = |r| adm.view(r, &acct, &dt, &dt, &mut policy).shared_in_use;
+    assert_eq!([seen(&lossless), seen(&lossy)], [107, 42]);
 }

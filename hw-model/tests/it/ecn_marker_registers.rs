@@ -8,7 +8,8 @@ use hw_model::config::{EcnConfig, EcnCurve, EcnUnit};
 use hw_model::ecn_marker::{decide, EcnIn, EcnMarker, QLEN_BITS};
 use hw_model::ingress::Ingress;
 use hw_model::packet_queue::Desc;
-use hw_model::{Derived, Ecn, PacketHdr, SwitchConfig};
+use hw_model::ports::{Dequeue, EcnLook};
+use hw_model::{Derived, Ecn, MarkOn, PacketHdr, SwitchConfig};
 use rtl::{Block, Clocked, Lfsr32};
 
 const DST: usize = 5;
@@ -130,5 +131,49 @@ fn qlen_fills_its_register_and_refuses_one_byte_more() {
         err.0.contains("egress p5 q1") && err.0.contains("32-bit"),
         "{}",
         err.0
+    );
+}
+
+/// Under `mark_on = "dequeue"` a packet is judged on the queue it leaves behind: the
+/// registered length less itself and every earlier dequeue of its queue in the cycle (of
+/// its queue only). On DCTCP's step (`Kmin = Kmax = K`, no draw), with `K + 3000` bytes
+/// queued and three 1500 B dequeues, the first leaves `K + 1500` (marked), a dequeue of
+/// another queue leaves the count alone, and the second leaves `K` (not marked).
+#[test]
+fn a_dequeue_is_judged_on_the_queue_left_after_the_cycles_earlier_dequeues() {
+    const K: u32 = 30_000;
+    let d = marking(|e| {
+        (e.kmin, e.kmax, e.pmax) = (K, K, 1.0);
+        e.mark_on = MarkOn::Dequeue;
+        e.priorities = vec![PRIO as u8, PRIO as u8 + 1];
+    });
+    let mut m = EcnMarker::new(&d);
+    let i = m.queue(DST, PRIO).unwrap();
+    m.queues[i].qlen = K + 3000;
+    let hdr = PacketHdr {
+        len: 1500,
+        ecn: Ecn::Ect0,
+        ..PacketHdr::default()
+    };
+    let dq = Dequeue {
+        port: DST as u8,
+        queue: PRIO as u8,
+        list: 0,
+        ncells: 8,
+        len: 1500,
+        ecn: EcnLook::default(),
+    };
+    let first = Dequeue {
+        ecn: m.look_at(&dq, &hdr, &[]),
+        ..dq
+    };
+    let other = Dequeue {
+        queue: PRIO as u8 + 1,
+        ..first
+    };
+    let second = m.look_at(&dq, &hdr, &[first, other]);
+    assert_eq!(
+        [first.ecn, second],
+        [EcnLook::looked(false, true), EcnLook::looked(false, false)]
     );
 }

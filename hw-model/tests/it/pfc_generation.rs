@@ -9,7 +9,7 @@ use hw_model::config::PFC_QUANTUM_BITS;
 use hw_model::dirty::Dirty;
 use hw_model::pfc::fsm::{FsmIn, PfcFsm};
 use hw_model::policy::Dsh;
-use hw_model::ports::FlowRequests;
+use hw_model::ports::{FlowRequests, PfcTakes};
 use hw_model::{Derived, PfcFrame, Policy, SwitchConfig};
 use rtl::Block;
 
@@ -372,4 +372,22 @@ fn the_qoff_probe_shows_the_off_queues() {
     let mut wires = Wires::default();
     fsm.probe_port(3, &mut wires);
     assert_eq!(wires.0, [(8, 1 << 7 | 1 << 2)]);
+}
+
+/// The edge removes only the frames taken: a port-level PAUSE raised after the port's
+/// transmitter took a queue-level frame in the cycle is still pending at the next one.
+#[test]
+fn the_edge_keeps_a_frame_raised_after_the_take() {
+    let d = dsh();
+    let mut fsm = PfcFsm::new(&d);
+    fsm.to_off(3, 1, 0);
+    let mut takes = PfcTakes::default();
+    let f = fsm.next_frame(3, &mut takes).unwrap();
+    assert!(!f.port_level && f.paused() == 1 << 1, "{f:?}");
+    fsm.to_poff(3, 0);
+    fsm.taken(&takes);
+    assert!(fsm.has_pending(3));
+    let f = fsm.take_frame(3);
+    assert!(f.port_level && f.paused() == 0xFF, "{f:?}");
+    assert!(!fsm.has_pending(3));
 }
