@@ -181,6 +181,7 @@ fn every_builtin_has_fixtures() {
         "occamy-shaped",
         "dsh-deadlock",
         "l2bm-clos",
+        "leafspine-256-websearch",
     ];
     assert_eq!(builtin::names(), covered);
 }
@@ -277,3 +278,5 @@ fn dsh_deadlock() {
 fn l2bm_clos() {
     network("l2bm-clos");
 }
+// `leafspine-256-websearch` runs 10 ms of 20 switches (minutes): fabric.rs runs 200 us of
+// it on one and two threads and checks its topology.
