@@ -79,11 +79,13 @@ soak:
 
 ## bench: the speed table (the built-ins and the cycle loop, CPU time on core $(BENCH_CPU),
 ## without waves and with every signal in a VCD), then criterion's benchmark of the cycle
-## loop (tomahawk, high load)
+## loop (tomahawk, high load). NS3_LEAFSPINE=WORK (the folder of the ns-3 anchor's
+## `leafspine.sh build`): ns-3 on its 256-server leaf-spine alternates with
+## leafspine-256-websearch, and the ratio per round is printed (docs/performance.md)
 bench:
 	$(CARGO) build --release -p mmu-bench --bin bench
 	$(CARGO) build --release -p mmu-sim
-	taskset -c $(BENCH_CPU) target/release/bench
+	taskset -c $(BENCH_CPU) target/release/bench $(if $(NS3_LEAFSPINE),--ns3-leafspine $(NS3_LEAFSPINE))
 	$(CARGO) bench -p mmu-bench --bench cycle_loop
 
 ## mutants: cargo-mutants over the model's core files (settings in .cargo/mutants.toml,

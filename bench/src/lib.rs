@@ -3,7 +3,10 @@
 //! criterion benchmark of the model's cycle loop alone. This crate exists so that
 //! `make test` (`cargo test --workspace --exclude mmu-bench`) never compiles criterion.
 //!
-//! [`Load`] is the cycle loop's stimulus, shared by both.
+//! [`Load`] is the cycle loop's stimulus, shared by both; [`ns3_leafspine`] runs the ns-3
+//! anchor beside the fabric built-in.
+
+pub mod ns3_leafspine;
 
 use hw_model::{Beat, Inputs, Mmu, Outputs, PacketHdr};
 

@@ -5,10 +5,14 @@
 //! `mmu-sim` binary (`--mmu-sim`) as a user runs it, timed by the CPU seconds of its
 //! cycle loop that its summary reports. Run it pinned to one core (`make bench` does:
 //! `taskset -c 1`, which the `mmu-sim` runs inherit); each figure is the median of `--runs`
-//! runs, with their range.
+//! runs, with their range. With `--ns3-leafspine WORK` the rounds of
+//! `leafspine-256-websearch` alternate with ns-3 on its topology and workload
+//! ([`mmu_bench::ns3_leafspine`]), and the table's last lines give each side's simulated
+//! time per CPU second and the median and range of their per-round ratio, with the load.
 
 use clap::Parser;
 use hw_model::{Mmu, Policy, SwitchConfig};
+use mmu_bench::ns3_leafspine::{Ns3Leafspine, Ns3Run, START_US};
 use mmu_bench::{run, Load, CYCLES};
 use scenario::{builtin, Overrides};
 use std::path::{Path, PathBuf};
@@ -32,20 +36,38 @@ struct Args {
     /// The `mmu-sim` binary that runs the network built-ins.
     #[arg(long, default_value = "target/release/mmu-sim")]
     mmu_sim: PathBuf,
+    /// Simulated microseconds of `leafspine-256-websearch` after its 100 us idle start
+    /// (and of ns-3's run beside it).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    leafspine_us: u64,
+    /// The folder the ns-3 anchor's `leafspine.sh build` used (its `WORK`): each round of
+    /// `leafspine-256-websearch` is followed by ns-3's run of the same length.
+    #[arg(long)]
+    ns3_leafspine: Option<PathBuf>,
     /// Only the cases whose name contains one of these words (all by default).
     cases: Vec<String>,
 }
 
-/// The network built-ins (docs/fabric.md), each for its own `run.cycles`.
-const NETWORKS: [&str; 2] = ["dsh-deadlock", "l2bm-clos"];
+/// The network built-ins (docs/fabric.md), each for its own `run.cycles` but the last,
+/// which runs `--leafspine-us` after its idle start.
+const NETWORKS: [&str; 3] = ["dsh-deadlock", "l2bm-clos", LEAFSPINE];
+const LEAFSPINE: &str = "leafspine-256-websearch";
 
-/// One network run: `mmu-sim run NAME --summary-json FILE`, and the summary's cycles and
-/// CPU seconds.
-fn run_network(mmu_sim: &Path, name: &str, dir: &Path) -> Result<Sample, String> {
+/// One network run: `mmu-sim run NAME --summary-json FILE` (for `cycles`, if given), and
+/// the summary's cycles and CPU seconds.
+fn run_network(
+    mmu_sim: &Path,
+    name: &str,
+    cycles: Option<u64>,
+    dir: &Path,
+) -> Result<Sample, String> {
     let json = dir.join(format!("mmu-bench-{}-{name}.json", std::process::id()));
-    let out = std::process::Command::new(mmu_sim)
-        .args(["run", name, "--summary-json"])
-        .arg(&json)
+    let mut cmd = std::process::Command::new(mmu_sim);
+    cmd.args(["run", name, "--summary-json"]).arg(&json);
+    if let Some(c) = cycles {
+        cmd.args(["--cycles", &c.to_string()]);
+    }
+    let out = cmd
         .output()
         .map_err(|e| format!("{}: {e}", mmu_sim.display()))?;
     if !out.status.success() {
@@ -186,7 +208,11 @@ fn cycle_loop() -> Sample {
 
 /// Median and range of `f` over the samples, formatted as `median (min-max)`.
 fn spread(samples: &[Sample], f: impl Fn(&Sample) -> f64, digits: usize) -> String {
-    let mut v: Vec<f64> = samples.iter().map(f).collect();
+    spread_of(samples.iter().map(f).collect(), digits)
+}
+
+/// Median and range of `v`, formatted as `median (min-max)`.
+fn spread_of(mut v: Vec<f64>, digits: usize) -> String {
     v.sort_by(f64::total_cmp);
     let (lo, mid, hi) = (v[0], v[v.len() / 2], v[v.len() - 1]);
     if v.len() == 1 {
@@ -264,17 +290,35 @@ fn main() -> ExitCode {
         println!("| network | cycles | CPU s | M cycles/s | simulated us per CPU s |");
         println!("| --- | ---: | ---: | ---: | ---: |");
     }
+    let anchor = match &a.ns3_leafspine {
+        Some(work) if networks.contains(&LEAFSPINE) => {
+            match Ns3Leafspine::new(work, &a.wave_dir.join("mmu-bench-ns3-leafspine")) {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    eprintln!("bench: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        _ => None,
+    };
+    let mut ns3_rounds = Vec::new();
     for name in networks {
-        let samples = (0..a.runs)
-            .map(|_| run_network(&a.mmu_sim, name, &a.wave_dir))
-            .collect::<Result<Vec<_>, _>>();
-        let samples = match samples {
-            Ok(s) => s,
-            Err(e) => {
+        let cycles = (name == LEAFSPINE).then(|| leafspine_cycles(a.leafspine_us));
+        let mut samples = Vec::new();
+        for _ in 0..a.runs {
+            let round = run_network(&a.mmu_sim, name, cycles, &a.wave_dir).and_then(|s| {
+                samples.push(s);
+                if let (Some(n), true) = (&anchor, name == LEAFSPINE) {
+                    ns3_rounds.push(n.run(a.leafspine_us, 0.8)?);
+                }
+                Ok(())
+            });
+            if let Err(e) = round {
                 eprintln!("bench: {name}: {e}");
                 return ExitCode::FAILURE;
             }
-        };
+        }
         println!(
             "| {name} | {} | {} | {} | {} |",
             samples[0].cycles,
@@ -282,6 +326,43 @@ fn main() -> ExitCode {
             spread(&samples, |s| mega_per_s(s.cycles, s), 2),
             spread(&samples, |s| s.simulated_us / s.cpu, 0),
         );
+        if name == LEAFSPINE && !ns3_rounds.is_empty() {
+            print_anchor(&samples, &ns3_rounds);
+        }
     }
     ExitCode::SUCCESS
+}
+
+/// Cycles of `leafspine-256-websearch` for its idle start and `us` microseconds, at its
+/// switches' clock.
+fn leafspine_cycles(us: u64) -> u64 {
+    let mhz = builtin::load(LEAFSPINE).map_or(1000, |s| s.switch.core_clock_mhz as u64);
+    (START_US + us) * mhz
+}
+
+/// The model's rounds of `leafspine-256-websearch` beside ns-3's: simulated ms per CPU
+/// second of the model's cycle loop and of ns-3's `Simulator::Run()`, and their ratio per
+/// round (the model's over ns-3's), with the load average.
+fn print_anchor(model: &[Sample], ns3: &[Ns3Run]) {
+    let model: Vec<f64> = model.iter().map(|s| s.simulated_us / 1e3 / s.cpu).collect();
+    let ns3: Vec<f64> = ns3.iter().map(|r| r.sim_s * 1e3 / r.run_cpu_s).collect();
+    let ratios: Vec<f64> = model.iter().zip(&ns3).map(|(m, n)| m / n).collect();
+    let rounds = ratios.len();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!();
+    println!("| {LEAFSPINE} against ns-3, alternated | simulated ms per CPU s | rounds |");
+    println!("| --- | ---: | ---: |");
+    println!(
+        "| model (cycle loop) | {} | {rounds} |",
+        spread_of(model, 3)
+    );
+    println!(
+        "| ns-3 (`Simulator::Run()`) | {} | {rounds} |",
+        spread_of(ns3, 3)
+    );
+    println!(
+        "| ratio, model / ns-3, per round | {} | {rounds} |",
+        spread_of(ratios, 3)
+    );
+    println!("load average at the end: {}", load.trim());
 }

@@ -242,7 +242,7 @@ impl Network {
             nic.flows.sort_by_key(|&f| (states[f].start_cycle, f));
         }
         for s in &mut switches {
-            s.wake = s.next_event(&states);
+            s.init_due(&states);
         }
         Ok(Network {
             topo,

@@ -231,7 +231,7 @@ fn deliver(e: Envelope, sw: &mut Switch, faults: &mut [ArmedFault], topo: &Topol
         }
         Message::Ecm(frame) => sw.ecm_in[e.port as usize].push_back((e.at, frame)),
     }
-    sw.wake = sw.wake.min(e.at);
+    sw.arrives_at(e.at);
 }
 
 fn lock(part: &Mutex<Part>) -> MutexGuard<'_, Part> {
@@ -448,17 +448,23 @@ pub(crate) fn merge_flows(mut views: Vec<Vec<FlowState>>, plan: &Plan) -> Vec<Fl
         return views.pop().unwrap_or_default();
     }
     let part = |switch: usize| plan.at[switch].0;
+    // Each flow's copies are taken out of the views, not cloned.
+    let mut views: Vec<_> = views.into_iter().map(Vec::into_iter).collect();
     (0..plan.ends.len())
         .map(|f| {
             let (src, dst) = plan.ends[f];
-            let mut recv = std::mem::take(&mut views[part(dst)][f].recv);
-            for (p, view) in views.iter().enumerate() {
+            let mut copies: Vec<FlowState> = views
+                .iter_mut()
+                .map(|v| v.next().expect("every partition has every flow"))
+                .collect();
+            let mut recv = std::mem::take(&mut copies[part(dst)].recv);
+            for (p, copy) in copies.iter().enumerate() {
                 if p != part(dst) {
-                    recv.received += view[f].recv.received;
-                    recv.reordered += view[f].recv.reordered;
+                    recv.received += copy.recv.received;
+                    recv.reordered += copy.recv.reordered;
                 }
             }
-            let mut fs = views[part(src)][f].clone();
+            let mut fs = copies.swap_remove(part(src));
             fs.recv = recv;
             fs
         })

@@ -199,6 +199,17 @@ pub(crate) struct Switch {
     pub late_in: u64,
     /// The next cycle the switch must be stepped in.
     pub wake: u64,
+    /// Per NIC, its [`Nic::next_event`], and the cycle the first cell of its sink reaches
+    /// the host (`u64::MAX`: none). A NIC is some kilobytes (its link partner's queues),
+    /// so a step scans these dense copies, not the NICs, and visits only the NICs due:
+    /// each copy is exact, set again after every visit and lowered when a cell or a PFC
+    /// frame is sent to the NIC.
+    nic_due: Vec<u64>,
+    sink_due: Vec<u64>,
+    /// The earliest cycle a cell or PFC frame on a link from another switch acts here.
+    in_due: u64,
+    /// The NICs visited in this step: what their packets carry leaves in NIC order.
+    visited: Vec<usize>,
     /// Per (ingress port, egress port) at `in * ports + out`, the classes of the flows
     /// routed from one to the other: which egress queues an ingress queue drains into.
     pub turns: Vec<u8>,
@@ -263,6 +274,10 @@ impl Switch {
             overrun: 0,
             late_in: 0,
             wake: 0,
+            nic_due: Vec::new(),
+            sink_due: Vec::new(),
+            in_due: u64::MAX,
+            visited: Vec::new(),
             turns: vec![0; n * n],
             events: None,
             waves: None,
@@ -275,23 +290,31 @@ impl Switch {
         self.turns[from * self.ports.len() + to] & (1 << class) != 0
     }
 
+    /// Set up the NICs' due cycles from their state (before the first step).
+    pub fn init_due(&mut self, flows: &[FlowState]) {
+        self.nic_due = self.nics.iter().map(|n| n.next_event(flows)).collect();
+        self.sink_due = self.nics.iter().map(sink_front).collect();
+        self.wake = self.next_event();
+    }
+
     /// The first cycle at which the switch has something to do: its MMU's next event, a
     /// NIC's, an arrival on a link.
-    pub fn next_event(&self, flows: &[FlowState]) -> u64 {
-        let mut t = self.mmu.next_event();
-        for n in &self.nics {
-            t = t.min(n.next_event(flows));
-        }
-        for q in &self.cells_in {
-            t = t.min(q.front().map_or(u64::MAX, |e| e.0));
-        }
-        for q in &self.pfc_in {
-            t = t.min(q.front().map_or(u64::MAX, |e| e.0));
-        }
-        for q in &self.ecm_in {
-            t = t.min(q.front().map_or(u64::MAX, |e| e.0));
-        }
-        t
+    pub fn next_event(&self) -> u64 {
+        let nics = self.nic_due.iter().copied().min().unwrap_or(u64::MAX);
+        self.mmu.next_event().min(nics).min(self.in_due)
+    }
+
+    /// A message from another switch (a cell, a PFC or an ECM frame, queued in `cells_in`,
+    /// `pfc_in` or `ecm_in`) acts here at `at`.
+    pub fn arrives_at(&mut self, at: u64) {
+        self.in_due = self.in_due.min(at);
+        self.wake = self.wake.min(at);
+    }
+
+    /// NIC `n` changed: its due cycles again.
+    fn refresh(&mut self, n: usize, flows: &[FlowState]) {
+        self.nic_due[n] = self.nics[n].next_event(flows);
+        self.sink_due[n] = sink_front(&self.nics[n]);
     }
 
     /// Clock cycle `now`: see the module doc. Envelopes to other switches go into `outbox`.
@@ -333,10 +356,17 @@ impl Switch {
         self.departures(now, &mut outbox.envelopes);
         self.pfc_out(now, &mut outbox.envelopes);
         self.ecm(now, flows, &mut outbox.envelopes);
-        let d = self.mmu.config();
-        for nic in &mut self.nics {
-            receive(nic, now, flows, d);
-            outbox.carried.append(&mut nic.carried_out);
+        for n in 0..self.nics.len() {
+            if self.sink_due[n] <= now {
+                receive(&mut self.nics[n], now, flows, self.mmu.config());
+                self.refresh(n, flows);
+                self.visited.push(n);
+            }
+        }
+        self.visited.sort_unstable();
+        self.visited.dedup();
+        for n in self.visited.drain(..) {
+            outbox.carried.append(&mut self.nics[n].carried_out);
         }
         if let Some(w) = &mut self.waves {
             w.step(now, &self.mmu, &self.out, &self.ports, &self.nics);
@@ -346,43 +376,56 @@ impl Switch {
         }
         // What the step left due now (an ACK's transport event, a NIC's next send) runs
         // in the next cycle: the switch has had its cycle.
-        self.wake = self.next_event(flows).max(now + 1);
+        self.wake = self.next_event().max(now + 1);
         Ok(())
     }
 
     /// Start the flows starting now, fire the transports' events due and step the NICs
-    /// that are due.
+    /// that are due (a NIC not due has none of these to do).
     fn nics_send(&mut self, now: u64, flows: &mut [FlowState]) {
-        let d = self.mmu.config();
-        for nic in &mut self.nics {
-            while let Some(&f) = nic.flows.get(nic.next) {
-                if flows[f].start_cycle > now {
-                    break;
-                }
-                nic.next += 1;
-                transport::start(nic, flows, f, now, d);
+        for n in 0..self.nics.len() {
+            if self.nic_due[n] <= now {
+                self.nic_send(n, now, flows);
+                self.refresh(n, flows);
+                self.visited.push(n);
             }
-            transport::fire_due(nic, flows, now, d);
-            if nic.wake > now {
-                continue;
-            }
-            let scoreboard = &mut self.scoreboard;
-            let sent = &mut nic.cells_sent;
-            let slot = &mut self.ingress[nic.port as usize];
-            if nic.partner.step_into(now, d, |_| *sent += 1, slot) {
-                let beat = slot.as_ref().expect("the partner delivered a beat");
-                scoreboard.record(&CellTxn {
-                    cycle: now,
-                    kind: TxnKind::Inject,
-                    beat,
-                });
-            }
-            nic.wake = nic.partner.next_event(now);
         }
+    }
+
+    fn nic_send(&mut self, n: usize, now: u64, flows: &mut [FlowState]) {
+        let d = self.mmu.config();
+        let nic = &mut self.nics[n];
+        while let Some(&f) = nic.flows.get(nic.next) {
+            if flows[f].start_cycle > now {
+                break;
+            }
+            nic.next += 1;
+            transport::start(nic, flows, f, now, d);
+        }
+        transport::fire_due(nic, flows, now, d);
+        if nic.wake > now {
+            return;
+        }
+        let scoreboard = &mut self.scoreboard;
+        let sent = &mut nic.cells_sent;
+        let slot = &mut self.ingress[nic.port as usize];
+        if nic.partner.step_into(now, d, |_| *sent += 1, slot) {
+            let beat = slot.as_ref().expect("the partner delivered a beat");
+            scoreboard.record(&CellTxn {
+                cycle: now,
+                kind: TxnKind::Inject,
+                beat,
+            });
+        }
+        nic.wake = nic.partner.next_event(now);
     }
 
     /// Cells and PFC frames from other switches arriving now.
     fn arrivals(&mut self, now: u64, flows: &[FlowState]) {
+        self.pfc_rx.clear();
+        if self.in_due > now {
+            return;
+        }
         for (q, cells) in self.cells_in.iter_mut().enumerate() {
             while cells.front().is_some_and(|e| e.0 <= now) {
                 let (_, mut b) = cells.pop_front().expect("a front");
@@ -407,7 +450,6 @@ impl Switch {
                 self.ingress[q] = Some(b);
             }
         }
-        self.pfc_rx.clear();
         let hz = self.mmu.config().clock_hz;
         for (p, frames) in self.pfc_in.iter_mut().enumerate() {
             while let Some(&(at, f)) = frames.front().filter(|e| e.0 <= now) {
@@ -417,6 +459,17 @@ impl Switch {
                 self.pfc_rx.push((p as u8, f));
             }
         }
+        self.in_due = self.inbound_due();
+    }
+
+    /// The first cycle a message queued from another switch acts here.
+    fn inbound_due(&self) -> u64 {
+        let cells = self.cells_in.iter().map(front);
+        cells
+            .chain(self.pfc_in.iter().map(front))
+            .chain(self.ecm_in.iter().map(front))
+            .min()
+            .unwrap_or(u64::MAX)
     }
 
     /// This cycle's departures onto their links.
@@ -431,7 +484,14 @@ impl Switch {
             let at = (now + port.prop_cycles).max(port.last_arrival + 1);
             port.last_arrival = at;
             match port.end {
-                PortEnd::Host(n) => self.nics[n].sink.push_back((at, dep.beat)),
+                PortEnd::Host(n) => {
+                    let nic = &mut self.nics[n];
+                    nic.sink.push_back((at, dep.beat));
+                    self.sink_due[n] = self.sink_due[n].min(at);
+                    if nic.answers {
+                        self.nic_due[n] = self.nic_due[n].min(at);
+                    }
+                }
                 PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
                     at,
                     switch,
@@ -459,6 +519,7 @@ impl Switch {
                     let nic = &mut self.nics[n];
                     let at = nic.partner.pfc_sent(now, frame);
                     nic.wake = nic.wake.min(at);
+                    self.nic_due[n] = self.nic_due[n].min(at);
                 }
                 PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
                     at: now + port.prop_cycles + port.peer_proc_cycles,
@@ -478,6 +539,10 @@ impl Switch {
     /// reaction point takes it after the host link's delay). A frame for a flow that does
     /// not cross this switch goes no further.
     fn ecm(&mut self, now: u64, flows: &[FlowState], outbox: &mut Vec<Envelope>) {
+        // `arrivals` left `in_due` at the first message not yet taken, ECM frames included.
+        if self.out.ecm_tx.is_empty() && self.in_due > now {
+            return;
+        }
         let mut arrived = Vec::new();
         for q in &mut self.ecm_in {
             while let Some(&(_, f)) = q.front().filter(|e| e.0 <= now) {
@@ -485,6 +550,7 @@ impl Switch {
                 arrived.push(f);
             }
         }
+        self.in_due = self.inbound_due();
         let mut frames: Vec<EcmFrame> = self.out.ecm_tx.clone();
         for f in arrived {
             let fs = flows.get(f.sampled.flow as usize);
@@ -500,6 +566,7 @@ impl Switch {
                     let nic = &mut self.nics[n];
                     let at = nic.partner.ecm_sent(now, f);
                     nic.wake = nic.wake.min(at);
+                    self.nic_due[n] = self.nic_due[n].min(at);
                 }
                 PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
                     at: now + port.prop_cycles,
@@ -552,6 +619,16 @@ impl Switch {
             receive(nic, end.saturating_sub(1), flows, d);
         }
     }
+}
+
+/// The cycle the first entry of a timed queue is due (`u64::MAX`: empty).
+fn front<T>(q: &VecDeque<(u64, T)>) -> u64 {
+    q.front().map_or(u64::MAX, |e| e.0)
+}
+
+/// The cycle the first cell in `nic`'s sink reaches its host.
+fn sink_front(nic: &Nic) -> u64 {
+    front(&nic.sink)
 }
 
 /// The cells that reached `nic`'s host by `now`: counted and order-checked; a packet's

@@ -82,6 +82,11 @@ pub(crate) struct TcpSender {
     reno: Reno,
     /// The running retransmission timer's deadline.
     timer: Option<u64>,
+    /// The cycle of the flow's earliest `Rto` event in the NIC's timeline. A restart to a
+    /// later deadline leaves that event to re-queue itself at the deadline when it fires
+    /// (`stimulus::tcp`'s pattern), so the timeline holds about one timer event per flow,
+    /// not one per ACK, and stale events do not wake the switch.
+    rto_event: Option<u64>,
     /// The highest cumulative ACK received: a higher one acknowledges new data.
     acked: u64,
 }
@@ -121,8 +126,9 @@ pub(crate) type CarriedHops = Vec<(u32, u8, IntHop)>;
 pub(crate) enum Event {
     /// DCQCN's next paced packet.
     Send,
-    /// A timer whose deadline was this cycle when set (stale if it moved since).
+    /// TCP's retransmission timer, queued for this cycle (`TcpSender::rto_event`).
     Rto(u64),
+    /// DCQCN's timers, whose deadline was this cycle when set (stale if it moved since).
     AlphaTimer(u64),
     RateTimer(u64),
 }
@@ -157,6 +163,7 @@ pub(crate) fn sender(t: &FabricTransport, packets: u64, line_bps: u64, d: &Deriv
             Sender::Tcp(Box::new(TcpSender {
                 reno,
                 timer: None,
+                rto_event: None,
                 acked: 0,
             }))
         }
@@ -264,12 +271,20 @@ fn tcp_send(nic: &mut Nic, fs: &mut FlowState, f: usize, now: u64, d: &Derived, 
     let Sender::Tcp(t) = &mut fs.sender else {
         return;
     };
-    let (reno, timer) = (&t.reno, &mut t.timer);
-    if !reno.outstanding() {
-        *timer = None;
-    } else if restart || timer.is_none() {
-        let deadline = now + reno.rto();
-        *timer = Some(deadline);
+    if !t.reno.outstanding() {
+        t.timer = None;
+    } else if restart || t.timer.is_none() {
+        let deadline = now + t.reno.rto();
+        t.timer = Some(deadline);
+        rto_at(nic, t, f, deadline);
+    }
+}
+
+/// Queue the flow's `Rto` event at `deadline` unless an earlier one is queued (it will
+/// re-queue itself at the deadline then).
+fn rto_at(nic: &mut Nic, t: &mut TcpSender, f: usize, deadline: u64) {
+    if t.rto_event.is_none_or(|e| e > deadline) {
+        t.rto_event = Some(deadline);
         nic.events.push(deadline, f as u32, Event::Rto(deadline));
     }
 }
@@ -288,9 +303,18 @@ pub(crate) fn fire_due(nic: &mut Nic, flows: &mut [FlowState], now: u64, d: &Der
     while let Some((_, f, ev)) = nic.events.pop_due(now) {
         let fs = &mut flows[f as usize];
         match (&mut fs.sender, ev) {
-            (Sender::Tcp(t), Event::Rto(at)) if t.timer == Some(at) => {
-                t.reno.on_timeout();
-                tcp_send(nic, fs, f as usize, now, d, true);
+            (Sender::Tcp(t), Event::Rto(at)) => {
+                if t.rto_event == Some(at) {
+                    t.rto_event = None;
+                }
+                match t.timer {
+                    Some(deadline) if deadline <= now => {
+                        t.reno.on_timeout();
+                        tcp_send(nic, fs, f as usize, now, d, true);
+                    }
+                    Some(deadline) => rto_at(nic, t, f as usize, deadline),
+                    None => {}
+                }
             }
             (Sender::Dcqcn(_), Event::Send) => dcqcn_send(nic, fs, f as usize, now, d),
             (Sender::IntCc(s), Event::Send) if s.due(now) => {

@@ -126,9 +126,7 @@ pub fn run(scenario: &Scenario, policy: Option<Policy>, a: &RunArgs) -> Result<(
             .map_err(|e| Failure::Input(format!("--summary-json {}: {e}", p.display())))?;
     }
     if let Some(dir) = &a.ns3_out {
-        fs::create_dir_all(dir)
-            .and_then(|()| fs::write(dir.join("fct.txt"), summary.fct_txt()))
-            .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))?;
+        ns3_out(dir, &net, &summary.fct_txt())?;
     }
     crate::verdict(&summary.violations)
 }
@@ -310,4 +308,14 @@ impl Mpi {
     ) -> Result<Option<fabric::FabricSummary>, fabric::SwitchError> {
         match *self {}
     }
+}
+
+/// `--ns3-out DIR`: the flows' `fct.txt`, and the topology as it ran (generated or read,
+/// failed links included) as ns3-datacenter's `topology.txt`, so a generated network can
+/// be compared with an ns-3 file or run by ns-3 itself.
+fn ns3_out(dir: &Path, net: &Network, fct: &str) -> Result<(), Failure> {
+    fs::create_dir_all(dir)
+        .and_then(|()| fs::write(dir.join("fct.txt"), fct))
+        .and_then(|()| fs::write(dir.join("topology.txt"), net.topology().to_ns3()))
+        .map_err(|e| Failure::Input(format!("--ns3-out {}: {e}", dir.display())))
 }

@@ -111,6 +111,11 @@ pub static BUILTINS: &[Builtin] = &[
         description: "network: L2BM's three-layer Clos (2 core, 4 aggregation, 4 ToR switches, 32 servers per ToR at 25G, 4 MB each), 16 servers per ToR RDMA (DCQCN, load 0.4) and 16 TCP (DCTCP, load 0.8), web search sizes, L2BM",
         toml: l2bm_clos,
     },
+    Builtin {
+        name: "leafspine-256-websearch",
+        description: "network: ns3-datacenter's topology-256 (256 servers at 25G under 8 ToRs, 8 aggregation and 4 core switches at 100G, 20 switches, 288 links) running its PowerTCP workload example: web search sizes, Poisson at load 0.8 of the ToR uplinks, DCQCN on lossless class 3, 4 MB buffers, DT alpha 1/8; 10 ms (the ns-3 speed anchor)",
+        toml: leafspine_256_websearch,
+    },
 ];
 
 /// Look up a built-in scenario by name.
@@ -861,5 +866,74 @@ tcp = { cc = "dctcp" }
             h = hosts(first)
         );
     }
+    s
+}
+
+/// ns3-datacenter's PowerTCP workload example (`simulator/ns-3.39/examples/PowerTCP/
+/// powertcp-evaluation-workload.cc`, commit 6ddb4a40f4db1c22f53bcf7d341f9da621d27816) as
+/// the ns-3 anchor's `leafspine.sh` runs it: `topology-256.txt` (`Clos::ns3_datacenter_256()`,
+/// hosts 0-255, ToRs 256-263, aggregation 264-271, cores 272-275), every server sending
+/// (`LEAF_COUNT=8`), web search sizes, Poisson arrivals from 100 us (`START_US`) at load 0.8
+/// as the example defines it (lines 1262 and 1270: `load * LEAF_SERVER_CAPACITY / oversubRatio`
+/// per server, i.e. of the ToR uplinks' capacity shared by its servers: `base =
+/// "tor-uplinks"`). The switches as its `config-burst.txt` and lines 1115-1141 set them:
+/// 4 MiB buffers, DT alpha 1/8, lossless class 3, 1000-byte packets (`PACKET_PAYLOAD_SIZE`),
+/// RED marking at Kmin/Kmax 100/400 KB on 25G ports and 400/1600 KB on 100G ports, Pmax 0.2
+/// (`KMIN_MAP`, `KMAX_MAP`, `PMAX_MAP`; here per layer: a ToR takes its host ports' curve,
+/// since one curve is kept per class). DCQCN with the config's `RATE_AI` 50 Mb/s, `RATE_HAI`
+/// 100 Mb/s, `MIN_RATE` 100 Mb/s, `EWMA_GAIN` 1/256, `ALPHA_RESUME_INTERVAL` 1 us, `RP_TIMER`
+/// 900 us and `FAST_RECOVERY_TIMES` 1; its `RATE_DECREASE_INTERVAL` (at most one cut per
+/// 4 us) as the receiver's CNP interval `N` = 4 us. 10 ms of arrivals after the idle start;
+/// `--set run.cycles=N` shortens the run (flows due after it do not start).
+fn leafspine_256_websearch() -> String {
+    let mut s = header("leafspine-256-websearch");
+    s.push_str(
+        r#"[switch]
+profile = "tomahawk"
+# A ToR has 32 servers and 2 aggregation switches.
+ports = 34
+policy = "sih"
+lossless_priorities = [3]
+buffer_bytes = 4194304
+alpha_log2 = -3
+mtu_bytes = 1000
+# The 100G ports' curve (aggregation and core switches).
+ecn = { priorities = [3], kmin = 400000, kmax = 1600000, pmax = 0.2 }
+
+[run]
+cycles = 10_100_000
+
+# ToRs: their host ports' (25G) curve.
+[[fabric.switch]]
+layer = 1
+ecn = { priorities = [3], kmin = 100000, kmax = 400000, pmax = 0.2 }
+
+[fabric.clos]
+pods = 4
+tors_per_pod = 2
+aggs_per_pod = 2
+cores = 4
+servers_per_tor = 32
+host_link_gbps = 25
+host_link_delay_ns = 1000
+tor_agg_link_gbps = 100
+tor_agg_link_delay_ns = 1000
+agg_core_link_gbps = 100
+agg_core_link_delay_ns = 5000
+
+[[fabric.transport]]
+pg = 3
+dcqcn = { g = 0.00390625, k_us = 1, t_us = 900, f = 1, r_ai_mbps = 50, r_hai_mbps = 100, min_rate_mbps = 100, n_us = 4 }
+
+[[fabric.workload]]
+kind = "poisson"
+cdf = "websearch"
+base = "tor-uplinks"
+load = 0.8
+start_us = 100
+duration_us = 10000
+seed = 7
+"#,
+    );
     s
 }

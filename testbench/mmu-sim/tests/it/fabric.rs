@@ -365,3 +365,92 @@ fn mpi_and_mem_limit_are_refused_where_they_do_not_apply() {
         assert!(stderr.contains("--features mpi"), "{stderr}");
     }
 }
+
+/// SHA-256 of ns3-datacenter's `simulator/ns-3.39/examples/PowerTCP/topology-256.txt` (8078
+/// bytes, no newline at the end), the same at commits dc4d0c0b3797494b2cefeea688c1bce329b14561
+/// and 6ddb4a40f4db1c22f53bcf7d341f9da621d27816 (the ns-3 anchor's). The file is GPL-2.0 and
+/// this repository MIT/Apache-2.0, so only its hash is kept (as in `fabric::generate`'s test).
+const TOPOLOGY_256_SHA256: &str =
+    "7aefabdcfe1ec80d2062f7a26e661a1709148179c1184f43a553aa12271b83df";
+
+/// The SHA-256 of the `topology.txt` that `leafspine-256-websearch` with `extra` arguments
+/// writes into `--ns3-out` (run for one cycle: the topology is what matters).
+fn leafspine_256_topology_sha(tag: &str, extra: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let dir = std::env::temp_dir().join(format!("mmu-sim-ls256-{tag}-{}", std::process::id()));
+    let mut args = vec![
+        "run",
+        "leafspine-256-websearch",
+        "--cycles",
+        "1",
+        "--ns3-out",
+    ];
+    args.push(dir.to_str().unwrap());
+    args.extend_from_slice(extra);
+    let out = mmu_sim(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(dir.join("topology.txt")).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+    let digest = Sha256::digest(text.trim_end_matches('\n').as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The built-in runs on ns3-datacenter's 256-server topology: the topology it ran, written
+/// out, is that file byte for byte (every link, its rate and delay, in the file's order).
+#[test]
+fn leafspine_256_runs_ns3_datacenters_topology_256() {
+    assert_eq!(leafspine_256_topology_sha("same", &[]), TOPOLOGY_256_SHA256);
+}
+
+/// The comparison above must be able to fail: one class of links 1 us shorter, or one link
+/// failed (written like the others, so only a changed link moves the hash), is caught.
+#[test]
+fn a_changed_link_of_leafspine_256_is_caught() {
+    let shorter = ["--set", "fabric.clos.agg_core_link_delay_ns=4000"];
+    assert_ne!(
+        leafspine_256_topology_sha("shorter", &shorter),
+        TOPOLOGY_256_SHA256
+    );
+    let slower = ["--set", "fabric.clos.host_link_gbps=10"];
+    assert_ne!(
+        leafspine_256_topology_sha("slower", &slower),
+        TOPOLOGY_256_SHA256
+    );
+}
+
+/// 200 us of the built-in (100 us idle, then web search flows at load 0.8): the checks hold,
+/// flows start, and the summary is the same on two threads (the run's speed apart).
+#[test]
+fn leafspine_256_runs_its_workload_with_the_checks_held() {
+    let dir = std::env::temp_dir().join(format!("mmu-sim-ls256-run-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let summary = |threads: &str| {
+        let json = dir.join(format!("{threads}.json"));
+        let out = mmu_sim(&[
+            "run",
+            "leafspine-256-websearch",
+            "--cycles",
+            "200000",
+            "--threads",
+            threads,
+            "--summary-json",
+            json.to_str().unwrap(),
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}");
+        assert!(stdout.starts_with("fabric | 20 switches | "), "{stdout}");
+        let mut v: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("run");
+        v
+    };
+    let (one, two) = (summary("1"), summary("2"));
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(one, two);
+    assert!(one["cells_delivered"].as_u64().unwrap() > 0, "{one}");
+    assert_eq!(one["conservation_ok"], true);
+}

@@ -183,6 +183,7 @@ fn every_builtin_has_fixtures() {
         "dsh-deadlock-powertcp",
         "dsh-collateral-fabric",
         "l2bm-clos",
+        "leafspine-256-websearch",
     ];
     assert_eq!(builtin::names(), covered);
 }
@@ -287,3 +288,5 @@ fn dsh_collateral_fabric() {
 fn l2bm_clos() {
     network("l2bm-clos");
 }
+// `leafspine-256-websearch` runs 10 ms of 20 switches (minutes): fabric.rs runs 200 us of
+// it on one and two threads and checks its topology.
