@@ -110,6 +110,30 @@ fn hp_and_lp_swap_roles_at_every_period_start() {
     assert_eq!(hcf.queue(port, q).unwrap().periods, 6, "reset + 5 swaps");
 }
 
+/// A packet that fits neither list is refused: `Hcf::arrive` says `Drop`, not the LP list
+/// it was classified into, and the lists keep their lengths.
+#[test]
+fn a_packet_that_fits_neither_list_is_dropped() {
+    let d = SwitchConfig {
+        hcf: vec![HcfConfig {
+            ports: vec![2],
+            queue: 7,
+            buffer: 2,
+            hp_limit: Some(1),
+            unit: HcfUnit::Packet,
+            ..HcfConfig::default()
+        }],
+        ..SwitchConfig::small()
+    }
+    .build()
+    .unwrap();
+    let mut hcf = Hcf::new(&d);
+    assert_eq!(hcf.arrive(2, 7, &TUPLE, 1), Arrival::List(0), "HP");
+    assert_eq!(hcf.arrive(2, 7, &TUPLE, 1), Arrival::List(1), "LP");
+    assert_eq!(hcf.arrive(2, 7, &TUPLE, 1), Arrival::Drop, "both full");
+    assert_eq!(hcf.queue(2, 7).unwrap().len, [1, 1]);
+}
+
 /// `to_hp`, `to_lp` and `dropped` count each verdict once.
 #[test]
 fn verdict_counters_count_each_packet_once() {
