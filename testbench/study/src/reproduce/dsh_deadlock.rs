@@ -2,7 +2,7 @@
 //! onset over runs, SIH vs DSH, DCQCN and PowerTCP (the built-in's DCQCN, or
 //! ns3-datacenter's PowerTCP with every switch stamping INT, [`Transport`]).
 //!
-//! The network is the built-in `dsh-deadlock` ([`scenario`]: hosts 0-63 under leaves
+//! The network is the built-in `dsh-deadlock` ([`scenario()`]: hosts 0-63 under leaves
 //! L0-L3 = 64-67, spines S0, S1 = 68, 69; links S0-L3 and S1-L0 failed, so the fan-ins
 //! close the cyclic buffer dependency S0 -> L1 -> S1 -> L2 -> S0), with its DCQCN on the
 //! lossless class 3 and its ECN marking, and these settings of the paper's
