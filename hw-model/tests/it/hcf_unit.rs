@@ -110,6 +110,23 @@ fn hp_and_lp_swap_roles_at_every_period_start() {
     assert_eq!(hcf.queue(port, q).unwrap().periods, 6, "reset + 5 swaps");
 }
 
+/// The packet queues give two lists to exactly HCF's queues, named `port * 8 + q` in the
+/// order of the configuration: queue 7 of ports 2 and 5 are 23 and 47.
+#[test]
+fn hcf_names_its_queues_for_the_packet_queues() {
+    let d = SwitchConfig {
+        hcf: vec![HcfConfig {
+            ports: vec![2, 5],
+            queue: 7,
+            ..HcfConfig::default()
+        }],
+        ..SwitchConfig::small()
+    }
+    .build()
+    .unwrap();
+    assert_eq!(Hcf::new(&d).queue_ids(), [23, 47]);
+}
+
 /// A packet that fits neither list is refused: `Hcf::arrive` says `Drop`, not the LP list
 /// it was classified into, and the lists keep their lengths.
 #[test]
