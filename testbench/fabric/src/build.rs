@@ -539,6 +539,21 @@ mod tests {
 
     const MB: u64 = 1 << 20;
 
+    /// The switch step skips NICs by their due cycles; a due cycle later than the NIC's
+    /// work (here: every NIC of the first switch forgotten) is caught at the next step in
+    /// a debug build, as the tests are.
+    #[test]
+    #[should_panic(expected = "due cycle is later than its work")]
+    fn a_due_cycle_later_than_its_work_is_caught() {
+        let ov = Overrides {
+            policy: None,
+            cycles: Some(5_000),
+        };
+        let mut built = build(&scenario(""), Path::new("."), ov).unwrap();
+        built.net.switches[0].nic_due.fill(u64::MAX);
+        let _ = built.net.run(&built.options);
+    }
+
     #[test]
     fn an_override_by_nodes_applies_to_exactly_those_switches() {
         let b = buffers("[[fabric.switch]]\nnodes = [5, 6]\nbuffer_bytes = 2097152\n");

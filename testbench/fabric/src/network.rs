@@ -98,7 +98,7 @@ fn ps_to_cycles(ps: u64, clock_hz: u64) -> u64 {
 pub struct Network {
     topo: Topology,
     clock_hz: u64,
-    switches: Vec<Switch>,
+    pub(crate) switches: Vec<Switch>,
     flows: Vec<FlowState>,
     /// Per flow: the switches of its source and destination hosts.
     ends: Vec<(usize, usize)>,

@@ -64,6 +64,9 @@ pub struct SwitchSummary {
     pub cells_buffered_at_end: u64,
     pub pfc_pause_frames: u64,
     pub pfc_resume_frames: u64,
+    /// ECM frames sent upstream: its congestion points' and those it forwarded.
+    #[serde(default, skip_serializing_if = "crate::transport::is_zero")]
+    pub ecm_frames: u64,
     pub reordered_cells: u64,
     pub misrouted_cells: u64,
     pub ingress_priority_groups: Vec<PgSummary>,
@@ -277,6 +280,12 @@ impl SwitchReport {
                 s.node, s.late_in
             ));
         }
+        if s.ecm_stranded > 0 {
+            violations.push(format!(
+                "switch {}: {} ECM frames from downstream for flows that do not come in here",
+                s.node, s.ecm_stranded
+            ));
+        }
         if let Err(e) = s.mmu.check_invariants() {
             violations.push(format!("switch {}: model invariant: {e}", s.node));
         }
@@ -437,6 +446,7 @@ fn switch_summary(s: &Switch) -> SwitchSummary {
         cells_buffered_at_end: s.cells_buffered(),
         pfc_pause_frames: s.pfc_pause_tx,
         pfc_resume_frames: s.pfc_resume_tx,
+        ecm_frames: s.ecm_tx,
         reordered_cells: sb.reordered,
         misrouted_cells: sb.misrouted,
         ingress_priority_groups: sai.pgs,

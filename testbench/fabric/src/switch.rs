@@ -187,6 +187,9 @@ pub(crate) struct Switch {
     pub ecm_in: Vec<VecDeque<(u64, EcmFrame)>>,
     /// ECM frames this switch sent upstream: its own congestion points' and forwarded ones.
     pub ecm_tx: u64,
+    /// ECM frames from downstream for a flow that does not come in here: none can be, as a
+    /// frame goes up its sampled flow's path; a violation line when not 0.
+    pub ecm_stranded: u64,
     pub scoreboard: Scoreboard,
     pub pfc_pause_tx: u64,
     pub pfc_resume_tx: u64,
@@ -204,7 +207,7 @@ pub(crate) struct Switch {
     /// so a step scans these dense copies, not the NICs, and visits only the NICs due:
     /// each copy is exact, set again after every visit and lowered when a cell or a PFC
     /// frame is sent to the NIC.
-    nic_due: Vec<u64>,
+    pub(crate) nic_due: Vec<u64>,
     sink_due: Vec<u64>,
     /// The earliest cycle a cell or PFC frame on a link from another switch acts here.
     in_due: u64,
@@ -267,6 +270,7 @@ impl Switch {
             pfc_in: vec![VecDeque::new(); n],
             ecm_in: vec![VecDeque::new(); n],
             ecm_tx: 0,
+            ecm_stranded: 0,
             scoreboard: Scoreboard::with_ports(flows, n),
             pfc_pause_tx: 0,
             pfc_resume_tx: 0,
@@ -311,6 +315,15 @@ impl Switch {
         self.wake = self.wake.min(at);
     }
 
+    /// The due-cycle copies are never later than the work they stand for (a copy earlier
+    /// than its work only costs a visit): what the step's skipping of NICs and links rests on.
+    fn due_cycles_hold(&self, flows: &[FlowState]) -> bool {
+        let nics = self.nics.iter().enumerate().all(|(n, nic)| {
+            self.nic_due[n] <= nic.next_event(flows) && self.sink_due[n] <= sink_front(nic)
+        });
+        nics && self.in_due <= self.inbound_due()
+    }
+
     /// NIC `n` changed: its due cycles again.
     fn refresh(&mut self, n: usize, flows: &[FlowState]) {
         self.nic_due[n] = self.nics[n].next_event(flows);
@@ -324,6 +337,11 @@ impl Switch {
         flows: &mut [FlowState],
         outbox: &mut Outbox,
     ) -> Result<(), SwitchError> {
+        debug_assert!(
+            self.due_cycles_hold(flows),
+            "switch {}: a NIC's or a link's due cycle is later than its work",
+            self.node
+        );
         self.nics_send(now, flows);
         self.arrivals(now, flows);
         let err = |error| SwitchError {
@@ -539,43 +557,45 @@ impl Switch {
     /// reaction point takes it after the host link's delay). A frame for a flow that does
     /// not cross this switch goes no further.
     fn ecm(&mut self, now: u64, flows: &[FlowState], outbox: &mut Vec<Envelope>) {
+        for i in 0..self.out.ecm_tx.len() {
+            let f = self.out.ecm_tx[i];
+            self.ecm_send(now, f, outbox);
+        }
         // `arrivals` left `in_due` at the first message not yet taken, ECM frames included.
-        if self.out.ecm_tx.is_empty() && self.in_due > now {
+        if self.in_due > now {
             return;
         }
-        let mut arrived = Vec::new();
-        for q in &mut self.ecm_in {
-            while let Some(&(_, f)) = q.front().filter(|e| e.0 <= now) {
-                q.pop_front();
-                arrived.push(f);
+        for p in 0..self.ecm_in.len() {
+            while let Some(&(_, f)) = self.ecm_in[p].front().filter(|e| e.0 <= now) {
+                self.ecm_in[p].pop_front();
+                let fs = flows.get(f.sampled.flow as usize);
+                match fs.and_then(|fs| self.upstream(fs)) {
+                    Some(port) => self.ecm_send(now, EcmFrame { port, ..f }, outbox),
+                    None => self.ecm_stranded += 1,
+                }
             }
         }
         self.in_due = self.inbound_due();
-        let mut frames: Vec<EcmFrame> = self.out.ecm_tx.clone();
-        for f in arrived {
-            let fs = flows.get(f.sampled.flow as usize);
-            if let Some(port) = fs.and_then(|fs| self.upstream(fs)) {
-                frames.push(EcmFrame { port, ..f });
+    }
+
+    /// ECM frame `f` leaves on its port: to the NIC's reaction point, or to the next switch.
+    fn ecm_send(&mut self, now: u64, f: EcmFrame, outbox: &mut Vec<Envelope>) {
+        self.ecm_tx += 1;
+        let port = &self.ports[f.port as usize];
+        match port.end {
+            PortEnd::Host(n) => {
+                let nic = &mut self.nics[n];
+                let at = nic.partner.ecm_sent(now, f);
+                nic.wake = nic.wake.min(at);
+                self.nic_due[n] = self.nic_due[n].min(at);
             }
-        }
-        for f in frames {
-            self.ecm_tx += 1;
-            let port = &self.ports[f.port as usize];
-            match port.end {
-                PortEnd::Host(n) => {
-                    let nic = &mut self.nics[n];
-                    let at = nic.partner.ecm_sent(now, f);
-                    nic.wake = nic.wake.min(at);
-                    self.nic_due[n] = self.nic_due[n].min(at);
-                }
-                PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
-                    at: now + port.prop_cycles,
-                    switch,
-                    port: q,
-                    link: port.link,
-                    msg: Message::Ecm(f),
-                }),
-            }
+            PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
+                at: now + port.prop_cycles,
+                switch,
+                port: q,
+                link: port.link,
+                msg: Message::Ecm(f),
+            }),
         }
     }
 

@@ -584,7 +584,7 @@ pub struct SenderStats {
     pub signal: f64,
 }
 
-fn is_zero(v: &u64) -> bool {
+pub(crate) fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 

@@ -267,10 +267,13 @@ impl FanIn {
         let mut senders = match &self.senders {
             Senders::Drawn(n) => draw_senders(topo, receiver, *n, &mut rng)?,
             Senders::Given(hosts) => {
-                for &h in hosts {
+                for (i, &h) in hosts.iter().enumerate() {
                     checked_host(topo, "from", h)?;
                     if h == receiver {
                         return Err(key_error("from", h, "hosts other than the receiver"));
+                    }
+                    if hosts[..i].contains(&h) {
+                        return Err(key_error("from", h, "distinct hosts (one flow each)"));
                     }
                 }
                 if hosts.is_empty() {
@@ -584,6 +587,13 @@ mod tests {
             ..burst
         };
         assert_eq!(bad.generate(&topo).unwrap_err().key, "from");
+        // A host named twice would be one flow, not two: refused.
+        let twice = FanIn {
+            senders: Senders::Given(vec![9, 1, 9]),
+            ..burst
+        };
+        let e = twice.generate(&topo).unwrap_err();
+        assert_eq!((e.key, e.value.as_str()), ("from", "9"));
     }
 
     #[test]

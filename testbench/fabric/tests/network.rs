@@ -597,7 +597,9 @@ fn a_switch_with_more_links_than_ports_is_refused() {
 /// the senders' switch, is the only bottleneck. With ECM on class 3 at switch 5 (`ecm`),
 /// its congestion point's frames travel back through switches 4 and 3 to the senders'
 /// reaction points.
-fn ecm_line(ecm: bool) -> Network {
+/// The line above run on `threads` threads: the network and its summary without the
+/// machine-dependent `run` section.
+fn ecm_line(ecm: bool, threads: usize) -> (Network, String) {
     let links = vec![
         link(0, 3, 100, 200),
         link(1, 3, 100, 200),
@@ -632,14 +634,26 @@ fn ecm_line(ecm: bool) -> Network {
         config,
     )
     .unwrap();
-    let s = net.run(&options(1_000_000, false)).unwrap();
+    let opts = RunOptions {
+        threads,
+        ..options(1_000_000, false)
+    };
+    let mut s = net.run(&opts).unwrap();
     assert!(s.ok(), "{:?}", s.violations);
     let pauses: u64 = s.switches.iter().map(|w| w.pfc_pause_frames).sum();
+    let ecm_frames: Vec<u64> = s.switches.iter().map(|w| w.ecm_frames).collect();
     eprintln!(
-        "ECM at switch 5: {ecm}; flows completed {}; PAUSE frames {pauses}",
+        "ECM at switch 5: {ecm}; flows completed {}; PAUSE frames {pauses}; ECM frames sent by switches 3-5 {ecm_frames:?}",
         s.flows_completed
     );
-    net
+    // Switch 5's congestion point sends; switch 4 forwards each frame toward its source.
+    assert_eq!(
+        ecm_frames[1] > 0 && ecm_frames[2] > 0,
+        ecm,
+        "{ecm_frames:?}"
+    );
+    s.run = fabric::report::Speed::new(0, 1, 0.0, 0.0, Vec::new());
+    (net, s.to_json())
 }
 
 /// Both senders' reaction points took ECM frames and held frames in a rate limiter.
@@ -659,7 +673,16 @@ fn throttled_by_ecm(net: &Network) -> Result<(), String> {
 
 #[test]
 fn ecm_frames_from_two_hops_away_throttle_the_senders() {
-    throttled_by_ecm(&ecm_line(true)).unwrap();
+    let (net, one) = ecm_line(true, 1);
+    throttled_by_ecm(&net).unwrap();
+    // ECM frames cross partitions as messages: three threads, one switch each, give the
+    // same summary and the same reaction points.
+    let (net3, three) = ecm_line(true, 3);
+    assert_eq!(one, three);
+    for host in [0, 1] {
+        let rp = |n: &Network| format!("{:?}", n.reaction_point(host).unwrap().stats());
+        assert_eq!(rp(&net), rp(&net3), "host {host}");
+    }
     // Companion: ECM off at switch 5, nothing reaches the senders' reaction points.
-    throttled_by_ecm(&ecm_line(false)).expect_err("no congestion point, no throttling");
+    throttled_by_ecm(&ecm_line(false, 1).0).expect_err("no congestion point, no throttling");
 }
