@@ -5,7 +5,7 @@
 //! waveform with a scope per switch (`--vcd`, `--wave`).
 
 use crate::{Failure, RunArgs};
-use fabric::build::{plan, Built, Overrides};
+use fabric::build::{plan, Built, Overrides, Plan};
 use fabric::flows::Flow;
 use fabric::memory::Estimate;
 use fabric::topology::Topology;
@@ -46,13 +46,49 @@ pub fn run(scenario: &Scenario, policy: Option<Policy>, a: &RunArgs) -> Result<(
     let plan = plan(scenario, dir, ov).map_err(|e| Failure::Input(e.to_string()))?;
     let mpi = Mpi::start(a)?;
     let rank = mpi.as_ref().map(Mpi::rank);
+    let prepared = prepare(scenario, a, plan, mpi.as_ref(), rank);
+    let (mut net, opts) = match &mpi {
+        Some(m) => m.agree(prepared)?,
+        None => prepared?,
+    };
+    let summary = match &mpi {
+        Some(m) => m.run(&mut net, &opts),
+        None => net.run(&opts).map(Some),
+    };
+    let summary = summary.map_err(|e| Failure::Violation(e.to_string()))?;
+    net.finish_outputs()
+        .map_err(|e| Failure::Input(format!("outputs: {e}")))?;
+    // With --mpi, rank 0 reports; the others are done.
+    let Some(summary) = summary else {
+        return Ok(());
+    };
+    crate::to_stdout(format_args!("{summary}\n"))?;
+    if let Some(p) = &a.summary_json {
+        fs::write(p, summary.to_json())
+            .map_err(|e| Failure::Input(format!("--summary-json {}: {e}", p.display())))?;
+    }
+    if let Some(dir) = &a.ns3_out {
+        ns3_out(dir, &net, &summary.fct_txt())?;
+    }
+    crate::verdict(&summary.violations)
+}
+
+/// The network of `plan`, weighed against the memory it may take, with its outputs
+/// attached, and the options of its run. Under `--mpi` each rank prepares its own part.
+fn prepare(
+    scenario: &Scenario,
+    a: &RunArgs,
+    plan: Plan<'_>,
+    mpi: Option<&Mpi>,
+    rank: Option<(usize, usize)>,
+) -> Result<(Network, RunOptions), Failure> {
     fits_memory(
         a,
         &plan.topo,
         &plan.flows,
         &plan.transports,
         &|n| plan.configs.of(n),
-        mpi.as_ref(),
+        mpi,
     )?;
     let Built {
         mut net, options, ..
@@ -109,26 +145,7 @@ pub fn run(scenario: &Scenario, policy: Option<Policy>, a: &RunArgs) -> Result<(
         horizon_error: a.horizon_error,
         ..options
     };
-    let summary = match &mpi {
-        Some(m) => m.run(&mut net, &opts),
-        None => net.run(&opts).map(Some),
-    };
-    let summary = summary.map_err(|e| Failure::Violation(e.to_string()))?;
-    net.finish_outputs()
-        .map_err(|e| Failure::Input(format!("outputs: {e}")))?;
-    // With --mpi, rank 0 reports; the others are done.
-    let Some(summary) = summary else {
-        return Ok(());
-    };
-    crate::to_stdout(format_args!("{summary}\n"))?;
-    if let Some(p) = &a.summary_json {
-        fs::write(p, summary.to_json())
-            .map_err(|e| Failure::Input(format!("--summary-json {}: {e}", p.display())))?;
-    }
-    if let Some(dir) = &a.ns3_out {
-        ns3_out(dir, &net, &summary.fct_txt())?;
-    }
-    crate::verdict(&summary.violations)
+    Ok((net, opts))
 }
 
 /// `--mem-limit`: bytes with an optional K, M, G or T (powers of 1024), 1M..=1024T.
@@ -150,8 +167,9 @@ pub(crate) fn mem_limit_arg(s: &str) -> Result<u64, String> {
     })
 }
 
-/// The memory this process may take: the machine's available memory, or its cgroup's
-/// room when lower (cgroup v2, then v1), shared by `sharing` processes of the run.
+/// The memory this process may take: the machine's available memory, or the room its
+/// cgroup and the cgroups above it leave when lower (cgroup v2, where a Slurm job's
+/// `--mem` is; then v1's memory controller), shared by `sharing` processes of the run.
 fn available_memory(sharing: usize) -> Option<u64> {
     let read = |p: &str| fs::read_to_string(p).ok();
     let meminfo = read("/proc/meminfo")?;
@@ -160,15 +178,31 @@ fn available_memory(sharing: usize) -> Option<u64> {
         rest.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()
     })?;
     let number = |p: &str| read(p).and_then(|t| t.trim().parse::<u64>().ok());
-    let cgroup = [
-        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-        (
-            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-        ),
-    ]
-    .iter()
-    .find_map(|&(max, used)| Some(number(max)?.saturating_sub(number(used).unwrap_or(0))));
+    let room = |max: &str, used: &str| Some(number(max)?.saturating_sub(number(used).unwrap_or(0)));
+    // This process's cgroup and each one above it: v2 (`0::PATH` in /proc/self/cgroup),
+    // else v1's memory controller (`N:memory:PATH`).
+    let groups = read("/proc/self/cgroup").unwrap_or_default();
+    let within = |tag: &str, root: &str, max: &str, used: &str| {
+        let own = groups
+            .lines()
+            .find_map(|l| l.split_once(tag).map(|(_, p)| p.to_owned()))?;
+        Path::new(&own)
+            .ancestors()
+            .filter_map(|a| {
+                let dir = Path::new(root).join(a.strip_prefix("/").unwrap_or(a));
+                let file = |f: &str| dir.join(f).to_string_lossy().into_owned();
+                room(&file(max), &file(used))
+            })
+            .min()
+    };
+    let cgroup = within("0::", "/sys/fs/cgroup", "memory.max", "memory.current").or_else(|| {
+        within(
+            ":memory:",
+            "/sys/fs/cgroup/memory",
+            "memory.limit_in_bytes",
+            "memory.usage_in_bytes",
+        )
+    });
     let room = cgroup.map_or(kib * 1024, |c| c.min(kib * 1024));
     Some(room / sharing.max(1) as u64)
 }
@@ -207,8 +241,11 @@ fn fits_memory(
         .filter(|f| transports.by_pg[f.pg as usize] != FabricTransport::OpenLoop)
         .count();
     let cell_bytes = topo.switches().first().map_or(1, |&s| config(s).cell_bytes);
-    // Each thread keeps a copy of the flows; a rank one.
-    let copies = a.threads.map_or(1, usize::from);
+    // Each thread keeps a copy of the flows (at most one thread a switch); a rank one.
+    let copies = a
+        .threads
+        .map_or(1, usize::from)
+        .min(topo.switches().len().max(1));
     let estimate = Estimate::of(topo, (flows.len() + closed, copies), cell_bytes, |s| {
         let cfg = config(s);
         cfg.buffer_bytes / u64::from(cfg.cell_bytes.max(1))
@@ -273,6 +310,22 @@ impl Mpi {
     ) -> Result<Option<fabric::FabricSummary>, fabric::SwitchError> {
         net.run_ranks(opts, &self.universe.world())
     }
+
+    /// `prepared` on this rank, if every rank prepared its part: a rank that refused the
+    /// run alone would leave the others waiting in the run's first collective.
+    fn agree<T>(&self, prepared: Result<T, Failure>) -> Result<T, Failure> {
+        use mpi::collective::{CommunicatorCollectives, SystemOperation};
+        let (ok, mut all) = (u8::from(prepared.is_ok()), 0u8);
+        self.universe
+            .world()
+            .all_reduce_into(&ok, &mut all, SystemOperation::min());
+        match prepared {
+            Ok(_) if all == 0 => Err(Failure::Input(
+                "--mpi: another rank refused the run (its message is on its standard error)".into(),
+            )),
+            p => p,
+        }
+    }
 }
 
 /// Without the feature there is no rank: `--mpi` is refused.
@@ -306,6 +359,10 @@ impl Mpi {
         _: &mut Network,
         _: &RunOptions,
     ) -> Result<Option<fabric::FabricSummary>, fabric::SwitchError> {
+        match *self {}
+    }
+
+    fn agree<T>(&self, _: Result<T, Failure>) -> Result<T, Failure> {
         match *self {}
     }
 }
