@@ -167,6 +167,13 @@ impl Classifier for HcfArrival<'_> {
     #[inline(always)]
     fn commit(&mut self, admitted: bool) {
         if let Some((slot, c)) = self.class {
+            // A source that admitted what HCF has no room for would leave the packet in a
+            // list HCF does not count (no source does: the follower classifies with
+            // `OneList`).
+            debug_assert!(
+                !(admitted && c.verdict == Verdict::Drop),
+                "a decision source admitted a packet HCF dropped (hcf_full)"
+            );
             if admitted != (c.verdict == Verdict::Drop) {
                 self.hcf.take(slot, &c);
             }

@@ -176,4 +176,6 @@ fn a_dequeue_is_judged_on_the_queue_left_after_the_cycles_earlier_dequeues() {
         [first.ecn, second],
         [EcnLook::looked(false, true), EcnLook::looked(false, false)]
     );
+    // The other queue's dequeue alone leaves the count where it was: marked, as the first.
+    assert_eq!(m.look_at(&dq, &hdr, &[other]), first.ecn);
 }

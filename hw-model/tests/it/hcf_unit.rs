@@ -4,10 +4,11 @@
 //! (docs/testing.md).
 
 use crate::wires::Wires;
+use hw_model::admission::{Classifier, HcfArrival};
 use hw_model::config::HcfParams;
 use hw_model::dirty::Dirty;
 use hw_model::sched::hcf::{bin_of, hash, Arrival, Hcf, HcfQueue};
-use hw_model::{Derived, FiveTuple, HcfConfig, HcfUnit, SwitchConfig};
+use hw_model::{Derived, DropReason, FiveTuple, HcfConfig, HcfUnit, SwitchConfig};
 use rtl::Block;
 
 /// `10.1.2.3:49153 -> 10.130.0.1:4791`, UDP: header bytes
@@ -148,6 +149,12 @@ fn a_packet_that_fits_neither_list_is_dropped() {
     assert_eq!(hcf.arrive(2, 7, &TUPLE, 1), Arrival::List(0), "HP");
     assert_eq!(hcf.arrive(2, 7, &TUPLE, 1), Arrival::List(1), "LP");
     assert_eq!(hcf.arrive(2, 7, &TUPLE, 1), Arrival::Drop, "both full");
+    assert_eq!(hcf.queue(2, 7).unwrap().len, [1, 1]);
+    // Admission's path to the same registers: classified `hcf_full`, and the drop
+    // committed leaves the lists as they were.
+    let mut arrival = HcfArrival::new(&mut hcf, 2, 7, &TUPLE, 1);
+    assert_eq!(arrival.classify(), Err(DropReason::HcfFull));
+    arrival.commit(false);
     assert_eq!(hcf.queue(2, 7).unwrap().len, [1, 1]);
 }
 

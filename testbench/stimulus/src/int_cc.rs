@@ -176,6 +176,11 @@ pub struct IntSender {
 }
 
 impl IntSender {
+    /// The law's base RTT `T`, ns: the window's delay and the single switch's ACK delay.
+    pub fn base_rtt_ns(&self) -> u64 {
+        self.p.base_rtt_ns
+    }
+
     /// A QP of law `p` at line rate, `W` one bandwidth-delay product (`rdma-hw.cc` line
     /// 258); it sends nothing before [`start`](Self::start).
     pub fn new(p: IntCcParams, clock_hz: u64) -> Self {
@@ -313,7 +318,6 @@ struct Sender {
     tuple: FiveTuple,
     len: u32,
     stop_cycle: u64,
-    base_rtt_ns: u64,
     qp: IntSender,
     /// Hop records of packets stamped and not yet received, in order.
     stamps: VecDeque<(u32, IntHop)>,
@@ -372,7 +376,6 @@ impl IntCcFlows {
                 tuple: f.five_tuple(FiveTuple::UDP),
                 len: *len,
                 stop_cycle: f.stop_cycle,
-                base_rtt_ns: p.base_rtt_ns,
                 qp,
                 stamps: VecDeque::new(),
                 bytes_delivered: 0,
@@ -453,7 +456,7 @@ impl IntCcFlows {
             let seq = dep.beat.hdr.seq;
             f.bytes_delivered += dep.beat.hdr.len as u64;
             let hop = take(&mut f.stamps, seq);
-            let delay = scenario::ns_to_cycles(f.base_rtt_ns, self.clock_hz);
+            let delay = scenario::ns_to_cycles(f.qp.base_rtt_ns(), self.clock_hz);
             self.events.push(now + delay, i, Event::Ack { seq, hop });
         }
     }
