@@ -1103,3 +1103,63 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
     let runs = sweep(out, &setup, progress)?;
     Ok(report(&setup, &runs, out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stimulus::source::MessageStats;
+
+    fn message(arrival: u64, last_sent: Option<u64>, nic_wait: u64) -> MessageStats {
+        MessageStats {
+            flow: 0,
+            bytes: 10_000,
+            packets: 10,
+            first_seq: 0,
+            arrival_cycle: arrival,
+            last_departure_cycle: None,
+            delivered_packets: 10,
+            last_sent_cycle: last_sent,
+            nic_wait_cycles: nic_wait,
+        }
+    }
+
+    /// The parts add up to the FCT above the ideal's switch part: the NIC's wait and
+    /// limiter beyond its ideal, and the rest after the NIC; a lone message at line rate
+    /// has no NIC part, and a message without the NIC's record (open loop) none at all.
+    #[test]
+    fn a_messages_fct_splits_into_nic_and_switch_parts() {
+        // Arrived at 100, last packet sent at 180 (ideal 50 after arrival, 20 of waiting
+        // for other QPs), FCT 400 against an ideal of 120.
+        let p = FctParts::of(&message(100, Some(180), 20), 400.0, 120.0, 50.0);
+        assert_eq!((p.nic_wait, p.nic_limiter, p.switch), (20.0, 10.0, 250.0));
+        assert_eq!(p.nic_wait + p.nic_limiter + p.switch, p.fct - 120.0);
+        let alone = FctParts::of(&message(100, Some(150), 0), 300.0, 120.0, 50.0);
+        assert_eq!((alone.nic_wait, alone.nic_limiter), (0.0, 0.0));
+        let open = FctParts::of(&message(100, None, 0), 300.0, 120.0, 50.0);
+        assert_eq!(open, FctParts::default());
+    }
+
+    /// The tail's shares are of the FCTs of the messages at or above the 99th percentile
+    /// slowdown, together; the others do not count.
+    #[test]
+    fn the_tail_shares_are_of_the_slowest_messages() {
+        let slow = FctParts {
+            fct: 100.0,
+            nic_wait: 10.0,
+            nic_limiter: 0.0,
+            switch: 80.0,
+        };
+        let fast = FctParts {
+            fct: 10.0,
+            nic_wait: 10.0,
+            ..FctParts::default()
+        };
+        // Of 100 slowdowns the 99th percentile is the 99th smallest: the two slow ones.
+        let mut slowdowns = vec![1.0; 98];
+        slowdowns.extend([50.0, 50.0]);
+        let mut parts = vec![fast; 98];
+        parts.extend([slow, slow]);
+        let t = FctParts::tail(&slowdowns, &parts);
+        assert_eq!((t.fct, t.nic_wait, t.switch), (200.0, 0.1, 0.8));
+    }
+}

@@ -150,33 +150,56 @@ fn l2bm_mu_key_is_checked() {
 /// measured `mu`; both resolve.
 #[test]
 fn l2bm_mu_sweep_is_the_scaled_setup_twice() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sweeps/l2bm-mu.toml");
-    let spec = Spec::read(std::path::Path::new(path)).unwrap();
+    let spec = sweep_file("l2bm-mu.toml");
     assert_eq!(spec.len(), 16);
-    let setup_of = |i: usize| -> Setup {
-        let (_, v) = spec
-            .run(i)
-            .unwrap()
-            .params
-            .into_iter()
-            .find(|(k, _)| k == "setup")
-            .unwrap();
-        serde_json::from_value(v).unwrap()
-    };
-    // The axes and the run's seed and transport are parameters, not part of the table.
-    let scaled = Setup {
-        tcp_loads: Vec::new(),
-        seed: 0,
-        seeds: Vec::new(),
-        transports: Vec::new(),
-        ..Setup::scaled()
-    };
-    assert_eq!(setup_of(0), scaled);
+    let scaled = scaled_table();
+    assert_eq!(setup_of(&spec, 0), scaled);
     assert_eq!(
-        setup_of(15),
+        setup_of(&spec, 15),
         Setup {
             l2bm_mu: L2bmMu::Measured,
             ..scaled
         }
     );
+}
+
+/// `sweeps/l2bm-hybrid-dcqcn.toml`, the runs behind docs/results.md's split of the lossless
+/// tail, is the built-in `l2bm-hybrid`'s DCQCN half: the scaled setup in each of its 72 runs.
+#[test]
+fn l2bm_hybrid_dcqcn_sweep_is_the_scaled_setup() {
+    let spec = sweep_file("l2bm-hybrid-dcqcn.toml");
+    assert_eq!(spec.len(), 72);
+    for i in [0, 71] {
+        assert_eq!(setup_of(&spec, i), scaled_table(), "run {i}");
+    }
+}
+
+/// The sweep file `name` of the repository's `sweeps/`.
+fn sweep_file(name: &str) -> Spec {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../sweeps");
+    Spec::read(&std::path::Path::new(dir).join(name)).unwrap()
+}
+
+/// Run `i`'s `setup` table.
+fn setup_of(spec: &Spec, i: usize) -> Setup {
+    let (_, v) = spec
+        .run(i)
+        .unwrap()
+        .params
+        .into_iter()
+        .find(|(k, _)| k == "setup")
+        .unwrap();
+    serde_json::from_value(v).unwrap()
+}
+
+/// `Setup::scaled()` as a sweep's table gives it: the axes and the run's seed and transport
+/// are parameters, not part of the table.
+fn scaled_table() -> Setup {
+    Setup {
+        tcp_loads: Vec::new(),
+        seed: 0,
+        seeds: Vec::new(),
+        transports: Vec::new(),
+        ..Setup::scaled()
+    }
 }

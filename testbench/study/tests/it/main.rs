@@ -5,4 +5,5 @@
 mod common;
 
 mod dsh_theorem;
+mod fabric_net;
 mod l2bm_mu;
