@@ -198,7 +198,7 @@ impl Part {
 
 /// Hand envelope `e` to its switch `sw` (through the `faults` in force).
 fn deliver(e: Envelope, sw: &mut Switch, faults: &mut [ArmedFault], topo: &Topology) {
-    if e.at < sw.mmu.cycle() {
+    if e.at < sw.cycle() {
         sw.late_in += 1;
     }
     let receiver = sw.node;

@@ -9,8 +9,8 @@
 //! 2. cells arriving from other switches go into `Inputs::ingress`, their header's ingress
 //!    and egress ports set for this switch (the egress port from the flow's route), and
 //!    PFC frames arriving into `Inputs::pfc_rx`;
-//! 3. the MMU steps (first jumping over the idle cycles since its last step); the
-//!    scoreboard sees every cell event and departure;
+//! 3. the MMU steps (first jumping over the idle cycles since its last step) if it has an
+//!    input or an event of its own due; the scoreboard sees every cell event and departure;
 //! 4. departures leave on their links (to a host's sink, or as envelopes to the next
 //!    switch), PFC frames go upstream (to a NIC directly, or as envelopes), and ECM frames
 //!    (this switch's congestion points', and those from downstream arriving now) go one
@@ -177,6 +177,8 @@ pub(crate) struct Switch {
     pub ports: Vec<Port>,
     pub nics: Vec<Nic>,
     ingress: Vec<Option<Beat>>,
+    /// Whether a beat is in `ingress` this cycle.
+    fed: bool,
     pfc_rx: Vec<(u8, PfcFrame)>,
     out: Outputs,
     /// Per port, cells on the link into it: (cycle they arrive, beat).
@@ -202,6 +204,10 @@ pub(crate) struct Switch {
     pub late_in: u64,
     /// The next cycle the switch must be stepped in.
     pub wake: u64,
+    /// The cycle after its last step (what arrives for an earlier cycle is late).
+    ran: u64,
+    /// The MMU's [`Mmu::next_event`], which changes only when it steps.
+    mmu_due: u64,
     /// Per NIC, its [`Nic::next_event`], and the cycle the first cell of its sink reaches
     /// the host (`u64::MAX`: none). A NIC is some kilobytes (its link partner's queues),
     /// so a step scans these dense copies, not the NICs, and visits only the NICs due:
@@ -264,6 +270,7 @@ impl Switch {
             ports,
             nics: Vec::new(),
             ingress: vec![None; n],
+            fed: false,
             pfc_rx: Vec::with_capacity(n),
             out: Outputs::with_ports(n),
             cells_in: vec![VecDeque::new(); n],
@@ -278,6 +285,8 @@ impl Switch {
             overrun: 0,
             late_in: 0,
             wake: 0,
+            ran: 0,
+            mmu_due: 0,
             nic_due: Vec::new(),
             sink_due: Vec::new(),
             in_due: u64::MAX,
@@ -298,6 +307,7 @@ impl Switch {
     pub fn init_due(&mut self, flows: &[FlowState]) {
         self.nic_due = self.nics.iter().map(|n| n.next_event(flows)).collect();
         self.sink_due = self.nics.iter().map(sink_front).collect();
+        self.mmu_due = self.mmu.next_event();
         self.wake = self.next_event();
     }
 
@@ -305,7 +315,12 @@ impl Switch {
     /// NIC's, an arrival on a link.
     pub fn next_event(&self) -> u64 {
         let nics = self.nic_due.iter().copied().min().unwrap_or(u64::MAX);
-        self.mmu.next_event().min(nics).min(self.in_due)
+        self.mmu_due.min(nics).min(self.in_due)
+    }
+
+    /// The cycle after its last step.
+    pub fn cycle(&self) -> u64 {
+        self.ran
     }
 
     /// A message from another switch (a cell, a PFC or an ECM frame, queued in `cells_in`,
@@ -344,36 +359,15 @@ impl Switch {
         );
         self.nics_send(now, flows);
         self.arrivals(now, flows);
-        let err = |error| SwitchError {
-            switch: self.node,
-            error,
-        };
-        if self.mmu.cycle() < now {
-            self.mmu.skip_to(now).map_err(err)?;
+        // The MMU sees every cycle in which it has an input or an event of its own; in
+        // the others (a NIC's timer, a cell reaching a host) a step with idle inputs
+        // would change nothing (`Mmu::next_event`), and its next step jumps them with
+        // `skip_to`. A recorder samples every cycle the switch steps, so it keeps them.
+        let recorded = self.events.is_some() || self.waves.is_some();
+        if self.fed || !self.pfc_rx.is_empty() || self.mmu_due <= now || recorded {
+            self.mmu_step(now, flows, outbox)?;
         }
-        let inputs = Inputs {
-            ingress: &self.ingress,
-            pfc_rx: &self.pfc_rx,
-        };
-        self.mmu.step(&inputs, &mut self.out).map_err(err)?;
-        if let Some(e) = &mut self.events {
-            e.step(now, &inputs, &self.out, &self.mmu);
-        }
-        self.ingress.fill(None);
-        for t in monitor::cell_events(now, &self.out) {
-            self.scoreboard.record(&t);
-        }
-        for t in monitor::departures(now, &self.out) {
-            self.scoreboard.record(&t);
-        }
-        for s in self.mmu.int_stamps() {
-            outbox
-                .carried
-                .extend(transport::stamped(flows, self.index, &s));
-        }
-        self.departures(now, &mut outbox.envelopes);
-        self.pfc_out(now, &mut outbox.envelopes);
-        self.ecm(now, flows, &mut outbox.envelopes);
+        self.ecm_forward(now, flows, &mut outbox.envelopes);
         for n in 0..self.nics.len() {
             if self.sink_due[n] <= now {
                 receive(&mut self.nics[n], now, flows, self.mmu.config());
@@ -395,6 +389,56 @@ impl Switch {
         // What the step left due now (an ACK's transport event, a NIC's next send) runs
         // in the next cycle: the switch has had its cycle.
         self.wake = self.next_event().max(now + 1);
+        self.ran = now + 1;
+        Ok(())
+    }
+
+    /// The MMU's cycle `now` (first jumping over the idle cycles since its last step), and
+    /// what it sent: the scoreboard sees every cell event and departure, departures, PFC
+    /// and ECM frames leave.
+    fn mmu_step(
+        &mut self,
+        now: u64,
+        flows: &[FlowState],
+        outbox: &mut Outbox,
+    ) -> Result<(), SwitchError> {
+        let err = |error| SwitchError {
+            switch: self.node,
+            error,
+        };
+        if self.mmu.cycle() < now {
+            self.mmu.skip_to(now).map_err(err)?;
+        }
+        let inputs = Inputs {
+            ingress: &self.ingress,
+            pfc_rx: &self.pfc_rx,
+        };
+        self.mmu.step(&inputs, &mut self.out).map_err(err)?;
+        if let Some(e) = &mut self.events {
+            e.step(now, &inputs, &self.out, &self.mmu);
+        }
+        if self.fed {
+            self.ingress.fill(None);
+            self.fed = false;
+        }
+        self.mmu_due = self.mmu.next_event();
+        for t in monitor::cell_events(now, &self.out) {
+            self.scoreboard.record(&t);
+        }
+        for t in monitor::departures(now, &self.out) {
+            self.scoreboard.record(&t);
+        }
+        for s in self.mmu.int_stamps() {
+            outbox
+                .carried
+                .extend(transport::stamped(flows, self.index, &s));
+        }
+        self.departures(now, &mut outbox.envelopes);
+        self.pfc_out(now, &mut outbox.envelopes);
+        for i in 0..self.out.ecm_tx.len() {
+            let f = self.out.ecm_tx[i];
+            self.ecm_send(now, f, &mut outbox.envelopes);
+        }
         Ok(())
     }
 
@@ -428,6 +472,7 @@ impl Switch {
         let sent = &mut nic.cells_sent;
         let slot = &mut self.ingress[nic.port as usize];
         if nic.partner.step_into(now, d, |_| *sent += 1, slot) {
+            self.fed = true;
             let beat = slot.as_ref().expect("the partner delivered a beat");
             scoreboard.record(&CellTxn {
                 cycle: now,
@@ -466,6 +511,7 @@ impl Switch {
                     beat: &b,
                 });
                 self.ingress[q] = Some(b);
+                self.fed = true;
             }
         }
         let hz = self.mmu.config().clock_hz;
@@ -552,15 +598,11 @@ impl Switch {
 
     /// ECM frames go toward the source of the frame they sampled, as link-level frames
     /// (not through the buffers): a congestion point's leave on the port its sampled frame
-    /// came in on; one arriving from downstream leaves on the port the sampled flow comes in
-    /// on here (toward the previous switch of its path, or its source host's NIC, whose
-    /// reaction point takes it after the host link's delay). A frame for a flow that does
-    /// not cross this switch goes no further.
-    fn ecm(&mut self, now: u64, flows: &[FlowState], outbox: &mut Vec<Envelope>) {
-        for i in 0..self.out.ecm_tx.len() {
-            let f = self.out.ecm_tx[i];
-            self.ecm_send(now, f, outbox);
-        }
+    /// came in on (`mmu_step`); one arriving from downstream leaves on the port the sampled
+    /// flow comes in on here (toward the previous switch of its path, or its source host's
+    /// NIC, whose reaction point takes it after the host link's delay). A frame for a flow
+    /// that does not cross this switch goes no further.
+    fn ecm_forward(&mut self, now: u64, flows: &[FlowState], outbox: &mut Vec<Envelope>) {
         // `arrivals` left `in_due` at the first message not yet taken, ECM frames included.
         if self.in_due > now {
             return;
