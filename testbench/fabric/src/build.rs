@@ -550,7 +550,8 @@ mod tests {
             cycles: Some(5_000),
         };
         let mut built = build(&scenario(""), Path::new("."), ov).unwrap();
-        built.net.switches[0].nic_due.fill(u64::MAX);
+        let nics = built.net.switches[0].nics.len();
+        built.net.switches[0].nic_due = crate::due::DueCycles::idle(nics);
         let _ = built.net.run(&built.options);
     }
 

@@ -36,6 +36,7 @@
 pub mod build;
 pub mod cdf;
 pub mod deadlock;
+mod due;
 pub mod flows;
 pub mod generate;
 pub mod input;

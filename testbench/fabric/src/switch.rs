@@ -17,6 +17,7 @@
 //!    hop up their sampled flow's path (`Switch::ecm`);
 //! 5. the sinks take the cells that reached their hosts by now.
 
+use crate::due::DueCycles;
 use crate::flows::Flow;
 use crate::link::{Envelope, Message, PortStats};
 use crate::routing;
@@ -210,11 +211,11 @@ pub(crate) struct Switch {
     mmu_due: u64,
     /// Per NIC, its [`Nic::next_event`], and the cycle the first cell of its sink reaches
     /// the host (`u64::MAX`: none). A NIC is some kilobytes (its link partner's queues),
-    /// so a step scans these dense copies, not the NICs, and visits only the NICs due:
-    /// each copy is exact, set again after every visit and lowered when a cell or a PFC
-    /// frame is sent to the NIC.
-    pub(crate) nic_due: Vec<u64>,
-    sink_due: Vec<u64>,
+    /// so a step reads these copies, not the NICs, and visits only the NICs due: each
+    /// copy is exact, set again after every visit and lowered when a cell or a PFC frame
+    /// is sent to the NIC.
+    pub(crate) nic_due: DueCycles,
+    sink_due: DueCycles,
     /// The earliest cycle a cell or PFC frame on a link from another switch acts here.
     in_due: u64,
     /// The NICs visited in this step: what their packets carry leaves in NIC order.
@@ -287,8 +288,8 @@ impl Switch {
             wake: 0,
             ran: 0,
             mmu_due: 0,
-            nic_due: Vec::new(),
-            sink_due: Vec::new(),
+            nic_due: DueCycles::idle(0),
+            sink_due: DueCycles::idle(0),
             in_due: u64::MAX,
             visited: Vec::new(),
             turns: vec![0; n * n],
@@ -305,8 +306,11 @@ impl Switch {
 
     /// Set up the NICs' due cycles from their state (before the first step).
     pub fn init_due(&mut self, flows: &[FlowState]) {
-        self.nic_due = self.nics.iter().map(|n| n.next_event(flows)).collect();
-        self.sink_due = self.nics.iter().map(sink_front).collect();
+        self.nic_due = DueCycles::idle(self.nics.len());
+        self.sink_due = DueCycles::idle(self.nics.len());
+        for n in 0..self.nics.len() {
+            self.refresh(n, flows);
+        }
         self.mmu_due = self.mmu.next_event();
         self.wake = self.next_event();
     }
@@ -314,8 +318,7 @@ impl Switch {
     /// The first cycle at which the switch has something to do: its MMU's next event, a
     /// NIC's, an arrival on a link.
     pub fn next_event(&self) -> u64 {
-        let nics = self.nic_due.iter().copied().min().unwrap_or(u64::MAX);
-        self.mmu_due.min(nics).min(self.in_due)
+        self.mmu_due.min(self.nic_due.min()).min(self.in_due)
     }
 
     /// The cycle after its last step.
@@ -334,15 +337,15 @@ impl Switch {
     /// than its work only costs a visit): what the step's skipping of NICs and links rests on.
     fn due_cycles_hold(&self, flows: &[FlowState]) -> bool {
         let nics = self.nics.iter().enumerate().all(|(n, nic)| {
-            self.nic_due[n] <= nic.next_event(flows) && self.sink_due[n] <= sink_front(nic)
+            self.nic_due.get(n) <= nic.next_event(flows) && self.sink_due.get(n) <= sink_front(nic)
         });
-        nics && self.in_due <= self.inbound_due()
+        nics && self.nic_due.holds() && self.sink_due.holds() && self.in_due <= self.inbound_due()
     }
 
     /// NIC `n` changed: its due cycles again.
     fn refresh(&mut self, n: usize, flows: &[FlowState]) {
-        self.nic_due[n] = self.nics[n].next_event(flows);
-        self.sink_due[n] = sink_front(&self.nics[n]);
+        self.nic_due.set(n, self.nics[n].next_event(flows));
+        self.sink_due.set(n, sink_front(&self.nics[n]));
     }
 
     /// Clock cycle `now`: see the module doc. Envelopes to other switches go into `outbox`.
@@ -368,12 +371,12 @@ impl Switch {
             self.mmu_step(now, flows, outbox)?;
         }
         self.ecm_forward(now, flows, &mut outbox.envelopes);
-        for n in 0..self.nics.len() {
-            if self.sink_due[n] <= now {
-                receive(&mut self.nics[n], now, flows, self.mmu.config());
-                self.refresh(n, flows);
-                self.visited.push(n);
-            }
+        let from = self.visited.len();
+        self.sink_due.due(now, &mut self.visited);
+        for k in from..self.visited.len() {
+            let n = self.visited[k];
+            receive(&mut self.nics[n], now, flows, self.mmu.config());
+            self.refresh(n, flows);
         }
         self.visited.sort_unstable();
         self.visited.dedup();
@@ -445,12 +448,12 @@ impl Switch {
     /// Start the flows starting now, fire the transports' events due and step the NICs
     /// that are due (a NIC not due has none of these to do).
     fn nics_send(&mut self, now: u64, flows: &mut [FlowState]) {
-        for n in 0..self.nics.len() {
-            if self.nic_due[n] <= now {
-                self.nic_send(n, now, flows);
-                self.refresh(n, flows);
-                self.visited.push(n);
-            }
+        let from = self.visited.len();
+        self.nic_due.due(now, &mut self.visited);
+        for k in from..self.visited.len() {
+            let n = self.visited[k];
+            self.nic_send(n, now, flows);
+            self.refresh(n, flows);
         }
     }
 
@@ -551,9 +554,9 @@ impl Switch {
                 PortEnd::Host(n) => {
                     let nic = &mut self.nics[n];
                     nic.sink.push_back((at, dep.beat));
-                    self.sink_due[n] = self.sink_due[n].min(at);
+                    self.sink_due.lower(n, at);
                     if nic.answers {
-                        self.nic_due[n] = self.nic_due[n].min(at);
+                        self.nic_due.lower(n, at);
                     }
                 }
                 PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
@@ -583,7 +586,7 @@ impl Switch {
                     let nic = &mut self.nics[n];
                     let at = nic.partner.pfc_sent(now, frame);
                     nic.wake = nic.wake.min(at);
-                    self.nic_due[n] = self.nic_due[n].min(at);
+                    self.nic_due.lower(n, at);
                 }
                 PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
                     at: now + port.prop_cycles + port.peer_proc_cycles,
@@ -629,7 +632,7 @@ impl Switch {
                 let nic = &mut self.nics[n];
                 let at = nic.partner.ecm_sent(now, f);
                 nic.wake = nic.wake.min(at);
-                self.nic_due[n] = self.nic_due[n].min(at);
+                self.nic_due.lower(n, at);
             }
             PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
                 at: now + port.prop_cycles,
