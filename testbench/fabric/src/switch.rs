@@ -178,10 +178,13 @@ pub(crate) struct Switch {
     pub ports: Vec<Port>,
     pub nics: Vec<Nic>,
     ingress: Vec<Option<Beat>>,
-    /// Whether a beat is in `ingress` this cycle.
-    fed: bool,
+    /// The ports with a beat in `ingress` this cycle (cleared after the MMU's step).
+    fed: Vec<usize>,
     pfc_rx: Vec<(u8, PfcFrame)>,
     out: Outputs,
+    /// The ports to other switches, the only ones messages arrive on (`cells_in`,
+    /// `pfc_in`, `ecm_in`): a ToR's arrivals are read on its 2 uplinks, not its 34 ports.
+    switch_ports: Vec<usize>,
     /// Per port, cells on the link into it: (cycle they arrive, beat).
     pub cells_in: Vec<VecDeque<(u64, Beat)>>,
     /// Per port, PFC frames on their way to it: (cycle they act, frame).
@@ -264,6 +267,9 @@ impl Occupancy {
 impl Switch {
     pub fn new(node: NodeId, index: usize, d: Derived, ports: Vec<Port>, flows: usize) -> Self {
         let n = d.ports;
+        let switch_ports = (0..ports.len())
+            .filter(|&p| matches!(ports[p].end, PortEnd::Switch { .. }))
+            .collect();
         Self {
             node,
             index,
@@ -271,9 +277,10 @@ impl Switch {
             ports,
             nics: Vec::new(),
             ingress: vec![None; n],
-            fed: false,
+            fed: Vec::with_capacity(n),
             pfc_rx: Vec::with_capacity(n),
             out: Outputs::with_ports(n),
+            switch_ports,
             cells_in: vec![VecDeque::new(); n],
             pfc_in: vec![VecDeque::new(); n],
             ecm_in: vec![VecDeque::new(); n],
@@ -367,7 +374,7 @@ impl Switch {
         // would change nothing (`Mmu::next_event`), and its next step jumps them with
         // `skip_to`. A recorder samples every cycle the switch steps, so it keeps them.
         let recorded = self.events.is_some() || self.waves.is_some();
-        if self.fed || !self.pfc_rx.is_empty() || self.mmu_due <= now || recorded {
+        if !self.fed.is_empty() || !self.pfc_rx.is_empty() || self.mmu_due <= now || recorded {
             self.mmu_step(now, flows, outbox)?;
         }
         self.ecm_forward(now, flows, &mut outbox.envelopes);
@@ -420,9 +427,8 @@ impl Switch {
         if let Some(e) = &mut self.events {
             e.step(now, &inputs, &self.out, &self.mmu);
         }
-        if self.fed {
-            self.ingress.fill(None);
-            self.fed = false;
+        for q in self.fed.drain(..) {
+            self.ingress[q] = None;
         }
         self.mmu_due = self.mmu.next_event();
         for t in monitor::cell_events(now, &self.out) {
@@ -475,7 +481,7 @@ impl Switch {
         let sent = &mut nic.cells_sent;
         let slot = &mut self.ingress[nic.port as usize];
         if nic.partner.step_into(now, d, |_| *sent += 1, slot) {
-            self.fed = true;
+            self.fed.push(nic.port as usize);
             let beat = slot.as_ref().expect("the partner delivered a beat");
             scoreboard.record(&CellTxn {
                 cycle: now,
@@ -492,7 +498,8 @@ impl Switch {
         if self.in_due > now {
             return;
         }
-        for (q, cells) in self.cells_in.iter_mut().enumerate() {
+        for &q in &self.switch_ports {
+            let cells = &mut self.cells_in[q];
             while cells.front().is_some_and(|e| e.0 <= now) {
                 let (_, mut b) = cells.pop_front().expect("a front");
                 let Some(dst) = flows
@@ -514,11 +521,12 @@ impl Switch {
                     beat: &b,
                 });
                 self.ingress[q] = Some(b);
-                self.fed = true;
+                self.fed.push(q);
             }
         }
         let hz = self.mmu.config().clock_hz;
-        for (p, frames) in self.pfc_in.iter_mut().enumerate() {
+        for &p in &self.switch_ports {
+            let frames = &mut self.pfc_in[p];
             while let Some(&(at, f)) = frames.front().filter(|e| e.0 <= now) {
                 frames.pop_front();
                 let port = &mut self.ports[p];
@@ -531,10 +539,14 @@ impl Switch {
 
     /// The first cycle a message queued from another switch acts here.
     fn inbound_due(&self) -> u64 {
-        let cells = self.cells_in.iter().map(front);
-        cells
-            .chain(self.pfc_in.iter().map(front))
-            .chain(self.ecm_in.iter().map(front))
+        let queued = |&p: &usize| {
+            front(&self.cells_in[p])
+                .min(front(&self.pfc_in[p]))
+                .min(front(&self.ecm_in[p]))
+        };
+        self.switch_ports
+            .iter()
+            .map(queued)
             .min()
             .unwrap_or(u64::MAX)
     }
@@ -610,7 +622,8 @@ impl Switch {
         if self.in_due > now {
             return;
         }
-        for p in 0..self.ecm_in.len() {
+        for i in 0..self.switch_ports.len() {
+            let p = self.switch_ports[i];
             while let Some(&(_, f)) = self.ecm_in[p].front().filter(|e| e.0 <= now) {
                 self.ecm_in[p].pop_front();
                 let fs = flows.get(f.sampled.flow as usize);
