@@ -4,10 +4,12 @@
 //!
 //! - **The partition** ([`partition`]): the switches in breadth-first order over the
 //!   switch graph from the first switch (neighbours in port order), cut into `n` runs of
-//!   about equal weight. A switch weighs its port count (its MMU's work grows with it)
-//!   plus its hosts, whose NICs and sinks it steps as well: on the DSH leaf-spine a ToR
-//!   with 32 hosts weighs 66 and an aggregation switch 4, so two partitions take four
-//!   ToRs each (by ports alone, three and five). Each switch takes its hosts along.
+//!   about equal weight. A switch weighs the line rate of its links that are up: its
+//!   MMU's work grows with the cells through it, which its ports' rates bound. On the
+//!   ns-3 anchor's leaf-spine a ToR (32 hosts at 25 Gb/s, 2 uplinks at 100) weighs 1,000
+//!   Gb/s and an aggregation or core switch 400, about the ratio of the cells they see
+//!   (by port count a ToR weighed 34 and the others 4, which left one partition with
+//!   every aggregation and core switch). Each switch takes its hosts along.
 //! - **The window.** Every partition runs every cycle below a horizon
 //!   `T + L`: `T` the earliest cycle any switch has something to do, `L` the smallest
 //!   propagation delay of a link between two partitions (the lookahead: nothing sent at
@@ -102,13 +104,9 @@ pub(crate) fn partition(topo: &Topology, n: usize) -> Vec<usize> {
         }
     }
     let weight = |s: usize| {
-        let node = switches[s];
-        let links = topo.ports(node);
-        let hosts = links
-            .iter()
-            .filter(|&&l| !topo.is_switch(topo.links()[l].peer(node)))
-            .count();
-        (links.len() + hosts).max(1)
+        let links = topo.ports(switches[s]).iter().map(|&l| &topo.links()[l]);
+        let mbps: u64 = links.filter(|l| l.up).map(|l| l.rate.0 / 1_000_000).sum();
+        mbps.max(1) as usize
     };
     let total: usize = order.iter().map(|&s| weight(s)).sum();
     let mut part = vec![0; switches.len()];
@@ -486,26 +484,27 @@ mod tests {
     use super::*;
     use crate::generate::Clos;
 
-    /// Per partition of `n`, the hosts under its switches.
-    fn hosts_per_part(topo: &Topology, n: usize) -> Vec<usize> {
-        let part = partition(topo, n);
-        let mut hosts = vec![0; n];
-        for (i, &s) in topo.switches().iter().enumerate() {
-            let below = topo.ports(s).iter();
-            hosts[part[i]] += below
-                .filter(|&&l| !topo.is_switch(topo.links()[l].peer(s)))
-                .count();
-        }
-        hosts
-    }
-
-    /// The ns-3 anchor's leaf-spine (`leafspine-256-websearch`): its hosts, and with them
-    /// the NICs' and ToRs' work, split evenly over two and four partitions. It fails with
-    /// the weight by port count alone, which gives the partitions 96 and 160 hosts.
+    /// The ns-3 anchor's leaf-spine (`leafspine-256-websearch`) in two partitions: the
+    /// line rate of each one's links within 15 % of the other's, and each has ToRs and
+    /// aggregation or core switches (a ToR has more than 4 links). It fails with the
+    /// weight by port count, which gives the first partition three ToRs and every
+    /// aggregation and core switch (7,800 Gb/s against 5,000).
     #[test]
-    fn the_cut_balances_the_hosts_of_the_ns3_leaf_spine() {
+    fn the_cut_balances_the_line_rate_of_the_ns3_leaf_spine() {
         let topo = Clos::ns3_datacenter_256().build().unwrap();
-        assert_eq!(hosts_per_part(&topo, 2), [128, 128]);
-        assert_eq!(hosts_per_part(&topo, 4), [64, 64, 64, 64]);
+        let part = partition(&topo, 2);
+        let mut gbps = [0u64; 2];
+        let mut tors = [0; 2];
+        for (i, &s) in topo.switches().iter().enumerate() {
+            let links = topo.ports(s).iter().map(|&l| &topo.links()[l]);
+            gbps[part[i]] += links.map(|l| l.rate.0 / 1_000_000_000).sum::<u64>();
+            tors[part[i]] += usize::from(topo.ports(s).len() > 4);
+        }
+        assert_eq!(gbps.iter().sum::<u64>(), 12_800);
+        assert!(
+            gbps[0].max(gbps[1]) * 100 <= gbps[0].min(gbps[1]) * 115,
+            "{gbps:?}"
+        );
+        assert!(tors[0] > 0 && tors[1] > 0 && part.iter().filter(|&&p| p == 0).count() > tors[0]);
     }
 }
