@@ -38,6 +38,10 @@ impl DueCycles {
     /// Item `i` is due at `at`.
     pub fn set(&mut self, i: usize, at: u64) {
         let mut k = self.width + i;
+        // A visited NIC's sink is mostly where it was: nothing above moves.
+        if self.tree[k] == at {
+            return;
+        }
         self.tree[k] = at;
         while k > 1 {
             k /= 2;
