@@ -583,7 +583,10 @@ mod tests {
         let (skipping, recorded) = (run(None), run(Some(&dir)));
         std::fs::remove_dir_all(&dir).unwrap();
         let delivered = skipping["cells_delivered"].as_u64().unwrap();
-        assert!(delivered > 5_000, "a weak test: {delivered} cells delivered");
+        assert!(
+            delivered > 5_000,
+            "a weak test: {delivered} cells delivered"
+        );
         assert_eq!(skipping, recorded);
     }
 
