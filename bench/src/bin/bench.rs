@@ -36,8 +36,8 @@ struct Args {
     /// The `mmu-sim` binary that runs the network built-ins.
     #[arg(long, default_value = "target/release/mmu-sim")]
     mmu_sim: PathBuf,
-    /// Simulated microseconds of `leafspine-256-websearch` after its 100 us idle start
-    /// (and of ns-3's run beside it).
+    /// Simulated microseconds of `leafspine-256-websearch` after its idle start (its
+    /// workload's `start_us`), and of ns-3's run beside it.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     leafspine_us: u64,
     /// The folder the ns-3 anchor's `leafspine.sh build` used (its `WORK`): each round of
