@@ -1,9 +1,10 @@
 //! Follow mode: the DUT's arrivals, decisions and departures drive the model's counters,
 //! thresholds and PFC state machines (hw-model's own blocks: `Accounting`, `DtThreshold`,
-//! the buffer policy, `Admission`'s decision inputs and charges, `PfcFsm`), and every DUT
-//! decision is checked against the one the model makes from the same state. The model's
-//! state follows what the DUT did (its segments are charged, not the model's), so one
-//! divergence does not cascade into the next, as in ibex's co-simulation.
+//! the buffer policy, `Admission`'s decision inputs and charges, `PfcFsm`, and `PfcRx`
+//! with the DUT's received frames, whose pauses the departures are checked against), and
+//! every DUT decision is checked against the one the model makes from the same state. The
+//! model's state follows what the DUT did (its segments are charged, not the model's), so
+//! one divergence does not cascade into the next, as in ibex's co-simulation.
 //!
 //! A cycle runs the model's phase table (`hw_model::PHASES`) in its order, each unit the
 //! follower keeps driven by the DUT's events of the cycle: the DT threshold
