@@ -404,9 +404,16 @@ mod tests {
         let mut rx = PfcRx::new(&d);
         rx.latch(1, frame(0, 10), PfcRxMode::OnOff);
         rx.latch(1, frame(2, 10), PfcRxMode::Timer);
+        let port = PfcFrame {
+            class_enable: 0xFF,
+            quanta: [10; 8],
+            port_level: true,
+        };
+        rx.latch(2, port, PfcRxMode::Timer);
         rx.commit(0).unwrap();
         let end = d.pause_cycles(1, 10);
         assert_eq!((rx.until(1, 0), rx.until(1, 2)), (u64::MAX, end));
+        assert_eq!(rx.port_until(2), d.pause_cycles(2, 10));
         for now in 1..=end {
             cycle(&mut rx, now, 1, &[]);
         }
@@ -414,6 +421,7 @@ mod tests {
         cycle(&mut rx, end + 1, 1, &[frame(0, 0)]);
         assert_eq!(rx.paused(1), 0);
         assert_eq!(rx.port_until(1), 0, "no port-level pause was received");
+        assert!(!rx.poff(2), "the port-level timer ran out");
     }
 
     #[test]
