@@ -135,16 +135,17 @@ pub(crate) struct Look {
 }
 
 impl Look {
-    pub(crate) fn of(s: &Switch) -> Self {
+    /// Look at `s` again, in this look's room (a look per switch, kept between looks).
+    pub(crate) fn take(&mut self, s: &Switch) {
         let ports = s.ports.len();
-        Self {
-            last_tx: s.ports.iter().map(|p| p.stats.last_tx).collect(),
-            cells: (0..ports * 8)
-                .map(|i| s.mmu.egress_cells(i / 8, i % 8))
-                .collect(),
-            qoff: (0..ports).map(|p| s.mmu.qoff(p)).collect(),
-            poff: s.mmu.poff(),
-        }
+        self.last_tx.clear();
+        self.last_tx.extend(s.ports.iter().map(|p| p.stats.last_tx));
+        self.cells.clear();
+        self.cells
+            .extend((0..ports * 8).map(|i| s.mmu.egress_cells(i / 8, i % 8)));
+        self.qoff.clear();
+        self.qoff.extend((0..ports).map(|p| s.mmu.qoff(p)));
+        self.poff = s.mmu.poff();
     }
 }
 

@@ -248,8 +248,10 @@ pub(crate) trait Partitions {
     fn poll(&mut self) -> Poll;
     /// Every partition runs every cycle below `horizon` in which it has work.
     fn window(&mut self, horizon: u64);
-    /// The messages sent across partitions this window handed over, in partition order.
-    fn exchange(&mut self);
+    /// The messages sent across partitions this window handed over, in partition order;
+    /// `check`: the window ended just after a deadlock check's cycle (an MPI rank sends
+    /// its switches' looks with its messages).
+    fn exchange(&mut self, check: bool);
     /// What every switch recorded of its signals below the horizon, into the dump.
     fn flush(&mut self, waves: &mut FabricWaves);
     /// The deadlock at cycle `now` over every switch, if any.
@@ -292,7 +294,7 @@ pub(crate) fn drive(
         let window = lookahead.saturating_add(opts.horizon_error);
         h = t.saturating_add(window).min(next_check + 1).min(end);
         parts.window(h);
-        parts.exchange();
+        parts.exchange(next_check < h && found.is_none());
         if let Some(w) = waves.as_deref_mut() {
             // Every switch has run every cycle below the horizon: the dump takes their
             // changes, merged by cycle and switch, whatever the partition.
@@ -309,6 +311,8 @@ struct Threads<'a> {
     topo: &'a Topology,
     horizon: &'a AtomicU64,
     barrier: &'a Barrier,
+    /// Every switch's look, kept between looks for its room.
+    looks: Vec<Look>,
 }
 
 impl Partitions for Threads<'_> {
@@ -333,7 +337,7 @@ impl Partitions for Threads<'_> {
         self.barrier.wait();
     }
 
-    fn exchange(&mut self) {
+    fn exchange(&mut self, _check: bool) {
         exchange(self.parts, self.plan, self.topo);
     }
 
@@ -349,13 +353,11 @@ impl Partitions for Threads<'_> {
 
     fn deadlock(&mut self, now: u64, opts: &DeadlockOptions) -> Option<Deadlock> {
         let guards: Vec<_> = self.parts.iter().map(lock).collect();
-        let looks: Vec<Look> = self
-            .plan
-            .at
-            .iter()
-            .map(|&(p, i)| Look::of(&guards[p].switches[i]))
-            .collect();
-        deadlock::find(now, self.plan.shapes, &looks, opts)
+        self.looks.resize_with(self.plan.at.len(), Look::default);
+        for (look, &(p, i)) in self.looks.iter_mut().zip(&self.plan.at) {
+            look.take(&guards[p].switches[i]);
+        }
+        deadlock::find(now, self.plan.shapes, &self.looks, opts)
     }
 }
 
@@ -401,6 +403,7 @@ pub(crate) fn run(
             topo,
             horizon: &horizon,
             barrier: &barrier,
+            looks: Vec::new(),
         };
         let (end, found) = drive(&mut threads, plan.lookahead, start, waves, opts);
         horizon.store(STOP, Ordering::Relaxed);

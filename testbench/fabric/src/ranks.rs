@@ -19,8 +19,9 @@
 //!   gathered to every rank, which takes its own in rank order (the threads' order). The
 //!   header answers the next poll: one collective a window without cross traffic, two
 //!   with;
-//! - a deadlock look, at the detector's cadence and only when some rank holds a paused
-//!   queue: every rank's [`Look`]s gathered to every rank, each running the same search;
+//! - a deadlock look, at the detector's cadence: every rank's [`Look`]s ride with its
+//!   messages at the check's horizon (so that window's second all-gather always runs),
+//!   and every rank runs the same search, only when some rank holds a paused queue;
 //! - the waveform: each rank's recorded changes gathered to rank 0, which writes the dump
 //!   (the held queues, which only the view reads, once at the end);
 //! - at the end: each rank's switch and flow reports gathered to rank 0, which writes the
@@ -120,6 +121,8 @@ struct Ranks<'a> {
     plan: &'a Plan<'a>,
     topo: &'a Topology,
     polled: Option<Poll>,
+    /// Every switch's look at the last check, as the exchange brought them.
+    looks: Vec<Look>,
 }
 
 /// A rank's header at the horizon: its earliest wake, whether it failed, whether it
@@ -211,11 +214,26 @@ impl Partitions for Ranks<'_> {
         self.part.window(horizon, self.plan, self.topo);
     }
 
-    fn exchange(&mut self) {
+    fn exchange(&mut self, check: bool) {
         let mut sent = std::mem::take(&mut self.part.cross);
-        let bytes = match sent.envelopes.is_empty() && sent.carried.is_empty() {
+        // At a check the looks ride with the messages: no collective of their own.
+        let looks: Vec<(usize, Look)> = match check {
+            true => self
+                .part
+                .switches
+                .iter()
+                .map(|s| {
+                    let mut look = Look::default();
+                    look.take(s);
+                    (s.index, look)
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        let empty = sent.envelopes.is_empty() && sent.carried.is_empty() && looks.is_empty();
+        let bytes = match empty {
             true => Vec::new(),
-            false => encode(&(&sent.envelopes, &sent.carried)),
+            false => encode(&(&sent.envelopes, &sent.carried, &looks)),
         };
         // A message wakes its switch at its cycle: the wake it gives is known here.
         let first = sent
@@ -230,16 +248,21 @@ impl Partitions for Ranks<'_> {
             .map(|h| Count::try_from(h[3]).expect("a rank's message below 2 GiB"))
             .collect();
         if counts.iter().any(|&c| c > 0) {
-            let me = self.part.index;
+            self.looks.resize_with(self.plan.at.len(), Look::default);
             for (from, bytes) in all_gather_counted(self.world, &bytes, &counts)
                 .iter()
                 .enumerate()
             {
-                if from == me || bytes.is_empty() {
+                if bytes.is_empty() {
                     continue;
                 }
-                let (envelopes, carried) = decode(bytes);
-                self.take_in(&Outbox { envelopes, carried });
+                let (envelopes, carried, looks): (_, _, Vec<(usize, Look)>) = decode(bytes);
+                for (index, look) in looks {
+                    self.looks[index] = look;
+                }
+                if from != self.part.index {
+                    self.take_in(&Outbox { envelopes, carried });
+                }
             }
         }
         // The emptied buffers keep their room for the next window.
@@ -253,19 +276,8 @@ impl Partitions for Ranks<'_> {
     }
 
     fn deadlock(&mut self, now: u64, opts: &DeadlockOptions) -> Option<Deadlock> {
-        let mine: Vec<(usize, Look)> = self
-            .part
-            .switches
-            .iter()
-            .map(|s| (s.index, Look::of(s)))
-            .collect();
-        let mut looks = vec![Look::default(); self.plan.at.len()];
-        for bytes in all_gather(self.world, &encode(&mine)) {
-            for (index, look) in decode::<Vec<(usize, Look)>>(&bytes) {
-                looks[index] = look;
-            }
-        }
-        deadlock::find(now, self.plan.shapes, &looks, opts)
+        // The looks came with the check's exchange.
+        deadlock::find(now, self.plan.shapes, &self.looks, opts)
     }
 }
 
@@ -288,7 +300,7 @@ struct RankReport {
     busy_seconds: f64,
 }
 
-/// How a rank's run went: every switch back by index and the rank's view of the flows;
+/// How a rank's run went: the switches built here back by index and the rank's view of the flows;
 /// on rank 0, every switch's report and the merged flows' reports with the run's cost.
 pub(crate) struct RankOutcome {
     pub end: u64,
@@ -298,7 +310,8 @@ pub(crate) struct RankOutcome {
     pub reports: Option<(Vec<SwitchReport>, Vec<FlowReport>, Speed)>,
 }
 
-/// Run this rank's partition `part` (`rest`: the other switches, by index) from cycle `now` to
+/// Run this rank's partition `part` (`rest`: the other switches built here, by index: only
+/// for a waveform) from cycle `now` to
 /// `opts.end_cycle` (or the deadlock); `t0` when the run started, for its wall time.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
@@ -319,6 +332,7 @@ pub(crate) fn run(
         plan,
         topo,
         polled: None,
+        looks: Vec::new(),
     };
     let (end, deadlock) = drive(
         &mut ranks,
