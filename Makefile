@@ -47,7 +47,7 @@ run:
 ## `--features mpi`, `mpirun -np 2 --mpi` byte for byte against `--threads 2`), each also
 ## through .ci/optional
 test:
-	$(CARGO) test --workspace --exclude mmu-bench
+	$(CARGO) test --workspace --exclude mmu-bench-criterion
 	.ci/optional sweep-slurm --needs "munged slurmctld slurmd sbatch parallel" --root \
 		--how "as root: apt-get install -y slurmctld slurmd slurm-client munge parallel (.ci/run does), then make sweep-slurm" \
 		-- .ci/sweep-slurm target/debug/mmu-sim sweeps/ci.toml
@@ -86,7 +86,7 @@ bench:
 	$(CARGO) build --release -p mmu-bench --bin bench
 	$(CARGO) build --release -p mmu-sim
 	taskset -c $(BENCH_CPU) target/release/bench $(if $(NS3_LEAFSPINE),--ns3-leafspine $(NS3_LEAFSPINE))
-	$(CARGO) bench -p mmu-bench --bench cycle_loop
+	$(CARGO) bench -p mmu-bench-criterion --bench cycle_loop
 
 ## mutants: cargo-mutants over the model's core files (settings in .cargo/mutants.toml,
 ## results in mutants.out/, docs/testing.md). Every mutant against the model's and the RTL

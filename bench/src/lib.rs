@@ -1,7 +1,7 @@
 //! Benchmarks of the model and the testbench. `src/bin/bench.rs` times the built-ins through
-//! the testbench library and prints `make bench`'s table; `benches/cycle_loop.rs` is the
-//! criterion benchmark of the model's cycle loop alone. This crate exists so that
-//! `make test` (`cargo test --workspace --exclude mmu-bench`) never compiles criterion.
+//! the testbench library and prints `make bench`'s table; `criterion/benches/cycle_loop.rs`
+//! (the crate `mmu-bench-criterion`, which `make test` leaves out so criterion is never
+//! compiled there) is criterion's benchmark of the model's cycle loop alone.
 //!
 //! [`Load`] is the cycle loop's stimulus, shared by both; [`ns3_leafspine`] runs the ns-3
 //! anchor beside the fabric built-in.

@@ -3,16 +3,54 @@
 //! `leafspine.sh build` made it (`../shared/anchors/ns3/`, outside the repository: the
 //! example with counters added, among them the `ANCHOR` line with `Run()`'s CPU time), run
 //! with the command line `leafspine.sh run` gives it: DCQCN (`--algorithm=1`, no window),
-//! web search sizes, Poisson arrivals from 100 us at `--load` of the ToR uplinks, every
-//! server sending (`LEAF_COUNT=8`), seed 7. `bench --ns3-leafspine WORK` runs it beside the
-//! built-in, `WORK` being the folder `leafspine.sh build` used.
+//! web search sizes, every server sending (`LEAF_COUNT=8`), Poisson arrivals at `--load` of
+//! the ToR uplinks from the start and with the seed of the built-in's workload
+//! ([`Workload::of`]). `bench --ns3-leafspine WORK` runs it beside the built-in, `WORK` being
+//! the folder `leafspine.sh build` used.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Simulated microseconds before the first flow arrives (`leafspine.sh`'s `START_US`, the
-/// built-in's `start_us`).
-pub const START_US: u64 = 100;
+use scenario::Scenario;
+
+/// What the anchor takes from the built-in's `[[fabric.workload]]`, so both sides run the
+/// same load from the same start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Workload {
+    /// Simulated microseconds before the first flow arrives (`start_us`; `leafspine.sh`'s
+    /// `START_US`).
+    pub start_us: u64,
+    /// The Poisson generator's load of the ToR uplinks (`load`; ns-3's `--load`).
+    pub load: f64,
+    /// ns-3's `--randomSeed` (`seed`; the two draw different flows from it all the same).
+    pub seed: u64,
+}
+
+impl Workload {
+    /// The first `poisson` workload of `s`, which must have `start_us`, `load` and `seed`.
+    pub fn of(s: &Scenario) -> Result<Self, String> {
+        let w = s
+            .fabric
+            .as_ref()
+            .and_then(|f| {
+                f.workload
+                    .iter()
+                    .find(|w| w.kind == scenario::WorkloadKind::Poisson)
+            })
+            .ok_or_else(|| format!("{}: no [[fabric.workload]] of kind poisson", s.name))?;
+        match (w.start_us, w.load, w.seed) {
+            (Some(start_us), Some(load), Some(seed)) => Ok(Self {
+                start_us,
+                load,
+                seed,
+            }),
+            _ => Err(format!(
+                "{}: its poisson workload lacks start_us, load or seed",
+                s.name
+            )),
+        }
+    }
+}
 
 /// The built ns-3 tree and the folder of the run's configuration and outputs.
 pub struct Ns3Leafspine {
@@ -64,10 +102,10 @@ impl Ns3Leafspine {
         Ok(Self { tree, bin, config })
     }
 
-    /// One run of `START_US` plus `sim_us` simulated microseconds at `load`.
-    pub fn run(&self, sim_us: u64, load: f64) -> Result<Ns3Run, String> {
-        let start = START_US as f64 * 1e-6;
-        let end = (START_US + sim_us) as f64 * 1e-6;
+    /// One run of the workload's start plus `sim_us` simulated microseconds.
+    pub fn run(&self, sim_us: u64, w: &Workload) -> Result<Ns3Run, String> {
+        let start = w.start_us as f64 * 1e-6;
+        let end = (w.start_us + sim_us) as f64 * 1e-6;
         let cdf = self.tree.join("examples/PowerTCP/websearch.txt");
         let out = Command::new(&self.bin)
             .current_dir(&self.tree)
@@ -84,10 +122,10 @@ impl Ns3Leafspine {
                 "--SPINE_COUNT=2",
                 "--LEAF_SERVER_CAPACITY=25",
                 "--SPINE_LEAF_CAPACITY=100",
-                "--randomSeed=7",
                 "--incast=10",
             ])
-            .arg(format!("--load={load}"))
+            .arg(format!("--randomSeed={}", w.seed))
+            .arg(format!("--load={}", w.load))
             .arg(format!("--START_TIME={start}"))
             .arg(format!("--END_TIME={end}"))
             .arg(format!("--FLOW_LAUNCH_END_TIME={end}"))
@@ -124,6 +162,21 @@ fn parse_anchor(stdout: &str) -> Option<Ns3Run> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_anchor_runs_the_built_ins_workload_and_refuses_one_without_it() {
+        let mut s = scenario::builtin::load("leafspine-256-websearch").unwrap();
+        let w = Workload::of(&s).unwrap();
+        assert_eq!((w.start_us, w.load, w.seed), (100, 0.8, 7));
+        s.fabric.as_mut().unwrap().workload[0].load = None;
+        assert!(Workload::of(&s)
+            .unwrap_err()
+            .contains("lacks start_us, load or seed"));
+        s.fabric = None;
+        assert!(Workload::of(&s)
+            .unwrap_err()
+            .contains("no [[fabric.workload]]"));
+    }
 
     #[test]
     fn the_anchor_line_is_read_and_a_missing_field_is_not() {

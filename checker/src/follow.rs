@@ -1,9 +1,10 @@
 //! Follow mode: the DUT's arrivals, decisions and departures drive the model's counters,
 //! thresholds and PFC state machines (hw-model's own blocks: `Accounting`, `DtThreshold`,
-//! the buffer policy, `Admission`'s decision inputs and charges, `PfcFsm`), and every DUT
-//! decision is checked against the one the model makes from the same state. The model's
-//! state follows what the DUT did (its segments are charged, not the model's), so one
-//! divergence does not cascade into the next, as in ibex's co-simulation.
+//! the buffer policy, `Admission`'s decision inputs and charges, `PfcFsm`, and `PfcRx`
+//! with the DUT's received frames, whose pauses the departures are checked against), and
+//! every DUT decision is checked against the one the model makes from the same state. The
+//! model's state follows what the DUT did (its segments are charged, not the model's), so
+//! one divergence does not cascade into the next, as in ibex's co-simulation.
 //!
 //! A cycle runs the model's phase table (`hw_model::PHASES`) in its order, each unit the
 //! follower keeps driven by the DUT's events of the cycle: the DT threshold
@@ -31,9 +32,10 @@ use hw_model::decision_source::DecisionSource;
 use hw_model::dirty::Dirty;
 use hw_model::dt_threshold::{pool_occupancy, pool_units, DtThreshold};
 use hw_model::pfc::fsm::{FsmIn, PfcFsm};
+use hw_model::pfc::rx::PfcRx;
 use hw_model::policy::{BufferPolicy, Plan, QueueView, Request};
-use hw_model::ports::FlowRequests;
-use hw_model::{Derived, DropReason, PfcRxMode, Unit, PHASES};
+use hw_model::ports::{each_port, FlowRequests};
+use hw_model::{Derived, DropReason, PfcFrame, PfcRxMode, Unit, PHASES};
 use rtl::{Block, BlockError, Clocked};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -149,14 +151,6 @@ struct EgressState {
     last_start: Option<(u64, u32)>,
 }
 
-/// Received pause of one egress queue (or of a whole port): starts are refused in
-/// `from..until`.
-#[derive(Debug, Clone, Copy)]
-struct RxPause {
-    from: u64,
-    until: u64,
-}
-
 /// Sent PFC of one ingress queue (index [`PORT_LEVEL`]: the port's POFF): the model's level and the
 /// DUT's, since when they differ, and what the model's last change was for.
 #[derive(Debug, Clone, Default)]
@@ -179,6 +173,11 @@ pub struct Follower<P: BufferPolicy> {
     dt: DtThreshold,
     dt_lossy: DtThreshold,
     fsm: PfcFsm,
+    /// The received pauses (the model's block, with the DUT's received frames), and per
+    /// egress port the cycle from which each class's pause (index [`PORT_LEVEL`]: the
+    /// port's) holds, kept from the block's edges for `--pfc-tolerance`.
+    rx: PfcRx,
+    rx_since: Vec<[Option<u64>; QUEUES + 1]>,
     requests: FlowRequests,
     dirty: Dirty,
     batch: Vec<(usize, Event)>,
@@ -195,7 +194,6 @@ pub struct Follower<P: BufferPolicy> {
     queue_cells: Vec<[u32; QUEUES]>,
     last_seq: HashMap<u32, u32>,
     egress: Vec<EgressState>,
-    rx: Vec<[Option<RxPause>; QUEUES + 1]>,
     pfc: Vec<[PfcPair; QUEUES + 1]>,
     flow_hist: HashMap<u32, VecDeque<String>>,
     port_hist: Vec<VecDeque<String>>,
@@ -276,6 +274,8 @@ impl<P: BufferPolicy> Follower<P> {
             dt,
             dt_lossy,
             fsm: PfcFsm::new(&d),
+            rx: PfcRx::new(&d),
+            rx_since: vec![[None; QUEUES + 1]; ports],
             requests: FlowRequests::new(ports),
             dirty: Dirty::new(ports),
             batch: Vec::new(),
@@ -289,7 +289,6 @@ impl<P: BufferPolicy> Follower<P> {
             queue_cells: vec![[0; QUEUES]; ports],
             last_seq: HashMap::new(),
             egress: vec![EgressState::default(); ports],
-            rx: vec![[None; QUEUES + 1]; ports],
             pfc: vec![Default::default(); ports],
             flow_hist: HashMap::new(),
             port_hist: vec![VecDeque::new(); ports],
@@ -366,7 +365,9 @@ impl<P: BufferPolicy> Follower<P> {
     /// of the cycle, then the edge.
     fn cycle(&mut self, c: u64, mut batch: Vec<(usize, Event)>) {
         if self.done.is_some_and(|d| c > d + 1) {
-            // Idle cycles jumped: the registers hold what they settled to.
+            // Idle cycles jumped: the registers hold what they settled to, but for the
+            // received pauses that ran out meanwhile (one edge applies them all).
+            self.rx_edge(c - 1);
             self.done = Some(c - 1);
         }
         batch.sort_by_key(|(_, e)| e.rank());
@@ -438,6 +439,7 @@ impl<P: BufferPolicy> Follower<P> {
                 self.model_error(c, &format!("{block} at the edge"), e);
             }
         }
+        self.rx_edge(c);
         if active {
             self.busy = c;
         }
@@ -456,15 +458,38 @@ impl<P: BufferPolicy> Follower<P> {
         );
     }
 
-    /// PFC reception's unit: the frames the DUT received and sent in cycle `c` (the sent
-    /// levels that stayed apart too long are reported first).
+    /// PFC reception's unit: the frames the DUT received in cycle `c`, latched into the
+    /// model's `PfcRx`, and the ones it sent (the sent levels that stayed apart too long
+    /// are reported first).
     fn pfc_frames(&mut self, c: u64, batch: &[(usize, Event)]) {
         self.pfc_settle(c);
         for (line, ev) in batch {
             match ev {
-                Event::Pfc(p) if p.dir == Dir::Received => self.received(p),
+                Event::Pfc(p) if p.dir == Dir::Received => {
+                    let (frame, mode) = self.received(p);
+                    self.rx.latch(p.port, frame, mode);
+                }
                 Event::Pfc(p) => self.sent(*line, p),
                 _ => {}
+            }
+        }
+    }
+
+    /// `PfcRx`'s edge at `at`, and the cycle from which each pause it holds now holds:
+    /// `at + 1` for one that was not held before.
+    fn rx_edge(&mut self, at: u64) {
+        if let Err(e) = self.rx.commit(at) {
+            self.model_error(at, "received PFC at the edge", e);
+        }
+        for p in each_port(self.rx.probed()) {
+            let (qoff, poff) = (self.rx.qoff(p), self.rx.poff(p));
+            for (i, since) in self.rx_since[p].iter_mut().enumerate() {
+                let held = if i == PORT_LEVEL {
+                    poff
+                } else {
+                    qoff >> i & 1 != 0
+                };
+                *since = held.then(|| since.unwrap_or(at + 1));
             }
         }
     }
@@ -492,23 +517,28 @@ impl<P: BufferPolicy> Follower<P> {
         done
     }
 
-    fn received(&mut self, p: &Pfc) {
-        let (port, idx) = (p.port as usize, pfc_index(p));
-        let start = p.cycle + 1;
-        self.rx[port][idx] = if !p.pause {
-            // A start in the cycle of the RESUME still sees the pause.
-            self.rx[port][idx].map(|r| RxPause {
-                until: r.until.min(start),
-                ..r
-            })
-        } else {
-            // IEEE 802.1Qbb timer: the quanta's time, if the switch runs the timer.
-            let until = match (p.quanta, self.d.cfg.pfc_rx_mode) {
-                (Some(q), PfcRxMode::Timer) => start + self.d.pause_cycles(port, q),
-                _ => u64::MAX,
-            };
-            Some(RxPause { from: start, until })
+    /// A received `pfc` event as the frame `PfcRx` latches and the mode it is read in: a
+    /// PAUSE with `quanta` in a switch that runs the IEEE 802.1Qbb timer loads the timer;
+    /// one without (the stream need not carry them), or in an `on-off` switch, holds
+    /// until the RESUME.
+    fn received(&self, p: &Pfc) -> (PfcFrame, PfcRxMode) {
+        let (quanta, mode) = match (p.pause, p.quanta, self.d.cfg.pfc_rx_mode) {
+            (false, _, mode) => (0, mode),
+            (true, Some(q), PfcRxMode::Timer) => (q, PfcRxMode::Timer),
+            (true, ..) => (u16::MAX, PfcRxMode::OnOff),
         };
+        let mut f = PfcFrame {
+            class_enable: 1 << p.class,
+            port_level: p.port_level == Some(true),
+            ..PfcFrame::default()
+        };
+        if f.port_level {
+            f.class_enable = 0xFF;
+            f.quanta = [quanta; QUEUES];
+        } else {
+            f.quanta[p.class as usize] = quanta;
+        }
+        (f, mode)
     }
 
     /// The DUT's sent PFC: its level of the queue changes at `p.cycle`.
@@ -1002,31 +1032,13 @@ impl<P: BufferPolicy> Follower<P> {
                 Whose::departure(dep),
             );
         }
-        let paused = [dep.queue as usize, PORT_LEVEL]
-            .into_iter()
-            .filter_map(|i| self.rx[port][i].map(|r| (i, r)))
-            .find(|(_, r)| r.from + self.opts.pfc_tolerance <= c && c < r.until);
-        if let Some((i, r)) = paused {
-            let scope = if i == PORT_LEVEL {
-                "the port"
-            } else {
-                "the queue"
-            };
+        if let Some(why) = self.paused(c, port, dep.queue as usize) {
             self.report(
                 c,
                 line,
                 "departure from a paused queue",
                 here.clone(),
-                format!(
-                    "no start: {scope} is paused from cycle {} (received PFC, tolerance {} cycles){}",
-                    r.from,
-                    self.opts.pfc_tolerance,
-                    if r.until == u64::MAX {
-                        String::new()
-                    } else {
-                        format!(" until cycle {}", r.until)
-                    }
-                ),
+                why,
                 Whose::departure(dep),
             );
         }
@@ -1051,6 +1063,30 @@ impl<P: BufferPolicy> Follower<P> {
         });
         self.dequeued(&pkt, c);
         self.read(c, port, key);
+    }
+
+    /// Whether `PfcRx` pauses queue `queue` of `port` in cycle `c` since more than the
+    /// tolerance: why, if it does.
+    fn paused(&self, c: u64, port: usize, queue: usize) -> Option<String> {
+        let tol = self.opts.pfc_tolerance;
+        let (i, from) = [queue, PORT_LEVEL]
+            .into_iter()
+            .filter_map(|i| self.rx_since[port][i].map(|from| (i, from)))
+            .find(|&(_, from)| from + tol <= c)?;
+        let (scope, until) = if i == PORT_LEVEL {
+            ("the port", self.rx.port_until(port))
+        } else {
+            ("the queue", self.rx.until(port, i))
+        };
+        let end = if until == u64::MAX {
+            String::new()
+        } else {
+            // Paused after the edges before `until`: free from the cycle after it.
+            format!(" until cycle {}", until + 1)
+        };
+        Some(format!(
+            "no start: {scope} is paused from cycle {from} (received PFC, tolerance {tol} cycles){end}"
+        ))
     }
 
     /// Whether egress queue `queue` of `port` is FIFO (not HCF).
@@ -1502,6 +1538,73 @@ mod tests {
         }
         f.finish();
         f.take()
+    }
+
+    /// `STREAM`'s packet (egress port 1, queue 0) departing in cycle `at`, after a PAUSE
+    /// of its queue received in cycle 2 (`quanta` if given); `clear` empties the
+    /// block's pause by hand once cycle 2 has run. The divergences found.
+    fn paused_departure(quanta: Option<u16>, at: u64, clear: bool) -> Vec<Divergence> {
+        let d = SwitchConfig::small().build().unwrap();
+        let sih = Sih::new(&d, pool_units(&d).0.t());
+        let mut f = Follower::new(d, sih, Options::default());
+        let q = quanta.map_or(String::new(), |q| format!(r#","quanta":{q}"#));
+        let pause = format!(
+            r#"{{"cycle":2,"event":"pfc","port":1,"class":0,"pause":true,"dir":"received"{q}}}"#
+        );
+        let depart = STREAM[2].replace(r#""cycle":4"#, &format!(r#""cycle":{at}"#));
+        for (i, line) in [STREAM[0], STREAM[1], &pause].iter().enumerate() {
+            f.feed(i + 1, parse_line(line).unwrap());
+        }
+        f.close_batch();
+        assert!(f.rx.qoff(1) & 1 != 0, "the block holds the PAUSE");
+        if clear {
+            let resume = PfcFrame {
+                class_enable: 1,
+                ..PfcFrame::default()
+            };
+            f.rx.latch(1, resume, PfcRxMode::Timer);
+        }
+        f.feed(4, parse_line(&depart).unwrap());
+        f.finish();
+        f.take()
+    }
+
+    /// A start past the tolerance (2 cycles) after the pause took hold (cycle 3) is
+    /// reported, with or without quanta; within it, or once the pause ran out, it is not.
+    #[test]
+    fn a_departure_from_a_queue_the_block_pauses_is_reported() {
+        let checks = |v: Vec<Divergence>| v.iter().map(|d| d.check).collect::<Vec<_>>();
+        for quanta in [None, Some(u16::MAX)] {
+            let found = paused_departure(quanta, 5, false);
+            assert_eq!(checks(found.clone()), ["departure from a paused queue"]);
+            assert!(
+                found[0].expected.contains("paused from cycle 3"),
+                "{}",
+                found[0]
+            );
+            assert_eq!(
+                found[0].expected.contains("until cycle"),
+                quanta.is_some(),
+                "{}",
+                found[0]
+            );
+            assert_eq!(paused_departure(quanta, 4, false), vec![], "{quanta:?}");
+        }
+        // One quantum at 100 Gb/s and 1 GHz: paused in cycles 3 to 8; the edge before the
+        // departure, after the idle cycles jumped, runs the timer out.
+        assert_eq!(paused_departure(Some(1), 20, false), vec![]);
+        assert_eq!(
+            checks(paused_departure(Some(1), 8, false)),
+            ["departure from a paused queue"]
+        );
+    }
+
+    /// Companion: the same departures with the block's pause cleared by hand are not.
+    #[test]
+    fn a_departure_after_the_blocks_pause_is_cleared_is_not() {
+        for quanta in [None, Some(u16::MAX)] {
+            assert_eq!(paused_departure(quanta, 5, true), vec![], "{quanta:?}");
+        }
     }
 
     #[test]

@@ -67,9 +67,8 @@ pub struct AdmissionIn<'a, P> {
     /// and list lengths an earlier one took, and HCF's boundaries in phase 3 read the
     /// lengths with the cycle's arrivals). Each packet's classification is a value taken
     /// only after the decision source answered ([`HcfArrival`]); the registers it changes
-    /// stay behind this handle, because a value form that replays the earlier ones
-    /// (commit e07bce7) measured +1.37 % instructions on `occamy-shaped` and +0.64 % on
-    /// `hcf-tcp` (docs/architecture.md, "Blocks").
+    /// stay behind this handle, because a value form that replays the earlier ones costs
+    /// more instructions (docs/architecture.md, "Blocks", `AdmissionIn::hcf`).
     pub hcf: &'a mut Hcf,
     /// Beat intake and cell FIFOs.
     pub ingress: &'a mut Ingress,
@@ -99,10 +98,7 @@ pub struct Admitted {
 /// egress queue, or why the queue cannot take it. Admission classifies before it asks its
 /// decision source, and the classifier's registers change only in [`Classifier::commit`],
 /// with what the switch did, so a packet the source refuses leaves them as they were.
-/// Measured with ECN's and ECM's mends of the same sitting (callgrind, release, against
-/// 067e53d, outputs identical): +0.27 % instructions on `occamy-shaped --cycles 100000`,
-/// +0.16 % on `fanin-burst --cycles 200000`, +0.26 % on `hcf-tcp`, +0.14 % on
-/// `hpcc-fanin` (docs/architecture.md, "Blocks").
+/// Its cost: docs/architecture.md, "Blocks", `AdmissionIn::hcf`.
 pub trait Classifier {
     /// The packet's list, or why it is dropped; changes no register.
     fn classify(&mut self) -> Result<u8, DropReason>;

@@ -8,7 +8,8 @@
 //!
 //! Consulted now: admission's accept or drop and its segments ([`crate::admission`]). Not
 //! yet: the departures (which packet leaves which port when); docs/architecture.md,
-//! "Checker", says what the follower still implements itself.
+//! "Follow mode and the decision source", says what the follower still implements itself
+//! and what the departures need.
 
 use crate::policy::{Plan, QueueView, Request};
 use crate::wires::DropReason;

@@ -175,19 +175,17 @@ pub struct EgressIn<'a, P> {
     pub fsm: &'a PfcFsm,
     /// Received pause mask (registered) and the ports whose mask changed at the last edge.
     pub rx: &'a PfcRx,
-    /// Dequeue port, refetch, cell link RAM reads. The dequeues as values (decided from
-    /// the registers, applied by the write stage before its enqueues; commit d4d9bc9,
-    /// reverted) measured +3.54 % instructions on `occamy-shaped` and +1.01 % to +1.38 % on
-    /// `fanin-burst`, `hcf-tcp` and `hpcc-fanin` (docs/architecture.md, "Blocks"), so the
-    /// handle is kept.
+    /// Dequeue port, refetch, cell link RAM reads. A handle: the dequeues as values
+    /// (decided from the registers, applied by the write stage before its enqueues) cost
+    /// more instructions (docs/architecture.md, "Blocks", `EgressIn::queues`).
     pub queues: &'a mut PacketQueues,
     /// HCF: the HP select (departures go out as [`EgressOut::dequeues`]).
     pub hcf: &'a Hcf,
     /// ECN: marking on dequeue (its registers; the look goes out in [`Dequeue`]).
     pub ecn: &'a EcnMarker,
     /// INT: the registers the stamps of the dequeued packets read (the stamps go out as
-    /// [`EgressOut::stamps`]; what it reads of `acct` is registered). The value form
-    /// measured +0.52 % to +0.76 % instructions (docs/architecture.md, "Blocks").
+    /// [`EgressOut::stamps`]; what it reads of `acct` is registered). Its cost:
+    /// docs/architecture.md, "Blocks", `EgressIn::int`.
     pub int: &'a IntStamper,
     pub policy: &'a mut P,
     /// Push port (lands at the edge).

@@ -364,9 +364,9 @@ impl Clocked for Ingress {
     /// port's own beat (`next_idx`, the fate of its packet), one beat per port and cycle,
     /// so its writes are never read by another port's decision; ECM (phase 3) and ECN
     /// (phase 4) read the descriptor admitted in the cycle, and the write stage (phase 5)
-    /// sets the CE that ECN returns before it stores it. The intake as values (admission
-    /// returning per beat what the write stage applies) was measured at +2.7 % to +4.7 %
-    /// instructions (docs/architecture.md, "Blocks"), so the handle is kept.
+    /// sets the CE that ECN returns before it stores it. A handle: the intake as values
+    /// (admission returning per beat what the write stage applies) costs more
+    /// instructions (docs/architecture.md, "Blocks", `AdmissionIn::ingress`).
     fn commit(&mut self, _: u64) -> Result<(), BlockError> {
         Ok(())
     }

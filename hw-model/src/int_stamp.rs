@@ -136,11 +136,10 @@ impl IntStamper {
     }
 
     /// Packet `hdr` of `len` bytes and `ncells` cells is dequeued for port `p` in cycle
-    /// `now` after the cycle's stamps `earlier` (at least the port's): its stamp, from the
-    /// registers and the bytes of the port's earlier stamps (its counter before this
-    /// packet). `acct`'s
-    /// egress counters still hold its cells (they leave one by one as the wire reaches
-    /// them).
+    /// `now` after the port's stamps `earlier` of the cycle (its own only: the
+    /// transmitter passes the stamps of its visit): its stamp, from the registers and the
+    /// bytes of `earlier` (its counter before this packet). `acct`'s egress counters still
+    /// hold its cells (they leave one by one as the wire reaches them).
     #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn stamp(
@@ -160,7 +159,6 @@ impl IntStamper {
         let ns = (now as u128 * 1_000_000_000 / self.clock_hz as u128) as u64;
         let tx_bytes = earlier
             .iter()
-            .filter(|s| s.port as usize == p)
             .fold(self.tx_bytes[p], |b, s| self.count(b, s.len));
         IntStamp {
             port: p as u8,

@@ -19,12 +19,6 @@ impl LenDelta {
         self.arrived
     }
 
-    /// Units departed in this cycle.
-    #[inline]
-    pub fn departed(&self) -> u32 {
-        self.departed
-    }
-
     /// `n` units arrive; returns whether it is the register's first change of the cycle
     /// (its block lists it for the edge then: a packet has at least one unit).
     #[inline]

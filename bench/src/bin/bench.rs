@@ -12,7 +12,7 @@
 
 use clap::Parser;
 use hw_model::{Mmu, Policy, SwitchConfig};
-use mmu_bench::ns3_leafspine::{Ns3Leafspine, Ns3Run, START_US};
+use mmu_bench::ns3_leafspine::{Ns3Leafspine, Ns3Run, Workload};
 use mmu_bench::{run, Load, CYCLES};
 use scenario::{builtin, Overrides};
 use std::path::{Path, PathBuf};
@@ -36,8 +36,8 @@ struct Args {
     /// The `mmu-sim` binary that runs the network built-ins.
     #[arg(long, default_value = "target/release/mmu-sim")]
     mmu_sim: PathBuf,
-    /// Simulated microseconds of `leafspine-256-websearch` after its 100 us idle start
-    /// (and of ns-3's run beside it).
+    /// Simulated microseconds of `leafspine-256-websearch` after its idle start (its
+    /// workload's `start_us`), and of ns-3's run beside it.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     leafspine_us: u64,
     /// The folder the ns-3 anchor's `leafspine.sh build` used (its `WORK`): each round of
@@ -290,10 +290,21 @@ fn main() -> ExitCode {
         println!("| network | cycles | CPU s | M cycles/s | simulated us per CPU s |");
         println!("| --- | ---: | ---: | ---: | ---: |");
     }
-    let anchor = match &a.ns3_leafspine {
-        Some(work) if networks.contains(&LEAFSPINE) => {
+    let leafspine = match networks
+        .contains(&LEAFSPINE)
+        .then(leafspine_setup)
+        .transpose()
+    {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("bench: {LEAFSPINE}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let anchor = match (&a.ns3_leafspine, leafspine) {
+        (Some(work), Some((_, w))) => {
             match Ns3Leafspine::new(work, &a.wave_dir.join("mmu-bench-ns3-leafspine")) {
-                Ok(n) => Some(n),
+                Ok(n) => Some((n, w)),
                 Err(e) => {
                     eprintln!("bench: {e}");
                     return ExitCode::FAILURE;
@@ -304,13 +315,15 @@ fn main() -> ExitCode {
     };
     let mut ns3_rounds = Vec::new();
     for name in networks {
-        let cycles = (name == LEAFSPINE).then(|| leafspine_cycles(a.leafspine_us));
+        let cycles = leafspine
+            .filter(|_| name == LEAFSPINE)
+            .map(|(mhz, w)| (w.start_us + a.leafspine_us) * mhz);
         let mut samples = Vec::new();
         for _ in 0..a.runs {
             let round = run_network(&a.mmu_sim, name, cycles, &a.wave_dir).and_then(|s| {
                 samples.push(s);
-                if let (Some(n), true) = (&anchor, name == LEAFSPINE) {
-                    ns3_rounds.push(n.run(a.leafspine_us, 0.8)?);
+                if let (Some((n, w)), true) = (&anchor, name == LEAFSPINE) {
+                    ns3_rounds.push(n.run(a.leafspine_us, w)?);
                 }
                 Ok(())
             });
@@ -333,11 +346,11 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Cycles of `leafspine-256-websearch` for its idle start and `us` microseconds, at its
-/// switches' clock.
-fn leafspine_cycles(us: u64) -> u64 {
-    let mhz = builtin::load(LEAFSPINE).map_or(1000, |s| s.switch.core_clock_mhz as u64);
-    (START_US + us) * mhz
+/// `leafspine-256-websearch`'s switch clock (MHz, cycles per simulated microsecond) and the
+/// workload the ns-3 anchor runs beside it.
+fn leafspine_setup() -> Result<(u64, Workload), String> {
+    let s = builtin::load(LEAFSPINE).map_err(|e| e.to_string())?;
+    Ok((s.switch.core_clock_mhz as u64, Workload::of(&s)?))
 }
 
 /// The model's rounds of `leafspine-256-websearch` beside ns-3's: simulated ms per CPU

@@ -254,6 +254,12 @@ impl PfcFsm {
     }
 
     /// The edge: the frames the transmitters took in the cycle leave the pending registers.
+    /// A port stays pending while a frame of either kind is left. In today's phase order
+    /// no port-level frame is left on a port that took one (PFC generation raises frames
+    /// before the transmitters take them, and a pending port-level frame goes first), but
+    /// the edge does not rely on that order: a frame raised after the take is kept
+    /// (`pfc_generation::the_edge_keeps_a_frame_raised_after_the_take`), not left pending
+    /// on a port no transmitter would visit for it.
     pub fn taken(&mut self, takes: &PfcTakes) {
         self.pending_port_pause &= !takes.port_level;
         self.pending_port_resume &= !takes.port_level;

@@ -19,6 +19,11 @@
 //! Frames received in a cycle are latched in the thresholds phase and act at its edge: the
 //! transmitters use the new pause mask from the next cycle on, and the ports whose mask
 //! changed at the edge are kicked then.
+//!
+//! The mode is the switch's for the frames of its links; [`PfcRx::latch`] takes it per
+//! frame, for the checker's follow mode, whose event stream may give a PAUSE without its
+//! quanta: such a frame holds its class until the RESUME (`OnOff`) whatever the switch's
+//! mode.
 
 use crate::config::{Derived, PfcRxMode, PFC_QUANTUM_BITS};
 use crate::ports::each_port;
@@ -44,8 +49,8 @@ pub struct PfcRx {
     /// Ports with a pause that runs out on its own, and the earliest such edge.
     ticking: u64,
     next_expiry: u64,
-    /// Frames received in this cycle, applied at its edge.
-    frames: Vec<(u8, PfcFrame)>,
+    /// Frames received in this cycle and the mode each is read in, applied at its edge.
+    frames: Vec<(u8, PfcFrame, PfcRxMode)>,
     /// Ports whose pause mask changed at the last edge.
     changed: u64,
     /// Ports whose probed state (QOFF, POFF or the mask) changed at the last edge: a
@@ -105,9 +110,29 @@ impl PfcRx {
         self.next_expiry
     }
 
-    /// The edge at which a pause of `quanta` received at the edge of `now` ends.
-    fn until_of(&self, port: usize, quanta: u16, now: u64) -> u64 {
-        match self.mode {
+    /// The edge at which the queue-level pause of `class` on `port` ends (`u64::MAX`: at
+    /// a RESUME; at or below the last edge: not paused).
+    pub fn until(&self, port: usize, class: usize) -> u64 {
+        self.until[port][class]
+    }
+
+    /// The same for the port-level pause of `port`.
+    pub fn port_until(&self, port: usize) -> u64 {
+        self.port_until[port]
+    }
+
+    /// Latch frame `f` received on `port` in this cycle, its pause time read in `mode`
+    /// (the block's own for the switch's links; see the module's doc); it acts at the
+    /// edge. Not counted in the statistics (a run's frames come through `eval`).
+    #[inline]
+    pub fn latch(&mut self, port: u8, f: PfcFrame, mode: PfcRxMode) {
+        self.frames.push((port, f, mode));
+    }
+
+    /// The edge at which a pause of `quanta` read in `mode`, received at the edge of
+    /// `now`, ends.
+    fn until_of(&self, port: usize, quanta: u16, mode: PfcRxMode, now: u64) -> u64 {
+        match mode {
             PfcRxMode::Timer => {
                 let bits = quanta as u64 * PFC_QUANTUM_BITS * self.clock_hz;
                 now + bits.div_ceil(self.rate_bps[port])
@@ -117,15 +142,15 @@ impl PfcRx {
         }
     }
 
-    /// Apply a frame received on `port` at the edge of `now`.
-    fn receive(&mut self, port: usize, f: &PfcFrame, now: u64) {
+    /// Apply a frame received on `port`, read in `mode`, at the edge of `now`.
+    fn receive(&mut self, port: usize, f: &PfcFrame, mode: PfcRxMode, now: u64) {
         if f.port_level {
             let q = f.quanta.iter().copied().max().unwrap_or(0);
-            self.port_until[port] = self.until_of(port, q, now);
+            self.port_until[port] = self.until_of(port, q, mode, now);
         } else {
             for c in 0..8 {
                 if f.class_enable & (1 << c) != 0 {
-                    self.until[port][c] = self.until_of(port, f.quanta[c], now);
+                    self.until[port][c] = self.until_of(port, f.quanta[c], mode, now);
                 }
             }
         }
@@ -193,7 +218,7 @@ impl<'a> Block<&'a [(u8, PfcFrame)], &'a mut Stats> for PfcRx {
         for &(p, f) in frames {
             stats.pfc_frames_rx += 1;
             stats.pfc_received(p as usize, &f);
-            self.frames.push((p, f));
+            self.latch(p, f, self.mode);
         }
         Ok(())
     }
@@ -213,8 +238,8 @@ impl Clocked for PfcRx {
             }
         }
         for i in 0..self.frames.len() {
-            let (p, f) = self.frames[i];
-            self.receive(p as usize, &f, now);
+            let (p, f, mode) = self.frames[i];
+            self.receive(p as usize, &f, mode, now);
         }
         self.frames.clear();
         Ok(())
@@ -368,6 +393,35 @@ mod tests {
         let frames = [(1, frame(0, 1)), (2, frame(3, 1)), (2, frame(4, 1))];
         Block::eval(&mut rx, 0, &frames[..], &mut stats).unwrap();
         assert_eq!(stats.pfc_frames_rx, 3);
+    }
+
+    /// A frame latched in `OnOff` under a switch in `Timer` mode holds its class past its
+    /// quanta until a RESUME, while a timer frame of the same cycle runs out; `until`
+    /// says which is which.
+    #[test]
+    fn the_mode_is_per_frame() {
+        let d = SwitchConfig::small().build().unwrap();
+        let mut rx = PfcRx::new(&d);
+        rx.latch(1, frame(0, 10), PfcRxMode::OnOff);
+        rx.latch(1, frame(2, 10), PfcRxMode::Timer);
+        let port = PfcFrame {
+            class_enable: 0xFF,
+            quanta: [10; 8],
+            port_level: true,
+        };
+        rx.latch(2, port, PfcRxMode::Timer);
+        rx.commit(0).unwrap();
+        let end = d.pause_cycles(1, 10);
+        assert_eq!((rx.until(1, 0), rx.until(1, 2)), (u64::MAX, end));
+        assert_eq!(rx.port_until(2), d.pause_cycles(2, 10));
+        for now in 1..=end {
+            cycle(&mut rx, now, 1, &[]);
+        }
+        assert_eq!(rx.paused(1), 1, "the held class alone");
+        cycle(&mut rx, end + 1, 1, &[frame(0, 0)]);
+        assert_eq!(rx.paused(1), 0);
+        assert_eq!(rx.port_until(1), 0, "no port-level pause was received");
+        assert!(!rx.poff(2), "the port-level timer ran out");
     }
 
     #[test]

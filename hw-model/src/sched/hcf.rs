@@ -55,7 +55,7 @@ use crate::wires::FiveTuple;
 use bitvec::prelude::*;
 use rtl::{Block, BlockError, Clocked, Name, Visit};
 
-/// The decision of [`HcfQueue::arrive`] (also the `last_verdict` register).
+/// The verdict of [`HcfQueue::classify`] (also the `last_verdict` register).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Hp = 1,
@@ -258,14 +258,6 @@ impl HcfQueue {
         self.len[c.list as usize] += c.n;
     }
 
-    /// Algorithm 1, `arrive(p)` in one step: classified and taken; the list the packet
-    /// joins, or `None` to drop it.
-    pub fn arrive(&mut self, t: &FiveTuple, ncells: u16, hp: u8) -> Option<u8> {
-        let c = self.classify(t, ncells, hp);
-        self.take(&c);
-        (c.verdict != Verdict::Drop).then_some(c.list)
-    }
-
     /// Algorithm 1, `transmit()`: a packet of `ncells` leaves physical list `list` in cycle
     /// `now`. Returns whether a new period starts (the caller swaps the lists if `swap`).
     pub fn depart(&mut self, list: u8, ncells: u16, hp: u8, now: u64) -> Result<bool, String> {
@@ -328,17 +320,6 @@ impl HcfQueue {
             }
         });
     }
-}
-
-/// Where an admitted packet goes in its egress queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arrival {
-    /// A FIFO queue: its one list.
-    Fifo,
-    /// An HCF queue: physical list 0 or 1.
-    List(u8),
-    /// An HCF queue with neither list able to take it (`hcf_full`).
-    Drop,
 }
 
 /// The HCF control blocks of the switch, and the HP select of every HCF queue.
@@ -421,21 +402,6 @@ impl Hcf {
     #[inline]
     pub fn take(&mut self, slot: u16, c: &Classification) {
         self.queues[slot as usize].take(c);
-    }
-
-    /// Classify and take in one step: the list an admitted packet of `ncells` joins in
-    /// queue `q` of `port`.
-    pub fn arrive(&mut self, port: usize, q: usize, tuple: &FiveTuple, ncells: u16) -> Arrival {
-        match self.classify(port, q, tuple, ncells) {
-            None => Arrival::Fifo,
-            Some((slot, c)) => {
-                self.take(slot, &c);
-                match c.verdict {
-                    Verdict::Drop => Arrival::Drop,
-                    _ => Arrival::List(c.list),
-                }
-            }
-        }
     }
 
     /// The edge of cycle `now`: the cycle's dequeues (the transmitters' wire) leave their
@@ -539,6 +505,14 @@ mod tests {
     use super::*;
     use crate::ports::EcnLook;
 
+    /// Algorithm 1's `arrive` as admission runs it: classified, then taken with the
+    /// switch acting on the verdict. The list joined, or `None`: dropped.
+    fn arrive(q: &mut HcfQueue, t: &FiveTuple, ncells: u16, hp: u8) -> Option<u8> {
+        let c = q.classify(t, ncells, hp);
+        q.take(&c);
+        (c.verdict != Verdict::Drop).then_some(c.list)
+    }
+
     fn params(bins: u32, c0: u32, hp: u32, lp: u32) -> HcfParams {
         HcfParams {
             port: 0,
@@ -591,8 +565,11 @@ mod tests {
         let d = hcf_on_port_2_queue_7();
         let mut hcf = Hcf::new(&d);
         let t = flow(1);
-        assert_eq!(hcf.arrive(2, 7, &t, 1), Arrival::List(0));
-        assert_eq!(hcf.arrive(2, 7, &t, 1), Arrival::List(1), "no credit left");
+        for (list, why) in [(0, "credit"), (1, "no credit left")] {
+            let (slot, c) = hcf.classify(2, 7, &t, 1).unwrap();
+            assert_eq!(c.list, list, "{why}");
+            hcf.take(slot, &c);
+        }
         let cycle = [dequeue(2, 6, 0), dequeue(2, 7, 0), dequeue(2, 7, 1)];
         hcf.departures(&cycle, 5).unwrap();
         assert_eq!(
@@ -623,9 +600,9 @@ mod tests {
         let mut q = HcfQueue::new(params(20, 1, 10, 10));
         let t = flow(7);
         let k = q.bins(&t)[0];
-        assert_eq!(q.arrive(&t, 1, 0), Some(0), "credit -> HP (list 0)");
+        assert_eq!(arrive(&mut q, &t, 1, 0), Some(0), "credit -> HP (list 0)");
         assert_eq!(q.credit(k), 0);
-        assert_eq!(q.arrive(&t, 1, 0), Some(1), "no credit -> LP");
+        assert_eq!(arrive(&mut q, &t, 1, 0), Some(1), "no credit -> LP");
         assert_eq!(q.len, [1, 1]);
     }
 
@@ -638,28 +615,28 @@ mod tests {
                 zero_on_lp_join: zero,
                 ..params(64, 255, 2, 2)
             });
-            assert_eq!(q.arrive(&flow(1), 1, 0), Some(0));
-            assert_eq!(q.arrive(&flow(1), 1, 0), Some(0));
+            assert_eq!(arrive(&mut q, &flow(1), 1, 0), Some(0));
+            assert_eq!(arrive(&mut q, &flow(1), 1, 0), Some(0));
             let t = flow(2);
-            assert_eq!(q.arrive(&t, 1, 0), Some(1), "HP full: LP");
+            assert_eq!(arrive(&mut q, &t, 1, 0), Some(1), "HP full: LP");
             assert_eq!(
                 q.depart(0, 1, 0, 9),
                 Ok(false),
                 "HP has room, the period goes on"
             );
-            assert_eq!(q.arrive(&t, 1, 0), Some(second_list), "zero = {zero}");
+            assert_eq!(arrive(&mut q, &t, 1, 0), Some(second_list), "zero = {zero}");
         }
     }
 
     #[test]
     fn full_hp_sends_to_lp_and_full_both_drops() {
         let mut q = HcfQueue::new(params(64, 255, 1, 1));
-        assert_eq!(q.arrive(&flow(1), 1, 0), Some(0));
+        assert_eq!(arrive(&mut q, &flow(1), 1, 0), Some(0));
         let t = flow(2);
         let k = q.bins(&t)[0];
-        assert_eq!(q.arrive(&t, 1, 0), Some(1), "HP full");
+        assert_eq!(arrive(&mut q, &t, 1, 0), Some(1), "HP full");
         assert_eq!(q.credit(k), 0, "footnote 1: the bin is zeroed");
-        assert_eq!(q.arrive(&flow(3), 1, 0), None, "both full");
+        assert_eq!(arrive(&mut q, &flow(3), 1, 0), None, "both full");
         assert_eq!(q.last_verdict, Verdict::Drop);
     }
 
@@ -667,8 +644,8 @@ mod tests {
     fn hp_emptied_by_a_departure_starts_a_period_with_a_new_hash() {
         let mut q = HcfQueue::new(params(20, 1, 10, 10));
         let t = flow(3);
-        q.arrive(&t, 1, 0);
-        q.arrive(&t, 1, 0);
+        arrive(&mut q, &t, 1, 0);
+        arrive(&mut q, &t, 1, 0);
         let (stamp, periods) = (q.stamp, q.periods);
         assert_eq!(
             q.depart(1, 1, 0, 50),
@@ -686,12 +663,12 @@ mod tests {
         let mut p = params(20, 1, 10, 10);
         p.period_cycles = Some(100);
         let mut q = HcfQueue::new(p);
-        q.arrive(&flow(1), 1, 0);
+        arrive(&mut q, &flow(1), 1, 0);
         assert!(!q.boundary(100, 0), "HP holds a packet");
         assert_eq!(q.next_boundary, 200);
         assert_eq!(q.depart(0, 1, 0, 130), Ok(true), "due, and HP just emptied");
         assert_eq!(q.stamp, 130);
-        q.arrive(&flow(1), 1, 0);
+        arrive(&mut q, &flow(1), 1, 0);
         assert_eq!(q.depart(0, 1, 0, 150), Ok(false), "not due yet");
         assert!(q.boundary(200, 0), "HP already empty at the boundary");
     }
@@ -703,7 +680,7 @@ mod tests {
         let mut q = HcfQueue::new(p);
         let t = flow(9);
         let k = q.bins(&t)[0];
-        assert_eq!(q.arrive(&t, 5, 0), Some(0), "3 credits left: HP");
+        assert_eq!(arrive(&mut q, &t, 5, 0), Some(0), "3 credits left: HP");
         assert_eq!(q.credit(k), 0);
         assert_eq!(q.len[0], 5);
         q.check_credits().unwrap();

@@ -7,7 +7,7 @@ use crate::wires::Wires;
 use hw_model::admission::{Classifier, HcfArrival};
 use hw_model::config::HcfParams;
 use hw_model::dirty::Dirty;
-use hw_model::sched::hcf::{bin_of, hash, Arrival, Hcf, HcfQueue};
+use hw_model::sched::hcf::{bin_of, hash, Hcf, HcfQueue, Verdict};
 use hw_model::{Derived, DropReason, FiveTuple, HcfConfig, HcfUnit, SwitchConfig};
 use rtl::Block;
 
@@ -66,12 +66,29 @@ fn params(c0: u32, hp_limit: u32, lp_limit: u32) -> HcfParams {
     }
 }
 
+/// A one-cell packet of `TUPLE` classified with `hp` as the HP list, then taken: its
+/// verdict and list.
+fn arrive(q: &mut HcfQueue, hp: u8) -> (Verdict, u8) {
+    let c = q.classify(&TUPLE, 1, hp);
+    q.take(&c);
+    (c.verdict, c.list)
+}
+
+/// A one-cell packet of `TUPLE` through admission's classifier for queue `q` of `port`:
+/// its list, or why it is dropped.
+fn admit(hcf: &mut Hcf, port: usize, q: usize) -> Result<u8, DropReason> {
+    let mut a = HcfArrival::new(hcf, port, q, &TUPLE, 1);
+    let list = a.classify();
+    a.commit(list.is_ok());
+    list
+}
+
 /// With physical list 1 as HP, a flow's packet without credit joins list 0, the LP list.
 #[test]
 fn with_list_one_as_hp_a_packet_without_credit_joins_list_zero() {
     let mut q = HcfQueue::new(params(1, 10, 10));
-    assert_eq!(q.arrive(&TUPLE, 1, 1), Some(1), "credit: HP, list 1");
-    assert_eq!(q.arrive(&TUPLE, 1, 1), Some(0), "no credit: LP, list 0");
+    assert_eq!(arrive(&mut q, 1), (Verdict::Hp, 1), "credit: HP, list 1");
+    assert_eq!(arrive(&mut q, 1), (Verdict::Lp, 0), "no credit: LP, list 0");
     assert_eq!(q.len, [1, 1]);
 }
 
@@ -101,8 +118,8 @@ fn hp_and_lp_swap_roles_at_every_period_start() {
         let hp = hcf.hp_list(port, q);
         assert_eq!(hp, (period % 2) as u8, "period {period}");
         let lp = hp ^ 1;
-        assert_eq!(hcf.arrive(port, q, &TUPLE, 1), Arrival::List(hp));
-        assert_eq!(hcf.arrive(port, q, &TUPLE, 1), Arrival::List(lp));
+        assert_eq!(admit(&mut hcf, port, q), Ok(hp));
+        assert_eq!(admit(&mut hcf, port, q), Ok(lp));
         hcf.depart(port, q, lp, 1, 10 * period).unwrap();
         assert_eq!(hcf.hp_list(port, q), hp, "an LP departure swaps nothing");
         hcf.depart(port, q, hp, 1, 10 * period + 5).unwrap();
@@ -128,8 +145,8 @@ fn hcf_names_its_queues_for_the_packet_queues() {
     assert_eq!(Hcf::new(&d).queue_ids(), [23, 47]);
 }
 
-/// A packet that fits neither list is refused: `Hcf::arrive` says `Drop`, not the LP list
-/// it was classified into, and the lists keep their lengths.
+/// A packet that fits neither list is refused: admission's classifier says `hcf_full`,
+/// not the LP list it was classified into, and the lists keep their lengths.
 #[test]
 fn a_packet_that_fits_neither_list_is_dropped() {
     let d = SwitchConfig {
@@ -146,31 +163,26 @@ fn a_packet_that_fits_neither_list_is_dropped() {
     .build()
     .unwrap();
     let mut hcf = Hcf::new(&d);
-    assert_eq!(hcf.arrive(2, 7, &TUPLE, 1), Arrival::List(0), "HP");
-    assert_eq!(hcf.arrive(2, 7, &TUPLE, 1), Arrival::List(1), "LP");
-    assert_eq!(hcf.arrive(2, 7, &TUPLE, 1), Arrival::Drop, "both full");
+    assert_eq!(admit(&mut hcf, 2, 7), Ok(0), "HP");
+    assert_eq!(admit(&mut hcf, 2, 7), Ok(1), "LP");
+    assert_eq!(admit(&mut hcf, 2, 7), Err(DropReason::HcfFull), "both full");
     assert_eq!(hcf.queue(2, 7).unwrap().len, [1, 1]);
-    // Admission's path to the same registers: classified `hcf_full`, and the drop
-    // committed leaves the lists as they were.
-    let mut arrival = HcfArrival::new(&mut hcf, 2, 7, &TUPLE, 1);
-    assert_eq!(arrival.classify(), Err(DropReason::HcfFull));
-    arrival.commit(false);
-    assert_eq!(hcf.queue(2, 7).unwrap().len, [1, 1]);
+    assert_eq!(hcf.queue(2, 7).unwrap().dropped, 1, "the drop is counted");
+    assert_eq!(admit(&mut hcf, 2, 6), Ok(0), "a FIFO queue: its one list");
 }
 
 /// `to_hp`, `to_lp` and `dropped` count each verdict once.
 #[test]
 fn verdict_counters_count_each_packet_once() {
     let mut q = HcfQueue::new(params(1, 10, 2));
-    q.arrive(&TUPLE, 1, 0);
-    for _ in 0..3 {
-        q.arrive(&TUPLE, 1, 0);
+    for _ in 0..4 {
+        arrive(&mut q, 0);
     }
     assert_eq!((q.to_hp, q.to_lp, q.dropped), (1, 2, 1));
     q.depart(0, 1, 0, 3).unwrap();
     assert_eq!(
-        q.arrive(&TUPLE, 1, 0),
-        Some(0),
+        arrive(&mut q, 0),
+        (Verdict::Hp, 0),
         "a new period: credit again"
     );
     assert_eq!((q.to_hp, q.to_lp, q.dropped), (2, 2, 1));
@@ -191,7 +203,7 @@ fn a_forced_credit_keeps_its_register_width() {
 fn probes_show_the_lists_by_role_and_every_credit() {
     let mut q = HcfQueue::new(params(1, 10, 10));
     for _ in 0..3 {
-        q.arrive(&TUPLE, 1, 1);
+        arrive(&mut q, 1);
     }
     let mut wires = Wires::default();
     q.probe(1, &mut wires);
@@ -224,12 +236,12 @@ fn fixed_period_boundaries_start_periods_in_the_flow_control_phase() {
         (hcf.hp_list(port, q), h.periods, h.stamp)
     };
     assert_eq!(hcf.next_boundary(), 100);
-    assert_eq!(hcf.arrive(port, q, &TUPLE, 1), Arrival::List(0));
+    assert_eq!(admit(&mut hcf, port, q), Ok(0));
     hcf.eval(99, (), &mut dirty).unwrap();
     hcf.eval(100, (), &mut dirty).unwrap();
     assert_eq!(state(&hcf), (0, 1, 0), "HP (list 0) holds a packet");
     assert_eq!(hcf.next_boundary(), 200);
-    assert_eq!(hcf.arrive(port, q, &TUPLE, 1), Arrival::List(1));
+    assert_eq!(admit(&mut hcf, port, q), Ok(1));
     hcf.depart(port, q, 0, 1, 130).unwrap();
     assert_eq!(state(&hcf), (1, 2, 130), "due, and HP just emptied");
     hcf.eval(200, (), &mut dirty).unwrap();
@@ -247,7 +259,7 @@ fn fixed_period_boundaries_start_periods_in_the_flow_control_phase() {
 #[test]
 fn an_hcf_queue_probes_its_hp_select_and_registers() {
     let mut hcf = Hcf::new(&hcf_on_port_2_queue_7(None));
-    hcf.arrive(2, 7, &TUPLE, 1);
+    admit(&mut hcf, 2, 7).unwrap();
     hcf.depart(2, 7, 0, 1, 9).unwrap();
     let mut fifo = Wires::default();
     hcf.probe_queue(2, 6, &mut fifo);

@@ -5,8 +5,9 @@ use hw_model::accounting::Accounting;
 use hw_model::int_stamp::{IntStamper, BYTE_UNIT};
 use hw_model::{PacketHdr, SwitchConfig};
 
-/// Two packets stamped for port 1 in one cycle: the second's `bytes` counts the first's,
-/// a stamp of port 2 does not, and after the edge the next stamp counts both.
+/// Two packets stamped for port 1 in one cycle: the second's `bytes` counts the first's
+/// (the port's earlier stamps, which the transmitter passes), and after the edge the next
+/// stamp of each port counts its own.
 #[test]
 fn a_stamp_counts_the_ports_earlier_stamps_and_the_edge_takes_them() {
     let d = SwitchConfig {
@@ -20,8 +21,8 @@ fn a_stamp_counts_the_ports_earlier_stamps_and_the_edge_takes_them() {
     let hdr = PacketHdr::default();
     let len = 10 * BYTE_UNIT as u16;
     let first = int.stamp(5, 1, &hdr, len, 7, &acct, &[]);
-    let other = int.stamp(5, 2, &hdr, len, 7, &acct, &[first]);
-    let second = int.stamp(5, 1, &hdr, len, 7, &acct, &[first, other]);
+    let other = int.stamp(5, 2, &hdr, len, 7, &acct, &[]);
+    let second = int.stamp(5, 1, &hdr, len, 7, &acct, &[first]);
     assert_eq!(
         [first.hop.bytes, other.hop.bytes, second.hop.bytes],
         [0, 0, 10]

@@ -132,8 +132,30 @@ pub fn plan<'a>(
 }
 
 impl Plan<'_> {
+    /// The occupancy series' intervals per switch (`[fabric] occupancy_interval_us`; 0:
+    /// none), for the memory estimate: at most `MAX_INTERVALS`.
+    pub fn occupancy_intervals(&self) -> u64 {
+        let Some(us) = self.spec.occupancy_interval_us else {
+            return 0;
+        };
+        let mhz = self
+            .topo
+            .switches()
+            .first()
+            .map_or(1, |&s| u64::from(self.configs.of(s).core_clock_mhz));
+        let interval = us.saturating_mul(mhz).max(1);
+        (self.end_cycle.div_ceil(interval)).min(MAX_INTERVALS)
+    }
+
     /// The network and its run options.
     pub fn build(self) -> Result<Built, ScenarioError> {
+        self.build_part(None)
+    }
+
+    /// [`build`](Self::build), of the part MPI rank `rank` of `ranks` runs
+    /// (`Network::of_rank`: its partition's switches and hosts), or with `None` the whole
+    /// network.
+    pub fn build_part(self, rank: Option<(usize, usize)>) -> Result<Built, ScenarioError> {
         let Plan {
             spec,
             topo,
@@ -146,8 +168,12 @@ impl Plan<'_> {
         let ecmp = Ecmp {
             fabric_seed: spec.ecmp_seed,
         };
-        let mut net = Network::new(topo, &flows, ecmp, &transports, |n| configs.of(n))
-            .map_err(|e| bad("fabric", e.to_string()))?;
+        let config = |n| configs.of(n);
+        let net = match rank {
+            Some(r) => Network::of_rank(topo, &flows, ecmp, &transports, config, r),
+            None => Network::new(topo, &flows, ecmp, &transports, config),
+        };
+        let mut net = net.map_err(|e| bad("fabric", e.to_string()))?;
         net.set_ecm_rp(&ecm_rp.0, ecm_rp.1);
         if let Some(us) = spec.occupancy_interval_us {
             // At most MAX_INTERVALS per switch, none longer than the run.

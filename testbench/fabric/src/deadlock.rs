@@ -87,11 +87,45 @@ impl fmt::Display for Deadlock {
 /// A queue of the graph: (switch index, egress port, class).
 type Queue = (usize, usize, u8);
 
+/// What the detector reads of a switch's structure, known to every partition whether it
+/// runs the switch or not (an MPI rank builds only its own switches, `crate::ranks`): its
+/// node, its ports' far ends, and the turns its routes take.
+#[derive(Debug, Clone)]
+pub(crate) struct Shape {
+    pub node: NodeId,
+    pub ends: Vec<PortEnd>,
+    /// Per (ingress port, egress port) at `in * ports + out`, the classes of the flows
+    /// routed from one to the other: which egress queues an ingress queue drains into.
+    pub turns: Vec<u8>,
+}
+
+impl Shape {
+    pub(crate) fn new(node: NodeId, ends: Vec<PortEnd>) -> Self {
+        let n = ends.len();
+        Self {
+            node,
+            ends,
+            turns: vec![0; n * n],
+        }
+    }
+
+    /// Whether flows of `class` are routed from ingress `from` to egress `to`.
+    fn turns(&self, from: usize, to: usize, class: u8) -> bool {
+        self.turns[from * self.ends.len() + to] & (1 << class) != 0
+    }
+}
+
+/// Whether `s` holds an ingress queue paused (QOFF) or a port paused (POFF): without one
+/// anywhere no queue is blocked, and a look finds nothing.
+pub(crate) fn holds_paused(s: &Switch) -> bool {
+    s.mmu.poff() != 0 || (0..s.ports.len()).any(|p| s.mmu.qoff(p) != 0)
+}
+
 /// What the detector reads of a switch's state at a look: per port the cycle its last
 /// cell left, per egress queue (port * 8 + class) its cells, per port its ingress queues'
 /// QOFF mask, and its ports' POFF mask. Taken where the switch runs: an MPI rank sends
 /// its switches' looks to the others (`crate::ranks`), which read everything else (far
-/// ends, turns) from their own copy of the network.
+/// ends, turns) from the switch's [`Shape`].
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Look {
     last_tx: Vec<u64>,
@@ -101,23 +135,24 @@ pub(crate) struct Look {
 }
 
 impl Look {
-    pub(crate) fn of(s: &Switch) -> Self {
+    /// Look at `s` again, in this look's room (a look per switch, kept between looks).
+    pub(crate) fn take(&mut self, s: &Switch) {
         let ports = s.ports.len();
-        Self {
-            last_tx: s.ports.iter().map(|p| p.stats.last_tx).collect(),
-            cells: (0..ports * 8)
-                .map(|i| s.mmu.egress_cells(i / 8, i % 8))
-                .collect(),
-            qoff: (0..ports).map(|p| s.mmu.qoff(p)).collect(),
-            poff: s.mmu.poff(),
-        }
+        self.last_tx.clear();
+        self.last_tx.extend(s.ports.iter().map(|p| p.stats.last_tx));
+        self.cells.clear();
+        self.cells
+            .extend((0..ports * 8).map(|i| s.mmu.egress_cells(i / 8, i % 8)));
+        self.qoff.clear();
+        self.qoff.extend((0..ports).map(|p| s.mmu.qoff(p)));
+        self.poff = s.mmu.poff();
     }
 }
 
 /// Whether egress queue `q` is blocked at `now`; its cells if so.
-fn blocked(all: &[&Switch], looks: &[Look], q: Queue, now: u64, hold: u64) -> u32 {
+fn blocked(all: &[Shape], looks: &[Look], q: Queue, now: u64, hold: u64) -> u32 {
     let (i, port, class) = q;
-    let PortEnd::Switch { switch, port: far } = all[i].ports[port].end else {
+    let PortEnd::Switch { switch, port: far } = all[i].ends[port] else {
         return 0;
     };
     let cells = looks[i].cells[port * 8 + class as usize];
@@ -135,14 +170,14 @@ fn blocked(all: &[&Switch], looks: &[Look], q: Queue, now: u64, hold: u64) -> u3
 /// switch, port and class, so the same state gives the same cycle).
 pub(crate) fn find(
     now: u64,
-    switches: &[&Switch],
+    switches: &[Shape],
     looks: &[Look],
     opts: &DeadlockOptions,
 ) -> Option<Deadlock> {
     let mut cells: HashMap<Queue, u32> = HashMap::new();
     let mut by_switch: Vec<Vec<Queue>> = vec![Vec::new(); switches.len()];
     for (i, s) in switches.iter().enumerate() {
-        for p in 0..s.ports.len() {
+        for p in 0..s.ends.len() {
             for c in 0..8u8 {
                 let n = blocked(switches, looks, (i, p, c), now, opts.hold_cycles);
                 if n > 0 {
@@ -156,7 +191,7 @@ pub(crate) fn find(
         return None;
     }
     let next_of = |q: &Queue| -> Vec<Queue> {
-        let PortEnd::Switch { switch, port } = switches[q.0].ports[q.1].end else {
+        let PortEnd::Switch { switch, port } = switches[q.0].ends[q.1] else {
             return Vec::new();
         };
         let next = &switches[switch];
@@ -198,7 +233,7 @@ pub(crate) fn find(
 /// The cycle `queues` as a [`Deadlock`], rotated to start at its lowest switch node.
 fn report(
     now: u64,
-    switches: &[&Switch],
+    switches: &[Shape],
     looks: &[Look],
     queues: &[Queue],
     cells: &HashMap<Queue, u32>,
@@ -207,7 +242,7 @@ fn report(
         .iter()
         .map(|q| {
             let s = &switches[q.0];
-            let PortEnd::Switch { switch, port } = s.ports[q.1].end else {
+            let PortEnd::Switch { switch, port } = s.ends[q.1] else {
                 unreachable!("a blocked queue faces a switch")
             };
             DeadlockHop {

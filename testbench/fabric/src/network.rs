@@ -17,8 +17,9 @@
 //! envelope arrives at least a cycle after it was sent, so the order in which switches
 //! step within a cycle does not matter. With [`RunOptions::threads`] above 1 the switches
 //! are partitioned and run in windows, one thread per partition (`crate::parallel`).
+//! An MPI rank builds only its partition's part ([`Network::of_rank`], `crate::ranks`).
 
-use crate::deadlock::{Deadlock, DeadlockOptions};
+use crate::deadlock::{Deadlock, DeadlockOptions, Shape};
 use crate::flows::{self, Flow};
 use crate::link::{ArmedFault, LinkFault};
 use crate::parallel::{self, Part, Plan};
@@ -98,7 +99,11 @@ fn ps_to_cycles(ps: u64, clock_hz: u64) -> u64 {
 pub struct Network {
     topo: Topology,
     clock_hz: u64,
+    /// The switches built here, by index: every switch, or an MPI rank's own
+    /// ([`of_rank`](Self::of_rank)).
     pub(crate) switches: Vec<Switch>,
+    /// Every switch's shape, by index, built here or not.
+    shapes: Vec<Shape>,
     flows: Vec<FlowState>,
     /// Per flow: the switches of its source and destination hosts.
     ends: Vec<(usize, usize)>,
@@ -120,6 +125,36 @@ impl Network {
         transports: &Transports,
         config: impl Fn(NodeId) -> SwitchConfig,
     ) -> Result<Network, BuildError> {
+        Self::build(topo, flows, (ecmp, transports), config, |_| true)
+    }
+
+    /// The part of the network MPI rank `rank` of `ranks` runs (`run_ranks`): the switches
+    /// of its partition (`crate::parallel::partition`) with their hosts' NICs and sinks;
+    /// every other switch only as its shape (`crate::deadlock::Shape`: its ports' far ends
+    /// and its routes' turns, which the deadlock detector reads).
+    /// Every flow's state is kept (a switch reads the route of any cell crossing it).
+    pub fn of_rank(
+        topo: Topology,
+        flows: &[Flow],
+        ecmp: Ecmp,
+        transports: &Transports,
+        config: impl Fn(NodeId) -> SwitchConfig,
+        (rank, ranks): (usize, usize),
+    ) -> Result<Network, BuildError> {
+        let part_of = parallel::partition(&topo, ranks);
+        Self::build(topo, flows, (ecmp, transports), config, |i| {
+            part_of[i] == rank
+        })
+    }
+
+    /// The network with the switches `here` says (by index) built; every switch's shape.
+    fn build(
+        topo: Topology,
+        flows: &[Flow],
+        (ecmp, transports): (Ecmp, &Transports),
+        config: impl Fn(NodeId) -> SwitchConfig,
+        here: impl Fn(usize) -> bool,
+    ) -> Result<Network, BuildError> {
         if flows.len() > u32::MAX as usize {
             return Err(BuildError::TooManyFlows(flows.len()));
         }
@@ -137,50 +172,63 @@ impl Network {
             .count();
         let total_flows = flows.len() + closed;
         let prop = |link: usize| ps_to_cycles(topo.links()[link].delay.0, clock_hz).max(1);
-        // Per host: (switch index, NIC index).
-        let mut nic_of = vec![(usize::MAX, usize::MAX); topo.node_count()];
-        let mut switches = Vec::with_capacity(derived.len());
+        // Per host: its switch's index, its port there and its NIC's index.
+        let mut nic_of = vec![(usize::MAX, 0u8, usize::MAX); topo.node_count()];
+        let mut shapes = Vec::with_capacity(derived.len());
+        let mut switches = Vec::new();
         for (i, (&node, d)) in topo.switches().iter().zip(&derived).enumerate() {
-            let mut nics = Vec::new();
-            let ports = topo
+            let mut hosts = 0;
+            let ends: Vec<PortEnd> = topo
                 .ports(node)
                 .iter()
                 .enumerate()
                 .map(|(p, &link)| {
                     let peer = topo.links()[link].peer(node);
-                    let end = if topo.is_switch(peer) {
-                        let s = index[peer as usize];
+                    if topo.is_switch(peer) {
                         let q = topo.ports(peer).iter().position(|&l| l == link);
                         PortEnd::Switch {
-                            switch: s,
+                            switch: index[peer as usize],
                             port: q.expect("a link is a port of both ends") as u8,
                         }
                     } else {
-                        nic_of[peer as usize] = (i, nics.len());
-                        nics.push(nic(peer, p, prop(link), d));
-                        PortEnd::Host(nics.len() - 1)
-                    };
-                    let peer_proc_cycles = match end {
-                        PortEnd::Switch { switch, port } => {
-                            default_proc_cycles(&derived[switch], port as usize)
-                        }
-                        PortEnd::Host(_) => 0,
-                    };
-                    Port {
-                        end,
-                        link,
-                        prop_cycles: prop(link),
-                        peer_proc_cycles,
-                        rate_bps: d.rate_bps[p],
-                        last_arrival: 0,
-                        stats: Default::default(),
+                        nic_of[peer as usize] = (i, p as u8, hosts);
+                        hosts += 1;
+                        PortEnd::Host(hosts - 1)
                     }
                 })
                 .collect();
-            let mut sw = Switch::new(node, i, d.clone(), ports, total_flows);
-            sw.nics = nics;
-            switches.push(sw);
+            if here(i) {
+                let links = topo.ports(node).iter().zip(&ends).enumerate();
+                let ports = links
+                    .clone()
+                    .map(|(p, (&link, &end))| Port {
+                        end,
+                        link,
+                        prop_cycles: prop(link),
+                        peer_proc_cycles: match end {
+                            PortEnd::Switch { switch, port } => {
+                                default_proc_cycles(&derived[switch], port as usize)
+                            }
+                            PortEnd::Host(_) => 0,
+                        },
+                        rate_bps: d.rate_bps[p],
+                        last_arrival: 0,
+                        stats: Default::default(),
+                    })
+                    .collect();
+                let nics = links
+                    .filter(|(_, (_, end))| matches!(end, PortEnd::Host(_)))
+                    .map(|(p, (&link, _))| nic(topo.links()[link].peer(node), p, prop(link), d))
+                    .collect();
+                let mut sw = Switch::new(node, i, d.clone(), ports, total_flows);
+                sw.nics = nics;
+                switches.push(sw);
+            }
+            shapes.push(Shape::new(node, ends));
         }
+        // A built switch's position among those built here.
+        let local =
+            |s: usize, switches: &[Switch]| switches.binary_search_by_key(&s, |sw| sw.index).ok();
         let tuples = flows::five_tuples(flows);
         let mut states = Vec::with_capacity(flows.len());
         let mut feedback = Vec::new();
@@ -191,14 +239,13 @@ impl Network {
             index: &index,
         };
         for (f, (flow, tuple)) in flows.iter().zip(tuples).enumerate() {
-            let (s, n) = nic_of[flow.src as usize];
+            let (s, port, n) = nic_of[flow.src as usize];
             let d = &derived[s];
-            let port = switches[s].nics[n].port;
             let line_bps = d.rate_bps[port as usize];
             let packets = flow.size.div_ceil(d.cfg.mtu_bytes as u64);
             let sender =
                 transport::sender(&transports.by_pg[flow.pg as usize], packets, line_bps, d);
-            let mut state = route.flow_state(&mut switches, f, *flow, tuple, d)?;
+            let mut state = route.flow_state(&mut shapes, f, *flow, tuple, d)?;
             state.header.src = port;
             state.packets = packets;
             state.sender = sender;
@@ -206,7 +253,9 @@ impl Network {
                 state.feedback = Some(flows.len() + feedback.len());
                 feedback.push(f);
             }
-            switches[s].nics[n].flows.push(f);
+            if let Some(at) = local(s, &switches) {
+                switches[at].nics[n].flows.push(f);
+            }
             states.push(state);
         }
         for of in feedback {
@@ -227,15 +276,17 @@ impl Network {
                 dport: t.sport,
                 protocol: t.protocol,
             };
-            let (s, n) = nic_of[back.src as usize];
+            let (s, port, _) = nic_of[back.src as usize];
             let f = states.len();
-            let mut state = route.flow_state(&mut switches, f, back, tuple, &derived[s])?;
-            state.header.src = switches[s].nics[n].port;
+            let mut state = route.flow_state(&mut shapes, f, back, tuple, &derived[s])?;
+            state.header.src = port;
             state.sender = Sender::Feedback { of };
             states.push(state);
             for host in [back.src, back.dst] {
-                let (s, n) = nic_of[host as usize];
-                switches[s].nics[n].answers = true;
+                let (s, _, n) = nic_of[host as usize];
+                if let Some(at) = local(s, &switches) {
+                    switches[at].nics[n].answers = true;
+                }
             }
         }
         for nic in switches.iter_mut().flat_map(|s| s.nics.iter_mut()) {
@@ -248,6 +299,7 @@ impl Network {
             topo,
             clock_hz,
             switches,
+            shapes,
             ends: states
                 .iter()
                 .map(|f| (nic_of[f.flow.src as usize].0, nic_of[f.flow.dst as usize].0))
@@ -393,6 +445,11 @@ impl Network {
 
     /// Run to `opts.end_cycle` (or to the deadlock, with `stop_at_deadlock`) and report.
     pub fn run(&mut self, opts: &RunOptions) -> Result<FabricSummary, SwitchError> {
+        assert_eq!(
+            self.switches.len(),
+            self.shapes.len(),
+            "a rank's part of the network runs with run_ranks"
+        );
         let t0 = Instant::now();
         // A fault rewrites a link's queue as cells join it, in the order one partition
         // delivers them.
@@ -400,7 +457,11 @@ impl Network {
             true => opts.threads.clamp(1, self.switches.len().max(1)),
             false => 1,
         };
-        let (groups, at, lookahead) = self.split(n);
+        let (part_of, plan) = plan(&self.topo, &self.shapes, &self.ends, self.clock_hz, n);
+        let mut groups: Vec<Vec<Switch>> = (0..n).map(|_| Vec::new()).collect();
+        for s in self.switches.drain(..) {
+            groups[part_of[s.index]].push(s);
+        }
         let flows = std::mem::take(&mut self.flows);
         let mut views: Vec<Vec<FlowState>> = (1..n).map(|_| flows.clone()).collect();
         views.push(flows);
@@ -411,11 +472,6 @@ impl Network {
             .map(|(i, (switches, flows))| Mutex::new(Part::new(i, switches, flows)))
             .collect();
         parts[0].lock().expect("not shared yet").faults = std::mem::take(&mut self.faults);
-        let plan = Plan {
-            at,
-            ends: &self.ends,
-            lookahead,
-        };
         let known = self.deadlock.take();
         let outcome = parallel::run(
             &parts,
@@ -453,16 +509,16 @@ impl Network {
         );
         let switches: Vec<SwitchReport> = self
             .switches
-            .iter()
+            .iter_mut()
             .map(|s| SwitchReport::of(s, &self.topo, end))
             .collect();
         let flows: Vec<FlowReport> = self.flows.iter().map(FlowReport::of).collect();
-        Ok(self.summarize(&switches, &flows, speed))
+        Ok(self.summarize(switches, &flows, speed))
     }
 
     fn summarize(
         &self,
-        switches: &[SwitchReport],
+        switches: Vec<SwitchReport>,
         flows: &[FlowReport],
         speed: report::Speed,
     ) -> FabricSummary {
@@ -480,36 +536,10 @@ impl Network {
         )
     }
 
-    /// The switches cut into `n` partitions (`crate::parallel::partition`), each in the
-    /// network's order; per switch, its partition and index there; the lookahead.
-    fn split(&mut self, n: usize) -> (Vec<Vec<Switch>>, Vec<(usize, usize)>, u64) {
-        let part_of = parallel::partition(&self.topo, n);
-        let lookahead = self
-            .switches
-            .iter()
-            .flat_map(|s| s.ports.iter().map(move |p| (s.index, p)))
-            .filter_map(|(i, p)| match p.end {
-                PortEnd::Switch { switch, .. } if part_of[switch] != part_of[i] => {
-                    Some(p.prop_cycles)
-                }
-                _ => None,
-            })
-            .min()
-            .unwrap_or(u64::MAX);
-        let mut at = vec![(0, 0); self.switches.len()];
-        let mut groups: Vec<Vec<Switch>> = (0..n).map(|_| Vec::new()).collect();
-        for s in self.switches.drain(..) {
-            let p = part_of[s.index];
-            at[s.index] = (p, groups[p].len());
-            groups[p].push(s);
-        }
-        (groups, at, lookahead)
-    }
-
     /// Whether the network runs on `ranks` MPI ranks, one partition each: at most one per
     /// switch, and no injected fault (a fault needs one partition).
     pub fn check_ranks(&self, ranks: usize) -> Result<(), String> {
-        let switches = self.switches.len();
+        let switches = self.shapes.len();
         if !(1..=switches).contains(&ranks) {
             return Err(format!(
                 "{ranks} MPI ranks; allowed: 1..={switches} (one partition of the {switches} switches per rank)"
@@ -524,10 +554,11 @@ impl Network {
     }
 
     /// Run as this rank of `world`, one partition per rank (`crate::ranks`, checked by
-    /// [`check_ranks`](Self::check_ranks)): the summary on rank 0, `None` on the others.
-    /// The outputs attached on each rank: its own switches' event streams
+    /// [`check_ranks`](Self::check_ranks)), the network built whole or as the rank's part
+    /// ([`of_rank`](Self::of_rank)): the summary on rank 0, `None` on the others. The
+    /// outputs attached on each rank: its own switches' event streams
     /// ([`attach_events_of_rank`](Self::attach_events_of_rank)), the waveform on rank 0
-    /// (another rank's dump is not finished).
+    /// (another rank's dump is not finished; a dump needs the whole network on every rank).
     #[cfg(feature = "mpi")]
     pub fn run_ranks(
         &mut self,
@@ -537,15 +568,10 @@ impl Network {
         use mpi::traits::Communicator;
         let t0 = Instant::now();
         let (n, me) = (world.size() as usize, world.rank() as usize);
-        let (mut groups, at, lookahead) = self.split(n);
-        let own = std::mem::take(&mut groups[me]);
-        let mut rest: Vec<Switch> = groups.into_iter().flatten().collect();
-        rest.sort_by_key(|s| s.index);
-        let plan = Plan {
-            at,
-            ends: &self.ends,
-            lookahead,
-        };
+        let mut switches = std::mem::take(&mut self.switches);
+        let (part_of, plan) = plan(&self.topo, &self.shapes, &self.ends, self.clock_hz, n);
+        let (own, rest): (Vec<Switch>, Vec<Switch>) =
+            switches.drain(..).partition(|s| part_of[s.index] == me);
         let mut part = Part::new(me, own, std::mem::take(&mut self.flows));
         part.faults = std::mem::take(&mut self.faults);
         let start = (self.now, self.deadlock.take());
@@ -569,8 +595,52 @@ impl Network {
         }
         Ok(out
             .reports
-            .map(|(switches, flows, speed)| self.summarize(&switches, &flows, speed)))
+            .map(|(switches, flows, speed)| self.summarize(switches, &flows, speed)))
     }
+}
+
+/// The switches (`shapes`, by index) of `topo` cut into `n` partitions
+/// (`crate::parallel::partition`): per switch its partition, and the map of the run (per
+/// switch its partition and its index there, each partition's switches in the network's
+/// order; per flow its `ends`; the lookahead at `clock_hz`).
+fn plan<'a>(
+    topo: &Topology,
+    shapes: &'a [Shape],
+    ends: &'a [(usize, usize)],
+    clock_hz: u64,
+    n: usize,
+) -> (Vec<usize>, Plan<'a>) {
+    let part_of = parallel::partition(topo, n);
+    let lookahead = shapes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            let ports = topo.ports(s.node).iter().zip(&s.ends);
+            ports.map(move |(&link, end)| (i, link, *end))
+        })
+        .filter_map(|(i, link, end)| match end {
+            PortEnd::Switch { switch, .. } if part_of[switch] != part_of[i] => {
+                Some(ps_to_cycles(topo.links()[link].delay.0, clock_hz).max(1))
+            }
+            _ => None,
+        })
+        .min()
+        .unwrap_or(u64::MAX);
+    let mut count = vec![0; n];
+    let at = part_of
+        .iter()
+        .map(|&p| {
+            count[p] += 1;
+            (p, count[p] - 1)
+        })
+        .collect();
+    let plan = Plan {
+        at,
+        ends,
+        shapes,
+        lookahead,
+    };
+    (part_of, plan)
 }
 
 /// Every switch's configuration, with its ports from its links, validated; the clock and
@@ -660,10 +730,10 @@ struct Route<'a> {
 impl Route<'_> {
     /// The state of flow `f` (5-tuple `tuple`, from a host under a switch configured as `d`)
     /// before it starts: its route, which also marks the turns it takes at each switch
-    /// (`Switch::turns`, for the deadlock detector).
+    /// (`Shape::turns`, for the deadlock detector).
     fn flow_state(
         &self,
-        switches: &mut [Switch],
+        shapes: &mut [Shape],
         f: usize,
         flow: Flow,
         tuple: routing::FiveTuple,
@@ -683,11 +753,11 @@ impl Route<'_> {
             .collect();
         let links = Routes::links_of(topo, &path);
         for (w, hop) in links.windows(2).zip(&path[1..]) {
-            let sw = &mut switches[index[hop.node as usize]];
+            let shape = &mut shapes[index[hop.node as usize]];
             let from = topo.ports(hop.node).iter().position(|&l| l == w[0]);
-            let n = sw.ports.len();
+            let n = shape.ends.len();
             let from = from.expect("a path's links are ports of its nodes");
-            sw.turns[from * n + hop.port] |= 1 << flow.pg;
+            shape.turns[from * n + hop.port] |= 1 << flow.pg;
         }
         let header = PacketHdr {
             flow: f as u32,

@@ -15,11 +15,13 @@
 //!   propagation delay of a link between two partitions (the lookahead: nothing sent at
 //!   or after `T` reaches another partition before `T + L`). A window also ends after a
 //!   deadlock check's cycle, so the detector looks at the same cycles as one partition
-//!   does, on every switch at once.
+//!   does, on every switch at once; it looks only when some switch holds a paused queue
+//!   (without one no queue is blocked).
 //! - **What is exchanged** at the horizon: the envelopes sent to switches of other
 //!   partitions and the values carried beside packets for receivers there
 //!   (`crate::transport::Carry`), in partition order and, within one, in sending order:
-//!   the order each link and each flow had. The waveform's writer then takes what every
+//!   the order each link and each flow had; on threads each message goes straight to its
+//!   partition (one pass over the messages). The waveform's writer then takes what every
 //!   switch recorded below the horizon (`crate::waves`), merged by cycle and switch id.
 //!
 //! A switch steps in the same cycles whatever the partition: its wake is the earliest of
@@ -30,7 +32,7 @@
 //! ([`Partitions`]): here on threads of one process, in `crate::ranks` (feature `mpi`)
 //! one partition per MPI rank.
 
-use crate::deadlock::{self, Deadlock, DeadlockOptions, Look};
+use crate::deadlock::{self, Deadlock, DeadlockOptions, Look, Shape};
 use crate::link::{ArmedFault, Envelope, Message};
 use crate::network::RunOptions;
 use crate::switch::{FlowState, Outbox, Switch, SwitchError};
@@ -47,6 +49,8 @@ pub(crate) struct Plan<'a> {
     pub at: Vec<(usize, usize)>,
     /// Per flow: the switches of its source and of its destination host.
     pub ends: &'a [(usize, usize)],
+    /// Per switch, its shape (what the deadlock detector reads of it).
+    pub shapes: &'a [Shape],
     /// The smallest delay of a link between two partitions, cycles (`u64::MAX`: none).
     pub lookahead: u64,
 }
@@ -141,6 +145,11 @@ impl Part {
             .unwrap_or(u64::MAX)
     }
 
+    /// Whether a switch here holds a paused queue (`deadlock::holds_paused`).
+    pub fn holds_paused(&self) -> bool {
+        self.switches.iter().any(deadlock::holds_paused)
+    }
+
     /// Run every cycle below `horizon` in which a switch of the partition has something
     /// to do; stop at the first error.
     pub fn window(&mut self, horizon: u64, plan: &Plan, topo: &Topology) {
@@ -185,27 +194,8 @@ impl Part {
     }
 }
 
-impl Part {
-    /// At the horizon: what partition `sent` (another) sent to this one's switches and
-    /// flows, in its sending order.
-    pub fn take_in(&mut self, sent: &Outbox, plan: &Plan, topo: &Topology) {
-        for &e in &sent.envelopes {
-            let (p, i) = plan.at[e.switch];
-            if p == self.index {
-                deliver(e, &mut self.switches[i], &mut self.faults, topo);
-            }
-        }
-        for &c in &sent.carried {
-            let (_, to) = plan.ends[c.flow as usize];
-            if plan.at[to].0 == self.index {
-                c.deliver(&mut self.flows);
-            }
-        }
-    }
-}
-
 /// Hand envelope `e` to its switch `sw` (through the `faults` in force).
-fn deliver(e: Envelope, sw: &mut Switch, faults: &mut [ArmedFault], topo: &Topology) {
+pub(crate) fn deliver(e: Envelope, sw: &mut Switch, faults: &mut [ArmedFault], topo: &Topology) {
     if e.at < sw.cycle() {
         sw.late_in += 1;
     }
@@ -246,18 +236,30 @@ fn lock(part: &Mutex<Part>) -> MutexGuard<'_, Part> {
     part.lock().expect("a partition's thread panicked")
 }
 
+/// Where the partitions stand between two windows (the answer of [`Partitions::poll`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Poll {
+    /// The earliest cycle a switch of any partition has something to do.
+    pub first: u64,
+    /// Whether a partition has failed.
+    pub failed: bool,
+    /// Whether a switch of any partition holds a paused queue: without one a deadlock
+    /// look finds nothing, and is not taken.
+    pub paused: bool,
+}
+
 /// What the window loop ([`drive`]) asks of the partitions, wherever they run: on threads
 /// of this process ([`Threads`]) or one per MPI rank (`crate::ranks`). On MPI every rank
-/// runs the loop, and each call is a collective step that gives every rank the same
-/// answer.
+/// runs the loop, and each call gives every rank the same answer.
 pub(crate) trait Partitions {
-    /// The earliest cycle a switch of any partition has something to do, and whether a
-    /// partition has failed.
-    fn poll(&mut self) -> (u64, bool);
+    /// Where the partitions stand (after the last exchange).
+    fn poll(&mut self) -> Poll;
     /// Every partition runs every cycle below `horizon` in which it has work.
     fn window(&mut self, horizon: u64);
-    /// The messages sent across partitions this window handed over, in partition order.
-    fn exchange(&mut self);
+    /// The messages sent across partitions this window handed over, in partition order;
+    /// `check`: the window ended just after a deadlock check's cycle (an MPI rank sends
+    /// its switches' looks with its messages).
+    fn exchange(&mut self, check: bool);
     /// What every switch recorded of its signals below the horizon, into the dump.
     fn flush(&mut self, waves: &mut FabricWaves);
     /// The deadlock at cycle `now` over every switch, if any.
@@ -278,29 +280,33 @@ pub(crate) fn drive(
     let mut next_check = now + every;
     let mut end = opts.end_cycle;
     let mut found = found;
+    // The last window's horizon.
+    let mut h = now;
     loop {
-        let (first, failed) = parts.poll();
-        let t = first.min(next_check);
-        if t >= end || failed {
-            return (end, found);
-        }
-        let window = lookahead.saturating_add(opts.horizon_error);
-        let h = t.saturating_add(window).min(next_check + 1).min(end);
-        parts.window(h);
-        parts.exchange();
-        if let Some(w) = waves.as_deref_mut() {
-            // Every switch has run every cycle below the horizon: the dump takes their
-            // changes, merged by cycle and switch, whatever the partition.
-            parts.flush(w);
-        }
+        let poll = parts.poll();
         if next_check < h {
-            if found.is_none() {
+            // The last window ended just after the check's cycle: every switch is as it
+            // was then.
+            if found.is_none() && poll.paused {
                 found = parts.deadlock(next_check, &opts.deadlock);
                 if found.is_some() && opts.stop_at_deadlock {
                     end = next_check + 1;
                 }
             }
             next_check += every;
+        }
+        let t = poll.first.min(next_check);
+        if t >= end || poll.failed {
+            return (end, found);
+        }
+        let window = lookahead.saturating_add(opts.horizon_error);
+        h = t.saturating_add(window).min(next_check + 1).min(end);
+        parts.window(h);
+        parts.exchange(next_check < h && found.is_none());
+        if let Some(w) = waves.as_deref_mut() {
+            // Every switch has run every cycle below the horizon: the dump takes their
+            // changes, merged by cycle and switch, whatever the partition.
+            parts.flush(w);
         }
     }
 }
@@ -313,13 +319,23 @@ struct Threads<'a> {
     topo: &'a Topology,
     horizon: &'a AtomicU64,
     barrier: &'a Barrier,
+    /// Every switch's look, kept between looks for its room.
+    looks: Vec<Look>,
 }
 
 impl Partitions for Threads<'_> {
-    fn poll(&mut self) -> (u64, bool) {
-        let first = self.parts.iter().map(|p| lock(p).next_wake()).min();
-        let failed = self.parts.iter().any(|p| lock(p).error.is_some());
-        (first.unwrap_or(u64::MAX), failed)
+    fn poll(&mut self) -> Poll {
+        let mut poll = Poll {
+            first: u64::MAX,
+            failed: false,
+            paused: false,
+        };
+        for p in self.parts.iter().map(lock) {
+            poll.first = poll.first.min(p.next_wake());
+            poll.failed |= p.error.is_some();
+            poll.paused = poll.paused || p.holds_paused();
+        }
+        poll
     }
 
     fn window(&mut self, horizon: u64) {
@@ -329,7 +345,7 @@ impl Partitions for Threads<'_> {
         self.barrier.wait();
     }
 
-    fn exchange(&mut self) {
+    fn exchange(&mut self, _check: bool) {
         exchange(self.parts, self.plan, self.topo);
     }
 
@@ -345,14 +361,11 @@ impl Partitions for Threads<'_> {
 
     fn deadlock(&mut self, now: u64, opts: &DeadlockOptions) -> Option<Deadlock> {
         let guards: Vec<_> = self.parts.iter().map(lock).collect();
-        let all: Vec<&Switch> = self
-            .plan
-            .at
-            .iter()
-            .map(|&(p, i)| &guards[p].switches[i])
-            .collect();
-        let looks: Vec<Look> = all.iter().map(|s| Look::of(s)).collect();
-        deadlock::find(now, &all, &looks, opts)
+        self.looks.resize_with(self.plan.at.len(), Look::default);
+        for (look, &(p, i)) in self.looks.iter_mut().zip(&self.plan.at) {
+            look.take(&guards[p].switches[i]);
+        }
+        deadlock::find(now, self.plan.shapes, &self.looks, opts)
     }
 }
 
@@ -398,6 +411,7 @@ pub(crate) fn run(
             topo,
             horizon: &horizon,
             barrier: &barrier,
+            looks: Vec::new(),
         };
         let (end, found) = drive(&mut threads, plan.lookahead, start, waves, opts);
         horizon.store(STOP, Ordering::Relaxed);
@@ -428,7 +442,8 @@ pub(crate) fn run(
     })
 }
 
-/// At the horizon: every partition's messages for the others, in partition order.
+/// At the horizon: every partition's messages for the others, in partition order, each
+/// handed straight to its partition.
 fn exchange(parts: &[Mutex<Part>], plan: &Plan, topo: &Topology) {
     if parts.len() == 1 {
         return;
@@ -436,45 +451,69 @@ fn exchange(parts: &[Mutex<Part>], plan: &Plan, topo: &Topology) {
     let mut guards: Vec<_> = parts.iter().map(lock).collect();
     for from in 0..guards.len() {
         let mut sent = std::mem::take(&mut guards[from].cross);
-        for (to, part) in guards.iter_mut().enumerate() {
-            if to != from {
-                part.take_in(&sent, plan, topo);
-            }
+        for e in sent.envelopes.drain(..) {
+            let (p, i) = plan.at[e.switch];
+            let to = &mut *guards[p];
+            deliver(e, &mut to.switches[i], &mut to.faults, topo);
+        }
+        for c in sent.carried.drain(..) {
+            let (_, dst) = plan.ends[c.flow as usize];
+            c.deliver(&mut guards[plan.at[dst].0].flows);
         }
         // The emptied buffers keep their room for the next window.
-        sent.envelopes.clear();
-        sent.carried.clear();
         guards[from].cross = sent;
     }
 }
 
-/// The flows as one partition would have them: each flow's sender from its source's
-/// partition, its receiver from its destination's (the cells a misrouted packet left at
-/// other hosts added).
-pub(crate) fn merge_flows(mut views: Vec<Vec<FlowState>>, plan: &Plan) -> Vec<FlowState> {
+/// A flow's copy in one partition (its state, or an MPI rank's report of it): right on
+/// the sender's side where the flow's source is, on the receiver's where its destination
+/// is; cells that reached a host elsewhere (misrouted) counted where they landed.
+pub(crate) trait FlowCopy {
+    /// Its receiver's cells received and received out of order.
+    fn counts(&mut self) -> (&mut u64, &mut u64);
+    /// This copy (the destination's) with the sender's side of `src` (the source's).
+    fn with_sender(self, src: Self) -> Self;
+}
+
+impl FlowCopy for FlowState {
+    fn counts(&mut self) -> (&mut u64, &mut u64) {
+        (&mut self.recv.received, &mut self.recv.reordered)
+    }
+
+    fn with_sender(self, mut src: Self) -> Self {
+        src.recv = self.recv;
+        src
+    }
+}
+
+/// The flows as one partition would have them, from each partition's copies (`views`, by
+/// partition): each flow's sender from its source's partition, its receiver from its
+/// destination's, the cells other partitions' hosts took added.
+pub(crate) fn merge_flows<T: FlowCopy>(views: Vec<Vec<T>>, plan: &Plan) -> Vec<T> {
     if views.len() == 1 {
-        return views.pop().unwrap_or_default();
+        return views.into_iter().next().unwrap_or_default();
     }
     let part = |switch: usize| plan.at[switch].0;
     // Each flow's copies are taken out of the views, not cloned.
     let mut views: Vec<_> = views.into_iter().map(Vec::into_iter).collect();
     (0..plan.ends.len())
         .map(|f| {
-            let (src, dst) = plan.ends[f];
-            let mut copies: Vec<FlowState> = views
-                .iter_mut()
-                .map(|v| v.next().expect("every partition has every flow"))
-                .collect();
-            let mut recv = std::mem::take(&mut copies[part(dst)].recv);
-            for (p, copy) in copies.iter().enumerate() {
-                if p != part(dst) {
-                    recv.received += copy.recv.received;
-                    recv.reordered += copy.recv.reordered;
-                }
+            let (src, dst) = (part(plan.ends[f].0), part(plan.ends[f].1));
+            let mut copies: Vec<Option<T>> = views.iter_mut().map(|v| v.next()).collect();
+            let (mut received, mut reordered) = (0, 0);
+            for c in copies.iter_mut().flatten() {
+                let (r, o) = c.counts();
+                received += *r;
+                reordered += *o;
             }
-            let mut fs = copies.swap_remove(part(src));
-            fs.recv = recv;
-            fs
+            let take = |c: &mut Option<T>| c.take().expect("every partition has every flow");
+            let mut merged = take(&mut copies[dst]);
+            let (r, o) = merged.counts();
+            (*r, *o) = (received, reordered);
+            match src == dst {
+                true => merged,
+                false => merged.with_sender(take(&mut copies[src])),
+            }
         })
         .collect()
 }

@@ -2,18 +2,28 @@
 //! under `mpirun -np N` or `srun -n N` runs partition `r` of `N` (`crate::parallel`'s,
 //! as `--threads N` would) on rank `r`, with the same results byte for byte.
 //!
-//! Every rank builds the whole network from the same inputs (the build is deterministic)
-//! and steps only its own partition's switches; the others stay as built, for what the
-//! loop reads of their structure (far ends, routes' turns, signal names). Every rank runs
-//! the same loop (`crate::parallel::drive`); each of its steps is a collective that gives
-//! every rank the same answer:
-//! - the earliest wake and whether a rank failed: a reduction (minimum);
-//! - at the horizon, each rank's envelopes and carried values for other partitions
-//!   (`crate::parallel`'s `cross`): gathered to every rank, which takes its own in rank
-//!   order, the order the threads' exchange hands them over in;
-//! - a deadlock look: every rank's [`Look`]s gathered to every rank, each running the
-//!   same search;
-//! - the waveform: each rank's recorded changes gathered to rank 0, which writes the dump;
+//! A rank builds only its own partition's switches, with their hosts' NICs and sinks
+//! (`Network::of_rank`); every other switch is there only as its shape (its ports' far
+//! ends and its routes' turns, `crate::deadlock::Shape`), for the envelopes' addresses and
+//! the deadlock detector. Every rank keeps every flow's state (a switch reads the route of
+//! any cell crossing it). A waveform needs every switch's signals on every rank, so a run
+//! with `--vcd`/`--wave` builds the whole network on each (the others' switches then
+//! stay as built, and rank 0 gives them what their ranks recorded).
+//!
+//! Every rank runs the same loop (`crate::parallel::drive`); each of its steps gives every
+//! rank the same answer:
+//! - at the horizon, one all-gather of a header per rank: its earliest wake (lowered to
+//!   the cycles its messages for other ranks act at), whether it failed, whether it holds
+//!   a paused queue, and the length of its messages; then, only if some rank sent any,
+//!   the envelopes and carried values for other partitions (`crate::parallel`'s `cross`)
+//!   gathered to every rank, which takes its own in rank order (the threads' order). The
+//!   header answers the next poll: one collective a window without cross traffic, two
+//!   with;
+//! - a deadlock look, at the detector's cadence: every rank's [`Look`]s ride with its
+//!   messages at the check's horizon (so that window's second all-gather always runs),
+//!   and every rank runs the same search, only when some rank holds a paused queue;
+//! - the waveform: each rank's recorded changes gathered to rank 0, which writes the dump
+//!   (the held queues, which only the view reads, once at the end);
 //! - at the end: each rank's switch and flow reports gathered to rank 0, which writes the
 //!   summary; the first error (by cycle, then switch) gathered to every rank.
 //!
@@ -22,13 +32,12 @@
 
 use crate::deadlock::{self, Deadlock, DeadlockOptions, Look};
 use crate::network::RunOptions;
-use crate::parallel::{drive, Part, Partitions, Plan};
+use crate::parallel::{deliver, drive, merge_flows, FlowCopy, Part, Partitions, Plan, Poll};
 use crate::report::{FlowReport, Speed, SwitchReport};
 use crate::switch::{FlowState, Outbox, Switch, SwitchError};
 use crate::topology::Topology;
 use crate::waves::{self, FabricWaves, Recorded};
 use hw_model::InvariantError;
-use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator, CommunicatorCollectives, Root};
@@ -43,11 +52,16 @@ fn all_gather(world: &SimpleCommunicator, bytes: &[u8]) -> Vec<Vec<u8>> {
     let n = world.size() as usize;
     let mut counts = vec![0 as Count; n];
     world.all_gather_into(&count(bytes), &mut counts[..]);
-    let (displs, total) = displacements(&counts);
+    all_gather_counted(world, bytes, &counts)
+}
+
+/// Every rank's `bytes`, in rank order, their lengths known (`counts`).
+fn all_gather_counted(world: &SimpleCommunicator, bytes: &[u8], counts: &[Count]) -> Vec<Vec<u8>> {
+    let (displs, total) = displacements(counts);
     let mut all = vec![0u8; total];
-    let mut into = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+    let mut into = PartitionMut::new(&mut all[..], counts, &displs[..]);
     world.all_gather_varcount_into(bytes, &mut into);
-    split(&all, &counts, &displs)
+    split(&all, counts, &displs)
 }
 
 /// Every rank's `bytes`, in rank order, on rank 0 (`None` elsewhere).
@@ -98,58 +112,65 @@ fn decode<T: DeserializeOwned>(bytes: &[u8]) -> T {
     postcard::from_bytes(bytes).expect("a rank's message decodes as it was encoded")
 }
 
-/// This rank's partition and the others' switches as built (by index).
+/// This rank's partition, the others' switches as built (by index; only for a waveform),
+/// and where the ranks stood at the last exchange (the next poll's answer).
 struct Ranks<'a> {
     world: &'a SimpleCommunicator,
     part: Part,
     rest: Vec<Switch>,
     plan: &'a Plan<'a>,
     topo: &'a Topology,
+    polled: Option<Poll>,
+    /// Every switch's look at the last check, as the exchange brought them.
+    looks: Vec<Look>,
 }
+
+/// A rank's header at the horizon: its earliest wake, whether it failed, whether it
+/// holds a paused queue, the length of its messages.
+const HEADER: usize = 4;
 
 impl Ranks<'_> {
-    /// Every switch of the network, by its index.
-    fn all(&self) -> Vec<&Switch> {
-        let mut all: Vec<&Switch> = self.part.switches.iter().chain(&self.rest).collect();
-        all.sort_by_key(|s| s.index);
-        all
-    }
-}
-
-impl Partitions for Ranks<'_> {
-    fn poll(&mut self) -> (u64, bool) {
-        // One reduction: the earliest wake, and 0 where a rank failed.
-        let mine = [self.part.next_wake(), u64::from(self.part.error.is_none())];
-        let mut all = [0u64; 2];
-        self.world
-            .all_reduce_into(&mine[..], &mut all[..], SystemOperation::min());
-        (all[0], all[1] == 0)
-    }
-
-    fn window(&mut self, horizon: u64) {
-        self.part.window(horizon, self.plan, self.topo);
+    /// Every rank's header (this one's: `first`, `bytes`), and where the ranks stand.
+    fn headers(&self, first: u64, bytes: usize) -> (Vec<u64>, Poll) {
+        let mine = [
+            first,
+            u64::from(self.part.error.is_some()),
+            u64::from(self.part.holds_paused()),
+            bytes as u64,
+        ];
+        let mut all = vec![0u64; HEADER * self.world.size() as usize];
+        self.world.all_gather_into(&mine[..], &mut all[..]);
+        let rows = || all.chunks(HEADER);
+        let poll = Poll {
+            first: rows().map(|h| h[0]).min().unwrap_or(u64::MAX),
+            failed: rows().any(|h| h[1] != 0),
+            paused: rows().any(|h| h[2] != 0),
+        };
+        (all, poll)
     }
 
-    fn exchange(&mut self) {
-        let sent = std::mem::take(&mut self.part.cross);
-        let bytes = encode(&(&sent.envelopes, &sent.carried));
-        let me = self.part.index;
-        for (from, bytes) in all_gather(self.world, &bytes).iter().enumerate() {
-            if from == me {
-                continue;
+    /// At the horizon: what another rank `sent` to this one's switches and flows, in its
+    /// sending order.
+    fn take_in(&mut self, sent: &Outbox) {
+        let (part, plan) = (&mut self.part, self.plan);
+        for &e in &sent.envelopes {
+            let (p, i) = plan.at[e.switch];
+            if p == part.index {
+                deliver(e, &mut part.switches[i], &mut part.faults, self.topo);
             }
-            let (envelopes, carried) = decode(bytes);
-            let got = Outbox { envelopes, carried };
-            self.part.take_in(&got, self.plan, self.topo);
         }
-        // The emptied buffers keep their room for the next window.
-        let mut sent = sent;
-        sent.envelopes.clear();
-        sent.carried.clear();
-        self.part.cross = sent;
+        for &c in &sent.carried {
+            let (_, to) = plan.ends[c.flow as usize];
+            if plan.at[to].0 == part.index {
+                c.deliver(&mut part.flows);
+            }
+        }
     }
 
-    fn flush(&mut self, w: &mut FabricWaves) {
+    /// What this rank's switches recorded for the dump, gathered to rank 0 into the
+    /// others' switches there, and merged into the dump; with the queues that held cells
+    /// when `held` (only the view at the end reads them).
+    fn gather_recorded(&mut self, w: &mut FabricWaves, held: bool) {
         // Rank 0's own switches keep what they recorded; the others send theirs.
         let mine: Vec<(usize, Recorded)> = match self.part.index {
             0 => Vec::new(),
@@ -157,7 +178,7 @@ impl Partitions for Ranks<'_> {
                 .part
                 .switches
                 .iter_mut()
-                .map(|s| (s.index, waves::take_recorded(s)))
+                .map(|s| (s.index, waves::take_recorded(s, held)))
                 .collect(),
         };
         let Some(all) = gather(self.world, &encode(&mine)) else {
@@ -179,21 +200,84 @@ impl Partitions for Ranks<'_> {
         all.sort_by_key(|s| s.index);
         w.flush(&mut all);
     }
+}
 
-    fn deadlock(&mut self, now: u64, opts: &DeadlockOptions) -> Option<Deadlock> {
-        let mine: Vec<(usize, Look)> = self
-            .part
-            .switches
+impl Partitions for Ranks<'_> {
+    fn poll(&mut self) -> Poll {
+        match self.polled.take() {
+            Some(p) => p,
+            None => self.headers(self.part.next_wake(), 0).1,
+        }
+    }
+
+    fn window(&mut self, horizon: u64) {
+        self.part.window(horizon, self.plan, self.topo);
+    }
+
+    fn exchange(&mut self, check: bool) {
+        let mut sent = std::mem::take(&mut self.part.cross);
+        // At a check the looks ride with the messages: no collective of their own.
+        let looks: Vec<(usize, Look)> = match check {
+            true => self
+                .part
+                .switches
+                .iter()
+                .map(|s| {
+                    let mut look = Look::default();
+                    look.take(s);
+                    (s.index, look)
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        let empty = sent.envelopes.is_empty() && sent.carried.is_empty() && looks.is_empty();
+        let bytes = match empty {
+            true => Vec::new(),
+            false => encode(&(&sent.envelopes, &sent.carried, &looks)),
+        };
+        // A message wakes its switch at its cycle: the wake it gives is known here.
+        let first = sent
+            .envelopes
             .iter()
-            .map(|s| (s.index, Look::of(s)))
+            .map(|e| e.at)
+            .fold(self.part.next_wake(), u64::min);
+        let (headers, poll) = self.headers(first, bytes.len());
+        self.polled = Some(poll);
+        let counts: Vec<Count> = headers
+            .chunks(HEADER)
+            .map(|h| Count::try_from(h[3]).expect("a rank's message below 2 GiB"))
             .collect();
-        let mut looks = vec![Look::default(); self.plan.at.len()];
-        for bytes in all_gather(self.world, &encode(&mine)) {
-            for (index, look) in decode::<Vec<(usize, Look)>>(&bytes) {
-                looks[index] = look;
+        if counts.iter().any(|&c| c > 0) {
+            self.looks.resize_with(self.plan.at.len(), Look::default);
+            for (from, bytes) in all_gather_counted(self.world, &bytes, &counts)
+                .iter()
+                .enumerate()
+            {
+                if bytes.is_empty() {
+                    continue;
+                }
+                let (envelopes, carried, looks): (_, _, Vec<(usize, Look)>) = decode(bytes);
+                for (index, look) in looks {
+                    self.looks[index] = look;
+                }
+                if from != self.part.index {
+                    self.take_in(&Outbox { envelopes, carried });
+                }
             }
         }
-        deadlock::find(now, &self.all(), &looks, opts)
+        // The emptied buffers keep their room for the next window.
+        sent.envelopes.clear();
+        sent.carried.clear();
+        self.part.cross = sent;
+    }
+
+    fn flush(&mut self, w: &mut FabricWaves) {
+        self.gather_recorded(w, false);
+    }
+
+    fn deadlock(&mut self, now: u64, opts: &DeadlockOptions) -> Option<Deadlock> {
+        // The looks came with the check's exchange.
+        deadlock::find(now, self.plan.shapes, &self.looks, opts)
     }
 }
 
@@ -216,7 +300,7 @@ struct RankReport {
     busy_seconds: f64,
 }
 
-/// How a rank's run went: every switch back by index and the rank's view of the flows;
+/// How a rank's run went: the switches built here back by index and the rank's view of the flows;
 /// on rank 0, every switch's report and the merged flows' reports with the run's cost.
 pub(crate) struct RankOutcome {
     pub end: u64,
@@ -226,7 +310,8 @@ pub(crate) struct RankOutcome {
     pub reports: Option<(Vec<SwitchReport>, Vec<FlowReport>, Speed)>,
 }
 
-/// Run this rank's partition `part` (`rest`: the other switches, by index) from cycle `now` to
+/// Run this rank's partition `part` (`rest`: the other switches built here, by index: only
+/// for a waveform) from cycle `now` to
 /// `opts.end_cycle` (or the deadlock); `t0` when the run started, for its wall time.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
@@ -246,6 +331,8 @@ pub(crate) fn run(
         rest,
         plan,
         topo,
+        polled: None,
+        looks: Vec::new(),
     };
     let (end, deadlock) = drive(
         &mut ranks,
@@ -256,7 +343,7 @@ pub(crate) fn run(
     );
     if let Some(w) = waves {
         // The switches' first PAUSE and held queues as they end, for the view.
-        ranks.flush(w);
+        ranks.gather_recorded(w, true);
     }
     first_error(world, ranks.part.error.take())?;
     let Ranks {
@@ -268,7 +355,7 @@ pub(crate) fn run(
     let mine = RankReport {
         switches: part
             .switches
-            .iter()
+            .iter_mut()
             .map(|s| (s.index, SwitchReport::of(s, topo, end)))
             .collect(),
         flows: part.flows.iter().map(FlowReport::of).collect(),
@@ -322,9 +409,20 @@ fn first_error(
     }
 }
 
-/// On rank 0: the switches' reports by index, the flows' merged as
-/// `crate::parallel::merge_flows` merges the threads' views (`flows`: rank 0's, for the
-/// senders' transport names), and the run's cost over every rank.
+impl FlowCopy for FlowReport {
+    fn counts(&mut self) -> (&mut u64, &mut u64) {
+        (&mut self.received, &mut self.reordered)
+    }
+
+    fn with_sender(mut self, src: Self) -> Self {
+        self.sender = src.sender;
+        self
+    }
+}
+
+/// On rank 0: the switches' reports by index, the flows' merged as the threads' views are
+/// (`crate::parallel::merge_flows`; `flows`: rank 0's, for the senders' transport names,
+/// which the reports do not carry), and the run's cost over every rank.
 fn merge(
     all: Vec<RankReport>,
     flows: &[FlowState],
@@ -344,18 +442,10 @@ fn merge(
         views.push(r.flows);
     }
     switches.sort_by_key(|s| s.0);
-    let part = |switch: usize| plan.at[switch].0;
-    let merged = (0..plan.ends.len())
-        .map(|f| {
-            let (src, dst) = plan.ends[f];
-            let mut r = views[part(dst)][f].clone();
-            r.received = views.iter().map(|v| v[f].received).sum();
-            r.reordered = views.iter().map(|v| v[f].reordered).sum();
-            r.sender = views[part(src)][f].sender.clone();
-            r.sender.transport = flows[f].sender.stats().transport;
-            r
-        })
-        .collect();
+    let mut merged = merge_flows(views, plan);
+    for (r, f) in merged.iter_mut().zip(flows) {
+        r.sender.transport = f.sender.stats().transport;
+    }
     let speed = Speed::new(end, clock_hz, wall, cpu, busy);
     (switches.into_iter().map(|s| s.1).collect(), merged, speed)
 }

@@ -259,8 +259,9 @@ pub(crate) struct SwitchReport {
 }
 
 impl SwitchReport {
-    /// The report of switch `s` at `end`.
-    pub(crate) fn of(s: &Switch, topo: &Topology, end: u64) -> Self {
+    /// The report of switch `s` at `end`; its occupancy series moves into the report (one
+    /// copy of a series that may be a million intervals long).
+    pub(crate) fn of(s: &mut Switch, topo: &Topology, end: u64) -> Self {
         let sb = &s.scoreboard;
         let mut violations = Vec::new();
         if sb.reordered + sb.misrouted + s.misrouted_in + s.overrun > 0 {
@@ -293,8 +294,8 @@ impl SwitchReport {
             injected: s.nics.iter().map(|n| n.cells_sent).sum(),
             on_links: s.cells_on_links(),
             violations,
-            summary: switch_summary(s),
             links: links_of(topo, s, end),
+            summary: switch_summary(s),
         }
     }
 }
@@ -326,7 +327,7 @@ impl FlowReport {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn summarize(
     topo: &Topology,
-    switches: &[SwitchReport],
+    switches: Vec<SwitchReport>,
     flows: &[FlowState],
     reports: &[FlowReport],
     deadlock: Option<Deadlock>,
@@ -377,7 +378,7 @@ pub(crate) fn summarize(
             "{reordered} cells received out of order or at the wrong host; first in flow {first}"
         ));
     }
-    for s in switches {
+    for s in &switches {
         violations.extend(s.violations.iter().cloned());
     }
     let ns = |cycles: u64| (cycles as u128 * 1_000_000_000 / clock_hz as u128) as u64;
@@ -423,14 +424,14 @@ pub(crate) fn summarize(
         conservation_ok,
         deadlock,
         violations,
-        switches: switches.iter().map(|s| s.summary.clone()).collect(),
-        links: links(topo, switches),
+        links: links(topo, &switches),
+        switches: switches.into_iter().map(|s| s.summary).collect(),
         fct,
         run,
     }
 }
 
-fn switch_summary(s: &Switch) -> SwitchSummary {
+fn switch_summary(s: &mut Switch) -> SwitchSummary {
     let sb = &s.scoreboard;
     let sai = SaiCounters::of(&s.mmu);
     SwitchSummary {
@@ -453,9 +454,9 @@ fn switch_summary(s: &Switch) -> SwitchSummary {
         egress_queues: sai.queues,
         pools: sai.pools,
         pfc: sai.pfc,
-        occupancy: s.occupancy.as_ref().map(|o| OccupancySummary {
+        occupancy: s.occupancy.as_mut().map(|o| OccupancySummary {
             interval_cycles: o.interval,
-            peak_cells: o.peak_cells.clone(),
+            peak_cells: std::mem::take(&mut o.peak_cells),
         }),
     }
 }

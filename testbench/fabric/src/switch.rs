@@ -223,9 +223,6 @@ pub(crate) struct Switch {
     in_due: u64,
     /// The NICs visited in this step: what their packets carry leaves in NIC order.
     visited: Vec<usize>,
-    /// Per (ingress port, egress port) at `in * ports + out`, the classes of the flows
-    /// routed from one to the other: which egress queues an ingress queue drains into.
-    pub turns: Vec<u8>,
     /// Its golden-model event stream and its waveform recorder, if asked for
     /// (`crate::trace`, `crate::waves`).
     pub events: Option<SwitchEvents>,
@@ -299,16 +296,10 @@ impl Switch {
             sink_due: DueCycles::idle(0),
             in_due: u64::MAX,
             visited: Vec::new(),
-            turns: vec![0; n * n],
             events: None,
             waves: None,
             occupancy: None,
         }
-    }
-
-    /// Whether flows of `class` are routed from ingress `from` to egress `to`.
-    pub fn turns(&self, from: usize, to: usize, class: u8) -> bool {
-        self.turns[from * self.ports.len() + to] & (1 << class) != 0
     }
 
     /// Set up the NICs' due cycles from their state (before the first step).

@@ -195,19 +195,19 @@ impl SwitchWaves {
 }
 
 /// What a switch on one MPI rank recorded since the last flush, for the dump on rank 0
-/// (`crate::ranks`): its changes, its first PAUSE to a switch and the queues that held
-/// cells.
+/// (`crate::ranks`): its changes, its first PAUSE to a switch and, at the end, the queues
+/// that held cells.
 #[cfg(feature = "mpi")]
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Recorded {
     changes: Vec<(u64, u32, u64)>,
     first_pause: Option<(u64, u8, u8)>,
-    held: Vec<bool>,
+    held: Option<Vec<bool>>,
 }
 
-/// What `sw` recorded since the last flush, taken from it.
+/// What `sw` recorded since the last flush, taken from it; its held queues if `held`.
 #[cfg(feature = "mpi")]
-pub(crate) fn take_recorded(sw: &mut Switch) -> Recorded {
+pub(crate) fn take_recorded(sw: &mut Switch, held: bool) -> Recorded {
     let w = sw
         .waves
         .as_mut()
@@ -215,7 +215,7 @@ pub(crate) fn take_recorded(sw: &mut Switch) -> Recorded {
     Recorded {
         changes: std::mem::take(&mut w.changes),
         first_pause: w.first_pause,
-        held: held_queues(&sw.mmu),
+        held: held.then(|| held_queues(&sw.mmu)),
     }
 }
 
@@ -228,7 +228,9 @@ pub(crate) fn put_recorded(sw: &mut Switch, r: Recorded) {
         .expect("a recorder on every switch of a dump");
     w.changes.extend(r.changes);
     w.first_pause = r.first_pause;
-    w.held = Some(r.held);
+    if r.held.is_some() {
+        w.held = r.held;
+    }
 }
 
 /// The network's dump: the writer and the values it was last given.

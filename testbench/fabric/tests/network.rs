@@ -459,6 +459,42 @@ fn a_horizon_one_cycle_too_far_is_caught_by_the_comparison() {
     assert!(late.contains("after it had run their cycle"), "{late}");
 }
 
+/// An MPI rank's part of the network (`Network::of_rank`) builds only its partition's
+/// switches: over the parts of 2 and of 3 ranks every switch is built exactly once, and
+/// no part holds all of them.
+#[test]
+fn a_rank_builds_only_its_partitions_switches() {
+    let topo = topology(&[2, 2, 2, 2], &[(0, 1, 100), (1, 2, 100), (2, 3, 100)]);
+    let flows: Vec<Flow> = (0..8).map(|h| flow(h, (h + 5) % 8, 5_000, 0)).collect();
+    for ranks in [2, 3] {
+        let mut built = [0; 4];
+        for rank in 0..ranks {
+            let part = Network::of_rank(
+                topo.clone(),
+                &flows,
+                Ecmp { fabric_seed: 1 },
+                &Transports::open_loop(),
+                |_| small(Policy::Dsh),
+                (rank, ranks),
+            )
+            .unwrap();
+            let here: Vec<bool> = topo
+                .switches()
+                .iter()
+                .map(|&s| part.mmu(s).is_some())
+                .collect();
+            assert!(
+                here.contains(&true) && here.contains(&false),
+                "rank {rank} of {ranks}: {here:?}"
+            );
+            for (b, h) in built.iter_mut().zip(here) {
+                *b += usize::from(h);
+            }
+        }
+        assert_eq!(built, [1; 4], "{ranks} ranks");
+    }
+}
+
 /// DCQCN's parameters of the paper (`DcqcnParams`), the line rate set by the network.
 fn dcqcn() -> FabricTransport {
     type D = DcqcnParams;

@@ -6,10 +6,7 @@
 
 use crate::{Failure, RunArgs};
 use fabric::build::{plan, Built, Overrides, Plan};
-use fabric::flows::Flow;
-use fabric::memory::Estimate;
-use fabric::topology::Topology;
-use fabric::transport::Transports;
+use fabric::memory::Sizes;
 use fabric::{Network, RunOptions};
 use hw_model::Policy;
 use scenario::{FabricTransport, Scenario};
@@ -74,7 +71,9 @@ pub fn run(scenario: &Scenario, policy: Option<Policy>, a: &RunArgs) -> Result<(
 }
 
 /// The network of `plan`, weighed against the memory it may take, with its outputs
-/// attached, and the options of its run. Under `--mpi` each rank prepares its own part.
+/// attached, and the options of its run. Under `--mpi` each rank builds and prepares its
+/// own part (the whole network when a waveform is asked for: its writer numbers every
+/// switch's signals).
 fn prepare(
     scenario: &Scenario,
     a: &RunArgs,
@@ -82,17 +81,14 @@ fn prepare(
     mpi: Option<&Mpi>,
     rank: Option<(usize, usize)>,
 ) -> Result<(Network, RunOptions), Failure> {
-    fits_memory(
-        a,
-        &plan.topo,
-        &plan.flows,
-        &plan.transports,
-        &|n| plan.configs.of(n),
-        mpi,
-    )?;
+    let (filter, window, dump) = crate::wave_args(a)?;
+    let part = rank.filter(|_| dump.is_none());
+    fits_memory(a, &plan, mpi, part.is_some())?;
     let Built {
         mut net, options, ..
-    } = plan.build().map_err(|e| Failure::Input(e.to_string()))?;
+    } = plan
+        .build_part(part)
+        .map_err(|e| Failure::Input(e.to_string()))?;
     let end_cycle = options.end_cycle;
     if let Some((_, ranks)) = rank {
         net.check_ranks(ranks).map_err(|e| {
@@ -101,7 +97,6 @@ fn prepare(
             ))
         })?;
     }
-    let (filter, window, dump) = crate::wave_args(a)?;
     if dump.is_some() {
         filter
             .check_matches(&net.wave_signals())
@@ -213,14 +208,13 @@ fn mib(bytes: u64) -> u64 {
 
 /// Refuse, before the network is built, a run whose estimated peak (`fabric::memory`) is
 /// above the memory it may take (`--mem-limit`, or [`available_memory`] shared by the
-/// job's ranks on this machine), saying how many ranks would fit it.
+/// job's ranks on this machine), saying how many ranks would fit it. Under `--mpi` the
+/// peak is the largest rank's part when the ranks build `parts`, else the whole network.
 fn fits_memory(
     a: &RunArgs,
-    topo: &Topology,
-    flows: &[Flow],
-    transports: &Transports,
-    config: &impl Fn(u32) -> hw_model::SwitchConfig,
+    plan: &Plan<'_>,
     mpi: Option<&Mpi>,
+    parts: bool,
 ) -> Result<(), Failure> {
     let (ranks, sharing) = match mpi {
         Some(m) => (m.rank().1, m.on_this_machine()),
@@ -236,34 +230,54 @@ fn fits_memory(
             None => return Ok(()),
         },
     };
-    let closed = flows
+    let closed = plan
+        .flows
         .iter()
-        .filter(|f| transports.by_pg[f.pg as usize] != FabricTransport::OpenLoop)
+        .filter(|f| plan.transports.by_pg[f.pg as usize] != FabricTransport::OpenLoop)
         .count();
-    let cell_bytes = topo.switches().first().map_or(1, |&s| config(s).cell_bytes);
-    // Each thread keeps a copy of the flows (at most one thread a switch); a rank one.
-    let copies = a
-        .threads
-        .map_or(1, usize::from)
-        .min(topo.switches().len().max(1));
-    let estimate = Estimate::of(topo, (flows.len() + closed, copies), cell_bytes, |s| {
-        let cfg = config(s);
+    let topo = &plan.topo;
+    let cells = |s| {
+        let cfg = plan.configs.of(s);
         cfg.buffer_bytes / u64::from(cfg.cell_bytes.max(1))
-    });
-    let peak = estimate.per_rank(ranks);
-    if peak <= limit {
+    };
+    let sizes = Sizes {
+        topo,
+        flows: plan.flows.len() + closed,
+        cell_bytes: topo
+            .switches()
+            .first()
+            .map_or(1, |&s| plan.configs.of(s).cell_bytes),
+        cells: &cells,
+        intervals: plan.occupancy_intervals(),
+    };
+    let (estimate, whose) = match (mpi, parts) {
+        (Some(_), true) => (sizes.per_rank(ranks), "the largest rank's part"),
+        (Some(_), false) => (
+            sizes.whole(1),
+            "the whole network on every rank, for the waveform",
+        ),
+        (None, _) => (
+            sizes.whole(a.threads.map_or(1, usize::from)),
+            "the whole network",
+        ),
+    };
+    if estimate.peak() <= limit {
         return Ok(());
     }
-    let fit = match estimate.ranks_to_fit(limit, topo.switches().len()) {
-        Some(n) => format!("{n} MPI ranks of this memory each would fit it (mpirun -np {n} or srun -n {n} ... --mpi)"),
+    let switches = topo.switches().len();
+    let fit = match sizes.ranks_to_fit(limit, switches) {
+        Some(n) => format!(
+            "{n} MPI ranks of this memory each would fit it (mpirun -np {n} or srun -n {n} ... --mpi{})",
+            if parts || mpi.is_none() { "" } else { ", without --vcd/--wave" }
+        ),
         None => format!(
-            "no rank count fits it: every rank builds the whole network ({} MiB); a machine with more memory would",
-            mib(estimate.built)
+            "no rank count fits it: {switches} ranks, one switch each, need {} MiB a rank; a machine with more memory would",
+            mib(sizes.per_rank(switches).peak())
         ),
     };
     Err(Failure::Input(format!(
-        "memory: the run's estimated peak is {} MiB per process ({} MiB the network as built, {} MiB more as it runs, over {ranks} rank(s)); allowed: at most {} MiB, {from}; {fit}",
-        mib(peak),
+        "memory: the run's estimated peak is {} MiB per process ({whose}: {} MiB as built, {} MiB more as it runs); allowed: at most {} MiB, {from}; {fit}",
+        mib(estimate.peak()),
         mib(estimate.built),
         mib(estimate.running),
         mib(limit)

@@ -341,6 +341,34 @@ fn a_network_above_its_memory_limit_is_refused_and_one_within_it_runs() {
     }
 }
 
+/// The refusal's hint reads the per-rank estimate (an MPI rank builds only its
+/// partition's switches and hosts): a 32-leaf `dsh-deadlock` of 16 MiB buffers, about
+/// 261 MiB in one process, fits 100 MiB a rank on 4 ranks (with every rank holding the
+/// whole network no rank count would).
+#[test]
+fn the_memory_hint_counts_the_ranks_whose_parts_fit() {
+    let out = mmu_sim(&[
+        "run",
+        "dsh-deadlock",
+        "--set",
+        "fabric.failed_links=[]",
+        "--set",
+        "switch.buffer_bytes=16777216",
+        "--set",
+        "fabric.leaf_spine.leaves=32",
+        "--cycles",
+        "1000",
+        "--mem-limit",
+        "100M",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("4 MPI ranks of this memory each would fit it (mpirun -np 4"),
+        "{stderr}"
+    );
+}
+
 /// `--mpi`, `--mem-limit` on a single switch, and `--mpi` with `--threads`, exit 2 naming
 /// the option; so does `--mpi` in a build without the feature (the build named).
 #[test]

@@ -1,6 +1,6 @@
 //! Cycle-loop throughput on the `tomahawk` profile at high load ([`mmu_bench::Load`]).
 //!
-//! Run: `cargo bench -p mmu-bench --bench cycle_loop` (`make bench` runs it after the
+//! Run: `cargo bench -p mmu-bench-criterion --bench cycle_loop` (`make bench` runs it after the
 //! table of `src/bin/bench.rs`).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
