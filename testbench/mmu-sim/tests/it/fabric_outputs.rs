@@ -214,7 +214,8 @@ fn the_link_scope_counts_what_crosses_the_link() {
         assert_eq!(v, value("tx_cells", t) - value("rx_cells", t), "cycle {t}");
         assert!(v <= 1_001, "cycle {t}: {v} cells on a 1000-cycle wire");
     }
-    assert!(flight.iter().any(|c| bits(&c.1) > 100), "the wire fills");
+    // 1 us at 100 Gb/s holds 65 cells of the small profile at line rate.
+    assert!(flight.iter().any(|c| bits(&c.1) > 32), "the wire fills");
     // Switch 4's egress toward switch 5 is paused when the link says so.
     let egress = &waves["top.sw04.mmu.egress.p02.paused"].1;
     let paused = series("paused");
@@ -249,6 +250,8 @@ fn the_waveform_is_byte_identical_filters_across_switches_and_opens_on_a_crossin
     // Each switch in its own partition: the same bytes (the dump merges at each horizon).
     let (c, _) = dump("c.vcd", &["--threads", "2"]);
     assert!(a == c, "one thread and two give different dumps");
+    let (d, _) = dump("d.vcd", &["--threads", "4"]);
+    assert!(a == d, "one thread and four give different dumps");
     // The view opens on switch 5's first PAUSE to switch 4, its groups first.
     let marker: u64 = gtkw
         .lines()
