@@ -199,14 +199,37 @@ fn the_link_scope_counts_what_crosses_the_link() {
             .last()
             .map_or(0, |c| bits(&c.1))
     };
+    // Switch 5's frames on the port, by the cycle of the step that sent them (the stream
+    // stamps the cycle after); each reaches switch 4 after the 1 us wire and switch 4's
+    // reaction delay, the same for every frame, so those sent in the last 2 us do not.
     let stream = fs::read_to_string(ev.join("sw05.jsonl")).unwrap();
-    let sent = stream
+    let sent: Vec<u64> = stream
         .lines()
         .filter(|l| l.contains("\"event\":\"pfc\"") && l.contains("\"dir\":\"sent\""))
         .filter(|l| l.contains("\"port\":2,"))
-        .count() as u64;
-    assert!(sent > 2, "{sent} frames: a weak test");
-    assert_eq!(last("pfc_rx_frames"), sent);
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["cycle"].as_u64().unwrap() - 1
+        })
+        .filter(|&c| c + 2_000 < 60_000)
+        .collect();
+    assert!(sent.len() > 2, "{} frames: a weak test", sent.len());
+    let received: Vec<u64> = series("pfc_rx_frames")
+        .iter()
+        .skip(1)
+        .map(|c| c.0)
+        .collect();
+    assert_eq!(last("pfc_rx_frames"), received.len() as u64);
+    assert_eq!(
+        received.len(),
+        sent.len(),
+        "sent {sent:?}, received {received:?}"
+    );
+    let delays: Vec<u64> = received.iter().zip(&sent).map(|(r, s)| r - s).collect();
+    assert!(
+        delays.iter().all(|&d| d == delays[0] && d > 1_000),
+        "{delays:?}"
+    );
     let flight = series("in_flight");
     assert!(flight.len() > 10, "in_flight moves");
     for &(t, ref v) in flight.iter().skip(1) {
@@ -268,12 +291,16 @@ fn the_waveform_is_byte_identical_filters_across_switches_and_opens_on_a_crossin
         "marker {marker}, QOFF of the port to switch 4 set at {first_pause}"
     );
     assert!(gtkw.contains("\n-PAUSE sw05 p02 -> sw04 p02\n"), "{gtkw}");
-    // Then the link it crossed.
+    // Then the link it crossed (after the group's closing line, its title again).
     let after = gtkw
         .split("\n-PAUSE sw05 p02 -> sw04 p02\n")
-        .nth(1)
+        .nth(2)
         .unwrap();
-    let next_group = after.lines().find(|l| l.starts_with('-')).unwrap();
+    // (A line of "-" alone is an analog trace's extra row.)
+    let next_group = after
+        .lines()
+        .find(|l| l.len() > 1 && l.starts_with('-'))
+        .unwrap();
     assert_eq!(next_group, "-link sw04 p02 -- sw05 p02", "{gtkw}");
     let groups: Vec<&str> = gtkw.lines().filter_map(|l| l.strip_prefix("-sw")).collect();
     assert!(groups[0].starts_with("05 "), "{groups:?}");
