@@ -41,7 +41,8 @@ const TCP_PG: u8 = 1;
 const RDMA_LOAD: f64 = 0.4;
 const SERVERS_PER_TOR: u32 = 32;
 const TORS: u32 = 4;
-pub const TCP_LOADS: [f64; 1] = [0.8];
+/// The paper's axis (Table II, Fig. 7).
+pub const TCP_LOADS: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
 /// The occupancy series' interval (the paper samples every 1 ms over seconds; a run here
 /// lasts milliseconds).
 pub const OCCUPANCY_US: u64 = 10;
@@ -55,8 +56,8 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// The reproduction: TCP load 0.8, 2 seeds, 5 ms (1 ms, the built-in's length, sends
-    /// no PAUSE under any policy; docs/results.md).
+    /// The reproduction: TCP loads 0.1-0.8, 2 seeds, 5 ms (1 ms, the built-in's length,
+    /// sends no PAUSE under any policy; docs/results.md).
     pub fn default_grid() -> Self {
         Self {
             tcp_loads: TCP_LOADS.to_vec(),
