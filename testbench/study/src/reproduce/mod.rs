@@ -248,7 +248,7 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         name: "l2bm-clos",
         description: "L2BM Table II / Fig. 7 on the fabric: the 10-switch Clos, RDMA (DCQCN) load 0.4 + TCP (DCTCP) load 0.1-0.8, 2 seeds of 5 ms; PAUSE frames, p99 FCT slowdown, ToR occupancy (mean, sd), DT 1/8 vs DT 1/2 vs L2BM",
         run: l2bm_clos::run,
-        cpu_seconds: 74.7,
+        cpu_seconds: 341.0,
     },
 ];
 
