@@ -749,3 +749,95 @@ fn switch_groups(sw: &Switch) -> Vec<GtkwGroup> {
     groups.push(GtkwGroup::new(format!("{name} NICs"), nics));
     groups
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::build::{build, Overrides};
+    use crate::link::LinkFault;
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    use wave::{Format, SignalFilter, Window};
+
+    /// Two switches (4, 5; link 4 between them) and two hosts each; hosts 0 and 2 send 1 MB
+    /// each to host 3 under switch 5, whose lossless class 3 pauses the link from switch 4.
+    const NET: &str = "name = \"t\"\n[switch]\nprofile = \"small\"\nlossless_priorities = [3]\n\
+        buffer_bytes = 1048576\n[run]\ncycles = 60000\n[fabric.links]\nnodes = 6\nswitches = [4, 5]\n\
+        list = [[0, 4, 100, 200], [1, 4, 100, 200], [2, 5, 100, 200], [3, 5, 100, 200], [4, 5, 100, 1000]]\n\
+        [[fabric.workload]]\nkind = \"fan_in\"\npg = 3\nreceiver = 3\nfrom = [0, 2]\nsize_bytes = 1000000\n";
+
+    /// The changes of every signal of a VCD, by full name: the number of value changes.
+    fn changes(vcd: &str) -> BTreeMap<String, usize> {
+        let (mut scope, mut names, mut count) = (Vec::new(), BTreeMap::new(), BTreeMap::new());
+        for line in vcd.lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            match w.as_slice() {
+                ["$scope", _, name, "$end"] => scope.push(*name),
+                ["$upscope", "$end"] => {
+                    scope.pop();
+                }
+                ["$var", _, _, id, name, ..] => {
+                    names.insert(id.to_string(), format!("{}.{name}", scope.join(".")));
+                }
+                [value, id] if value.starts_with('b') => {
+                    *count.entry(names[*id].clone()).or_insert(0) += 1;
+                }
+                _ => {}
+            }
+        }
+        count
+    }
+
+    /// The frames switch 4 received from switch 5 on the link, with every frame reaching it
+    /// and with every frame lost on the link (the companion: the link's scope shows the
+    /// loss while switch 5 goes on pausing).
+    fn link_frames(fault: Option<LinkFault>) -> (usize, usize) {
+        let mut built = build(
+            &scenario::Scenario::parse(NET, "t").unwrap(),
+            Path::new("."),
+            Overrides::default(),
+        )
+        .unwrap();
+        if let Some(f) = fault {
+            built.net.inject_fault(f);
+        }
+        let path = std::env::temp_dir().join(format!(
+            "fabric-link-waves-{}-{}.vcd",
+            std::process::id(),
+            fault.is_some()
+        ));
+        let file = std::fs::File::create(&path).unwrap();
+        built
+            .net
+            .attach_waves(
+                file,
+                &path,
+                Format::Vcd,
+                &SignalFilter::all(),
+                Window::default(),
+                60_000,
+            )
+            .unwrap();
+        built.net.run(&built.options).unwrap();
+        built.net.finish_outputs().unwrap();
+        let vcd = std::fs::read_to_string(&path).unwrap();
+        for p in [path.clone(), path.with_extension("gtkw")] {
+            let _ = std::fs::remove_file(p);
+        }
+        let c = changes(&vcd);
+        let link = "top.link.sw04_p02__sw05_p02.sw04_to_sw05.pfc_rx_frames";
+        (c[link], c["top.sw05.mmu.ingress.p02.qoff"])
+    }
+
+    #[test]
+    fn the_link_scope_shows_the_frames_that_reached_the_sender() {
+        let (received, qoff) = link_frames(None);
+        assert!(
+            qoff > 2 && received > 2,
+            "{received} frames, {qoff} QOFF changes"
+        );
+        let (received, qoff) = link_frames(Some(LinkFault::DropPfc { link: 4, from: 4 }));
+        assert!(qoff > 0, "switch 5 still pauses");
+        // The initial value only.
+        assert_eq!(received, 1, "no frame reached switch 4");
+    }
+}
