@@ -75,6 +75,8 @@ pub struct Plan<'a> {
     /// `[ecm_rp]` for every host NIC's reaction point, with `run.seed`.
     ecm_rp: (EcmRpParams, u64),
     end_cycle: u64,
+    /// `fabric.occupancy_interval_us` in cycles, checked.
+    occupancy_cycles: Option<u64>,
 }
 
 /// [`build`]'s first half: every input read and checked, nothing built.
@@ -120,6 +122,15 @@ pub fn plan<'a>(
     }
     // The hosts' ECM reaction points take `[ecm_rp]`, as the single switch's NICs do.
     let ecm_rp = (scenario.ecm_rp.params()?, scenario.run.seed);
+    // The network's clock is its switches' (`Network::new` takes the first one's).
+    let mhz = topo
+        .switches()
+        .first()
+        .map_or(1, |&n| u64::from(configs.of(n).core_clock_mhz));
+    let occupancy_cycles = spec
+        .occupancy_interval_us
+        .map(|us| occupancy_interval(us, end_cycle, mhz))
+        .transpose()?;
     Ok(Plan {
         spec,
         topo,
@@ -128,7 +139,22 @@ pub fn plan<'a>(
         configs,
         ecm_rp,
         end_cycle,
+        occupancy_cycles,
     })
+}
+
+/// `fabric.occupancy_interval_us` = `us` in cycles of `mhz`: at most [`MAX_INTERVALS`]
+/// per switch in the run's `end_cycle` cycles, none longer than the run.
+fn occupancy_interval(us: u64, end_cycle: u64, mhz: u64) -> Result<u64, ScenarioError> {
+    let lo = end_cycle.div_ceil(MAX_INTERVALS * mhz).max(1);
+    let hi = (end_cycle / mhz).max(lo);
+    if !(lo..=hi).contains(&us) {
+        return Err(bad(
+            "fabric.occupancy_interval_us",
+            format!("{us}; allowed: {lo}..={hi} (at most {MAX_INTERVALS} intervals in run.cycles, none longer than the run)"),
+        ));
+    }
+    Ok(us * mhz)
 }
 
 impl Plan<'_> {
@@ -164,6 +190,7 @@ impl Plan<'_> {
             configs,
             ecm_rp,
             end_cycle,
+            occupancy_cycles,
         } = self;
         let ecmp = Ecmp {
             fabric_seed: spec.ecmp_seed,
@@ -175,18 +202,8 @@ impl Plan<'_> {
         };
         let mut net = net.map_err(|e| bad("fabric", e.to_string()))?;
         net.set_ecm_rp(&ecm_rp.0, ecm_rp.1);
-        if let Some(us) = spec.occupancy_interval_us {
-            // At most MAX_INTERVALS per switch, none longer than the run.
-            let mhz = net.clock_hz() / 1_000_000;
-            let lo = end_cycle.div_ceil(MAX_INTERVALS * mhz).max(1);
-            let hi = (end_cycle / mhz).max(lo);
-            if !(lo..=hi).contains(&us) {
-                return Err(bad(
-                "fabric.occupancy_interval_us",
-                format!("{us}; allowed: {lo}..={hi} (at most {MAX_INTERVALS} intervals in run.cycles, none longer than the run)"),
-            ));
-            }
-            net.sample_occupancy(us * mhz);
+        if let Some(interval) = occupancy_cycles {
+            net.sample_occupancy(interval);
         }
         let options = RunOptions {
             end_cycle,
@@ -675,7 +692,8 @@ mod tests {
         let mut built = build(&scenario(""), Path::new("."), ov).unwrap();
         let s = built.net.run(&built.options).unwrap();
         assert!(s.switches.iter().all(|w| w.occupancy.is_none()));
-        let e = build(
+        // Checked with the other inputs, before anything is built.
+        let e = plan(
             &scenario("[fabric]\noccupancy_interval_us = 0\n"),
             Path::new("."),
             ov,

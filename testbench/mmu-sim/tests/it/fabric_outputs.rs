@@ -163,6 +163,97 @@ fn the_waveform_has_a_scope_per_switch_and_agrees_with_the_streams() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A binary value of the dump as a number.
+fn bits(v: &str) -> u64 {
+    u64::from_str_radix(v, 2).unwrap()
+}
+
+/// The link between switches 4 and 5 has its scope, each direction recorded by the switch
+/// that sees it: the PFC frames switch 4 received are those switch 5's stream sent on the
+/// port, `in_flight` is `tx_cells - rx_cells` at every change and never more than the
+/// 1 us wire holds at one cell a cycle, and the paused mask follows switch 4's egress.
+#[test]
+fn the_link_scope_counts_what_crosses_the_link() {
+    let dir = network("link");
+    let vcd = dir.join("net.vcd");
+    let ev = dir.join("ev");
+    run_ok(
+        &dir,
+        &[
+            "--vcd",
+            vcd.to_str().unwrap(),
+            "--trace-events",
+            ev.to_str().unwrap(),
+        ],
+    );
+    lint_vcd(&fs::read_to_string(&vcd).unwrap()).unwrap();
+    let waves = wave_changes(&vcd);
+    let at = "top.link.sw04_p02__sw05_p02.sw04_to_sw05";
+    let series = |leaf: &str| &waves[&format!("{at}.{leaf}")].1;
+    let last = |leaf: &str| bits(&series(leaf).last().unwrap().1);
+    // Value of `leaf` at cycle `t`: the last change at or before it.
+    let value = |leaf: &str, t: u64| {
+        series(leaf)
+            .iter()
+            .take_while(|c| c.0 <= t)
+            .last()
+            .map_or(0, |c| bits(&c.1))
+    };
+    // Switch 5's frames on the port, by the cycle of the step that sent them (the stream
+    // stamps the cycle after); each reaches switch 4 after the 1 us wire and switch 4's
+    // reaction delay, the same for every frame, so those sent in the last 2 us do not.
+    let stream = fs::read_to_string(ev.join("sw05.jsonl")).unwrap();
+    let sent: Vec<u64> = stream
+        .lines()
+        .filter(|l| l.contains("\"event\":\"pfc\"") && l.contains("\"dir\":\"sent\""))
+        .filter(|l| l.contains("\"port\":2,"))
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["cycle"].as_u64().unwrap() - 1
+        })
+        .filter(|&c| c + 2_000 < 60_000)
+        .collect();
+    assert!(sent.len() > 2, "{} frames: a weak test", sent.len());
+    let received: Vec<u64> = series("pfc_rx_frames")
+        .iter()
+        .skip(1)
+        .map(|c| c.0)
+        .collect();
+    assert_eq!(last("pfc_rx_frames"), received.len() as u64);
+    assert_eq!(
+        received.len(),
+        sent.len(),
+        "sent {sent:?}, received {received:?}"
+    );
+    let delays: Vec<u64> = received.iter().zip(&sent).map(|(r, s)| r - s).collect();
+    assert!(
+        delays.iter().all(|&d| d == delays[0] && d > 1_000),
+        "{delays:?}"
+    );
+    let flight = series("in_flight");
+    assert!(flight.len() > 10, "in_flight moves");
+    for &(t, ref v) in flight.iter().skip(1) {
+        let v = bits(v);
+        assert_eq!(v, value("tx_cells", t) - value("rx_cells", t), "cycle {t}");
+        assert!(v <= 1_001, "cycle {t}: {v} cells on a 1000-cycle wire");
+    }
+    // 1 us at 100 Gb/s holds 65 cells of the small profile at line rate.
+    assert!(flight.iter().any(|c| bits(&c.1) > 32), "the wire fills");
+    // Switch 4's egress toward switch 5 is paused when the link says so.
+    let egress = &waves["top.sw04.mmu.egress.p02.paused"].1;
+    let paused = series("paused");
+    assert!(
+        paused.iter().any(|c| bits(&c.1) == 1 << 3),
+        "class 3 paused"
+    );
+    let first = |s: &Vec<(u64, String)>| s.iter().find(|c| bits(&c.1) != 0).unwrap().0;
+    assert_eq!(first(paused), first(egress));
+    // The other direction carries the frames' data the other way: nothing here.
+    let back = &waves["top.link.sw04_p02__sw05_p02.sw05_to_sw04.tx_cells"].1;
+    assert_eq!(back.len(), 1, "no cells from switch 5 to switch 4");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn the_waveform_is_byte_identical_filters_across_switches_and_opens_on_a_crossing_pause() {
     let dir = network("same");
@@ -182,6 +273,8 @@ fn the_waveform_is_byte_identical_filters_across_switches_and_opens_on_a_crossin
     // Each switch in its own partition: the same bytes (the dump merges at each horizon).
     let (c, _) = dump("c.vcd", &["--threads", "2"]);
     assert!(a == c, "one thread and two give different dumps");
+    let (d, _) = dump("d.vcd", &["--threads", "4"]);
+    assert!(a == d, "one thread and four give different dumps");
     // The view opens on switch 5's first PAUSE to switch 4, its groups first.
     let marker: u64 = gtkw
         .lines()
@@ -198,6 +291,17 @@ fn the_waveform_is_byte_identical_filters_across_switches_and_opens_on_a_crossin
         "marker {marker}, QOFF of the port to switch 4 set at {first_pause}"
     );
     assert!(gtkw.contains("\n-PAUSE sw05 p02 -> sw04 p02\n"), "{gtkw}");
+    // Then the link it crossed (after the group's closing line, its title again).
+    let after = gtkw
+        .split("\n-PAUSE sw05 p02 -> sw04 p02\n")
+        .nth(2)
+        .unwrap();
+    // (A line of "-" alone is an analog trace's extra row.)
+    let next_group = after
+        .lines()
+        .find(|l| l.len() > 1 && l.starts_with('-'))
+        .unwrap();
+    assert_eq!(next_group, "-link sw04 p02 -- sw05 p02", "{gtkw}");
     let groups: Vec<&str> = gtkw.lines().filter_map(|l| l.strip_prefix("-sw")).collect();
     assert!(groups[0].starts_with("05 "), "{groups:?}");
     assert!(groups.iter().any(|g| g.starts_with("04 ")), "{groups:?}");
@@ -207,6 +311,17 @@ fn the_waveform_is_byte_identical_filters_across_switches_and_opens_on_a_crossin
     let vars: Vec<&str> = text.lines().filter(|l| l.starts_with("$var")).collect();
     assert_eq!(vars.len(), 6, "{vars:?}");
     assert!(vars.iter().all(|v| v.contains(" qoff ")), "{vars:?}");
+    // A link's `in_flight` alone: its counters are recorded for it but not dumped.
+    let (flight, _) = dump("g.vcd", &["--vcd-signals", "top.link.*.in_flight"]);
+    let text = String::from_utf8(flight).unwrap();
+    let vars: Vec<&str> = text.lines().filter(|l| l.starts_with("$var")).collect();
+    assert_eq!(vars.len(), 2, "{vars:?}");
+    let flight =
+        &wave_changes(&dir.join("g.vcd"))["top.link.sw04_p02__sw05_p02.sw04_to_sw05.in_flight"].1;
+    assert!(
+        flight.len() > 10,
+        "in_flight moves without its counters dumped"
+    );
     // A glob that matches nothing is refused, naming the flag.
     let net = dir.join("net.toml");
     let out = mmu_sim(&[

@@ -16,7 +16,7 @@
 //! The runs (policy x seed) are the built-in sweep spec `dsh-collateral-fabric`
 //! ([`spec_text`]) over [`MEASURE`].
 
-use super::fabric_net::{self, pause_frames, Transport};
+use super::fabric_net::{self, pause_frames, Edit, Transport};
 use super::plot::{xy_chart, Series};
 use super::{Progress, ReproError};
 use crate::sweep::stats::mean_std;
@@ -32,15 +32,14 @@ use switch_run::csv_file::Fixed;
 /// The built-in whose network the runs use.
 pub const BASE: &str = "dsh-collateral-fabric";
 const R0: u32 = 2;
-/// When the fan-in starts (the built-in's third workload): F0 and F1 have settled (near 25
+/// When the fan-in starts (the built-in's workload with this `start_us`, whose seed draws
+/// the senders' starts): F0 and F1 have settled (near 25
 /// Gb/s each under DCQCN's defaults, docs/results.md) by then.
 pub const BURST_AT_US: u64 = 1_000;
 /// Simulated time after the burst.
 pub const AFTER_US: u64 = 300;
 /// F0's throughput bins.
 pub const BIN_US: u64 = 10;
-/// The built-in's fan-in workload, whose seed draws the senders' starts.
-const BURST: usize = 2;
 /// The lossless class of F0, F1 and the fan-in.
 const CLASS: u8 = 3;
 pub const POLICIES: [Policy; 2] = [Policy::Sih, Policy::Dsh];
@@ -94,19 +93,22 @@ pub struct Outcome {
 }
 
 /// The built-in under `policy` with F0, F1 and the fan-in on `transport`, the fan-in
-/// drawn from `seed`.
+/// (the workload starting at [`BURST_AT_US`]) drawn from `seed`.
 pub fn scenario(policy: Policy, transport: Transport, seed: u64) -> Result<Scenario, ReproError> {
-    let mut s = fabric_net::builtin(BASE)?;
-    s.switch.policy = policy;
-    transport.apply(&mut s, CLASS);
-    fabric_net::spec(&mut s).workload[BURST].seed = Some(seed);
-    Ok(s)
+    let mut e = Edit::builtin(BASE)?;
+    e.set("switch.policy", format!("{:?}", policy.name()))?;
+    transport.apply(&mut e, CLASS)?;
+    let burst = e.entry("workload", "start_us", BURST_AT_US as i64)?;
+    e.set(&format!("fabric.workload[{burst}].seed"), seed)?;
+    e.scenario()
 }
 
 pub fn measure(policy: Policy, transport: Transport, seed: u64) -> Result<Outcome, ReproError> {
     let s = scenario(policy, transport, seed)?;
-    let cfg = &s.switch;
-    let mut built = fabric_net::network(&s)?;
+    let plan = fabric::build::plan(&s, Path::new("."), Default::default())?;
+    // R0's switch as the scenario configures it (a `[[fabric.switch]]` entry included).
+    let cfg = plan.configs.of(plan.topo.tor_of(R0));
+    let mut built = plan.build()?;
     let to_r0 = built.net.topology().ports(R0)[0];
     let mhz = u64::from(cfg.core_clock_mhz);
     let bins = (BURST_AT_US + AFTER_US) / BIN_US;

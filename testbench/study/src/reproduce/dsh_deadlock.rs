@@ -23,7 +23,7 @@
 //! over [`MEASURE`], run by the sweep engine into `OUT/sweep/` (so on Slurm with `mmu-sim
 //! sweep plan dsh-deadlock --emit slurm`).
 
-use super::fabric_net::{self, pause_frames, Transport};
+use super::fabric_net::{self, pause_frames, Edit, Transport};
 use super::plot::{xy_chart, Series};
 use super::{int_field, wrote, Progress, ReproError};
 use crate::sweep::stats::mean_std;
@@ -178,18 +178,20 @@ pub struct Outcome {
     pub clock_hz: u64,
 }
 
-/// The paper's buffer and lossless queues on `switch`, under `policy`.
-pub fn paper_switch(switch: &mut hw_model::SwitchConfig, policy: Policy) {
-    switch.policy = policy;
-    switch.buffer_bytes = BUFFER_BYTES;
-    switch.lossless_priorities = LOSSLESS.to_vec();
+/// The paper's buffer and lossless queues under `policy`, on every switch of `e`.
+fn paper_switch(e: &mut Edit, policy: Policy) -> Result<(), ReproError> {
+    e.set("switch.policy", format!("{:?}", policy.name()))?
+        .set("switch.buffer_bytes", BUFFER_BYTES)?
+        .set("switch.lossless_priorities", format!("{LOSSLESS:?}"))?;
+    Ok(())
 }
 
 /// The built-in `dsh-deadlock` with the run's switches, fan-ins and length.
 pub fn scenario(p: &Params) -> Result<Scenario, ReproError> {
-    let mut s = fabric_net::builtin(BASE)?;
-    paper_switch(&mut s.switch, p.policy);
-    p.transport.apply(&mut s, CLASS);
+    let mut e = Edit::builtin(BASE)?;
+    paper_switch(&mut e, p.policy)?;
+    p.transport.apply(&mut e, CLASS)?;
+    let mut s = e.scenario()?;
     s.run.cycles = p.duration_us * u64::from(s.switch.core_clock_mhz);
     let spec = fabric_net::spec(&mut s);
     spec.stop_at_deadlock = true;

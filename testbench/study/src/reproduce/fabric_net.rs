@@ -1,27 +1,83 @@
-//! What the network reproductions share: a network built-in, changed as a run needs and
-//! built by `fabric::build` (so a reproduction runs the network `mmu-sim run NAME`
-//! runs), one run of it that a model invariant or a broken fabric check voids, and the
-//! PAUSE frames a run's switches sent.
+//! What the network reproductions share: a network built-in, changed as a run needs
+//! through its keys (as `mmu-sim run --set` changes it) and built by `fabric::build` (so a
+//! reproduction runs the network `mmu-sim run NAME --set ...` runs), one run of it that a
+//! model invariant or a broken fabric check voids, and the PAUSE frames a run's switches
+//! sent.
 
 use super::ReproError;
 use fabric::build::{build, Built, Overrides};
 use fabric::FabricSummary;
-use scenario::{FabricSpec, IntCcSpec, Scenario, ScenarioError, TransportSpec};
+use scenario::{Scenario, ScenarioError};
+use std::fmt::Display;
 use std::path::Path;
 
-/// The built-in `name` (one with a `[fabric]` table).
-pub fn builtin(name: &str) -> Result<Scenario, ReproError> {
-    let s = scenario::builtin::load(name)?;
-    if s.fabric.is_none() {
-        return Err(ReproError::Invariant(format!(
-            "{name}: not a network built-in"
-        )));
-    }
-    Ok(s)
+/// A network built-in (one with a `[fabric]` table) as its TOML table, changed key by key
+/// before it is parsed: a `[switch]` key set here reaches every `[[fabric.switch]]` entry
+/// that does not set it itself, as the built-in's own `[switch]` keys do (a change made to
+/// the parsed `Scenario::switch` would miss them).
+pub struct Edit {
+    name: String,
+    table: toml::Table,
 }
 
-/// The `[fabric]` table of a scenario from [`builtin`].
-pub fn spec(s: &mut Scenario) -> &mut FabricSpec {
+impl Edit {
+    /// The built-in `name`.
+    pub fn builtin(name: &str) -> Result<Self, ReproError> {
+        let b = scenario::builtin::find(name)
+            .ok_or_else(|| ReproError::Invariant(format!("{name}: not a built-in scenario")))?;
+        let table = scenario::parse_table(&b.toml())?;
+        if !table.contains_key("fabric") {
+            return Err(ReproError::Invariant(format!(
+                "{name}: not a network built-in"
+            )));
+        }
+        Ok(Self {
+            name: name.to_string(),
+            table,
+        })
+    }
+
+    /// `key = value` (a dotted key with array indices and a TOML value, as `--set`).
+    pub fn set(&mut self, key: &str, value: impl Display) -> Result<&mut Self, ReproError> {
+        scenario::set_key(&mut self.table, &format!("{key}={value}"))?;
+        Ok(self)
+    }
+
+    /// The index of the one `[[fabric.ARRAY]]` entry (`transport`, `workload`) whose `key`
+    /// is `value`: a reproduction finds what it changes by what it is (its class, its
+    /// start), not by its place in the built-in.
+    pub fn entry(&self, array: &str, key: &str, value: i64) -> Result<usize, ReproError> {
+        let entries = self
+            .table
+            .get("fabric")
+            .and_then(|f| f.get(array))
+            .and_then(toml::Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let of: Vec<usize> = (0..entries.len())
+            .filter(|&i| entries[i].get(key).and_then(toml::Value::as_integer) == Some(value))
+            .collect();
+        match of[..] {
+            [i] => Ok(i),
+            _ => Err(ScenarioError::new(
+                format!("fabric.{array}"),
+                format!(
+                    "{}: {} entries with {key} = {value}; expected exactly one",
+                    self.name,
+                    of.len()
+                ),
+            )
+            .into()),
+        }
+    }
+
+    /// The scenario, checked as a file with these keys would be.
+    pub fn scenario(self) -> Result<Scenario, ReproError> {
+        Ok(Scenario::from_table(self.table, &self.name)?)
+    }
+}
+
+/// The `[fabric]` table of a scenario from [`Edit::scenario`].
+pub fn spec(s: &mut Scenario) -> &mut scenario::FabricSpec {
     s.fabric.as_mut().expect("a network built-in")
 }
 
@@ -75,20 +131,16 @@ impl Transport {
             .ok_or_else(|| ScenarioError::new("transport", "allowed: dcqcn, powertcp"))
     }
 
-    /// Run class `pg` of `s` on this transport (a built-in's class runs DCQCN).
-    pub fn apply(self, s: &mut Scenario, pg: u8) {
+    /// Run class `pg` of `e` on this transport (a built-in's class runs DCQCN).
+    pub fn apply(self, e: &mut Edit, pg: u8) -> Result<(), ReproError> {
         if self == Transport::PowerTcp {
-            s.switch.int = true;
-            let t = spec(s).transport.iter_mut().find(|t| t.pg == pg);
-            *t.expect("the built-in's class has a transport") = TransportSpec {
-                pg,
-                tcp: None,
-                dcqcn: None,
-                hpcc: None,
-                powertcp: Some(IntCcSpec::default()),
-                theta_powertcp: None,
-            };
+            let i = e.entry("transport", "pg", pg.into())?;
+            e.set("switch.int", true)?.set(
+                &format!("fabric.transport[{i}]"),
+                format!("{{ pg = {pg}, powertcp = {{}} }}"),
+            )?;
         }
+        Ok(())
     }
 }
 

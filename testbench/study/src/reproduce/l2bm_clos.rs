@@ -9,13 +9,19 @@
 //! `alpha` 1/8 and 1/2, L2BM), the TCP load 0.1-0.8, seeds. Measured per run: the PAUSE
 //! frames all switches sent, the 99th percentile FCT slowdown of the completed RDMA and
 //! TCP flows (`fabric`'s slowdown: FCT over the path's propagation delay plus the
-//! message's wire time at its slowest link), and the ToRs' occupancy (the largest lossless
-//! and lossy pool watermark of any ToR over the run: the switches' SAI counters, read at
-//! the end).
+//! message's wire time at its slowest link), and the ToRs' buffer occupancy over time
+//! (`[fabric] occupancy_interval_us` = [`OCCUPANCY_US`]: per interval, the most cells a
+//! ToR's buffer held), as Fig. 7(c) gives it: the 99th percentile over every interval of
+//! the four ToRs, in percent of a ToR's buffer (Fig. 8 pools the four ToRs' samples the
+//! same way), and the series itself, the four ToRs' mean per interval.
+//!
+//! The policy and loads are set through the built-in's keys ([`Edit`]): the workloads are
+//! found by their class, and a `[[fabric.switch]]` entry takes the policy's `[switch]`
+//! keys unless it sets them itself.
 //!
 //! The runs are the built-in sweep spec `l2bm-clos` ([`spec_text`]) over [`MEASURE`].
 
-use super::fabric_net::{self, pause_frames};
+use super::fabric_net::{self, pause_frames, Edit};
 use super::l2bm_hybrid::{Policy, PAPER_TABLE_II};
 use super::plot::{xy_chart, Series};
 use super::{Progress, ReproError};
@@ -35,7 +41,11 @@ const TCP_PG: u8 = 1;
 const RDMA_LOAD: f64 = 0.4;
 const SERVERS_PER_TOR: u32 = 32;
 const TORS: u32 = 4;
-pub const TCP_LOADS: [f64; 1] = [0.8];
+/// The paper's axis (Table II, Fig. 7).
+pub const TCP_LOADS: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+/// The occupancy series' interval (the paper samples every 1 ms over seconds; a run here
+/// lasts milliseconds).
+pub const OCCUPANCY_US: u64 = 10;
 
 /// The sweep: TCP loads, seeds and each run's length (flows start over all of it).
 #[derive(Debug, Clone, PartialEq)]
@@ -46,8 +56,8 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// The reproduction: TCP load 0.8, 2 seeds, 5 ms (1 ms, the built-in's length, sends
-    /// no PAUSE under any policy; docs/results.md).
+    /// The reproduction: TCP loads 0.1-0.8, 2 seeds, 5 ms (1 ms, the built-in's length,
+    /// sends no PAUSE under any policy; docs/results.md).
     pub fn default_grid() -> Self {
         Self {
             tcp_loads: TCP_LOADS.to_vec(),
@@ -65,8 +75,8 @@ const FIELDS: &[&str] = &[
     "rdma_completed",
     "tcp_flows",
     "tcp_completed",
-    "tor_lossless_peak_bytes",
-    "tor_lossy_peak_bytes",
+    "tor_p99_occupancy_pct",
+    "tor_occupancy_pct",
     "lossy_drops",
 ];
 
@@ -88,8 +98,8 @@ pub const MEASURE: Measure = Measure {
             o.rdma_completed.into(),
             o.tcp_flows.into(),
             o.tcp_completed.into(),
-            o.tor_lossless_peak_bytes.into(),
-            o.tor_lossy_peak_bytes.into(),
+            o.tor_p99_occupancy_pct.into(),
+            o.tor_occupancy_pct.clone().into(),
             o.lossy_drops.into(),
         ];
         Ok(FIELDS.iter().map(|k| k.to_string()).zip(values).collect())
@@ -155,35 +165,57 @@ pub struct Outcome {
     pub rdma_completed: u64,
     pub tcp_flows: u64,
     pub tcp_completed: u64,
-    pub tor_lossless_peak_bytes: u64,
-    pub tor_lossy_peak_bytes: u64,
+    /// The 99th percentile of the ToRs' occupancy over every interval of every ToR, % of
+    /// a ToR's buffer.
+    pub tor_p99_occupancy_pct: f64,
+    /// Per interval of [`OCCUPANCY_US`], the ToRs' mean occupancy, % of a ToR's buffer.
+    pub tor_occupancy_pct: Vec<f64>,
     pub lossy_drops: u64,
 }
 
-/// The largest watermark of pool `name` at any ToR.
-fn tor_peak(s: &FabricSummary, tors: &[NodeId], name: &str) -> u64 {
+/// The ToRs' occupancy series (% of each one's buffer), one per ToR.
+fn tor_occupancy(s: &FabricSummary, net: &fabric::Network, tors: &[NodeId]) -> Vec<Vec<f64>> {
     s.switches
         .iter()
         .filter(|w| tors.contains(&w.switch))
-        .flat_map(|w| &w.pools)
-        .filter(|p| p.pool == name)
-        .map(|p| p.watermark_bytes)
-        .max()
-        .unwrap_or(0)
+        .map(|w| {
+            let total = net.mmu(w.switch).map_or(1, |m| m.config().total_cells);
+            w.occupancy.as_ref().map_or(Vec::new(), |o| {
+                o.peak_cells
+                    .iter()
+                    .map(|&c| 100.0 * f64::from(c) / f64::from(total))
+                    .collect()
+            })
+        })
+        .collect()
 }
 
-/// The built-in `l2bm-clos` with the run's policy, loads, seeds and length.
+/// The built-in `l2bm-clos` with the run's policy, loads, seeds and length, its ToRs'
+/// occupancy sampled.
 pub fn scenario(p: &Params) -> Result<Scenario, ReproError> {
-    let mut s = fabric_net::builtin(BASE)?;
-    p.policy.apply(&mut s.switch);
-    s.run.cycles = p.duration_us * u64::from(s.switch.core_clock_mhz);
-    // The built-in's workloads: RDMA (seed 3), then TCP (seed 1); seed 1 draws them.
-    let draws = [(RDMA_LOAD, 2 * p.seed + 1), (p.tcp_load, 2 * p.seed - 1)];
-    for (w, (load, seed)) in fabric_net::spec(&mut s).workload.iter_mut().zip(draws) {
-        w.load = Some(load);
-        w.seed = Some(seed);
-        w.duration_us = Some(p.duration_us);
+    let mut e = Edit::builtin(BASE)?;
+    for line in p.policy.switch_keys().lines() {
+        let (key, value) = line
+            .split_once(" = ")
+            .expect("switch_keys writes KEY = VALUE");
+        e.set(&format!("switch.{key}"), value)?;
     }
+    // The built-in's seeds: 3 for RDMA and 1 for TCP; run seed 1 draws them.
+    for (pg, load, seed) in [
+        (RDMA_PG, RDMA_LOAD, 2 * p.seed + 1),
+        (TCP_PG, p.tcp_load, 2 * p.seed - 1),
+    ] {
+        let w = e.entry("workload", "pg", pg.into())?;
+        e.set(&format!("fabric.workload[{w}].load"), load)?
+            .set(&format!("fabric.workload[{w}].seed"), seed)?
+            .set(&format!("fabric.workload[{w}].duration_us"), p.duration_us)?;
+    }
+    e.set(
+        "fabric.occupancy_interval_us",
+        OCCUPANCY_US.min(p.duration_us),
+    )?;
+    let mut s = e.scenario()?;
+    s.run.cycles = p.duration_us * u64::from(s.switch.core_clock_mhz);
     Ok(s)
 }
 
@@ -203,6 +235,8 @@ pub fn measure(p: &Params) -> Result<Outcome, ReproError> {
     };
     let (p99_slowdown_rdma, rdma_flows, rdma_completed) = class(RDMA_PG);
     let (p99_slowdown_tcp, tcp_flows, tcp_completed) = class(TCP_PG);
+    let occupancy = tor_occupancy(&s, &built.net, &tors);
+    let intervals = occupancy.iter().map(Vec::len).min().unwrap_or(0);
     Ok(Outcome {
         pause_frames: pause_frames(&s),
         p99_slowdown_rdma,
@@ -211,8 +245,10 @@ pub fn measure(p: &Params) -> Result<Outcome, ReproError> {
         rdma_completed,
         tcp_flows,
         tcp_completed,
-        tor_lossless_peak_bytes: tor_peak(&s, &tors, "lossless"),
-        tor_lossy_peak_bytes: tor_peak(&s, &tors, "lossy"),
+        tor_p99_occupancy_pct: percentile(&mut occupancy.concat(), 0.99),
+        tor_occupancy_pct: (0..intervals)
+            .map(|i| occupancy.iter().map(|o| o[i]).sum::<f64>() / occupancy.len() as f64)
+            .collect(),
         lossy_drops: s.cells_dropped_lossy,
     })
 }
@@ -239,15 +275,19 @@ fn outcome(f: &Values) -> Result<Outcome, ReproError> {
         rdma_completed: int("rdma_completed")?,
         tcp_flows: int("tcp_flows")?,
         tcp_completed: int("tcp_completed")?,
-        tor_lossless_peak_bytes: int("tor_lossless_peak_bytes")?,
-        tor_lossy_peak_bytes: int("tor_lossy_peak_bytes")?,
+        tor_p99_occupancy_pct: float("tor_p99_occupancy_pct")?,
+        tor_occupancy_pct: f
+            .get("tor_occupancy_pct")
+            .and_then(Json::as_array)
+            .map(|a| a.iter().filter_map(Json::as_f64).collect())
+            .ok_or_else(|| ReproError::Invariant("tor_occupancy_pct: missing".into()))?,
         lossy_drops: int("lossy_drops")?,
     })
 }
 
 pub const CSV_HEADER: &str = "policy,tcp_load,seeds,pause_frames_mean,pause_frames_sd,\
 p99_slowdown_rdma_mean,p99_slowdown_rdma_sd,p99_slowdown_tcp_mean,p99_slowdown_tcp_sd,\
-tor_lossless_peak_bytes_mean,tor_lossy_peak_bytes_mean,flows_completed_pct";
+tor_p99_occupancy_pct_mean,tor_p99_occupancy_pct_sd,flows_completed_pct";
 
 /// One line of `l2bm_clos.csv`: a policy and load, mean and standard deviation over seeds.
 #[derive(Debug, Default, serde::Serialize)]
@@ -261,8 +301,8 @@ pub struct CsvRow {
     pub p99_slowdown_rdma_sd: Fixed<2>,
     pub p99_slowdown_tcp_mean: Fixed<2>,
     pub p99_slowdown_tcp_sd: Fixed<2>,
-    pub tor_lossless_peak_bytes_mean: Fixed<0>,
-    pub tor_lossy_peak_bytes_mean: Fixed<0>,
+    pub tor_p99_occupancy_pct_mean: Fixed<2>,
+    pub tor_p99_occupancy_pct_sd: Fixed<2>,
     pub flows_completed_pct: Fixed<1>,
 }
 
@@ -277,6 +317,7 @@ fn aggregate(points: &[Point], policy: Policy, load: f64) -> CsvRow {
     let (pf, pf_sd) = ms(&|o| o.pause_frames as f64);
     let (sr, sr_sd) = ms(&|o| o.p99_slowdown_rdma);
     let (st, st_sd) = ms(&|o| o.p99_slowdown_tcp);
+    let (occ, occ_sd) = ms(&|o| o.tor_p99_occupancy_pct);
     let (done, all) = ps.iter().fold((0, 0), |(d, a), o| {
         (
             d + o.rdma_completed + o.tcp_completed,
@@ -293,8 +334,8 @@ fn aggregate(points: &[Point], policy: Policy, load: f64) -> CsvRow {
         p99_slowdown_rdma_sd: Fixed(sr_sd),
         p99_slowdown_tcp_mean: Fixed(st),
         p99_slowdown_tcp_sd: Fixed(st_sd),
-        tor_lossless_peak_bytes_mean: Fixed(ms(&|o| o.tor_lossless_peak_bytes as f64).0),
-        tor_lossy_peak_bytes_mean: Fixed(ms(&|o| o.tor_lossy_peak_bytes as f64).0),
+        tor_p99_occupancy_pct_mean: Fixed(occ),
+        tor_p99_occupancy_pct_sd: Fixed(occ_sd),
         flows_completed_pct: Fixed(100.0 * done as f64 / all.max(1) as f64),
     }
 }
@@ -304,7 +345,8 @@ type Plot = (&'static str, &'static str, fn(&CsvRow) -> f64);
 
 /// The sweep over `grid` (runs in `DIR/sweep/`): writes `DIR/l2bm_clos.csv` (its rows are
 /// returned) and the plots
-/// `DIR/l2bm_clos_pause.png`, `_rdma.png`, `_tcp.png`, `_tor.png`.
+/// `DIR/l2bm_clos_pause.png`, `_rdma.png`, `_tcp.png`, `_tor.png` (against the TCP load) and
+/// `_tor_time.png`.
 pub fn sweep(
     out: &Path,
     grid: &Grid,
@@ -343,8 +385,8 @@ pub fn sweep(
         }),
         (
             "l2bm_clos_tor.png",
-            "largest ToR lossless pool watermark (bytes)",
-            |r| r.tor_lossless_peak_bytes_mean.0,
+            "p99 ToR buffer occupancy (% of its buffer)",
+            |r| r.tor_p99_occupancy_pct_mean.0,
         ),
     ];
     for (file, y_label, y) in plots {
@@ -368,7 +410,42 @@ pub fn sweep(
             &series,
         )?;
     }
+    occupancy_over_time(out, &points, grid)?;
     Ok(table)
+}
+
+/// `DIR/l2bm_clos_tor_time.png`: per policy at the grid's highest TCP load, the ToRs'
+/// occupancy per interval, mean over the seeds (Fig. 8's samples in time order).
+fn occupancy_over_time(out: &Path, points: &[Point], grid: &Grid) -> Result<(), ReproError> {
+    let load = grid.tcp_loads.iter().copied().fold(0.0, f64::max);
+    let series: Vec<Series> = Policy::ALL
+        .iter()
+        .map(|&policy| {
+            let runs: Vec<&Vec<f64>> = points
+                .iter()
+                .filter(|p| p.params.policy == policy && p.params.tcp_load == load)
+                .map(|p| &p.outcome.tor_occupancy_pct)
+                .collect();
+            let intervals = runs.iter().map(|r| r.len()).min().unwrap_or(0);
+            Series {
+                name: policy.label().to_string(),
+                points: (0..intervals)
+                    .map(|i| {
+                        let ms = ((i + 1) as u64 * OCCUPANCY_US) as f64 / 1e3;
+                        (ms, mean_std(runs.iter().map(|r| r[i])).0)
+                    })
+                    .collect(),
+                line: true,
+            }
+        })
+        .collect();
+    xy_chart(
+        &out.join("l2bm_clos_tor_time.png"),
+        &format!("L2BM Figs. 7(c), 8 on the fabric: ToR occupancy, TCP load {load}"),
+        "time (ms), end of the interval",
+        "ToR buffer occupancy (% of its buffer, mean of the 4 ToRs)",
+        &series,
+    )
 }
 
 pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError> {
@@ -387,7 +464,7 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
         "paper",
         "p99 sd RDMA",
         "p99 sd TCP",
-        "ToR LL peak",
+        "ToR p99 %",
         "done%"
     );
     for r in &table {
@@ -403,7 +480,7 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
             .map_or("-".to_string(), |v| v.to_string());
         let _ = writeln!(
             rep,
-            "{:<13} {:>5.1} {:>16} {:>8} {:>16} {:>16} {:>12.0} {:>6.1}",
+            "{:<13} {:>5.1} {:>16} {:>8} {:>16} {:>16} {:>12.2} {:>6.1}",
             r.policy,
             r.tcp_load.0,
             format!("{:.1} {:.1}", r.pause_frames_mean.0, r.pause_frames_sd.0),
@@ -416,7 +493,7 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
                 "{:.2} {:.2}",
                 r.p99_slowdown_tcp_mean.0, r.p99_slowdown_tcp_sd.0
             ),
-            r.tor_lossless_peak_bytes_mean.0,
+            r.tor_p99_occupancy_pct_mean.0,
             r.flows_completed_pct.0
         );
     }
@@ -430,7 +507,8 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
                 "l2bm_clos_pause.png",
                 "l2bm_clos_rdma.png",
                 "l2bm_clos_tcp.png",
-                "l2bm_clos_tor.png"
+                "l2bm_clos_tor.png",
+                "l2bm_clos_tor_time.png"
             ]
         )
     );

@@ -140,23 +140,13 @@ impl Policy {
         }
     }
 
-    /// `[switch]` keys of the policy.
-    fn switch_keys(self) -> String {
+    /// `[switch]` keys of the policy, one `KEY = VALUE` a line.
+    pub fn switch_keys(self) -> String {
         let (policy, alpha_log2) = self.model();
         format!(
             "policy = \"{}\"\nalpha_log2 = {alpha_log2}\nlossy_alpha_log2 = {alpha_log2}\negress_alpha_log2 = 0\nhybrid_ingress_pool = true\n",
             policy.name()
         )
-    }
-
-    /// The policy's keys set on a switch configuration (as `switch_keys` lists them).
-    pub fn apply(self, cfg: &mut hw_model::SwitchConfig) {
-        let (policy, alpha_log2) = self.model();
-        cfg.policy = policy;
-        cfg.alpha_log2 = alpha_log2;
-        cfg.lossy_alpha_log2 = alpha_log2;
-        cfg.egress_alpha_log2 = 0;
-        cfg.hybrid_ingress_pool = true;
     }
 }
 

@@ -230,25 +230,25 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         name: "l2bm-hybrid",
         description: "L2BM IV-A / Table II / Fig. 7: lossless web-search flows at load 0.4 + TCP at load 0.1-0.8 on one switch, open loop + Reno and DCQCN + DCTCP, seeds 1-3; PFC PAUSE frames, p99 occupancy and p99 FCT slowdown (mean, min-max), DT 1/8 vs DT 1/2 vs L2BM",
         run: l2bm_hybrid::run,
-        cpu_seconds: 394.0,
+        cpu_seconds: 415.0,
     },
     Reproduction {
         name: "dsh-deadlock",
         description: "DSH Fig. 12b on the fabric: leaf-spine with two failed links, four fan-ins of 1, 8 and 15 senders, DCQCN and PowerTCP, 3 runs of 5 ms per point; the CDF of deadlock onset, SIH vs DSH",
         run: dsh_deadlock::run,
-        cpu_seconds: 132.0,
+        cpu_seconds: 69.1,
     },
     Reproduction {
         name: "dsh-collateral-fabric",
         description: "DSH Fig. 13 on the fabric: innocent flow F0's throughput through S0 and S1 next to a 24 x 64 KB fan-in, DCQCN and PowerTCP, 2 seeds, SIH vs DSH",
         run: dsh_collateral_fabric::run,
-        cpu_seconds: 3.0,
+        cpu_seconds: 1.6,
     },
     Reproduction {
         name: "l2bm-clos",
-        description: "L2BM Table II / Fig. 7 on the fabric: the 10-switch Clos, RDMA (DCQCN) load 0.4 + TCP (DCTCP) load 0.8, 2 seeds of 5 ms; PAUSE frames, p99 FCT slowdown, ToR occupancy (mean, sd), DT 1/8 vs DT 1/2 vs L2BM",
+        description: "L2BM Table II / Fig. 7 on the fabric: the 10-switch Clos, RDMA (DCQCN) load 0.4 + TCP (DCTCP) load 0.1-0.8, 2 seeds of 5 ms; PAUSE frames, p99 FCT slowdown, ToR occupancy (mean, sd), DT 1/8 vs DT 1/2 vs L2BM",
         run: l2bm_clos::run,
-        cpu_seconds: 74.7,
+        cpu_seconds: 341.0,
     },
 ];
 

@@ -103,7 +103,7 @@ fn l2bm_clos_tiny_grid_writes_every_policy() {
     let rows = csv_rows(&dir.join("l2bm_clos.csv"), l2bm_clos::CSV_HEADER);
     let policies: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(policies, ["dt_alpha_1_8", "dt_alpha_1_2", "l2bm"]);
-    for file in ["pause", "rdma", "tcp", "tor"] {
+    for file in ["pause", "rdma", "tcp", "tor", "tor_time"] {
         assert_png(&dir.join(format!("l2bm_clos_{file}.png")));
     }
     // One run per policy. 40 us completes some of the flows (the short ones started
