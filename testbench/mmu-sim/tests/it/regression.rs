@@ -184,6 +184,8 @@ fn every_builtin_has_fixtures() {
         "dsh-collateral-fabric",
         "l2bm-clos",
         "leafspine-256-websearch",
+        "dsh-leafspine",
+        "dsh-fattree",
     ];
     assert_eq!(builtin::names(), covered);
 }
