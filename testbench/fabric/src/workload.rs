@@ -135,7 +135,9 @@ fn host_capacity(topo: &Topology, base: LoadBase, host: NodeId) -> Result<f64, W
                 return Err(key_error(
                     "base",
                     "tor-uplinks",
-                    format!("host-link (switch {tor}, host {host}'s ToR, has no uplink that is up)"),
+                    format!(
+                        "host-link (switch {tor}, host {host}'s ToR, has no uplink that is up)"
+                    ),
                 ));
             }
             Ok(uplinks as f64 / f64::from(hosts))
@@ -157,7 +159,9 @@ fn checked_count(expected: f64, duration: Picos) -> Result<(), WorkloadError> {
         return Err(key_error(
             "duration",
             duration.seconds_text(),
-            format!("about {expected:.0} flows at this load; at most {MAX_FLOWS} (a shorter duration)"),
+            format!(
+                "about {expected:.0} flows at this load; at most {MAX_FLOWS} (a shorter duration)"
+            ),
         ));
     }
     Ok(())
@@ -244,7 +248,10 @@ impl Poisson {
                     [pg] => *pg,
                     _ => pgs[below(&mut rng, pgs.len())],
                 };
-                let template = FlowTemplate { pg, ..self.template };
+                let template = FlowTemplate {
+                    pg,
+                    ..self.template
+                };
                 flows.push(template.flow(src, dst, size, Picos(start)));
             }
         }
@@ -257,7 +264,11 @@ impl Poisson {
 fn checked_classes(pgs: &[u8]) -> Result<&[u8], WorkloadError> {
     for (i, &pg) in pgs.iter().enumerate() {
         if pg > 7 || pgs[..i].contains(&pg) {
-            return Err(key_error("pgs", format!("{pgs:?}"), "distinct classes 0..=7"));
+            return Err(key_error(
+                "pgs",
+                format!("{pgs:?}"),
+                "distinct classes 0..=7",
+            ));
         }
     }
     Ok(pgs)
@@ -773,7 +784,7 @@ mod tests {
         let flows = gen.generate(&topo).unwrap();
         let starts = check_bursts(&topo, &flows, 16, 64_000).unwrap();
         // Load 0.1 of 256 x 100 Gb/s (each rack's 16 uplinks shared by its 16 hosts) in
-        // bursts of 16 x 64 KB: 3125 bursts/s, about 62 500 in 20 ms.
+        // bursts of 16 x 64 KB: 312 500 bursts/s, about 6 250 in 20 ms.
         let rate = 0.1 * 256.0 * 100e9 / (8.0 * 16.0 * 64_000.0);
         assert!((gen.rate(&topo).unwrap() - rate).abs() < 1e-6 * rate);
         assert_eq!(check_exponential_gaps(&starts, rate), Ok(()));
@@ -866,7 +877,9 @@ mod tests {
             pgs: vec![5],
             ..web_search(0.5, LoadBase::HostLink, 2)
         };
-        let plain = web_search(0.5, LoadBase::HostLink, 2).generate(&topo).unwrap();
+        let plain = web_search(0.5, LoadBase::HostLink, 2)
+            .generate(&topo)
+            .unwrap();
         let on_five: Vec<Flow> = plain.iter().map(|f| Flow { pg: 5, ..*f }).collect();
         assert_eq!(one.generate(&topo).unwrap(), on_five);
         for bad in [vec![8], vec![1, 1]] {
@@ -876,7 +889,10 @@ mod tests {
             }
             .generate(&topo)
             .unwrap_err();
-            assert_eq!((err.key, err.allowed.as_str()), ("pgs", "distinct classes 0..=7"));
+            assert_eq!(
+                (err.key, err.allowed.as_str()),
+                ("pgs", "distinct classes 0..=7")
+            );
         }
     }
 
