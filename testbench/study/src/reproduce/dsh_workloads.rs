@@ -54,7 +54,8 @@ pub struct Grid {
 
 impl Grid {
     /// The reproduction: the four workloads on both topologies, 2 seeds; the leaf-spine
-    /// 400 us of arrivals in 700 us, the fat-tree 100 us in 200 us (docs/results.md gives
+    /// 400 us of arrivals in 700 us, the fat-tree (47 CPU s a run at 100 us in 200 us)
+    /// the built-in's 50 us in 100 us (docs/results.md gives
     /// what the paper's lengths cost).
     pub fn default_grid() -> Self {
         Self {
@@ -66,8 +67,8 @@ impl Grid {
                 },
                 Length {
                     topology: Topology::FatTree,
-                    arrivals_us: 100,
-                    run_us: 200,
+                    arrivals_us: 50,
+                    run_us: 100,
                 },
             ],
             workloads: WORKLOADS.to_vec(),
