@@ -756,7 +756,7 @@ mod tests {
         n: usize,
         size: u64,
     ) -> Result<Vec<Picos>, String> {
-        if flows.len() % n != 0 {
+        if !flows.len().is_multiple_of(n) {
             return Err(format!("{} flows, not bursts of {n}", flows.len()));
         }
         let mut starts = Vec::new();
@@ -805,7 +805,11 @@ mod tests {
         assert!(check_bursts(&topo, &flows, 16, 64_000).is_ok());
         // Host 16k+j shares host 16k's rack.
         let rx = flows[0].dst;
-        flows[0].src = if rx % 16 == 0 { rx + 1 } else { rx - 1 };
+        flows[0].src = if rx.is_multiple_of(16) {
+            rx + 1
+        } else {
+            rx - 1
+        };
         assert!(check_bursts(&topo, &flows, 16, 64_000).is_err());
         let mut flows = bursts(0.05, 1).generate(&topo).unwrap();
         flows[1].start = Picos(flows[1].start.0 + 1_000);
