@@ -262,7 +262,7 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         name: "dsh-workloads",
         description: "DSH Fig. 15: background FCT under web search, data mining, cache and Hadoop sizes on the 16 x 16 leaf-spine and the k = 16 fat-tree, DCQCN, total load 0.9, 2 seeds; DSH / SIH",
         run: dsh_workloads::run,
-        cpu_seconds: 0.0,
+        cpu_seconds: 411.9,
     },
 ];
 
