@@ -23,7 +23,7 @@ use crate::routing::Ecmp;
 use crate::topology::{Header, Link, NodeId, Topology};
 use crate::transport::Transports;
 use crate::units::{BitRate, Picos};
-use crate::workload::{self, FanIn, FlowTemplate, LoadBase, Poisson, Senders};
+use crate::workload::{self, FanIn, FanInBursts, FlowTemplate, LoadBase, Poisson, Senders};
 use crate::{Network, RunOptions};
 use hw_model::{Policy, SwitchConfig};
 use scenario::params::{CcLaw, EcmRpParams};
@@ -446,8 +446,9 @@ fn flows(spec: &FabricSpec, topo: &Topology, dir: &Path) -> Result<Vec<Flow>, Sc
 /// The keys each generator takes besides `kind`, `pg`, `dport`, `seed` and `start_us`.
 fn workload_keys(kind: WorkloadKind) -> &'static [&'static str] {
     match kind {
-        WorkloadKind::Poisson => &["cdf", "load", "base", "duration_us", "from", "to"],
+        WorkloadKind::Poisson => &["cdf", "load", "base", "duration_us", "from", "to", "pgs"],
         WorkloadKind::FanIn => &["receiver", "senders", "from", "jitter_ns", "size_bytes"],
+        WorkloadKind::FanInBursts => &["senders", "size_bytes", "load", "base", "duration_us"],
         WorkloadKind::Permutation | WorkloadKind::AllToAll => &["size_bytes"],
     }
 }
@@ -462,6 +463,7 @@ fn workload_flows(topo: &Topology, i: usize, w: &WorkloadSpec) -> Result<Vec<Flo
         ("duration_us", w.duration_us.is_some()),
         ("from", w.from.is_some()),
         ("to", w.to.is_some()),
+        ("pgs", w.pgs.is_some()),
         ("receiver", w.receiver.is_some()),
         ("senders", w.senders.is_some()),
         ("jitter_ns", w.jitter_ns.is_some()),
@@ -489,25 +491,32 @@ fn workload_flows(topo: &Topology, i: usize, w: &WorkloadSpec) -> Result<Vec<Flo
     };
     let seed = w.seed.unwrap_or(1);
     let start = Picos::micros(w.start_us.unwrap_or(0));
+    if w.pg.is_some() && w.pgs.is_some() {
+        return Err(bad(
+            key("pgs"),
+            "given with pg; allowed: one of pg (one class) and pgs (classes drawn)",
+        ));
+    }
+    let base = match w.base.as_deref() {
+        None | Some("tor-uplinks") => LoadBase::TorUplinks,
+        Some("host-link") => LoadBase::HostLink,
+        Some(b) => {
+            return Err(bad(
+                key("base"),
+                format!("`{b}`; allowed: tor-uplinks, host-link"),
+            ))
+        }
+    };
+    let load = w.load.unwrap_or(0.5);
     let flows = match w.kind {
         WorkloadKind::Poisson => {
             let name = w.cdf.as_deref().unwrap_or("websearch");
             let cdf = Builtin::by_name(name)
                 .map_err(|e| bad(key("cdf"), e))?
                 .cdf();
-            let base = match w.base.as_deref() {
-                None | Some("tor-uplinks") => LoadBase::TorUplinks,
-                Some("host-link") => LoadBase::HostLink,
-                Some(b) => {
-                    return Err(bad(
-                        key("base"),
-                        format!("`{b}`; allowed: tor-uplinks, host-link"),
-                    ))
-                }
-            };
             Poisson {
                 cdf,
-                load: w.load.unwrap_or(0.5),
+                load,
                 base,
                 start,
                 duration: Picos::micros(need("duration_us", w.duration_us)?),
@@ -515,9 +524,21 @@ fn workload_flows(topo: &Topology, i: usize, w: &WorkloadSpec) -> Result<Vec<Flo
                 template,
                 from: w.from.clone().unwrap_or_default(),
                 to: w.to.clone().unwrap_or_default(),
+                pgs: w.pgs.clone().unwrap_or_default(),
             }
             .generate(topo)
         }
+        WorkloadKind::FanInBursts => FanInBursts {
+            senders: need("senders", w.senders.map(u64::from))? as usize,
+            size: need("size_bytes", w.size_bytes)?,
+            load,
+            base,
+            start,
+            duration: Picos::micros(need("duration_us", w.duration_us)?),
+            seed,
+            template,
+        }
+        .generate(topo),
         WorkloadKind::FanIn => {
             let senders = match (w.senders, &w.from) {
                 (Some(n), None) => Senders::Drawn(n as usize),

@@ -41,15 +41,19 @@ pub enum Builtin {
     Hadoop,
     /// Facebook Hadoop as HPCC has it, `traffic_gen/FbHdp_distribution.txt`.
     FbHadoop,
+    /// Facebook cache follower (Roy et al., SIGCOMM 2015), HPCC's format as
+    /// HKUST-SING/srnic-simulation-public ships it, `traffic_gen/CacheFollower_distribution.txt`.
+    Cache,
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 5] = [
+    pub const ALL: [Builtin; 6] = [
         Builtin::WebSearch,
         Builtin::WebSearchHpcc,
         Builtin::DataMining,
         Builtin::Hadoop,
         Builtin::FbHadoop,
+        Builtin::Cache,
     ];
 
     /// The name a scenario gives it.
@@ -60,6 +64,7 @@ impl Builtin {
             Builtin::DataMining => "datamining",
             Builtin::Hadoop => "hadoop",
             Builtin::FbHadoop => "fb-hadoop",
+            Builtin::Cache => "cache",
         }
     }
 
@@ -71,6 +76,7 @@ impl Builtin {
             Builtin::DataMining => include_str!("../data/datamining.csv"),
             Builtin::Hadoop => include_str!("../data/hadoop.csv"),
             Builtin::FbHadoop => include_str!("../data/FbHdp_distribution.txt"),
+            Builtin::Cache => include_str!("../data/CacheFollower_distribution.txt"),
         }
     }
 
@@ -216,6 +222,7 @@ mod tests {
             (Builtin::DataMining, 5_036_535.175),
             (Builtin::Hadoop, 3_423_728.354_628_773),
             (Builtin::FbHadoop, 120_420.75),
+            (Builtin::Cache, 712_569.9),
         ];
         for (builtin, mean) in means {
             let cdf = builtin.cdf();
@@ -227,7 +234,7 @@ mod tests {
             );
             assert_eq!(Builtin::by_name(builtin.name()), Ok(builtin));
         }
-        assert!(Builtin::by_name("cache")
+        assert!(Builtin::by_name("memcache")
             .unwrap_err()
             .contains("allowed: websearch,"));
     }

@@ -91,6 +91,10 @@ pub struct Poisson {
     /// host), each flow to a uniformly drawn one of `to` other than its source.
     pub from: Vec<NodeId>,
     pub to: Vec<NodeId>,
+    /// The classes the flows are spread over, each flow's drawn uniformly (DSH section
+    /// V-B: "background flows are randomly classified into other traffic classes"); empty:
+    /// every flow on the template's.
+    pub pgs: Vec<u8>,
 }
 
 /// A uniform draw in [0, 1) with 53 bits.
@@ -110,45 +114,76 @@ fn below_u64(rng: &mut ChaCha8Rng, n: u64) -> u64 {
 
 const PICOS_PER_NS: u64 = 1_000;
 
+/// The capacity in bits per second a load of 1 means for `host` (see the module's doc).
+fn host_capacity(topo: &Topology, base: LoadBase, host: NodeId) -> Result<f64, WorkloadError> {
+    let host_link = &topo.links()[topo.ports(host)[0]];
+    match base {
+        LoadBase::HostLink => Ok(host_link.rate.0 as f64),
+        LoadBase::TorUplinks => {
+            let tor = topo.tor_of(host);
+            let mut uplinks = 0u64;
+            let mut hosts = 0u32;
+            for &link in topo.ports(tor) {
+                let peer = topo.links()[link].peer(tor);
+                if topo.is_switch(peer) && topo.links()[link].up {
+                    uplinks += topo.links()[link].rate.0;
+                } else if !topo.is_switch(peer) {
+                    hosts += 1;
+                }
+            }
+            if uplinks == 0 {
+                return Err(key_error(
+                    "base",
+                    "tor-uplinks",
+                    format!(
+                        "host-link (switch {tor}, host {host}'s ToR, has no uplink that is up)"
+                    ),
+                ));
+            }
+            Ok(uplinks as f64 / f64::from(hosts))
+        }
+    }
+}
+
+/// Refuses a load outside (0, 1].
+fn checked_load(load: f64) -> Result<f64, WorkloadError> {
+    if !(load > 0.0 && load <= 1.0) {
+        return Err(key_error("load", load, "0 < load <= 1"));
+    }
+    Ok(load)
+}
+
+/// Refuses an expected flow count above [`MAX_FLOWS`].
+fn checked_count(expected: f64, duration: Picos) -> Result<(), WorkloadError> {
+    if expected > f64::from(MAX_FLOWS) {
+        return Err(key_error(
+            "duration",
+            duration.seconds_text(),
+            format!(
+                "about {expected:.0} flows at this load; at most {MAX_FLOWS} (a shorter duration)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The next arrival after `t` picoseconds of a Poisson process of `rate` per second, and
+/// that time rounded to the nanosecond.
+fn next_arrival(rng: &mut ChaCha8Rng, t: &mut f64, rate: f64) -> u64 {
+    *t += -(1.0 - unit(rng)).ln() / rate * 1e12;
+    (*t / PICOS_PER_NS as f64).round() as u64 * PICOS_PER_NS
+}
+
 impl Poisson {
     /// Flows per second each host starts.
     fn rate(&self, topo: &Topology, host: NodeId) -> Result<f64, WorkloadError> {
-        let bits_per_flow = 8.0 * self.cdf.mean();
-        let host_link = &topo.links()[topo.ports(host)[0]];
-        let capacity = match self.base {
-            LoadBase::HostLink => host_link.rate.0 as f64,
-            LoadBase::TorUplinks => {
-                let tor = topo.tor_of(host);
-                let mut uplinks = 0u64;
-                let mut hosts = 0u32;
-                for &link in topo.ports(tor) {
-                    let peer = topo.links()[link].peer(tor);
-                    if topo.is_switch(peer) && topo.links()[link].up {
-                        uplinks += topo.links()[link].rate.0;
-                    } else if !topo.is_switch(peer) {
-                        hosts += 1;
-                    }
-                }
-                if uplinks == 0 {
-                    return Err(key_error(
-                        "base",
-                        "tor-uplinks",
-                        format!(
-                            "host-link (switch {tor}, host {host}'s ToR, has no uplink that is up)"
-                        ),
-                    ));
-                }
-                uplinks as f64 / f64::from(hosts)
-            }
-        };
-        Ok(self.load * capacity / bits_per_flow)
+        Ok(self.load * host_capacity(topo, self.base, host)? / (8.0 * self.cdf.mean()))
     }
 
     /// The flows, sorted by start time (then source, then draw order).
     pub fn generate(&self, topo: &Topology) -> Result<Vec<Flow>, WorkloadError> {
-        if !(self.load > 0.0 && self.load <= 1.0) {
-            return Err(key_error("load", self.load, "0 < load <= 1"));
-        }
+        checked_load(self.load)?;
+        let pgs = checked_classes(&self.pgs)?;
         let all: Vec<NodeId> = topo.hosts().collect();
         if all.len() < 2 {
             return Err(key_error("hosts", all.len(), "2 or more in the topology"));
@@ -178,22 +213,17 @@ impl Poisson {
             .iter()
             .map(|&host| self.rate(topo, host))
             .collect::<Result<Vec<f64>, _>>()?;
-        let expected = rates.iter().sum::<f64>() * self.duration.as_secs_f64();
-        if expected > f64::from(MAX_FLOWS) {
-            return Err(key_error(
-                "duration",
-                self.duration.seconds_text(),
-                format!("about {expected:.0} flows at this load; at most {MAX_FLOWS} (a shorter duration)"),
-            ));
-        }
+        checked_count(
+            rates.iter().sum::<f64>() * self.duration.as_secs_f64(),
+            self.duration,
+        )?;
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let end = self.start.0 + self.duration.0;
         let mut flows = Vec::new();
         for (&src, &rate) in hosts.iter().zip(&rates) {
             let mut t = self.start.0 as f64;
             loop {
-                t += -(1.0 - unit(&mut rng)).ln() / rate * 1e12;
-                let start = (t / PICOS_PER_NS as f64).round() as u64 * PICOS_PER_NS;
+                let start = next_arrival(&mut rng, &mut t, rate);
                 if start >= end {
                     break;
                 }
@@ -211,10 +241,105 @@ impl Poisson {
                         break size;
                     }
                 };
-                flows.push(self.template.flow(src, dst, size, Picos(start)));
+                // One class of several drawn last, so that a single class draws nothing
+                // and leaves the other draws as they were.
+                let pg = match pgs {
+                    [] => self.template.pg,
+                    [pg] => *pg,
+                    _ => pgs[below(&mut rng, pgs.len())],
+                };
+                let template = FlowTemplate {
+                    pg,
+                    ..self.template
+                };
+                flows.push(template.flow(src, dst, size, Picos(start)));
             }
         }
         flows.sort_by_key(|flow| flow.start);
+        Ok(flows)
+    }
+}
+
+/// Refuses a class list with a class above 7 or one named twice.
+fn checked_classes(pgs: &[u8]) -> Result<&[u8], WorkloadError> {
+    for (i, &pg) in pgs.iter().enumerate() {
+        if pg > 7 || pgs[..i].contains(&pg) {
+            return Err(key_error(
+                "pgs",
+                format!("{pgs:?}"),
+                "distinct classes 0..=7",
+            ));
+        }
+    }
+    Ok(pgs)
+}
+
+/// Fan-in bursts with Poisson arrivals: each burst, `senders` hosts drawn from the racks
+/// other than a uniformly drawn receiver's each send `size` bytes to it, all starting at
+/// the burst's time (DSH section V-B's "16 senders simultaneously transmit 64KB data to
+/// the same receiver ... in different racks from the receiver").
+///
+/// **Load** as [`Poisson`] defines it: the bursts of the whole network offer `load` times
+/// the sum over the hosts of the capacity a load of 1 means for each (`base`), so one
+/// burst of `senders * size` bytes arrives at the rate `load * sum(capacity) / (8 *
+/// senders * size)` per second, the gaps exponential (one stream for the network).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FanInBursts {
+    pub senders: usize,
+    pub size: u64,
+    /// 0 < load <= 1.
+    pub load: f64,
+    pub base: LoadBase,
+    pub start: Picos,
+    pub duration: Picos,
+    pub seed: u64,
+    pub template: FlowTemplate,
+}
+
+impl FanInBursts {
+    /// Bursts per second in `topo`.
+    pub fn rate(&self, topo: &Topology) -> Result<f64, WorkloadError> {
+        let capacity = topo
+            .hosts()
+            .map(|h| host_capacity(topo, self.base, h))
+            .sum::<Result<f64, _>>()?;
+        Ok(self.load * capacity / (8.0 * self.senders as f64 * self.size as f64))
+    }
+
+    /// The flows, sorted by start time (then burst, then sender id).
+    pub fn generate(&self, topo: &Topology) -> Result<Vec<Flow>, WorkloadError> {
+        checked_load(self.load)?;
+        let size = checked_size(self.size)?;
+        let hosts: Vec<NodeId> = topo.hosts().collect();
+        if hosts.len() < 2 {
+            return Err(key_error("hosts", hosts.len(), "2 or more in the topology"));
+        }
+        if self.senders == 0 {
+            return Err(key_error("senders", 0, "1 or more"));
+        }
+        let rate = self.rate(topo)?;
+        checked_count(
+            rate * self.senders as f64 * self.duration.as_secs_f64(),
+            self.duration,
+        )?;
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let end = self.start.0 + self.duration.0;
+        let mut t = self.start.0 as f64;
+        let mut flows = Vec::new();
+        loop {
+            let start = next_arrival(&mut rng, &mut t, rate);
+            if start >= end {
+                break;
+            }
+            let receiver = hosts[below(&mut rng, hosts.len())];
+            let mut senders = draw_senders(topo, receiver, self.senders, &mut rng)?;
+            senders.sort_unstable();
+            flows.extend(
+                senders
+                    .into_iter()
+                    .map(|src| self.template.flow(src, receiver, size, Picos(start))),
+            );
+        }
         Ok(flows)
     }
 }
@@ -400,6 +525,7 @@ mod tests {
             template: FlowTemplate::default(),
             from: Vec::new(),
             to: Vec::new(),
+            pgs: Vec::new(),
         }
     }
 
@@ -594,6 +720,184 @@ mod tests {
         };
         let e = twice.generate(&topo).unwrap_err();
         assert_eq!((e.key, e.value.as_str()), ("from", "9"));
+    }
+
+    /// DSH section V-B's network: 16 leaves, 16 spines, 16 hosts a leaf, 100G, 2 us.
+    fn dsh_leaf_spine() -> Topology {
+        crate::generate::LeafSpine {
+            leaves: 16,
+            spines: 16,
+            hosts_per_leaf: 16,
+            host_link: crate::generate::LinkSpec::new(100, 2),
+            fabric_link: crate::generate::LinkSpec::new(100, 2),
+        }
+        .build()
+        .unwrap()
+    }
+
+    fn bursts(load: f64, seed: u64) -> FanInBursts {
+        FanInBursts {
+            senders: 16,
+            size: 64_000,
+            load,
+            base: LoadBase::TorUplinks,
+            start: Picos(0),
+            duration: Picos::micros(20_000),
+            seed,
+            template: FlowTemplate::default(),
+        }
+    }
+
+    /// Each burst's flows: `n` distinct senders outside the receiver's rack, one start,
+    /// one receiver, `size` each. Returns the burst starts.
+    fn check_bursts(
+        topo: &Topology,
+        flows: &[Flow],
+        n: usize,
+        size: u64,
+    ) -> Result<Vec<Picos>, String> {
+        if !flows.len().is_multiple_of(n) {
+            return Err(format!("{} flows, not bursts of {n}", flows.len()));
+        }
+        let mut starts = Vec::new();
+        for burst in flows.chunks(n) {
+            let (first, rx) = (burst[0].start, burst[0].dst);
+            let senders: HashSet<NodeId> = burst.iter().map(|f| f.src).collect();
+            let alike = burst.iter().all(|f| {
+                f.start == first
+                    && f.dst == rx
+                    && f.size == size
+                    && topo.tor_of(f.src) != topo.tor_of(rx)
+            });
+            if !alike || senders.len() != n {
+                return Err(format!("burst at {first:?} to {rx}: {burst:?}"));
+            }
+            starts.push(first);
+        }
+        Ok(starts)
+    }
+
+    #[test]
+    fn fan_in_bursts_arrive_as_poisson_at_the_load() {
+        let topo = dsh_leaf_spine();
+        let gen = bursts(0.1, 3);
+        let flows = gen.generate(&topo).unwrap();
+        let starts = check_bursts(&topo, &flows, 16, 64_000).unwrap();
+        // Load 0.1 of 256 x 100 Gb/s (each rack's 16 uplinks shared by its 16 hosts) in
+        // bursts of 16 x 64 KB: 312 500 bursts/s, about 6 250 in 20 ms.
+        let rate = 0.1 * 256.0 * 100e9 / (8.0 * 16.0 * 64_000.0);
+        assert!((gen.rate(&topo).unwrap() - rate).abs() < 1e-6 * rate);
+        assert_eq!(check_exponential_gaps(&starts, rate), Ok(()));
+        let bits: u64 = flows.iter().map(|f| 8 * f.size).sum();
+        let offered = bits as f64 / gen.duration.as_secs_f64() / (256.0 * 100e9);
+        assert!((offered - 0.1).abs() < 0.003, "offered {offered}");
+        // Receivers spread over the hosts.
+        let receivers: HashSet<NodeId> = flows.iter().map(|f| f.dst).collect();
+        assert_eq!(receivers.len(), 256);
+        assert_eq!(flows, gen.generate(&topo).unwrap());
+        assert_ne!(flows, bursts(0.1, 4).generate(&topo).unwrap());
+    }
+
+    #[test]
+    fn the_burst_check_catches_a_sender_in_the_receivers_rack() {
+        let topo = dsh_leaf_spine();
+        let mut flows = bursts(0.05, 1).generate(&topo).unwrap();
+        assert!(check_bursts(&topo, &flows, 16, 64_000).is_ok());
+        // Host 16k+j shares host 16k's rack.
+        let rx = flows[0].dst;
+        flows[0].src = if rx.is_multiple_of(16) {
+            rx + 1
+        } else {
+            rx - 1
+        };
+        assert!(check_bursts(&topo, &flows, 16, 64_000).is_err());
+        let mut flows = bursts(0.05, 1).generate(&topo).unwrap();
+        flows[1].start = Picos(flows[1].start.0 + 1_000);
+        assert!(check_bursts(&topo, &flows, 16, 64_000).is_err());
+    }
+
+    #[test]
+    fn fan_in_burst_keys_out_of_range_are_named() {
+        let topo = dsh_leaf_spine();
+        let err = bursts(1.5, 1).generate(&topo).unwrap_err();
+        assert_eq!(err.to_string(), "load: 1.5; allowed: 0 < load <= 1");
+        let err = FanInBursts {
+            senders: 241,
+            ..bursts(0.5, 1)
+        }
+        .generate(&topo)
+        .unwrap_err();
+        assert_eq!(err.key, "senders");
+        assert!(err.allowed.starts_with("1..=240"), "{err}");
+        let err = FanInBursts {
+            senders: 0,
+            ..bursts(0.5, 1)
+        }
+        .generate(&topo)
+        .unwrap_err();
+        assert_eq!((err.key, err.allowed.as_str()), ("senders", "1 or more"));
+        let err = FanInBursts {
+            size: 0,
+            ..bursts(0.5, 1)
+        }
+        .generate(&topo)
+        .unwrap_err();
+        assert_eq!(err.key, "size");
+        let err = FanInBursts {
+            duration: Picos::micros(100_000_000),
+            ..bursts(1.0, 1)
+        }
+        .generate(&topo)
+        .unwrap_err();
+        assert_eq!(err.key, "duration");
+    }
+
+    #[test]
+    fn poisson_spreads_flows_over_the_classes_at_random() {
+        let topo = Clos::l2bm().build().unwrap();
+        let classes = vec![0, 1, 2, 4, 5, 6];
+        let gen = Poisson {
+            pgs: classes.clone(),
+            ..web_search(0.5, LoadBase::HostLink, 2)
+        };
+        let flows = gen.generate(&topo).unwrap();
+        let mut counts = [0usize; 8];
+        for f in &flows {
+            counts[usize::from(f.pg)] += 1;
+        }
+        // Each of six classes within 15 % of a sixth (thousands of flows).
+        let even = flows.len() as f64 / 6.0;
+        for pg in 0..8u8 {
+            let n = counts[usize::from(pg)] as f64;
+            if classes.contains(&pg) {
+                assert!((n - even).abs() < 0.15 * even, "class {pg}: {n} of {even}");
+            } else {
+                assert_eq!(n, 0.0, "class {pg}");
+            }
+        }
+        // The companion: one class draws nothing, so the flows are the plain generator's
+        // on that class.
+        let one = Poisson {
+            pgs: vec![5],
+            ..web_search(0.5, LoadBase::HostLink, 2)
+        };
+        let plain = web_search(0.5, LoadBase::HostLink, 2)
+            .generate(&topo)
+            .unwrap();
+        let on_five: Vec<Flow> = plain.iter().map(|f| Flow { pg: 5, ..*f }).collect();
+        assert_eq!(one.generate(&topo).unwrap(), on_five);
+        for bad in [vec![8], vec![1, 1]] {
+            let err = Poisson {
+                pgs: bad,
+                ..web_search(0.5, LoadBase::HostLink, 2)
+            }
+            .generate(&topo)
+            .unwrap_err();
+            assert_eq!(
+                (err.key, err.allowed.as_str()),
+                ("pgs", "distinct classes 0..=7")
+            );
+        }
     }
 
     #[test]

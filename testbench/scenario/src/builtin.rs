@@ -116,6 +116,16 @@ pub static BUILTINS: &[Builtin] = &[
         description: "network: ns3-datacenter's topology-256 (256 servers at 25G under 8 ToRs, 8 aggregation and 4 core switches at 100G, 20 switches, 288 links) running its PowerTCP workload example: web search sizes, Poisson at load 0.8 of the ToR uplinks, DCQCN on lossless class 3, 4 MB buffers, DT alpha 1/8; 10 ms (the ns-3 speed anchor)",
         toml: leafspine_256_websearch,
     },
+    Builtin {
+        name: "dsh-leafspine",
+        description: "network: DSH V-B (Figs. 14-15), the 16-leaf, 16-spine leaf-spine with 256 hosts, all 100G, 2 us: web search background (Poisson at load 0.6, classes 0-2 and 4-6 drawn) and bursts of 16 x 64 KB from other racks to one host (Poisson at load 0.3, class 3), DCQCN on every class, tomahawk, SIH; 200 us of arrivals, 300 us",
+        toml: dsh_leafspine,
+    },
+    Builtin {
+        name: "dsh-fattree",
+        description: "network: dsh-leafspine's traffic and switches on a k = 16 fat-tree (320 switches of 16 ports, 1024 hosts), all 100G, 2 us; 50 us of arrivals, 100 us",
+        toml: dsh_fattree,
+    },
 ];
 
 /// Look up a built-in scenario by name.
@@ -934,6 +944,74 @@ start_us = 100
 duration_us = 10000
 seed = 7
 "#,
+    );
+    s
+}
+
+/// DSH's benchmark traffic (seed 000, section V-B; docs/fabric.md) on its leaf-spine: 16
+/// leaves (hosts 0-255, 16 each; leaves 256-271, spines 272-287), every link 100G and 2 us.
+/// The switches are `dsh-collateral-fabric`'s (tomahawk: 16 MiB, seven lossless queues per
+/// port, SIH) with ECN on every lossless class, which all run DCQCN. Background: web
+/// search sizes, one-to-one between random hosts, Poisson arrivals at load 0.6 of the ToR
+/// uplinks, each flow on one of classes 0-2 and 4-6 drawn at random; fan-in: bursts of 16
+/// senders from racks other than a random receiver's, 64 KB each, Poisson at load 0.3, on
+/// class 3: together the paper's total load 0.9. Short by default: 200 us of arrivals in
+/// a 300 us run.
+fn dsh_leafspine() -> String {
+    dsh_benchmark(
+        "dsh-leafspine",
+        "",
+        "[fabric.leaf_spine]\nleaves = 16\nspines = 16\nhosts_per_leaf = 16\nhost_link_gbps = 100\n\
+         host_link_delay_ns = 2000\nfabric_link_gbps = 100\nfabric_link_delay_ns = 2000\n",
+        200,
+        300,
+    )
+}
+
+/// `dsh-leafspine`'s switches and traffic on the k = 16 fat-tree (320 switches, 1024
+/// hosts), each switch with the 16 ports it has. 50 us of arrivals in a 100 us run.
+fn dsh_fattree() -> String {
+    dsh_benchmark(
+        "dsh-fattree",
+        "ports = 16\n",
+        "[fabric.fat_tree]\nk = 16\nhost_link_gbps = 100\nfabric_link_gbps = 100\nlink_delay_ns = 2000\n",
+        50,
+        100,
+    )
+}
+
+/// The switches (`switch` added to `[switch]`), transports and workloads of DSH's benchmark
+/// on `topology` (a `[fabric.*]` generator table): arrivals over `arrivals_us`, a run of
+/// `run_us`.
+fn dsh_benchmark(
+    name: &str,
+    switch: &str,
+    topology: &str,
+    arrivals_us: u64,
+    run_us: u64,
+) -> String {
+    let mut s = header(name);
+    s.push_str(
+        r#"[switch]
+profile = "tomahawk"
+policy = "sih"
+"#,
+    );
+    s.push_str(switch);
+    let _ = write!(
+        s,
+        "\n[switch.ecn]\npriorities = [0, 1, 2, 3, 4, 5, 6]\n\n[run]\ncycles = {}\n\n{topology}",
+        run_us * 1000
+    );
+    for pg in 0..7 {
+        let _ = write!(s, "\n[[fabric.transport]]\npg = {pg}\ndcqcn = {{}}\n");
+    }
+    let _ = write!(
+        s,
+        "\n[[fabric.workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.6\n\
+         pgs = [0, 1, 2, 4, 5, 6]\nduration_us = {arrivals_us}\nseed = 1\n\
+         \n[[fabric.workload]]\nkind = \"fan_in_bursts\"\npg = 3\nsenders = 16\n\
+         size_bytes = 65536\nload = 0.3\nduration_us = {arrivals_us}\nseed = 2\n"
     );
     s
 }

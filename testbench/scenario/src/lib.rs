@@ -752,6 +752,7 @@ pub struct FatTreeSpec {
 pub enum WorkloadKind {
     Poisson,
     FanIn,
+    FanInBursts,
     Permutation,
     AllToAll,
 }
@@ -776,9 +777,14 @@ pub struct WorkloadSpec {
     pub duration_us: Option<u64>,
     pub from: Option<Vec<u32>>,
     pub to: Option<Vec<u32>>,
+    /// Poisson: the classes each flow's is drawn from, uniformly (in place of `pg`). Left
+    /// out of the scenario hash when not given, which stays as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgs: Option<Vec<u8>>,
     /// fan_in: `senders` hosts outside `receiver`'s rack, or the hosts `from`, each
-    /// starting within `jitter_ns` after `start_us`; fan_in, permutation, all_to_all:
-    /// `size_bytes` per flow.
+    /// starting within `jitter_ns` after `start_us`; fan_in_bursts: bursts of `senders`
+    /// hosts outside a drawn receiver's rack at `load` on `base` for `duration_us`;
+    /// fan_in, fan_in_bursts, permutation, all_to_all: `size_bytes` per flow.
     pub receiver: Option<u32>,
     pub senders: Option<u32>,
     pub jitter_ns: Option<u64>,

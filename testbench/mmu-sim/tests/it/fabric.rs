@@ -190,6 +190,26 @@ fn bad_fabric_keys_exit_2_naming_the_field() {
             "fabric.workload[0].senders: missing",
         ),
         (
+            "\n[[fabric.workload]]\nkind = \"fan_in_bursts\"\nreceiver = 1\n".to_string(),
+            "fabric.workload[0].receiver: not a key of this kind; allowed: senders, size_bytes, load, base, duration_us",
+        ),
+        (
+            "\n[[fabric.workload]]\nkind = \"fan_in_bursts\"\nsenders = 1\nsize_bytes = 10\nduration_us = 10\nload = 0.0\n".to_string(),
+            "fabric.workload[0].load: 0; allowed: 0 < load <= 1",
+        ),
+        (
+            "\n[[fabric.workload]]\nkind = \"fan_in_bursts\"\nsize_bytes = 10\nduration_us = 10\n".to_string(),
+            "fabric.workload[0].senders: missing",
+        ),
+        (
+            "\n[[fabric.workload]]\nkind = \"poisson\"\nduration_us = 10\npg = 1\npgs = [2]\n".to_string(),
+            "fabric.workload[0].pgs: given with pg; allowed: one of pg (one class) and pgs (classes drawn)",
+        ),
+        (
+            "\n[[fabric.workload]]\nkind = \"poisson\"\nduration_us = 10\npgs = [1, 8]\n".to_string(),
+            "fabric.workload[0].pgs: [1, 8]; allowed: distinct classes 0..=7",
+        ),
+        (
             format!("{perm}\n[[fabric.transport]]\npg = 9\n"),
             "fabric.transport[0].pg: 9; allowed: 0..=7",
         ),

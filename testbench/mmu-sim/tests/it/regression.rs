@@ -184,6 +184,8 @@ fn every_builtin_has_fixtures() {
         "dsh-collateral-fabric",
         "l2bm-clos",
         "leafspine-256-websearch",
+        "dsh-leafspine",
+        "dsh-fattree",
     ];
     assert_eq!(builtin::names(), covered);
 }
@@ -290,3 +292,9 @@ fn l2bm_clos() {
 }
 // `leafspine-256-websearch` runs 10 ms of 20 switches (minutes): fabric.rs runs 200 us of
 // it on one and two threads and checks its topology.
+#[test]
+fn dsh_leafspine() {
+    network("dsh-leafspine");
+}
+// `dsh-fattree` (320 switches, 1.8 GB): the study crate's
+// `the_built_ins_complete_flows_of_both_kinds` runs it.

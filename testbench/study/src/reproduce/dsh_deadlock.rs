@@ -212,6 +212,7 @@ pub fn scenario(p: &Params) -> Result<Scenario, ReproError> {
             duration_us: Some(p.duration_us),
             from: Some((0..p.fan_in).map(|i| from * HOSTS_PER_LEAF + i).collect()),
             to: Some(vec![to * HOSTS_PER_LEAF + HOSTS_PER_LEAF - 1]),
+            pgs: None,
             receiver: None,
             senders: None,
             jitter_ns: None,

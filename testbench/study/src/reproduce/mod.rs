@@ -13,8 +13,10 @@
 pub mod collateral;
 pub mod dsh_collateral_fabric;
 pub mod dsh_deadlock;
+pub mod dsh_fct;
 pub mod dsh_fig11;
 pub mod dsh_theorem;
+pub mod dsh_workloads;
 pub mod ecm;
 pub mod ecm_fig1;
 pub mod ecm_severe;
@@ -250,6 +252,18 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
         run: l2bm_clos::run,
         cpu_seconds: 341.0,
     },
+    Reproduction {
+        name: "dsh-fct",
+        description: "DSH Fig. 14: the 16 x 16 leaf-spine (256 hosts, 100G), web search background at load 0.3-0.7 + 16 x 64 KB fan-in bursts, total 0.9, DCQCN, 2 seeds of 700 us; average FCT of background and fan-in flows, DSH / SIH",
+        run: dsh_fct::run,
+        cpu_seconds: 146.1,
+    },
+    Reproduction {
+        name: "dsh-workloads",
+        description: "DSH Fig. 15: background FCT under web search, data mining, cache and Hadoop sizes on the 16 x 16 leaf-spine and the k = 16 fat-tree, DCQCN, total load 0.9, 2 seeds; DSH / SIH",
+        run: dsh_workloads::run,
+        cpu_seconds: 411.9,
+    },
 ];
 
 /// The measures of the reproductions that are sweeps.
@@ -262,6 +276,8 @@ pub static MEASURES: &[Measure] = &[
     dsh_deadlock::MEASURE,
     dsh_collateral_fabric::MEASURE,
     l2bm_clos::MEASURE,
+    dsh_fct::MEASURE,
+    dsh_workloads::MEASURE,
 ];
 
 /// Specs that may name the reproductions' [`MEASURES`] and, by name, their built-in specs
@@ -300,6 +316,14 @@ pub fn builtin_spec(name: &str) -> Option<(&'static str, String)> {
         "dsh-deadlock" => Some((
             "dsh-deadlock",
             dsh_deadlock::spec_text(&dsh_deadlock::Grid::default_grid()),
+        )),
+        "dsh-fct" => Some((
+            "dsh-fct",
+            dsh_fct::spec_text(&dsh_fct::Grid::default_grid()),
+        )),
+        "dsh-workloads" => Some((
+            "dsh-workloads",
+            dsh_workloads::spec_text(&dsh_workloads::Grid::default_grid()),
         )),
         "dsh-fig11" => Some(("dsh-fig11", dsh_fig11::spec_text(dsh_fig11::BURST_PCTS))),
         "dsh-theorem" => Some(("dsh-theorem", dsh_theorem::spec_text(&dsh_theorem::grid()))),

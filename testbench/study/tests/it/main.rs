@@ -4,6 +4,7 @@
 #[path = "../../../run/tests/it/common/mod.rs"]
 mod common;
 
+mod dsh_fct;
 mod dsh_theorem;
 mod fabric_net;
 mod l2bm_mu;
