@@ -20,7 +20,7 @@
 //! sweep plan dsh-fct --emit slurm`).
 
 use super::dsh_deadlock::POLICIES;
-use super::fabric_net::{self, pause_frames, Transport};
+use super::fabric_net::{self, pause_frames, Edit, Transport};
 use super::plot::{xy_chart, Series};
 use super::{from_fields, to_fields, wrote, Progress, ReproError};
 use crate::sweep::stats::mean_std;
@@ -99,11 +99,12 @@ pub struct Setup {
 /// The built-in of `s.topology` with the run's policy, transport, loads, sizes, seeds and
 /// lengths.
 pub fn scenario(s: &Setup) -> Result<Scenario, ReproError> {
-    let mut sc = fabric_net::builtin(s.topology.builtin())?;
-    sc.switch.policy = s.policy;
+    let mut e = Edit::builtin(s.topology.builtin())?;
+    e.set("switch.policy", format!("{:?}", s.policy.name()))?;
     for pg in 0..7 {
-        s.transport.apply(&mut sc, pg);
+        s.transport.apply(&mut e, pg)?;
     }
+    let mut sc = e.scenario()?;
     sc.run.cycles = s.run_us * u64::from(sc.switch.core_clock_mhz);
     // The built-in's background (seed 1) and bursts (seed 2): seed 1 draws them.
     let spec = fabric_net::spec(&mut sc);
