@@ -212,7 +212,7 @@ fn root() -> PathBuf {
 /// `tests/replay.c` built with gcc against the crate's static library, which `cargo test`
 /// does not build (it builds the crate only as a test harness): built here, with the
 /// test profile and the targets of `make test`'s `cargo test --workspace --exclude
-/// mmu-bench`, so that features resolve as they did for it and only this crate is
+/// mmu-bench-criterion`, so that features resolve as they did for it and only this crate is
 /// compiled (`-p mmu-model-c` alone resolves them without the workspace's dev-dependencies
 /// and rebuilt about 20 crates: 39 s of a cold `make test`).
 fn replay() -> PathBuf {
@@ -225,7 +225,7 @@ fn replay() -> PathBuf {
             "test",
             "--workspace",
             "--exclude",
-            "mmu-bench",
+            "mmu-bench-criterion",
             "--all-targets",
             "--target-dir",
         ])

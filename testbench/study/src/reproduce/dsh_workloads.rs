@@ -14,7 +14,9 @@
 //! --emit slurm`).
 
 use super::dsh_deadlock::POLICIES;
-use super::dsh_fct::{self, paired, parse_common, summary, Outcome, Setup, Topology, FIELDS};
+use super::dsh_fct::{
+    self, mean_sd, paired, parse_common, summary, Outcome, Setup, Topology, FIELDS,
+};
 use super::fabric_net::Transport;
 use super::plot::{xy_chart, Series};
 use super::{to_fields, wrote, Progress, ReproError};
@@ -242,14 +244,8 @@ pub fn run(out: &Path, progress: &mut dyn Progress) -> Result<String, ReproError
             "{:<9} {:<10} {:>14} {:>14} {:>10.1} {:>6.1} {:>9.1} {:>9.1}",
             r.topology,
             r.workload,
-            format!(
-                "{:.3} {:.3}",
-                r.bg_fct_dsh_over_sih_mean.0, r.bg_fct_dsh_over_sih_sd.0
-            ),
-            format!(
-                "{:.3} {:.3}",
-                r.fanin_fct_dsh_over_sih_mean.0, r.fanin_fct_dsh_over_sih_sd.0
-            ),
+            mean_sd(r.bg_fct_dsh_over_sih_mean, r.bg_fct_dsh_over_sih_sd),
+            mean_sd(r.fanin_fct_dsh_over_sih_mean, r.fanin_fct_dsh_over_sih_sd),
             r.sih_bg_fct_us.0,
             r.bg_completed_pct.0,
             r.sih_pause_frames.0,

@@ -254,9 +254,9 @@ pub static REPRODUCTIONS: &[Reproduction] = &[
     },
     Reproduction {
         name: "dsh-fct",
-        description: "DSH Fig. 14: the 16 x 16 leaf-spine (256 hosts, 100G), web search background at load 0.3-0.7 + 16 x 64 KB fan-in bursts, total 0.9, DCQCN, 2 seeds of 700 us; average FCT of background and fan-in flows, DSH / SIH",
+        description: "DSH Fig. 14: the 16 x 16 leaf-spine (256 hosts, 100G), web search background at load 0.3-0.7 + 16 x 64 KB fan-in bursts, total 0.9, DCQCN and PowerTCP, 2 seeds of 700 us; average FCT of background and fan-in flows, DSH / SIH",
         run: dsh_fct::run,
-        cpu_seconds: 146.1,
+        cpu_seconds: 357.2,
     },
     Reproduction {
         name: "dsh-workloads",

@@ -183,3 +183,22 @@ fn the_built_in_specs_expand_to_the_grids() {
         "{text}"
     );
 }
+
+/// PowerTCP's ACKs go on a class the switches do not keep lossless (their 64 B would
+/// overflow SIH's headroom, sized for MTU packets, on the data's class); DCQCN keeps the
+/// built-in's feedback on the data's class.
+#[test]
+fn powertcp_puts_its_acks_on_a_lossy_class() {
+    let run = |transport| {
+        dsh_fct::scenario(&Setup {
+            transport,
+            ..setup(Topology::LeafSpine)
+        })
+        .unwrap()
+    };
+    let p = run(Transport::PowerTcp);
+    let pg = p.fabric.as_ref().unwrap().feedback_pg;
+    assert_eq!(pg, Some(dsh_fct::POWERTCP_FEEDBACK_PG));
+    assert!(!p.switch.lossless_priorities.contains(&pg.unwrap()));
+    assert_eq!(run(Transport::Dcqcn).fabric.unwrap().feedback_pg, None);
+}
