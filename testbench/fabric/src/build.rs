@@ -161,16 +161,8 @@ impl Plan<'_> {
     /// The occupancy series' intervals per switch (`[fabric] occupancy_interval_us`; 0:
     /// none), for the memory estimate: at most `MAX_INTERVALS`.
     pub fn occupancy_intervals(&self) -> u64 {
-        let Some(us) = self.spec.occupancy_interval_us else {
-            return 0;
-        };
-        let mhz = self
-            .topo
-            .switches()
-            .first()
-            .map_or(1, |&s| u64::from(self.configs.of(s).core_clock_mhz));
-        let interval = us.saturating_mul(mhz).max(1);
-        (self.end_cycle.div_ceil(interval)).min(MAX_INTERVALS)
+        self.occupancy_cycles
+            .map_or(0, |c| self.end_cycle.div_ceil(c).min(MAX_INTERVALS))
     }
 
     /// The network and its run options.
