@@ -78,6 +78,9 @@ struct Shadow {
     n: Vec<u32>,
     sum_due: Vec<f64>,
     sum_bound: Vec<f64>,
+    /// Bound on the floating-point error `sum_due` has gathered since its queue was last
+    /// empty: each addition or subtraction is off by at most `EPSILON / 2` of its result.
+    sum_due_err: Vec<f64>,
     /// Queues with an event in the last cycle.
     touched: BTreeSet<usize>,
     /// Most negative `t_total` seen, and cycles checked.
@@ -98,6 +101,7 @@ impl Shadow {
             n: vec![0; n],
             sum_due: vec![0.0; n],
             sum_bound: vec![0.0; n],
+            sum_due_err: vec![0.0; n],
             touched: BTreeSet::new(),
             min_total: 0,
             checked: 0,
@@ -129,6 +133,7 @@ impl Shadow {
             assert!(self.pkts.insert((h.flow, h.seq), p).is_none());
             self.n[qi] += 1;
             self.sum_due[qi] += p.due;
+            self.sum_due_err[qi] += f64::EPSILON * self.sum_due[qi].abs();
             self.sum_bound[qi] += p.bound;
             self.touched.insert(qi);
         }
@@ -145,7 +150,14 @@ impl Shadow {
                     .expect("a departing packet was admitted");
                 self.n[p.qi] -= 1;
                 self.sum_due[p.qi] -= p.due;
+                self.sum_due_err[p.qi] += f64::EPSILON * self.sum_due[p.qi].abs();
                 self.sum_bound[p.qi] -= p.bound;
+                if self.n[p.qi] == 0 {
+                    // The sums of an empty set are exactly zero, whatever the rounding left.
+                    self.sum_due[p.qi] = 0.0;
+                    self.sum_bound[p.qi] = 0.0;
+                    self.sum_due_err[p.qi] = 0.0;
+                }
                 self.touched.insert(p.qi);
             }
         }
@@ -177,7 +189,7 @@ impl Shadow {
             }
             // Sum over the packets of (due - t_prev), exactly.
             let want = self.sum_due[qi] - self.n[qi] as f64 * r.t_prev as f64;
-            let bound = self.sum_bound[qi] + 1e-6 * want.abs().max(1.0);
+            let bound = self.sum_bound[qi] + self.sum_due_err[qi] + 1e-6 * want.abs().max(1.0);
             if (r.t_total as f64 - want).abs() > bound {
                 return Err(format!(
                     "cycle {c} p{p} pg{pg}: t_total = {}, sum of remaining estimates {want:.3} \
