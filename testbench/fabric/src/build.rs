@@ -10,7 +10,8 @@
 //!   switch (`nodes`) or its layer, with `--policy` over every switch;
 //! - the transports of `[[fabric.transport]]`, refused when they read INT records no
 //!   switch stamps;
-//! - the run's length and the deadlock detector's hold time.
+//! - the run's length and the deadlock detector's hold time;
+//! - with `run.expect_lossless`, the headroom of every lossless ingress queue (`crate::headroom`).
 //!
 //! Every bad value is a [`ScenarioError`] naming its key (and a file's line and field).
 
@@ -18,6 +19,7 @@ use crate::cdf::Builtin;
 use crate::deadlock::DeadlockOptions;
 use crate::flows::{Flow, FlowFile};
 use crate::generate::{Clos, LeafSpine, LinkSpec};
+use crate::headroom;
 use crate::input::{FieldError, InputError};
 use crate::routing::Ecmp;
 use crate::topology::{Header, Link, NodeId, Topology};
@@ -103,6 +105,9 @@ pub fn plan<'a>(
         ));
     }
     let configs = SwitchConfigs::new(&scenario.switch, &spec.switch, &topo, ov.policy)?;
+    if scenario.run.expect_lossless {
+        expect_lossless(spec, &topo, &flows, &transports, &configs, end_cycle)?;
+    }
     // HPCC or PowerTCP with no switch stamping would run at line rate, silently
     // (theta-PowerTCP reads only RTTs).
     let int_law = transports.by_pg.iter().find_map(|t| match t {
@@ -141,6 +146,22 @@ pub fn plan<'a>(
         end_cycle,
         occupancy_cycles,
     })
+}
+
+/// `run.expect_lossless`: every lossless ingress queue checked against the packets routed
+/// into it (`crate::headroom`), before anything is built.
+fn expect_lossless(
+    spec: &FabricSpec,
+    topo: &Topology,
+    flows: &[Flow],
+    transports: &Transports,
+    configs: &SwitchConfigs,
+    end_cycle: u64,
+) -> Result<(), ScenarioError> {
+    let ecmp = Ecmp {
+        fabric_seed: spec.ecmp_seed,
+    };
+    headroom::check(topo, flows, transports, |n| configs.of(n), &ecmp, end_cycle)
 }
 
 /// `fabric.occupancy_interval_us` = `us` in cycles of `mhz`: at most [`MAX_INTERVALS`]

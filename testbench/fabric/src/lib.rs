@@ -22,7 +22,9 @@
 //!   peak memory, estimated before it is built.
 //!
 //! - [`build`]: a network scenario (`[fabric]`) turned into its network and run options,
-//!   for `mmu-sim run`, the sweep engine and the reproductions alike.
+//!   for `mmu-sim run`, the sweep engine and the reproductions alike; `headroom`: its
+//!   check, with `run.expect_lossless`, of every lossless ingress queue against the
+//!   packets its headroom was sized for.
 //!
 //! Every reader returns a typed error naming the line and field and the allowed values
 //! ([`input::FieldError`]); a command line turns it into exit 2. See `docs/fabric.md`.
@@ -39,6 +41,7 @@ pub mod deadlock;
 mod due;
 pub mod flows;
 pub mod generate;
+mod headroom;
 pub mod input;
 pub mod link;
 pub mod memory;

@@ -269,13 +269,7 @@ impl Network {
                 size: 0,
                 start: data.flow.start,
             };
-            let tuple = routing::FiveTuple {
-                src: t.dst,
-                dst: t.src,
-                sport: t.dport,
-                dport: t.sport,
-                protocol: t.protocol,
-            };
+            let tuple = t.reversed();
             let (s, port, _) = nic_of[back.src as usize];
             let f = states.len();
             let mut state = route.flow_state(&mut shapes, f, back, tuple, &derived[s])?;
@@ -645,7 +639,7 @@ fn plan<'a>(
 
 /// Every switch's configuration, with its ports from its links, validated; the clock and
 /// cell size must be the same everywhere.
-fn switch_configs(
+pub(crate) fn switch_configs(
     topo: &Topology,
     config: impl Fn(NodeId) -> SwitchConfig,
 ) -> Result<Vec<Derived>, BuildError> {

@@ -51,6 +51,17 @@ pub fn ipv4_of(node: NodeId) -> u32 {
 }
 
 impl FiveTuple {
+    /// The tuple of the answers to this flow (a feedback flow: addresses and ports swapped).
+    pub fn reversed(&self) -> FiveTuple {
+        FiveTuple {
+            src: self.dst,
+            dst: self.src,
+            sport: self.dport,
+            dport: self.sport,
+            protocol: self.protocol,
+        }
+    }
+
     /// The bytes hashed: addresses, ports, protocol, big-endian.
     pub fn bytes(&self) -> [u8; 13] {
         let mut out = [0; 13];

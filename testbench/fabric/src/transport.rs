@@ -142,6 +142,49 @@ fn cycles(ns: u64, clock_hz: u64) -> u64 {
     scenario::ns_to_cycles(ns, clock_hz)
 }
 
+/// The feedback a flow's receiver sends, each a `MIN_PACKET_BYTES` packet on `feedback_pg`
+/// (what the fabric's headroom check counts, `crate::headroom`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Feedback {
+    /// TCP, DCTCP, HPCC, PowerTCP: an ACK per data packet received, retransmissions
+    /// included, so as many as the run lets through.
+    Acks,
+    /// DCQCN: a CNP per CE-marked packet, at most one per `N` (`n_ns`) per flow.
+    Cnps,
+}
+
+impl Feedback {
+    /// The feedback of a flow of `packets` data packets running `t`, and the most packets
+    /// of it the flow's receiver can send in `end_cycle` cycles at `clock_hz`: ACKs without
+    /// bound; CNPs at most one per data packet and one per `N` from the first
+    /// (`data_in`: `now >= last + n`). `None` for open loop.
+    pub(crate) fn of(
+        t: &FabricTransport,
+        packets: u64,
+        end_cycle: u64,
+        clock_hz: u64,
+    ) -> Option<(Feedback, u64)> {
+        match t {
+            FabricTransport::OpenLoop => None,
+            FabricTransport::Tcp(_) | FabricTransport::IntCc(_) => Some((Feedback::Acks, u64::MAX)),
+            FabricTransport::Dcqcn(p) => {
+                let n = cycles(p.n_ns, clock_hz);
+                let cnps = end_cycle
+                    .checked_div(n)
+                    .map_or(packets, |k| packets.min(k + 1));
+                Some((Feedback::Cnps, cnps))
+            }
+        }
+    }
+}
+
+/// Bytes of packet `k` of a message of `size` bytes sent in packets of `mtu`: the last
+/// one carries the rest, at least `MIN_PACKET_BYTES` (padded).
+pub(crate) fn packet_len(size: u64, k: u64, mtu: u32) -> u16 {
+    let rest = size - k * mtu as u64;
+    (rest.min(mtu as u64) as u32).max(MIN_PACKET_BYTES) as u16
+}
+
 /// The sender of a data flow of `packets` packets running `t`, from a host whose link is
 /// `line_bps`.
 pub(crate) fn sender(t: &FabricTransport, packets: u64, line_bps: u64, d: &Derived) -> Sender {
@@ -205,10 +248,9 @@ impl FlowState {
         )
     }
 
-    /// Bytes of packet `k` of the flow (the last one carries the rest, at least 64 B).
+    /// Bytes of packet `k` of the flow ([`packet_len`]).
     fn len_of(&self, k: u64, mtu: u32) -> u16 {
-        let rest = self.flow.size - k * mtu as u64;
-        (rest.min(mtu as u64) as u32).max(MIN_PACKET_BYTES) as u16
+        packet_len(self.flow.size, k, mtu)
     }
 
     /// Hand a packet of `len` bytes carrying `value` to `nic`, whose next step is in cycle

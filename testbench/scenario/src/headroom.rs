@@ -263,6 +263,15 @@ fn number_list(numbers: &[usize]) -> String {
     parts.join(", ")
 }
 
+/// `eta` of port `p` in cells, had it been sized (`headroom = "cells"`) for lossless packets
+/// of `smallest..=mtu_bytes`: the figure a `switch.headroom_min_packet_bytes = smallest`
+/// fix gives; `None` if `smallest` is above `mtu_bytes`.
+pub fn eta_from_min_packet(d: &Derived, p: usize, smallest: u32) -> Option<u64> {
+    let sized = d.eta_sizing[p];
+    d.densest_packet(smallest..=d.cfg.mtu_bytes)
+        .map(|w| eta_cells_for(sized.wire_bytes, w, sized.largest.cells))
+}
+
 /// Why `worst`, a packet of flow `f`, is denser than the headroom of its port allows.
 fn denser_than_sized(f: &Flow, worst: PacketCost, d: &Derived) -> String {
     let p = f.src as usize;
@@ -275,9 +284,7 @@ fn denser_than_sized(f: &Flow, worst: PacketCost, d: &Derived) -> String {
     match d.cfg.headroom {
         HeadroomMode::Cells => {
             let smallest = f.packet_sizes().iter().map(|r| *r.start()).min().unwrap_or(worst.len);
-            let wider = d
-                .densest_packet(smallest..=d.cfg.mtu_bytes)
-                .map_or(need, |w| eta_cells_for(sized.wire_bytes, w, sized.largest.cells));
+            let wider = eta_from_min_packet(d, p, smallest).unwrap_or(need);
             format!(
                 "{head}, more than the {} of the {} B packets eta is sized for (switch.headroom_min_packet_bytes = {}): Eq. 1's {} B of such packets can take {need} cells, eta of port {p} is {} cells; allowed: packets of at most {}, or switch.headroom_min_packet_bytes = {smallest} (eta {wider} cells)",
                 sized.densest,

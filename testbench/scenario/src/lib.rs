@@ -23,7 +23,8 @@ pub mod suggest;
 
 pub use assign::{parse_table, set_key};
 pub use headroom::{
-    default_proc_cycles, eta_report, headroom_findings, link_eq1_bytes, HeadroomWarning,
+    default_proc_cycles, eta_from_min_packet, eta_report, headroom_findings, link_eq1_bytes,
+    HeadroomWarning,
 };
 pub use resolve::{resolve_scenario, ResolveError, ScenarioSource};
 

@@ -10,6 +10,7 @@ mod doc_refs;
 mod ecm;
 mod ecn;
 mod fabric;
+mod fabric_headroom;
 mod fabric_outputs;
 mod hcf;
 mod help_blocks;
