@@ -19,8 +19,8 @@
 //! becomes `floor((W - sum n_i w_i) * rho) + sum n_i c_i + c_max` when they all fit in `W`
 //! (adding a denser packet never lowers it, so all of them is the worst case), and
 //! `floor(W * rho_d) + c_max` otherwise, `rho_d` the densest of them. The queue is refused
-//! when the bound is above `eta`. One short last packet of 64 B fits on tomahawk (307
-//! cells either way); two may not; a stream of ACKs does not (684 cells).
+//! when the bound is above `eta`. On tomahawk one short last packet of any size fits (64 B:
+//! 307 cells, `eta` itself); two 64 B ones do not (308); a stream of ACKs does not (684).
 
 use crate::flows::{self, Flow};
 use crate::network::switch_configs;
@@ -285,6 +285,12 @@ mod tests {
     fn one_short_last_packet_fits_tomahawks_eta_two_and_a_stream_of_acks_do_not() {
         // floor((56840 - 84) x 8 / 1520) + 1 + 8 = 298 + 9.
         assert_eq!(tomahawk_bound(64, 1), (307, 307));
+        // One packet of any size fits (the largest excess, 209 B: 2 cells per 229 wire
+        // bytes, is 0.795 cells, and W rho leaves 0.842 to the next cell).
+        for len in 64..=1500 {
+            let (bound, eta) = tomahawk_bound(len, 1);
+            assert!(bound <= u64::from(eta), "{len} B: {bound}");
+        }
         // floor((56840 - 168) x 8 / 1520) + 2 + 8 = 298 + 10.
         assert_eq!(tomahawk_bound(64, 2), (308, 307));
         // The densest of them over all of W: floor(56840 / 84) + 8, the single switch's
