@@ -24,7 +24,7 @@
 
 use crate::flows::{self, Flow};
 use crate::network::switch_configs;
-use crate::routing::{Ecmp, FiveTuple, Routes};
+use crate::routing::{Ecmp, FiveTuple, Hop, Routes};
 use crate::topology::{NodeId, Topology};
 use crate::transport::{packet_len, Feedback, Transports};
 use hw_model::config::eta_cells_for;
@@ -130,11 +130,10 @@ pub(crate) fn check(
         index[s as usize] = i;
     }
     let mut queues: BTreeMap<(usize, usize, u8), Queue> = BTreeMap::new();
-    let mut route = |pg: u8, tuple: &FiveTuple, sent: &[(Kind, u32, u64)]| {
-        let Some(path) = routes.path(topo, ecmp, tuple) else {
-            return;
-        };
-        let links = Routes::links_of(topo, &path);
+    // A flow without a path is left to the network's build, which names it.
+    let path = |tuple: &FiveTuple| routes.path(topo, ecmp, tuple).filter(|p| p.len() > 1);
+    let mut route = |pg: u8, path: &[Hop], sent: &[(Kind, u32, u64)]| {
+        let links = Routes::links_of(topo, path);
         for (w, hop) in links.windows(2).zip(&path[1..]) {
             let s = index[hop.node as usize];
             let d = &derived[s];
@@ -155,9 +154,11 @@ pub(crate) fn check(
         }
     };
     for (flow, tuple) in flows.iter().zip(flows::five_tuples(flows)) {
-        let mtu = derived[index[topo.peer(flow.src, 0) as usize]]
-            .cfg
-            .mtu_bytes;
+        let Some(data) = path(&tuple) else {
+            continue;
+        };
+        // Packets as the sender's switch cuts them (`Network::new`).
+        let mtu = derived[index[data[1].node as usize]].cfg.mtu_bytes;
         let packets = flow.size.div_ceil(mtu.into());
         if packets == 0 {
             continue;
@@ -167,15 +168,12 @@ pub(crate) fn check(
         if packets > 1 {
             sent.push((Kind::Full, mtu, packets - 1));
         }
-        route(flow.pg, &tuple, &sent);
+        route(flow.pg, &data, &sent);
         let t = &transports.by_pg[flow.pg as usize];
-        if let Some((fb, n)) = Feedback::of(t, packets, end_cycle, clock_hz) {
+        let feedback = Feedback::of(t, packets, end_cycle, clock_hz);
+        if let (Some((fb, n)), Some(back)) = (feedback, path(&tuple.reversed())) {
             let pg = transports.feedback_pg.unwrap_or(flow.pg);
-            route(
-                pg,
-                &tuple.reversed(),
-                &[(Kind::Feedback(fb), MIN_PACKET_BYTES, n)],
-            );
+            route(pg, &back, &[(Kind::Feedback(fb), MIN_PACKET_BYTES, n)]);
         }
     }
     for (&(s, port, pg), q) in &queues {
