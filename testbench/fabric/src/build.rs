@@ -79,6 +79,8 @@ pub struct Plan<'a> {
     end_cycle: u64,
     /// `fabric.occupancy_interval_us` in cycles, checked.
     occupancy_cycles: Option<u64>,
+    /// The lossless queues whose packets can overflow their headroom (`overflows`).
+    pub headroom_warnings: Vec<String>,
 }
 
 /// [`build`]'s first half: every input read and checked, nothing built.
@@ -105,9 +107,16 @@ pub fn plan<'a>(
         ));
     }
     let configs = SwitchConfigs::new(&scenario.switch, &spec.switch, &topo, ov.policy)?;
-    if scenario.run.expect_lossless {
-        expect_lossless(spec, &topo, &flows, &transports, &configs, end_cycle)?;
+    let headroom = overflows(spec, &topo, &flows, &transports, &configs, end_cycle)?;
+    if let Some(mut e) = headroom
+        .first()
+        .cloned()
+        .filter(|_| scenario.run.expect_lossless)
+    {
+        e.message.push_str(" (run.expect_lossless = true)");
+        return Err(e);
     }
+    let headroom_warnings = headroom.into_iter().map(|e| e.message).collect();
     // HPCC or PowerTCP with no switch stamping would run at line rate, silently
     // (theta-PowerTCP reads only RTTs).
     let int_law = transports.by_pg.iter().find_map(|t| match t {
@@ -145,23 +154,25 @@ pub fn plan<'a>(
         ecm_rp,
         end_cycle,
         occupancy_cycles,
+        headroom_warnings,
     })
 }
 
-/// `run.expect_lossless`: every lossless ingress queue checked against the packets routed
-/// into it (`crate::headroom`), before anything is built.
-fn expect_lossless(
+/// Every lossless ingress queue whose routed packets can overflow its headroom
+/// (`crate::headroom`), before anything is built: `run.expect_lossless` refuses the first,
+/// and otherwise they are the summary's `headroom_warnings`.
+fn overflows(
     spec: &FabricSpec,
     topo: &Topology,
     flows: &[Flow],
     transports: &Transports,
     configs: &SwitchConfigs,
     end_cycle: u64,
-) -> Result<(), ScenarioError> {
+) -> Result<Vec<ScenarioError>, ScenarioError> {
     let ecmp = Ecmp {
         fabric_seed: spec.ecmp_seed,
     };
-    headroom::check(topo, flows, transports, |n| configs.of(n), &ecmp, end_cycle)
+    headroom::overflows(topo, flows, transports, |n| configs.of(n), &ecmp, end_cycle)
 }
 
 /// `fabric.occupancy_interval_us` = `us` in cycles of `mhz`: at most [`MAX_INTERVALS`]
@@ -204,6 +215,7 @@ impl Plan<'_> {
             ecm_rp,
             end_cycle,
             occupancy_cycles,
+            headroom_warnings,
         } = self;
         let ecmp = Ecmp {
             fabric_seed: spec.ecmp_seed,
@@ -215,6 +227,7 @@ impl Plan<'_> {
         };
         let mut net = net.map_err(|e| bad("fabric", e.to_string()))?;
         net.set_ecm_rp(&ecm_rp.0, ecm_rp.1);
+        net.headroom_warnings = headroom_warnings;
         if let Some(interval) = occupancy_cycles {
             net.sample_occupancy(interval);
         }

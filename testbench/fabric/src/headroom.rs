@@ -109,22 +109,24 @@ impl Queue {
 }
 
 /// Every lossless ingress queue of the network that the packets routed into it can
-/// overflow, refused: the first one (by switch, port, class) as the error, naming the
-/// packets and the fixes. `end_cycle` bounds the CNPs.
-pub(crate) fn check(
+/// overflow, by switch, port and class: each an error naming the packets and the fixes.
+/// Only flows starting before `end_cycle` send; it also bounds the CNPs. `Err`: the
+/// topology's own error, which the network's build names as well.
+pub(crate) fn overflows(
     topo: &Topology,
     flows: &[Flow],
     transports: &Transports,
     config: impl Fn(NodeId) -> SwitchConfig,
     ecmp: &Ecmp,
     end_cycle: u64,
-) -> Result<(), ScenarioError> {
+) -> Result<Vec<ScenarioError>, ScenarioError> {
     let fabric = |e: String| ScenarioError::new("fabric", e);
     let derived = switch_configs(topo, config).map_err(|e| fabric(e.to_string()))?;
     let routes = Routes::compute(topo).map_err(|e| fabric(e.to_string()))?;
     let Some(clock_hz) = derived.first().map(|d| d.clock_hz) else {
-        return Ok(());
+        return Ok(Vec::new());
     };
+    let end_ps = u128::from(end_cycle) * 1_000_000_000_000 / u128::from(clock_hz);
     let mut index = vec![usize::MAX; topo.node_count()];
     for (i, &s) in topo.switches().iter().enumerate() {
         index[s as usize] = i;
@@ -154,6 +156,9 @@ pub(crate) fn check(
         }
     };
     for (flow, tuple) in flows.iter().zip(flows::five_tuples(flows)) {
+        if u128::from(flow.start.0) >= end_ps {
+            continue;
+        }
         let Some(data) = path(&tuple) else {
             continue;
         };
@@ -176,15 +181,12 @@ pub(crate) fn check(
             route(pg, &back, &[(Kind::Feedback(fb), MIN_PACKET_BYTES, n)]);
         }
     }
-    for (&(s, port, pg), q) in &queues {
-        let d = &derived[s];
-        let sized = d.eta_sizing[port];
-        let bound = q.bound(&sized);
-        if bound > u64::from(sized.cells) {
-            return Err(refusal(topo, &derived, (s, port, pg), q, bound));
-        }
-    }
-    Ok(())
+    let over = queues.iter().filter_map(|(&(s, port, pg), q)| {
+        let bound = q.bound(&derived[s].eta_sizing[port]);
+        (bound > u64::from(derived[s].eta_sizing[port].cells))
+            .then(|| refusal(topo, &derived, (s, port, pg), q, bound))
+    });
+    Ok(over.collect())
 }
 
 /// The error of queue `(s, port, pg)`, whose packets `q` can take `bound` cells.
@@ -231,7 +233,7 @@ fn refusal(
     ScenarioError::new(
         field,
         format!(
-            "switch {node}, port {port} (from node {}), lossless class {pg}: {}, denser than the {} B packets eta is sized for ({}; switch.headroom_min_packet_bytes = {}): the packets arriving within Eq. 1's {} B can take {bound} cells, eta is {} cells; allowed: {} (run.expect_lossless = true)",
+            "switch {node}, port {port} (from node {}), lossless class {pg}: {}, denser than the {} B packets eta is sized for ({}; switch.headroom_min_packet_bytes = {}): the packets arriving within Eq. 1's {} B can take {bound} cells, eta is {} cells; allowed: {}",
             topo.peer(node, port),
             kinds.join(", "),
             sized.densest.len,
@@ -352,7 +354,8 @@ mod tests {
             .collect();
         let ecmp = Ecmp { fabric_seed: 0 };
         let config = |_| SwitchConfig::tomahawk();
-        check(&topo, &flows, &Transports::open_loop(), config, &ecmp, 1000)
+        let over = overflows(&topo, &flows, &Transports::open_loop(), config, &ecmp, 1000);
+        over.unwrap().into_iter().next().map_or(Ok(()), Err)
     }
 
     #[test]

@@ -113,6 +113,8 @@ pub struct Network {
     /// The outputs asked for: the waveform, the directory of the event streams.
     waves: Option<FabricWaves>,
     events: Option<PathBuf>,
+    /// The plan's lossless queues that can overflow their headroom, for the summary.
+    pub headroom_warnings: Vec<String>,
 }
 
 impl Network {
@@ -304,6 +306,7 @@ impl Network {
             now: 0,
             waves: None,
             events: None,
+            headroom_warnings: Vec::new(),
         })
     }
 
@@ -518,7 +521,7 @@ impl Network {
     ) -> FabricSummary {
         let (end, clock_hz) = (self.now, self.clock_hz);
         let deadlock = self.deadlock.clone();
-        report::summarize(
+        let summary = report::summarize(
             &self.topo,
             switches,
             &self.flows,
@@ -527,7 +530,11 @@ impl Network {
             end,
             clock_hz,
             speed,
-        )
+        );
+        FabricSummary {
+            headroom_warnings: self.headroom_warnings.clone(),
+            ..summary
+        }
     }
 
     /// Whether the network runs on `ranks` MPI ranks, one partition each: at most one per

@@ -138,6 +138,9 @@ pub struct FabricSummary {
     pub conservation_ok: bool,
     pub deadlock: Option<Deadlock>,
     pub violations: Vec<String>,
+    /// The lossless ingress queues whose packets can overflow their headroom
+    /// (`crate::headroom`; `run.expect_lossless` refuses them before the run).
+    pub headroom_warnings: Vec<String>,
     pub switches: Vec<SwitchSummary>,
     pub links: Vec<LinkSummary>,
     pub fct: Vec<FlowFct>,
@@ -219,6 +222,14 @@ impl fmt::Display for FabricSummary {
         match &self.deadlock {
             Some(d) => row(f, "deadlock", d)?,
             None => row(f, "deadlock", &"none")?,
+        }
+        if let Some(first) = self.headroom_warnings.first() {
+            let n = self.headroom_warnings.len();
+            row(
+                f,
+                "headroom warnings",
+                &format!("{n} lossless queues (in --summary-json); the first: {first}"),
+            )?;
         }
         for s in &self.switches {
             writeln!(
@@ -424,6 +435,7 @@ pub(crate) fn summarize(
         conservation_ok,
         deadlock,
         violations,
+        headroom_warnings: Vec::new(),
         links: links(topo, &switches),
         switches: switches.into_iter().map(|s| s.summary).collect(),
         fct,

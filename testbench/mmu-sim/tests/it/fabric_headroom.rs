@@ -2,7 +2,8 @@
 //! outside the headroom") on `dsh-leafspine` under SIH with PowerTCP on its seven lossless
 //! classes: ACKs on the data's classes are refused before the run, naming the switch, port,
 //! class, the packets and the fixes; with either fix the network runs with no lossless drop;
-//! without the check the same network drops lossless cells (what the check guards).
+//! without the check the same network drops lossless cells (what the check guards), and
+//! its summary lists the refused queues as `headroom warnings`.
 
 use crate::common::mmu_sim;
 use std::process::Output;
@@ -72,15 +73,24 @@ fn either_fix_runs_with_no_lossless_drop() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(lossless_drops(&out), 0, "{fix:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("headroom warnings"), "{fix:?}: {stdout}");
     }
 }
 
-/// The companion: without the check the refused network runs, and drops lossless cells.
+/// The companion: without the check the refused network runs, and drops lossless cells;
+/// its summary carries what the check would have refused as warnings.
 #[test]
 fn without_the_check_the_refused_network_drops_lossless_cells() {
     let out = powertcp_leafspine(&[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let warnings = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("headroom warnings"))
+        .unwrap_or_else(|| panic!("no headroom warnings:\n{stdout}"));
+    assert!(warnings.contains("ACKs of "), "{warnings}");
+    assert!(!warnings.contains("run.expect_lossless"), "{warnings}");
     assert!(lossless_drops(&out) > 0, "{stdout}");
     assert!(
         stdout.contains("VIOLATION: lossless cells dropped"),
