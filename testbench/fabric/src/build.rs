@@ -94,6 +94,7 @@ pub fn plan<'a>(
     let transports = Transports {
         by_pg: spec.transports()?,
         feedback_pg: spec.feedback_pg,
+        ecm_pg: spec.ecm_pg.unwrap_or(0),
     };
     let end_cycle = ov.cycles.unwrap_or(scenario.run.cycles);
     if !(1..=MAX_CYCLES).contains(&end_cycle) {
