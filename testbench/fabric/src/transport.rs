@@ -32,6 +32,9 @@
 //!   first CNP and stop when the flow has sent its last packet. `cnp_delay_us` is not
 //!   used. A lost packet is not retransmitted (the flow does not complete).
 //! - **Open loop**: the whole message is handed to the NIC at the flow's start.
+//! - **ECM**: a switch's congestion points send their frames as packets of an ECM flow
+//!   (`crate::switch`, `Switch::ecm_inject`) on `ecm_pg`; the flow's source host hands each
+//!   frame, carried beside its packet, to its NIC's reaction point on arrival.
 //!
 //! A flow completes when its receiver has every packet in order; its FCT ends there.
 
