@@ -206,7 +206,8 @@ pub(crate) struct Switch {
     /// wait in all.
     ecm_out: Vec<VecDeque<Beat>>,
     ecm_waiting: usize,
-    /// ECM frames its congestion points sent, and those of them in its buffer by now.
+    /// ECM frames its congestion points sent, and those of them that entered its MMU by
+    /// now (cells injected, for the conservation check).
     pub ecm_tx: u64,
     pub ecm_injected: u64,
     /// ECM frames its congestion points asked for about a flow with no ECM flow from here
@@ -530,9 +531,8 @@ impl Switch {
             return;
         }
         for &q in &self.switch_ports {
-            let cells = &mut self.cells_in[q];
-            while cells.front().is_some_and(|e| e.0 <= now) {
-                let (_, mut b) = cells.pop_front().expect("a front");
+            while self.cells_in[q].front().is_some_and(|e| e.0 <= now) {
+                let (_, mut b) = self.cells_in[q].pop_front().expect("a front");
                 let Some(dst) = flows
                     .get(b.hdr.flow as usize)
                     .and_then(|f| f.egress_at(self.index))
@@ -546,13 +546,7 @@ impl Switch {
                     self.overrun += 1;
                     continue;
                 }
-                self.scoreboard.record(&CellTxn {
-                    cycle: now,
-                    kind: TxnKind::Inject,
-                    beat: &b,
-                });
-                self.ingress[q] = Some(b);
-                self.fed.push(q);
+                self.feed(now, q, b);
             }
         }
         let hz = self.mmu.config().clock_hz;
@@ -689,14 +683,19 @@ impl Switch {
             };
             self.ecm_waiting -= 1;
             self.ecm_injected += 1;
-            self.scoreboard.record(&CellTxn {
-                cycle: now,
-                kind: TxnKind::Inject,
-                beat: &b,
-            });
-            self.ingress[p] = Some(b);
-            self.fed.push(p);
+            self.feed(now, p, b);
         }
+    }
+
+    /// Beat `b` enters port `q`'s free ingress slot now, seen by the scoreboard.
+    fn feed(&mut self, now: u64, q: usize, b: Beat) {
+        self.scoreboard.record(&CellTxn {
+            cycle: now,
+            kind: TxnKind::Inject,
+            beat: &b,
+        });
+        self.ingress[q] = Some(b);
+        self.fed.push(q);
     }
 
     /// Cells in this switch's buffer (without those charged to packets still arriving),
