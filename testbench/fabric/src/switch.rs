@@ -530,7 +530,8 @@ impl Switch {
         if self.in_due > now {
             return;
         }
-        for &q in &self.switch_ports {
+        for i in 0..self.switch_ports.len() {
+            let q = self.switch_ports[i];
             while self.cells_in[q].front().is_some_and(|e| e.0 <= now) {
                 let (_, mut b) = self.cells_in[q].pop_front().expect("a front");
                 let Some(dst) = flows
