@@ -610,7 +610,10 @@ pub struct FabricSpec {
     pub transport: Vec<TransportSpec>,
     /// The priority group of ACKs and CNPs (0..=7; default: the data's own).
     pub feedback_pg: Option<u8>,
-    /// The priority group of the switches' ECM frames (0..=7; default 0).
+    /// The priority group of the switches' ECM frames (0..=7; default 0). Left out of the
+    /// serialized scenario when unset, so the hash of a scenario without it is the one it
+    /// had before the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecm_pg: Option<u8>,
     /// `[[fabric.switch]]`: configurations of some switches other than `[switch]`'s,
     /// parsed with `[switch]` (so not by serde, but serialized into the scenario's hash).
