@@ -296,8 +296,8 @@ impl Network {
             .iter()
             .map(|d| !d.cfg.ecm.priorities.is_empty())
             .collect();
-        if let Some(i) = cps.iter().position(|&c| c) {
-            let cells = derived[i].cells_for(MIN_PACKET_BYTES);
+        for (i, d) in derived.iter().enumerate().filter(|&(i, _)| cps[i]) {
+            let cells = d.cells_for(MIN_PACKET_BYTES);
             if cells != 1 {
                 return Err(BuildError::EcmCells {
                     switch: topo.switches()[i],
@@ -305,6 +305,8 @@ impl Network {
                     cells,
                 });
             }
+        }
+        if cps.contains(&true) {
             for f in 0..states.len() {
                 for j in 0..states[f].hops.len() {
                     if !cps[states[f].hops[j].0] {
