@@ -2,8 +2,9 @@
 //! completion times in ns-3's `fct.txt` format.
 //!
 //! The checks over the fabric, every run (each a line of `violations` when broken):
-//! - conservation: every cell a NIC put on its link was delivered to a host, dropped at a
-//!   named switch with its reason, or is in a switch's buffer or on a link at the end;
+//! - conservation: every cell a NIC put on its link (or a switch into its buffer: its ECM
+//!   frames) was delivered to a host, dropped at a named switch with its reason, or is in
+//!   a switch's buffer or on a link at the end;
 //! - no lossless cell dropped anywhere;
 //! - no flow reordered end to end (nor any cell received by a host it was not for), and
 //!   at each switch the single switch's order and routing checks (its scoreboard);
