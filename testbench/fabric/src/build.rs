@@ -98,6 +98,7 @@ pub fn plan<'a>(
     let transports = Transports {
         by_pg: spec.transports()?,
         feedback_pg: spec.feedback_pg,
+        ecm_pg: spec.ecm_pg.unwrap_or(0),
     };
     let end_cycle = ov.cycles.unwrap_or(scenario.run.cycles);
     if !(1..=MAX_CYCLES).contains(&end_cycle) {
@@ -678,6 +679,32 @@ mod tests {
             "a weak test: {delivered} cells delivered"
         );
         assert_eq!(skipping, recorded);
+    }
+
+    /// `fabric.ecm_pg` puts the switches' ECM frames on its class: with 5, some ingress
+    /// priority group 5 holds cells (only ECM frames travel there); without the key,
+    /// none does (they go on 0).
+    #[test]
+    fn ecm_frames_travel_on_ecm_pg() {
+        let ecm = "[switch.ecm]\npriorities = [3]\nqeq_bytes = 1024\nqmc_bytes = 2048\n\
+                   qsc_bytes = 4096\nsf_bytes = 2000\nsr_bytes = 1000\n\
+                   [[fabric.workload]]\nkind = \"all_to_all\"\nsize_bytes = 100000\n";
+        let pg5_cells = |extra: &str| {
+            let ov = Overrides {
+                policy: None,
+                cycles: Some(100_000),
+            };
+            let mut built = build(&scenario(&format!("{ecm}{extra}")), Path::new("."), ov).unwrap();
+            let s = built.net.run(&built.options).unwrap();
+            assert!(s.ok(), "{s}");
+            assert!(s.ecm.as_ref().unwrap().frames_received > 0, "{s}");
+            let pgs = s.switches.iter().flat_map(|w| &w.ingress_priority_groups);
+            pgs.filter(|g| g.pg == 5)
+                .map(|g| g.watermark_cells)
+                .sum::<u32>()
+        };
+        assert!(pg5_cells("[fabric]\necm_pg = 5\n") > 0);
+        assert_eq!(pg5_cells(""), 0);
     }
 
     #[test]

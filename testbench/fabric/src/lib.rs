@@ -14,8 +14,9 @@
 //!   ([`link`]), hosts' NICs and sinks, the event-driven cycle loop; [`report`]: its
 //!   summary, checks and `fct.txt`; [`deadlock`]: the PFC deadlock detector;
 //!   [`transport`]: the hosts' transports (open loop, TCP, DCTCP, DCQCN, HPCC, PowerTCP)
-//!   with their ACKs and CNPs sent through the fabric; [`trace`]: each switch's golden-model event
-//!   stream and its check scenario; `waves`: one waveform with a scope per switch;
+//!   with their ACKs and CNPs (and the switches' ECM frames) sent through the fabric;
+//!   [`trace`]: each switch's golden-model event stream and its check scenario; `waves`:
+//!   one waveform with a scope per switch;
 //!   `parallel`: the loop over partitions of the switches, one thread each, with the
 //!   same results (summaries, event streams, waveforms) for any number; `ranks` (feature
 //!   `mpi`): the same partitions as MPI ranks, with the same results; [`memory`]: a run's

@@ -1,5 +1,6 @@
-//! What crosses a link between two switches: timed messages, cells one way and PFC and
-//! ECM frames the other, and the counters each end keeps of its link.
+//! What crosses a link between two switches: timed messages, cells one way and PFC
+//! frames the other, and the counters each end keeps of its link. (ECM frames, ACKs and
+//! CNPs are packets: their cells cross links as any packet's.)
 //!
 //! Every interaction between switches is an [`Envelope`]: it names the receiving switch
 //! and port and the cycle it arrives in, at least one cycle after it was sent (the link's
@@ -9,7 +10,7 @@
 
 use crate::topology::{LinkId, NodeId};
 use hw_model::config::PFC_QUANTUM_BITS;
-use hw_model::{Beat, EcmFrame, PfcFrame};
+use hw_model::{Beat, PfcFrame};
 use std::collections::VecDeque;
 
 /// What a link carries.
@@ -20,10 +21,6 @@ pub enum Message {
     /// A PFC frame, upstream: from the ingress queue that sent it to the egress port it
     /// pauses, arriving after the propagation delay and the receiver's reaction delay.
     Pfc(PfcFrame),
-    /// An ECM frame, upstream: from the congestion point (or a switch forwarding it) toward
-    /// the source of the frame it sampled, one hop of that flow's path at a time, arriving
-    /// after the propagation delay (`crate::switch`, `Switch::ecm`).
-    Ecm(EcmFrame),
 }
 
 /// A message on its way: to `port` of switch `switch` (an index into the network's
@@ -56,6 +53,13 @@ pub enum LinkFault {
     },
     /// Every PFC frame toward `from` on `link` is lost: its egress is never paused.
     DropPfc { link: LinkId, from: NodeId },
+    /// `from`'s egress onto `link` holds class `class` paused all run, as if the far end
+    /// sent a PAUSE of that class in every cycle `from` steps.
+    PauseForever {
+        link: LinkId,
+        from: NodeId,
+        class: u8,
+    },
 }
 
 impl LinkFault {
@@ -64,7 +68,8 @@ impl LinkFault {
         match *self {
             Self::DropPacket { link, from, .. }
             | Self::SwapPackets { link, from, .. }
-            | Self::DropPfc { link, from } => (link, from),
+            | Self::DropPfc { link, from }
+            | Self::PauseForever { link, from, .. } => (link, from),
         }
     }
 }

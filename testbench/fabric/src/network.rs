@@ -31,9 +31,9 @@ use crate::trace::{self, OutputError};
 use crate::transport::{self, Sender, Transports};
 use crate::waves::{self, FabricWaves};
 use hw_model::config::ConfigError;
-use hw_model::{Derived, Ecn, PacketHdr, SwitchConfig};
+use hw_model::{Derived, Ecn, PacketHdr, PfcFrame, SwitchConfig};
 use scenario::params::EcmRpParams;
-use scenario::{default_proc_cycles, Arbitration, FabricTransport, Link};
+use scenario::{default_proc_cycles, Arbitration, Link, MIN_PACKET_BYTES};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -71,6 +71,13 @@ pub enum BuildError {
     /// More flows than the model's 32-bit flow ids.
     #[error("{0} flows; allowed: at most {max}", max = u32::MAX)]
     TooManyFlows(usize),
+    /// A switch with congestion points whose cell cannot hold an ECM frame.
+    #[error("switch {switch}: cell_bytes: a {bytes} B ECM frame takes {cells} cells; allowed: one (cell_bytes at least {bytes} plus packet_overhead_bytes with [switch.ecm]: a frame enters the buffer in one idle ingress cycle)")]
+    EcmCells {
+        switch: NodeId,
+        bytes: u32,
+        cells: u32,
+    },
 }
 
 /// How long to run and what to watch for.
@@ -167,12 +174,6 @@ impl Network {
         for (i, &s) in topo.switches().iter().enumerate() {
             index[s as usize] = i;
         }
-        // Every closed-loop data flow has a feedback flow (ACKs, CNPs), after the data flows.
-        let closed = flows
-            .iter()
-            .filter(|f| transports.by_pg[f.pg as usize] != FabricTransport::OpenLoop)
-            .count();
-        let total_flows = flows.len() + closed;
         let prop = |link: usize| ps_to_cycles(topo.links()[link].delay.0, clock_hz).max(1);
         // Per host: its switch's index, its port there and its NIC's index.
         let mut nic_of = vec![(usize::MAX, 0u8, usize::MAX); topo.node_count()];
@@ -222,7 +223,7 @@ impl Network {
                     .filter(|(_, (_, end))| matches!(end, PortEnd::Host(_)))
                     .map(|(p, (&link, _))| nic(topo.links()[link].peer(node), p, prop(link), d))
                     .collect();
-                let mut sw = Switch::new(node, i, d.clone(), ports, total_flows);
+                let mut sw = Switch::new(node, i, d.clone(), ports);
                 sw.nics = nics;
                 switches.push(sw);
             }
@@ -285,6 +286,44 @@ impl Network {
                 }
             }
         }
+        // The ECM flows, after the feedback flows: per flow from a host and switch with
+        // congestion points on its path, one from that switch back to the host.
+        let cps: Vec<bool> = derived
+            .iter()
+            .map(|d| !d.cfg.ecm.priorities.is_empty())
+            .collect();
+        for (i, d) in derived.iter().enumerate().filter(|&(i, _)| cps[i]) {
+            let cells = d.cells_for(MIN_PACKET_BYTES);
+            if cells != 1 {
+                return Err(BuildError::EcmCells {
+                    switch: topo.switches()[i],
+                    bytes: MIN_PACKET_BYTES,
+                    cells,
+                });
+            }
+        }
+        if cps.contains(&true) {
+            for f in 0..states.len() {
+                for j in 0..states[f].hops.len() {
+                    if !cps[states[f].hops[j].0] {
+                        continue;
+                    }
+                    let e = states.len();
+                    let state = route.ecm_flow(&mut shapes, &states[f], j, e, transports.ecm_pg);
+                    states[f].ecm.push((state.hops[0].0, e as u32));
+                    states.push(state);
+                }
+                if !states[f].ecm.is_empty() {
+                    let (s, _, n) = nic_of[states[f].flow.src as usize];
+                    if let Some(at) = local(s, &switches) {
+                        switches[at].nics[n].answers = true;
+                    }
+                }
+            }
+            if states.len() > u32::MAX as usize {
+                return Err(BuildError::TooManyFlows(states.len()));
+            }
+        }
         for nic in switches.iter_mut().flat_map(|s| s.nics.iter_mut()) {
             nic.flows.sort_by_key(|&f| (states[f].start_cycle, f));
         }
@@ -298,7 +337,14 @@ impl Network {
             shapes,
             ends: states
                 .iter()
-                .map(|f| (nic_of[f.flow.src as usize].0, nic_of[f.flow.dst as usize].0))
+                .map(|f| {
+                    let dst = nic_of[f.flow.dst as usize].0;
+                    match f.sender {
+                        // An ECM flow starts at its congestion point's switch.
+                        Sender::Ecm => (f.hops[0].0, dst),
+                        _ => (nic_of[f.flow.src as usize].0, dst),
+                    }
+                })
                 .collect(),
             flows: states,
             faults: Vec::new(),
@@ -310,8 +356,21 @@ impl Network {
         })
     }
 
-    /// Break a link on purpose (companion tests of the checks).
+    /// Break a link on purpose (companion tests of the checks). A pause for ever is
+    /// held by the pausing switch's input (`Switch::held`).
     pub fn inject_fault(&mut self, fault: LinkFault) {
+        if let LinkFault::PauseForever { link, from, class } = fault {
+            let port = self.topo.ports(from).iter().position(|&l| l == link);
+            let sw = self.switches.iter_mut().find(|s| s.node == from);
+            if let (Some(sw), Some(port)) = (sw, port) {
+                let mut frame = PfcFrame {
+                    class_enable: 1 << class,
+                    ..PfcFrame::default()
+                };
+                frame.quanta[class as usize] = u16::MAX;
+                sw.held = Some((port as u8, frame));
+            }
+        }
         self.faults.push(ArmedFault::new(fault));
     }
 
@@ -760,36 +819,117 @@ impl Route<'_> {
             let from = from.expect("a path's links are ports of its nodes");
             shape.turns[from * n + hop.port] |= 1 << flow.pg;
         }
-        let header = PacketHdr {
-            flow: f as u32,
-            seq: 0,
-            src: 0,
-            dst: hops[0].1,
-            prio: flow.pg,
-            len: 0,
-            tuple: hw_model::FiveTuple {
-                src_ip: routing::ipv4_of(tuple.src),
-                dst_ip: routing::ipv4_of(tuple.dst),
-                src_port: tuple.sport,
-                dst_port: tuple.dport,
-                proto: tuple.protocol,
-            },
-            cm_tag: None,
-            ecn: Ecn::NotEct,
-        };
         Ok(FlowState {
             flow,
             tuple,
             start_cycle: ps_to_cycles(flow.start.0, d.clock_hz),
+            header: header(f, &tuple, flow.pg, hops[0].1),
             hops,
-            header,
             packets: 0,
             next_tx: 0,
             sender: Sender::OpenLoop,
             feedback: None,
+            ecm: Vec::new(),
             standalone_ns: standalone_ns(topo, &links, flow.size, d),
             recv: Default::default(),
         })
+    }
+
+    /// The port of switch `hop` of flow `fs`'s path its cells come in on: from its source
+    /// host, or from the previous switch's egress port.
+    fn in_port(&self, fs: &FlowState, hop: usize) -> u8 {
+        let node = self.topo.switches()[fs.hops[hop].0];
+        let ports = self.topo.ports(node);
+        let links = self.topo.links();
+        let p = match hop.checked_sub(1) {
+            None => ports
+                .iter()
+                .position(|&l| links[l].peer(node) == fs.flow.src),
+            Some(prev) => {
+                let (s, port) = fs.hops[prev];
+                let link = self.topo.ports(self.topo.switches()[s])[port as usize];
+                ports.iter().position(|&l| l == link)
+            }
+        };
+        p.expect("a path's links are ports of its nodes") as u8
+    }
+
+    /// ECM flow `e` from the switch at hop `cp` of flow `fs`'s path to its source, on class
+    /// `pg`: `fs`'s path back, each switch sending it out of the port `fs` comes in on (a
+    /// shortest path to the source, as `fs`'s is from it). It starts at the congestion
+    /// point's ingress slot and leaves by the same port; the turns it takes are marked
+    /// for the deadlock detector.
+    fn ecm_flow(
+        &self,
+        shapes: &mut [Shape],
+        fs: &FlowState,
+        cp: usize,
+        e: usize,
+        pg: u8,
+    ) -> FlowState {
+        let ins: Vec<u8> = (0..=cp).map(|k| self.in_port(fs, k)).collect();
+        let hops: Vec<(usize, u8)> = (0..=cp).rev().map(|k| (fs.hops[k].0, ins[k])).collect();
+        for k in 0..=cp {
+            let from = if k == cp { ins[k] } else { fs.hops[k].1 };
+            let shape = &mut shapes[fs.hops[k].0];
+            let n = shape.ends.len();
+            shape.turns[from as usize * n + ins[k] as usize] |= 1 << pg;
+        }
+        let node = self.topo.switches()[fs.hops[cp].0];
+        let t = fs.tuple;
+        let tuple = routing::FiveTuple {
+            src: node,
+            dst: t.src,
+            sport: t.dport,
+            dport: t.sport,
+            protocol: t.protocol,
+        };
+        let mut header = header(e, &tuple, pg, ins[cp]);
+        header.src = ins[cp];
+        header.len = MIN_PACKET_BYTES as u16;
+        FlowState {
+            flow: Flow {
+                src: node,
+                dst: fs.flow.src,
+                pg,
+                dport: t.sport,
+                size: 0,
+                start: fs.flow.start,
+            },
+            tuple,
+            start_cycle: fs.start_cycle,
+            hops,
+            header,
+            packets: 0,
+            next_tx: 0,
+            sender: Sender::Ecm,
+            feedback: None,
+            ecm: Vec::new(),
+            standalone_ns: 0,
+            recv: Default::default(),
+        }
+    }
+}
+
+/// The header of flow `f`'s packets (5-tuple `tuple`, class `pg`, leaving its first
+/// switch by port `dst`) before `seq`, `len`, `src` and `ecn` are set per packet.
+fn header(f: usize, tuple: &routing::FiveTuple, pg: u8, dst: u8) -> PacketHdr {
+    PacketHdr {
+        flow: f as u32,
+        seq: 0,
+        src: 0,
+        dst,
+        prio: pg,
+        len: 0,
+        tuple: hw_model::FiveTuple {
+            src_ip: routing::ipv4_of(tuple.src),
+            dst_ip: routing::ipv4_of(tuple.dst),
+            src_port: tuple.sport,
+            dst_port: tuple.dport,
+            proto: tuple.protocol,
+        },
+        cm_tag: None,
+        ecn: Ecn::NotEct,
     }
 }
 

@@ -227,7 +227,6 @@ pub(crate) fn deliver(e: Envelope, sw: &mut Switch, faults: &mut [ArmedFault], t
             }
             sw.pfc_in[e.port as usize].push_back((e.at, frame));
         }
-        Message::Ecm(frame) => sw.ecm_in[e.port as usize].push_back((e.at, frame)),
     }
     sw.arrives_at(e.at);
 }

@@ -9,13 +9,14 @@
 //! 2. cells arriving from other switches go into `Inputs::ingress`, their header's ingress
 //!    and egress ports set for this switch (the egress port from the flow's route), and
 //!    PFC frames arriving into `Inputs::pfc_rx`;
-//! 3. the MMU steps (first jumping over the idle cycles since its last step) if it has an
+//! 3. an ECM frame waiting to enter the buffer takes the ingress slot of its port if the
+//!    port receives nothing now and is between two packets (`Switch::ecm_inject`);
+//! 4. the MMU steps (first jumping over the idle cycles since its last step) if it has an
 //!    input or an event of its own due; the scoreboard sees every cell event and departure;
-//! 4. departures leave on their links (to a host's sink, or as envelopes to the next
-//!    switch), PFC frames go upstream (to a NIC directly, or as envelopes), and ECM frames
-//!    (this switch's congestion points', and those from downstream arriving now) go one
-//!    hop up their sampled flow's path (`Switch::ecm`);
-//! 5. the sinks take the cells that reached their hosts by now.
+//! 5. departures leave on their links (to a host's sink, or as envelopes to the next
+//!    switch), PFC frames go upstream (to a NIC directly, or as envelopes), and the ECM
+//!    frames of this switch's congestion points wait for their ingress slot;
+//! 6. the sinks take the cells that reached their hosts by now.
 
 use crate::due::DueCycles;
 use crate::flows::Flow;
@@ -23,7 +24,9 @@ use crate::link::{Envelope, Message, PortStats};
 use crate::routing;
 use crate::topology::{LinkId, NodeId};
 use crate::trace::SwitchEvents;
-use crate::transport::{self, Carried, CarriedHops, Carry, Event, Receiver, Sender};
+use crate::transport::{
+    self, Carried, CarriedEcm, CarriedHops, Carry, EcmDelays, Event, Receiver, Sender, Value,
+};
 use crate::waves::SwitchWaves;
 use hw_model::{
     Beat, Derived, EcmFrame, Inputs, InvariantError, Mmu, Outputs, PacketHdr, PfcFrame,
@@ -57,6 +60,9 @@ pub(crate) struct FlowState {
     pub sender: Sender,
     /// The flow its receiver answers on (ACKs, CNPs), if closed loop.
     pub feedback: Option<usize>,
+    /// Per switch on its path with congestion points: (switch index, the ECM flow that
+    /// switch sends this flow's source its frames on). Empty without `[switch.ecm]`.
+    pub ecm: Vec<(usize, u32)>,
     pub standalone_ns: u64,
     pub recv: FlowRecv,
 }
@@ -69,6 +75,10 @@ pub(crate) struct FlowRecv {
     pub carried: Carried,
     /// The hop records they carry (HPCC, PowerTCP and their ACKs).
     pub hops: CarriedHops,
+    /// An ECM flow's frames in flight, as the congestion point's switch sent them over.
+    pub ecm: CarriedEcm,
+    /// An ECM flow's frames received, and their delays.
+    pub ecm_delay: EcmDelays,
     pub receiver: Receiver,
     /// Cells received, of any packet (at any host: a misrouted cell counts where it lands).
     pub received: u64,
@@ -183,22 +193,32 @@ pub(crate) struct Switch {
     pfc_rx: Vec<(u8, PfcFrame)>,
     out: Outputs,
     /// The ports to other switches, the only ones messages arrive on (`cells_in`,
-    /// `pfc_in`, `ecm_in`): a ToR's arrivals are read on its 2 uplinks, not its 34 ports.
+    /// `pfc_in`): a ToR's arrivals are read on its 2 uplinks, not its 34 ports.
     switch_ports: Vec<usize>,
     /// Per port, cells on the link into it: (cycle they arrive, beat).
     pub cells_in: Vec<VecDeque<(u64, Beat)>>,
     /// Per port, PFC frames on their way to it: (cycle they act, frame).
     pub pfc_in: Vec<VecDeque<(u64, PfcFrame)>>,
-    /// Per port, ECM frames on their way to it from downstream: (cycle they arrive, frame).
-    pub ecm_in: Vec<VecDeque<(u64, EcmFrame)>>,
-    /// ECM frames this switch sent upstream: its own congestion points' and forwarded ones.
+    /// Per port, whether the last beat it received left a packet open: another packet's
+    /// cell may not enter its ingress before that packet's last.
+    open: Vec<bool>,
+    /// Per port, the ECM frames (one cell each) waiting for its ingress slot, and how many
+    /// wait in all.
+    ecm_out: Vec<VecDeque<Beat>>,
+    ecm_waiting: usize,
+    /// ECM frames its congestion points sent, and those of them that entered its MMU by
+    /// now (cells injected, for the conservation check).
     pub ecm_tx: u64,
-    /// ECM frames from downstream for a flow that does not come in here: none can be, as a
-    /// frame goes up its sampled flow's path; a violation line when not 0.
-    pub ecm_stranded: u64,
+    pub ecm_injected: u64,
+    /// ECM frames its congestion points asked for about a flow with no ECM flow from here
+    /// (an ECM frame's own: its source is a switch, with no reaction point).
+    pub ecm_unsent: u64,
     pub scoreboard: Scoreboard,
     pub pfc_pause_tx: u64,
     pub pfc_resume_tx: u64,
+    /// A PAUSE its MMU receives on a port in every step (`LinkFault::PauseForever`, for
+    /// companion tests).
+    pub held: Option<(u8, PfcFrame)>,
     /// Cells that arrived with a flow whose path does not cross this switch.
     pub misrouted_in: u64,
     /// A second cell arriving on a port in one cycle (a link faster than its line rate).
@@ -262,7 +282,7 @@ impl Occupancy {
 }
 
 impl Switch {
-    pub fn new(node: NodeId, index: usize, d: Derived, ports: Vec<Port>, flows: usize) -> Self {
+    pub fn new(node: NodeId, index: usize, d: Derived, ports: Vec<Port>) -> Self {
         let n = d.ports;
         let switch_ports = (0..ports.len())
             .filter(|&p| matches!(ports[p].end, PortEnd::Switch { .. }))
@@ -280,12 +300,16 @@ impl Switch {
             switch_ports,
             cells_in: vec![VecDeque::new(); n],
             pfc_in: vec![VecDeque::new(); n],
-            ecm_in: vec![VecDeque::new(); n],
+            open: vec![false; n],
+            ecm_out: vec![VecDeque::new(); n],
+            ecm_waiting: 0,
             ecm_tx: 0,
-            ecm_stranded: 0,
-            scoreboard: Scoreboard::with_ports(flows, n),
+            ecm_injected: 0,
+            ecm_unsent: 0,
+            scoreboard: Scoreboard::with_ports(0, n),
             pfc_pause_tx: 0,
             pfc_resume_tx: 0,
+            held: None,
             misrouted_in: 0,
             overrun: 0,
             late_in: 0,
@@ -302,8 +326,10 @@ impl Switch {
         }
     }
 
-    /// Set up the NICs' due cycles from their state (before the first step).
+    /// Size the scoreboard for the run's flows and set up the NICs' due cycles from their
+    /// state (before the first step).
     pub fn init_due(&mut self, flows: &[FlowState]) {
+        self.scoreboard = Scoreboard::with_ports(flows.len(), self.ports.len());
         self.nic_due = DueCycles::idle(self.nics.len());
         self.sink_due = DueCycles::idle(self.nics.len());
         for n in 0..self.nics.len() {
@@ -314,9 +340,18 @@ impl Switch {
     }
 
     /// The first cycle at which the switch has something to do: its MMU's next event, a
-    /// NIC's, an arrival on a link.
+    /// NIC's, an arrival on a link, an ECM frame waiting for its ingress slot (the cycle
+    /// after the last step).
     pub fn next_event(&self) -> u64 {
-        self.mmu_due.min(self.nic_due.min()).min(self.in_due)
+        let ecm = if self.ecm_waiting > 0 {
+            self.ran
+        } else {
+            u64::MAX
+        };
+        self.mmu_due
+            .min(self.nic_due.min())
+            .min(self.in_due)
+            .min(ecm)
     }
 
     /// The cycle after its last step.
@@ -324,8 +359,8 @@ impl Switch {
         self.ran
     }
 
-    /// A message from another switch (a cell, a PFC or an ECM frame, queued in `cells_in`,
-    /// `pfc_in` or `ecm_in`) acts here at `at`.
+    /// A message from another switch (a cell or a PFC frame, queued in `cells_in` or
+    /// `pfc_in`) acts here at `at`.
     pub fn arrives_at(&mut self, at: u64) {
         self.in_due = self.in_due.min(at);
         self.wake = self.wake.min(at);
@@ -360,6 +395,12 @@ impl Switch {
         );
         self.nics_send(now, flows);
         self.arrivals(now, flows);
+        if self.ecm_waiting > 0 {
+            self.ecm_inject(now);
+        }
+        for &q in &self.fed {
+            self.open[q] = self.ingress[q].is_some_and(|b| !b.eop());
+        }
         // The MMU sees every cycle in which it has an input or an event of its own; in
         // the others (a NIC's timer, a cell reaching a host) a step with idle inputs
         // would change nothing (`Mmu::next_event`), and its next step jumps them with
@@ -368,7 +409,6 @@ impl Switch {
         if !self.fed.is_empty() || !self.pfc_rx.is_empty() || self.mmu_due <= now || recorded {
             self.mmu_step(now, flows, outbox)?;
         }
-        self.ecm_forward(now, flows, &mut outbox.envelopes);
         let from = self.visited.len();
         self.sink_due.due(now, &mut self.visited);
         for k in from..self.visited.len() {
@@ -395,12 +435,12 @@ impl Switch {
     }
 
     /// The MMU's cycle `now` (first jumping over the idle cycles since its last step), and
-    /// what it sent: the scoreboard sees every cell event and departure, departures, PFC
-    /// and ECM frames leave.
+    /// what it sent: the scoreboard sees every cell event and departure, departures and
+    /// PFC frames leave, ECM frames wait for their ingress slot.
     fn mmu_step(
         &mut self,
         now: u64,
-        flows: &[FlowState],
+        flows: &mut [FlowState],
         outbox: &mut Outbox,
     ) -> Result<(), SwitchError> {
         let err = |error| SwitchError {
@@ -437,7 +477,7 @@ impl Switch {
         self.pfc_out(now, &mut outbox.envelopes);
         for i in 0..self.out.ecm_tx.len() {
             let f = self.out.ecm_tx[i];
-            self.ecm_send(now, f, &mut outbox.envelopes);
+            self.ecm_send(now, f, flows, &mut outbox.carried);
         }
         Ok(())
     }
@@ -486,13 +526,14 @@ impl Switch {
     /// Cells and PFC frames from other switches arriving now.
     fn arrivals(&mut self, now: u64, flows: &[FlowState]) {
         self.pfc_rx.clear();
+        self.pfc_rx.extend(self.held);
         if self.in_due > now {
             return;
         }
-        for &q in &self.switch_ports {
-            let cells = &mut self.cells_in[q];
-            while cells.front().is_some_and(|e| e.0 <= now) {
-                let (_, mut b) = cells.pop_front().expect("a front");
+        for i in 0..self.switch_ports.len() {
+            let q = self.switch_ports[i];
+            while self.cells_in[q].front().is_some_and(|e| e.0 <= now) {
+                let (_, mut b) = self.cells_in[q].pop_front().expect("a front");
                 let Some(dst) = flows
                     .get(b.hdr.flow as usize)
                     .and_then(|f| f.egress_at(self.index))
@@ -506,13 +547,7 @@ impl Switch {
                     self.overrun += 1;
                     continue;
                 }
-                self.scoreboard.record(&CellTxn {
-                    cycle: now,
-                    kind: TxnKind::Inject,
-                    beat: &b,
-                });
-                self.ingress[q] = Some(b);
-                self.fed.push(q);
+                self.feed(now, q, b);
             }
         }
         let hz = self.mmu.config().clock_hz;
@@ -530,11 +565,7 @@ impl Switch {
 
     /// The first cycle a message queued from another switch acts here.
     fn inbound_due(&self) -> u64 {
-        let queued = |&p: &usize| {
-            front(&self.cells_in[p])
-                .min(front(&self.pfc_in[p]))
-                .min(front(&self.ecm_in[p]))
-        };
+        let queued = |&p: &usize| front(&self.cells_in[p]).min(front(&self.pfc_in[p]));
         self.switch_ports
             .iter()
             .map(queued)
@@ -602,64 +633,70 @@ impl Switch {
         }
     }
 
-    /// ECM frames go toward the source of the frame they sampled, as link-level frames
-    /// (not through the buffers): a congestion point's leave on the port its sampled frame
-    /// came in on (`mmu_step`); one arriving from downstream leaves on the port the sampled
-    /// flow comes in on here (toward the previous switch of its path, or its source host's
-    /// NIC, whose reaction point takes it after the host link's delay). A frame for a flow
-    /// that does not cross this switch goes no further.
-    fn ecm_forward(&mut self, now: u64, flows: &[FlowState], outbox: &mut Vec<Envelope>) {
-        // `arrivals` left `in_due` at the first message not yet taken, ECM frames included.
-        if self.in_due > now {
+    /// ECM frame `f` of this switch's congestion points becomes a packet of the ECM flow
+    /// from here to the sampled flow's source (`FlowState::ecm`): a 64 B frame of one cell
+    /// (`crate::network` refuses a cell that cannot hold it) on the ECM class, from and to
+    /// the port the sampled frame came in on, which waits for that port's ingress slot
+    /// (`ecm_inject`). The frame's fields go to the source's switch beside it.
+    fn ecm_send(&mut self, now: u64, f: EcmFrame, flows: &mut [FlowState], out: &mut Vec<Carry>) {
+        let ecm = flows.get(f.sampled.flow as usize).and_then(|fs| {
+            let to = fs.ecm.iter().find(|e| e.0 == self.index);
+            to.map(|e| e.1 as usize)
+        });
+        let Some(e) = ecm else {
+            self.ecm_unsent += 1;
             return;
-        }
-        for i in 0..self.switch_ports.len() {
-            let p = self.switch_ports[i];
-            while let Some(&(_, f)) = self.ecm_in[p].front().filter(|e| e.0 <= now) {
-                self.ecm_in[p].pop_front();
-                let fs = flows.get(f.sampled.flow as usize);
-                match fs.and_then(|fs| self.upstream(fs)) {
-                    Some(port) => self.ecm_send(now, EcmFrame { port, ..f }, outbox),
-                    None => self.ecm_stranded += 1,
-                }
-            }
-        }
-        self.in_due = self.inbound_due();
-    }
-
-    /// ECM frame `f` leaves on its port: to the NIC's reaction point, or to the next switch.
-    fn ecm_send(&mut self, now: u64, f: EcmFrame, outbox: &mut Vec<Envelope>) {
-        self.ecm_tx += 1;
-        let port = &self.ports[f.port as usize];
-        match port.end {
-            PortEnd::Host(n) => {
-                let nic = &mut self.nics[n];
-                let at = nic.partner.ecm_sent(now, f);
-                nic.wake = nic.wake.min(at);
-                self.nic_due.lower(n, at);
-            }
-            PortEnd::Switch { switch, port: q } => outbox.push(Envelope {
-                at: now + port.prop_cycles,
-                switch,
-                port: q,
-                link: port.link,
-                msg: Message::Ecm(f),
-            }),
-        }
-    }
-
-    /// The port of this switch that flow `fs`'s cells come in on.
-    fn upstream(&self, fs: &FlowState) -> Option<u8> {
-        let i = fs.hops.iter().position(|h| h.0 == self.index)?;
-        let from = |end: &PortEnd| match (*end, i.checked_sub(1)) {
-            (PortEnd::Host(n), None) => self.nics[n].host == fs.flow.src,
-            (PortEnd::Switch { switch, port }, Some(prev)) => fs.hops[prev] == (switch, port),
-            _ => false,
         };
-        self.ports
-            .iter()
-            .position(|p| from(&p.end))
-            .map(|p| p as u8)
+        let fs = &mut flows[e];
+        let hdr = PacketHdr {
+            seq: fs.next_tx,
+            ..fs.header
+        };
+        out.push(Carry {
+            flow: hdr.flow,
+            tx: fs.next_tx,
+            value: Value::Ecm(now, f),
+        });
+        fs.next_tx = fs.next_tx.wrapping_add(1);
+        self.ecm_tx += 1;
+        self.ecm_waiting += 1;
+        self.ecm_out[hdr.src as usize].push_back(Beat {
+            hdr,
+            idx: 0,
+            ncells: 1,
+        });
+    }
+
+    /// The ECM frames waiting whose port's ingress slot is free now: the port receives no
+    /// beat this cycle and is between two packets. This is the switch's own transmitter,
+    /// as a switch CPU's packet enters the pipeline of a front-panel port in an idle slot;
+    /// the model's MMU has no port without a link (a CPU port), and the frame enters at the
+    /// port whose queue it leaves by, charged to that port's ingress (its priority group
+    /// and PFC) like any packet arriving there. A frame never splits another packet's
+    /// cells; on a port that receives a beat in every cycle it waits.
+    fn ecm_inject(&mut self, now: u64) {
+        for p in 0..self.ecm_out.len() {
+            if self.ingress[p].is_some() || self.open[p] {
+                continue;
+            }
+            let Some(b) = self.ecm_out[p].pop_front() else {
+                continue;
+            };
+            self.ecm_waiting -= 1;
+            self.ecm_injected += 1;
+            self.feed(now, p, b);
+        }
+    }
+
+    /// Beat `b` enters port `q`'s free ingress slot now, seen by the scoreboard.
+    fn feed(&mut self, now: u64, q: usize, b: Beat) {
+        self.scoreboard.record(&CellTxn {
+            cycle: now,
+            kind: TxnKind::Inject,
+            beat: &b,
+        });
+        self.ingress[q] = Some(b);
+        self.fed.push(q);
     }
 
     /// Cells in this switch's buffer (without those charged to packets still arriving),

@@ -32,12 +32,15 @@
 //!   first CNP and stop when the flow has sent its last packet. `cnp_delay_us` is not
 //!   used. A lost packet is not retransmitted (the flow does not complete).
 //! - **Open loop**: the whole message is handed to the NIC at the flow's start.
+//! - **ECM**: a switch's congestion points send their frames as packets of an ECM flow
+//!   (`crate::switch`, `Switch::ecm_inject`) on `ecm_pg`; the flow's source host hands each
+//!   frame, carried beside its packet, to its NIC's reaction point on arrival.
 //!
 //! A flow completes when its receiver has every packet in order; its FCT ends there.
 
-use crate::switch::{FlowState, Nic};
+use crate::switch::{FlowRecv, FlowState, Nic};
 use hw_model::int_stamp::{IntHop, IntStamp};
-use hw_model::{Derived, Ecn, PacketHdr};
+use hw_model::{Derived, EcmFrame, Ecn, PacketHdr};
 use scenario::params::{DcqcnParams, IntCcParams};
 use scenario::{FabricTransport, MIN_PACKET_BYTES};
 use std::collections::{BTreeSet, VecDeque};
@@ -46,12 +49,17 @@ use stimulus::int_cc::{IntHops, IntSender};
 use stimulus::packet_run::PacketRun;
 use stimulus::tcp::Reno;
 
-/// The transports of a run: per priority group, and the priority group of the feedback.
+/// The transports of a run: per priority group, the priority group of the feedback and
+/// that of the switches' ECM frames.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Transports {
     pub by_pg: [FabricTransport; 8],
     /// The priority group of ACKs and CNPs; `None`: the data's own.
     pub feedback_pg: Option<u8>,
+    /// The priority group of ECM frames (`crate::switch`, `Switch::ecm_inject`): 0 by
+    /// default, the queue ns3-datacenter's switches put CNPs and QCN frames in
+    /// (`switch-node.cc` lines 146-154).
+    pub ecm_pg: u8,
 }
 
 impl Transports {
@@ -60,6 +68,7 @@ impl Transports {
         Self {
             by_pg: [FabricTransport::OpenLoop; 8],
             feedback_pg: None,
+            ecm_pg: 0,
         }
     }
 }
@@ -75,6 +84,9 @@ pub(crate) enum Sender {
     Feedback {
         of: usize,
     },
+    /// The ECM frames one switch's congestion points send about one flow (a data or a
+    /// feedback flow, whose `FlowState::ecm` names this one), to that flow's source host.
+    Ecm,
 }
 
 #[derive(Debug, Clone)]
@@ -288,7 +300,9 @@ pub(crate) fn start(nic: &mut Nic, flows: &mut [FlowState], f: usize, now: u64, 
             nic.events.push(now, f as u32, Event::Send);
         }
         Sender::IntCc(s) => nic.events.push(s.start(now), f as u32, Event::Send),
-        Sender::Feedback { .. } => unreachable!("feedback flows do not start"),
+        Sender::Feedback { .. } | Sender::Ecm => {
+            unreachable!("feedback and ECM flows do not start")
+        }
     }
 }
 
@@ -488,6 +502,10 @@ pub(crate) fn packet_in(
     d: &Derived,
 ) {
     let fs = &mut flows[f];
+    if let Sender::Ecm = fs.sender {
+        ecm_in(nic, &mut fs.recv, hdr.seq, now);
+        return;
+    }
     let hops = take_hops(&mut fs.recv.hops, hdr.seq);
     let value = if fs.closed_loop() || matches!(fs.sender, Sender::Feedback { .. }) {
         let carried = &mut fs.recv.carried;
@@ -503,6 +521,19 @@ pub(crate) fn packet_in(
         Sender::Feedback { of } => feedback_in(nic, flows, of, value, hops, now, d),
         _ => data_in(nic, flows, f, value, hdr.ecn == Ecn::Ce, hops, now),
     }
+}
+
+/// ECM frame `tx` of an ECM flow reached its flow's source host at `now`: the NIC's
+/// reaction point takes the frame it carries (older ones were lost on the way) and acts
+/// on it at the NIC's next step.
+fn ecm_in(nic: &mut Nic, recv: &mut FlowRecv, tx: u32, now: u64) {
+    let q = &mut recv.ecm;
+    let Some((_, sent, frame)) = std::iter::from_fn(|| q.pop_front()).find(|e| e.0 == tx) else {
+        return;
+    };
+    recv.ecm_delay.add(now - sent);
+    nic.partner.rp_mut().ecm_arrives(now, frame);
+    nic.wake = nic.wake.min(now + 1);
 }
 
 /// The receiver of data flow `f` takes packet `k`, CE-marked or not, with the hop records
@@ -676,6 +707,43 @@ impl Sender {
 /// Queue of `(transmission, value)` a flow's receiver keeps of its packets in flight.
 pub(crate) type Carried = VecDeque<(u32, u64)>;
 
+/// Queue of `(transmission, cycle sent, frame)` an ECM flow's receiver keeps of its
+/// frames in flight.
+pub(crate) type CarriedEcm = VecDeque<(u32, u64, EcmFrame)>;
+
+/// Delays of the ECM frames a flow's source received: from the congestion point's cycle
+/// to the source host's, cycles.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EcmDelays {
+    pub frames: u64,
+    pub sum: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+impl EcmDelays {
+    fn add(&mut self, d: u64) {
+        self.min = if self.frames == 0 { d } else { self.min.min(d) };
+        self.max = self.max.max(d);
+        self.frames += 1;
+        self.sum += d;
+    }
+
+    /// Both sets of delays.
+    pub fn merge(&mut self, o: &Self) {
+        if o.frames > 0 {
+            self.min = if self.frames == 0 {
+                o.min
+            } else {
+                self.min.min(o.min)
+            };
+        }
+        self.max = self.max.max(o.max);
+        self.frames += o.frames;
+        self.sum += o.sum;
+    }
+}
+
 /// What packet `tx` of `flow` carries, on its way to the receiver's switch (the model's
 /// header has no room for it): from the sender's switch, its value; from each switch on
 /// its path that stamps INT, its hop record. It travels beside the packet and arrives
@@ -694,6 +762,8 @@ pub(crate) enum Value {
     Packet(u64),
     /// The record of the hop at this index on the data flow's path.
     Hop(u8, IntHop),
+    /// An ECM frame and the cycle its congestion point sent it.
+    Ecm(u64, EcmFrame),
 }
 
 impl Carry {
@@ -703,6 +773,7 @@ impl Carry {
         match self.value {
             Value::Packet(v) => recv.carried.push_back((self.tx, v)),
             Value::Hop(hop, record) => recv.hops.push((self.tx, hop, record)),
+            Value::Ecm(sent, frame) => recv.ecm.push_back((self.tx, sent, frame)),
         }
     }
 }

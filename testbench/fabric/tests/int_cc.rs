@@ -86,6 +86,7 @@ fn network(law: CcLaw, int_off: Option<NodeId>) -> Network {
     let transports = Transports {
         by_pg: [params(law); 8],
         feedback_pg: None,
+        ecm_pg: 0,
     };
     Network::new(line(), &flows, Ecmp { fabric_seed: 1 }, &transports, |n| {
         SwitchConfig {

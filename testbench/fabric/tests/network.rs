@@ -392,21 +392,38 @@ proptest! {
 
 /// A run's results on `threads` threads, with each window `horizon_error` cycles past
 /// the safe horizon, as bytes: the summary without its machine-dependent `run` section,
-/// and the fct.txt.
+/// and the fct.txt. With `ecm`, every switch's class 3 is a congestion point sampling
+/// every 2-3 kB above a 1 kB queue (so that the random fabrics' flows of up to 60 kB
+/// draw frames), and its ECM frames travel on class 3 with the data.
 fn parallel_bytes(
     topo: &Topology,
     flows: &[Flow],
-    t: FabricTransport,
-    policy: Policy,
+    (t, policy, ecm): (FabricTransport, Policy, bool),
     threads: usize,
     horizon_error: u64,
 ) -> String {
+    let transports = Transports {
+        ecm_pg: 3,
+        ..all(t)
+    };
+    let config = |_| SwitchConfig {
+        ecm: EcmConfig {
+            priorities: if ecm { vec![3] } else { Vec::new() },
+            qeq_bytes: 1024,
+            qmc_bytes: 2048,
+            qsc_bytes: 4096,
+            sf_bytes: 2000,
+            sr_bytes: 1000,
+            ..EcmConfig::default()
+        },
+        ..small(policy)
+    };
     let mut net = Network::new(
         topo.clone(),
         flows,
         Ecmp { fabric_seed: 7 },
-        &all(t),
-        |_| small(policy),
+        &transports,
+        config,
     )
     .unwrap();
     let opts = RunOptions {
@@ -419,6 +436,9 @@ fn parallel_bytes(
         s.run.partition_busy_share.len(),
         threads.min(topo.switches().len())
     );
+    // Every check holds on the way, the ECM frames' cells among those checked (a window
+    // past its horizon breaks one, which the comparison's companion shows).
+    assert!(horizon_error > 0 || s.ok(), "{s}");
     s.run = fabric::report::Speed::new(0, 1, 0.0, 0.0, Vec::new());
     s.to_json() + &s.fct_txt()
 }
@@ -426,17 +446,20 @@ fn parallel_bytes(
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// On random small fabrics, 2 and 4 threads give the bytes one gives.
+    /// On random small fabrics, with ECM frames or without, every check holds and 2 and 4
+    /// threads give the bytes one gives (with ECM most draw 18-90 frames).
     #[test]
     fn random_small_fabrics_give_the_same_bytes_on_any_number_of_threads(
         (topo, mut flows) in random_fabric(),
         policy in prop_oneof![Just(Policy::Sih), Just(Policy::Dsh)],
         transport in prop_oneof![Just(FabricTransport::OpenLoop), Just(tcp(true)), Just(dcqcn())],
+        ecm: bool,
     ) {
         flows.sort_by_key(|f| f.start);
-        let one = parallel_bytes(&topo, &flows, transport, policy, 1, 0);
+        let run = (transport, policy, ecm);
+        let one = parallel_bytes(&topo, &flows, run, 1, 0);
         for threads in [2, 4] {
-            prop_assert_eq!(&parallel_bytes(&topo, &flows, transport, policy, threads, 0), &one);
+            prop_assert_eq!(&parallel_bytes(&topo, &flows, run, threads, 0), &one);
         }
     }
 }
@@ -451,10 +474,10 @@ fn a_horizon_one_cycle_too_far_is_caught_by_the_comparison() {
     let flows: Vec<Flow> = (0..8)
         .map(|h| flow(h, (h + 5) % 8, 50_000, 100 * h as u64))
         .collect();
-    let t = tcp(true);
-    let one = parallel_bytes(&topo, &flows, t, Policy::Dsh, 1, 0);
-    assert_eq!(parallel_bytes(&topo, &flows, t, Policy::Dsh, 2, 0), one);
-    let late = parallel_bytes(&topo, &flows, t, Policy::Dsh, 2, 1);
+    let run = (tcp(true), Policy::Dsh, false);
+    let one = parallel_bytes(&topo, &flows, run, 1, 0);
+    assert_eq!(parallel_bytes(&topo, &flows, run, 2, 0), one);
+    let late = parallel_bytes(&topo, &flows, run, 2, 1);
     assert_ne!(late, one);
     assert!(late.contains("after it had run their cycle"), "{late}");
 }
@@ -534,6 +557,7 @@ fn all(t: FabricTransport) -> Transports {
     Transports {
         by_pg: [t; 8],
         feedback_pg: None,
+        ecm_pg: 0,
     }
 }
 
@@ -628,68 +652,105 @@ fn a_switch_with_more_links_than_ports_is_refused() {
     );
 }
 
+/// What the ECM line ([`ecm_line`]) runs with: ECM at switch 5, host 6's flow on the ECM
+/// class back to host 0, a pause for ever, threads.
+#[derive(Clone, Copy)]
+struct EcmRun {
+    ecm: bool,
+    reverse: bool,
+    pause_for_ever: bool,
+    threads: usize,
+}
+
+const ECM_RUN: EcmRun = EcmRun {
+    ecm: true,
+    reverse: false,
+    pause_for_ever: false,
+    threads: 1,
+};
+
+/// The ECM frames' class, lossless.
+const ECM_PG: u8 = 1;
+
+/// Propagation from switch 5 to host 0 or 1: links 5-4, 4-3 and 3-host.
+const ECM_PROP_NS: u64 = 1000 + 1000 + 200;
+
 /// Hosts 0 and 1 under switch 3 send 2 MB each to host 2 under switch 5, through switch 4
 /// (400G between the switches, 100G host links): switch 5's port to host 2, two hops from
 /// the senders' switch, is the only bottleneck. With ECM on class 3 at switch 5 (`ecm`),
-/// its congestion point's frames travel back through switches 4 and 3 to the senders'
-/// reaction points.
-/// The line above run on `threads` threads: the network and its summary without the
+/// its congestion point's frames are packets on class 1 (lossless) through switches 5, 4
+/// and 3 to the senders' reaction points. With `reverse`, host 6 (under switch 5, 400G)
+/// sends 1 MB on class 1 to host 0 from 20 us: it fills switch 3's port to host 0, whose
+/// PAUSE holds switch 4's class 1 toward switch 3, and the ECM frames queue behind it.
+/// Returns the network, the summary and the summary's bytes without the
 /// machine-dependent `run` section.
-fn ecm_line(ecm: bool, threads: usize) -> (Network, String) {
+fn ecm_line(r: EcmRun) -> (Network, FabricSummary, String) {
     let links = vec![
         link(0, 3, 100, 200),
         link(1, 3, 100, 200),
         link(2, 5, 100, 200),
         link(3, 4, 400, 1000),
         link(4, 5, 400, 1000),
+        link(6, 5, 400, 200),
     ];
     let header = Header {
-        nodes: 6,
+        nodes: 7,
         switches: vec![3, 4, 5],
         tors: None,
     };
     let topo = Topology::new(header, links).unwrap();
-    let flows = [flow(0, 2, 2_000_000, 0), flow(1, 2, 2_000_000, 0)];
+    let mut flows = vec![flow(0, 2, 2_000_000, 0), flow(1, 2, 2_000_000, 0)];
+    if r.reverse {
+        flows.push(Flow {
+            pg: ECM_PG,
+            ..flow(6, 0, 1_000_000, 20_000)
+        });
+    }
     let cp = EcmConfig {
         priorities: vec![3],
         ..EcmConfig::default()
     };
     let config = |node: NodeId| SwitchConfig {
-        ecm: if ecm && node == 5 {
+        ecm: if r.ecm && node == 5 {
             cp.clone()
         } else {
             EcmConfig::default()
         },
+        lossless_priorities: vec![ECM_PG, 3],
+        buffer_bytes: 2 << 20,
         ..small(Policy::Sih)
     };
-    let mut net = Network::new(
-        topo,
-        &flows,
-        Ecmp { fabric_seed: 1 },
-        &Transports::open_loop(),
-        config,
-    )
-    .unwrap();
+    let transports = Transports {
+        ecm_pg: ECM_PG,
+        ..Transports::open_loop()
+    };
+    let mut net = Network::new(topo, &flows, Ecmp { fabric_seed: 1 }, &transports, config).unwrap();
+    if r.pause_for_ever {
+        // Switch 4's egress toward switch 3 (link 3) on the ECM class.
+        net.inject_fault(LinkFault::PauseForever {
+            link: 3,
+            from: 4,
+            class: ECM_PG,
+        });
+    }
     let opts = RunOptions {
-        threads,
+        threads: r.threads,
         ..options(1_000_000, false)
     };
-    let mut s = net.run(&opts).unwrap();
+    let s = net.run(&opts).unwrap();
     assert!(s.ok(), "{:?}", s.violations);
     let pauses: u64 = s.switches.iter().map(|w| w.pfc_pause_frames).sum();
     let ecm_frames: Vec<u64> = s.switches.iter().map(|w| w.ecm_frames).collect();
     eprintln!(
-        "ECM at switch 5: {ecm}; flows completed {}; PAUSE frames {pauses}; ECM frames sent by switches 3-5 {ecm_frames:?}",
-        s.flows_completed
+        "ECM at switch 5: {}; reverse flow: {}; flows completed {}; PAUSE frames {pauses}; ECM frames sent by switches 3-5 {ecm_frames:?}; {:?}",
+        r.ecm, r.reverse, s.flows_completed, s.ecm
     );
-    // Switch 5's congestion point sends; switch 4 forwards each frame toward its source.
-    assert_eq!(
-        ecm_frames[1] > 0 && ecm_frames[2] > 0,
-        ecm,
-        "{ecm_frames:?}"
-    );
-    s.run = fabric::report::Speed::new(0, 1, 0.0, 0.0, Vec::new());
-    (net, s.to_json())
+    // Only switch 5 has congestion points; the others carry its frames as packets.
+    assert_eq!(ecm_frames[2] > 0, r.ecm, "{ecm_frames:?}");
+    assert_eq!(ecm_frames[..2], [0, 0]);
+    let mut bytes = s.clone();
+    bytes.run = fabric::report::Speed::new(0, 1, 0.0, 0.0, Vec::new());
+    (net, s, bytes.to_json())
 }
 
 /// Both senders' reaction points took ECM frames and held frames in a rate limiter.
@@ -707,18 +768,101 @@ fn throttled_by_ecm(net: &Network) -> Result<(), String> {
     Ok(())
 }
 
+/// The pause on the ECM class that switch 3 held switch 4's egress with, cycles, and the
+/// longest delay of an ECM frame past the propagation from switch 5 to the senders, ns.
+fn ecm_held(s: &FabricSummary) -> (u64, u64) {
+    let paused = s
+        .links
+        .iter()
+        .find(|l| (l.from, l.to) == (4, 3))
+        .map_or(0, |l| l.pause_cycles);
+    let ecm = s.ecm.as_ref().expect("ECM at switch 5");
+    (paused, ecm.delay_max_ns.saturating_sub(ECM_PROP_NS))
+}
+
 #[test]
 fn ecm_frames_from_two_hops_away_throttle_the_senders() {
-    let (net, one) = ecm_line(true, 1);
+    let (net, s, one) = ecm_line(ECM_RUN);
     throttled_by_ecm(&net).unwrap();
-    // ECM frames cross partitions as messages: three threads, one switch each, give the
+    // The frames are packets of the checks: every cell injected (theirs too) accounted for.
+    assert!(s.conservation_ok, "{}", s.conservation);
+    let ecm = s.ecm.as_ref().unwrap();
+    assert!(ecm.frames_received > 0 && ecm.frames_received <= ecm.frames_sent);
+    assert!(ecm.delay_min_ns >= ECM_PROP_NS, "{ecm:?}");
+    // ECM frames cross partitions as packets: three threads, one switch each, give the
     // same summary and the same reaction points.
-    let (net3, three) = ecm_line(true, 3);
+    let (net3, _, three) = ecm_line(EcmRun {
+        threads: 3,
+        ..ECM_RUN
+    });
     assert_eq!(one, three);
     for host in [0, 1] {
         let rp = |n: &Network| format!("{:?}", n.reaction_point(host).unwrap().stats());
         assert_eq!(rp(&net), rp(&net3), "host {host}");
     }
     // Companion: ECM off at switch 5, nothing reaches the senders' reaction points.
-    throttled_by_ecm(&ecm_line(false, 1).0).expect_err("no congestion point, no throttling");
+    let (off, s, _) = ecm_line(EcmRun {
+        ecm: false,
+        ..ECM_RUN
+    });
+    throttled_by_ecm(&off).expect_err("no congestion point, no throttling");
+    assert_eq!(s.ecm, None);
+}
+
+/// ECM frames go through the buffers: behind host 6's flow on their class, which switch
+/// 3's PAUSE holds at switch 4, a frame reaches its sender well after the propagation
+/// delay; without that flow none waits as long. Companion: the class paused for ever at
+/// switch 4, no frame reaches a sender (they wait in switch 4's buffer).
+#[test]
+fn ecm_frames_queue_behind_data_and_wait_out_a_pause() {
+    let quiet = ecm_held(&ecm_line(ECM_RUN).1);
+    let (_, s, _) = ecm_line(EcmRun {
+        reverse: true,
+        ..ECM_RUN
+    });
+    let held = ecm_held(&s);
+    eprintln!("switch 4 paused on the ECM class / the longest ECM delay past the propagation: {held:?}, without host 6's flow {quiet:?}");
+    assert!(held.0 > 0 && held.1 > 1_000, "{held:?}");
+    assert!(quiet.0 == 0 && quiet.1 < 500, "{quiet:?}");
+    let (net, s, _) = ecm_line(EcmRun {
+        pause_for_ever: true,
+        ..ECM_RUN
+    });
+    let ecm = s.ecm.as_ref().unwrap();
+    assert!(ecm.frames_sent > 0 && ecm.frames_received == 0, "{ecm:?}");
+    throttled_by_ecm(&net).expect_err("every frame held at switch 4");
+    assert!(s.switches[1].cells_buffered_at_end > 0);
+}
+
+/// An ECM frame enters the buffer as one cell: a switch with congestion points whose cell
+/// cannot hold 64 B is refused, naming the switch and `cell_bytes`; the same switch
+/// without congestion points builds.
+#[test]
+fn a_cell_too_small_for_an_ecm_frame_is_refused() {
+    let topo = topology(&[1, 1], &[(0, 1, 100)]);
+    let flows = [flow(0, 1, 1000, 0)];
+    let build = |ecm: bool| {
+        let config = |_| SwitchConfig {
+            cell_bytes: 48,
+            ecm: EcmConfig {
+                priorities: if ecm { vec![3] } else { Vec::new() },
+                ..EcmConfig::default()
+            },
+            ..small(Policy::Sih)
+        };
+        Network::new(
+            topo.clone(),
+            &flows,
+            Ecmp { fabric_seed: 1 },
+            &Transports::open_loop(),
+            config,
+        )
+    };
+    let e = build(true).err().expect("a 64 B frame in 48 B cells");
+    assert!(
+        e.to_string()
+            .starts_with("switch 2: cell_bytes: a 64 B ECM frame takes 2 cells; allowed: one"),
+        "{e}"
+    );
+    build(false).unwrap();
 }

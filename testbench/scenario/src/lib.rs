@@ -611,6 +611,11 @@ pub struct FabricSpec {
     pub transport: Vec<TransportSpec>,
     /// The priority group of ACKs and CNPs (0..=7; default: the data's own).
     pub feedback_pg: Option<u8>,
+    /// The priority group of the switches' ECM frames (0..=7; default 0). Left out of the
+    /// serialized scenario when unset, so the hash of a scenario without it is the one it
+    /// had before the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecm_pg: Option<u8>,
     /// `[[fabric.switch]]`: configurations of some switches other than `[switch]`'s,
     /// parsed with `[switch]` (so not by serde, but serialized into the scenario's hash).
     #[serde(skip_deserializing)]
@@ -855,11 +860,13 @@ impl FabricSpec {
                 "give exactly one of flow_file and [[fabric.workload]]",
             ));
         }
-        if let Some(pg) = self.feedback_pg.filter(|&pg| pg > 7) {
-            return Err(ScenarioError::new(
-                "fabric.feedback_pg",
-                format!("{pg} is out of range; allowed: 0..=7"),
-            ));
+        for (key, pg) in [("feedback_pg", self.feedback_pg), ("ecm_pg", self.ecm_pg)] {
+            if let Some(pg) = pg.filter(|&pg| pg > 7) {
+                return Err(ScenarioError::new(
+                    format!("fabric.{key}"),
+                    format!("{pg} is out of range; allowed: 0..=7"),
+                ));
+            }
         }
         self.transports()?;
         if !flows.is_empty() {

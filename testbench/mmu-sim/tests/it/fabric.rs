@@ -238,6 +238,10 @@ fn bad_fabric_keys_exit_2_naming_the_field() {
             "fabric.feedback_pg: 8 is out of range; allowed: 0..=7",
         ),
         (
+            format!("{perm}\n[fabric]\necm_pg = 8\n"),
+            "fabric.ecm_pg: 8 is out of range; allowed: 0..=7",
+        ),
+        (
             format!("{perm}\n[[fabric.switch]]\nnodes = [0]\nalpha_log2 = 1\n"),
             "fabric.switch[0].nodes: 0 is not a switch",
         ),

@@ -617,7 +617,9 @@ fn a_network_base_runs_each_point_through_the_fabric() {
 
 #[test]
 fn the_collectable_network_fields_are_the_fabric_summarys_keys_but_run() {
-    let s = scenario::builtin::load("dsh-collateral-fabric").unwrap();
+    // With congestion points, so that the summary has its `ecm`.
+    let mut s = scenario::builtin::load("dsh-collateral-fabric").unwrap();
+    s.switch.ecm.priorities = vec![3];
     let ov = fabric::build::Overrides {
         cycles: Some(100),
         policy: None,

@@ -493,6 +493,23 @@ fn a_fabric_table_is_a_network_scenario_without_a_single_switch_plan() {
     assert_eq!(error_of(NETWORK).field, "fabric");
 }
 
+/// `fabric.ecm_pg` unset leaves the serialized scenario, and so its hash (sweep results,
+/// summaries), as it was before the key; set, it changes the hash.
+#[test]
+fn an_unset_ecm_pg_leaves_the_scenario_hash_alone() {
+    let s = Scenario::parse(NETWORK, "t").unwrap();
+    let json = serde_json::to_string(s.fabric.as_ref().unwrap()).unwrap();
+    assert!(!json.contains("ecm_pg"), "{json}");
+    let set = Scenario::parse(
+        &NETWORK.replace("[fabric]\n", "[fabric]\necm_pg = 2\n"),
+        "t",
+    )
+    .unwrap();
+    assert_eq!(set.fabric.as_ref().unwrap().ecm_pg, Some(2));
+    let ov = Overrides::default();
+    assert_ne!(s.hash(&ov), set.hash(&ov));
+}
+
 /// One topology source, known keys, and no `[[flows]]` beside the flow file.
 #[test]
 fn fabric_errors_name_the_field() {
