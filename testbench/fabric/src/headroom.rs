@@ -13,6 +13,9 @@
 //!
 //! - ACKs: one per data packet received, retransmissions included: no bound;
 //! - CNPs: per flow at most one per data packet and one per `N` (`transport::Feedback`);
+//! - ECM frames (64 B, on `ecm_pg`): at most one per packet of a flow crossing a switch
+//!   with congestion points on its class, into that switch by the flow's ingress port and
+//!   into each earlier switch of its path;
 //! - a message's last packet: one per flow; its full packets: one per MTU.
 //!
 //! With `n_i` dense packets of `c_i` cells and `w_i` wire bytes in all, the proof's bound
@@ -36,6 +39,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     Feedback(Feedback),
+    /// A congestion point's ECM frames about one flow (`fabric.ecm_pg`): at most one per
+    /// packet of the flow it samples.
+    Ecm,
     /// A message's last packet (its only one if it is shorter than the MTU).
     Last,
     /// A message's full packets.
@@ -134,13 +140,10 @@ pub(crate) fn overflows(
     let mut queues: BTreeMap<(usize, usize, u8), Queue> = BTreeMap::new();
     // A flow without a path is left to the network's build, which names it.
     let path = |tuple: &FiveTuple| routes.path(topo, ecmp, tuple).filter(|p| p.len() > 1);
-    let mut route = |pg: u8, path: &[Hop], sent: &[(Kind, u32, u64)]| {
-        let links = Routes::links_of(topo, path);
-        for (w, hop) in links.windows(2).zip(&path[1..]) {
-            let s = index[hop.node as usize];
+    // Packets `sent` on class `pg` into each (switch, ingress port) of `into`.
+    let mut charge = |into: &[(usize, usize)], pg: u8, sent: &[(Kind, u32, u64)]| {
+        for &(s, port) in into {
             let d = &derived[s];
-            let port = topo.ports(hop.node).iter().position(|&l| l == w[0]);
-            let port = port.expect("a path's links are ports of its nodes");
             if !d.is_lossless(pg) {
                 continue;
             }
@@ -155,6 +158,33 @@ pub(crate) fn overflows(
             }
         }
     };
+    // The switches of `path`, from the source's, each with the port the path comes in on.
+    let ingress = |path: &[Hop]| -> Vec<(usize, usize)> {
+        let links = Routes::links_of(topo, path);
+        let port = |hop: &Hop, link| topo.ports(hop.node).iter().position(|&l| l == link);
+        let into = links.iter().zip(&path[1..]);
+        into.map(|(&l, hop)| {
+            (
+                index[hop.node as usize],
+                port(hop, l).expect("a path's links are ports of its nodes"),
+            )
+        })
+        .collect()
+    };
+    // A switch with congestion points on class `pg` answers a packet of a flow crossing it
+    // with at most one ECM frame, which enters its buffer by the port the flow comes in on
+    // and goes back up the flow's path (`Network`'s ECM flows): into that port, then into
+    // each earlier switch by the port the flow leaves it by.
+    let ecm_paths = |path: &[Hop], into: &[(usize, usize)], pg: u8| -> Vec<Vec<(usize, usize)>> {
+        let cps = into.iter().enumerate();
+        let cps = cps.filter(|(_, &(s, _))| derived[s].cfg.ecm.priorities.contains(&pg));
+        cps.map(|(c, &(s, port))| {
+            let up = (0..c).rev().map(|k| (into[k].0, path[k + 1].port));
+            std::iter::once((s, port)).chain(up).collect()
+        })
+        .collect()
+    };
+    let ecm = |packets| [(Kind::Ecm, MIN_PACKET_BYTES, packets)];
     for (flow, tuple) in flows.iter().zip(flows::five_tuples(flows)) {
         if u128::from(flow.start.0) >= end_ps {
             continue;
@@ -173,12 +203,20 @@ pub(crate) fn overflows(
         if packets > 1 {
             sent.push((Kind::Full, mtu, packets - 1));
         }
-        route(flow.pg, &data, &sent);
+        let into = ingress(&data);
+        charge(&into, flow.pg, &sent);
+        for back in ecm_paths(&data, &into, flow.pg) {
+            charge(&back, transports.ecm_pg, &ecm(packets));
+        }
         let t = &transports.by_pg[flow.pg as usize];
         let feedback = Feedback::of(t, packets, end_cycle, clock_hz);
         if let (Some((fb, n)), Some(back)) = (feedback, path(&tuple.reversed())) {
             let pg = transports.feedback_pg.unwrap_or(flow.pg);
-            route(pg, &back, &[(Kind::Feedback(fb), MIN_PACKET_BYTES, n)]);
+            let into = ingress(&back);
+            charge(&into, pg, &[(Kind::Feedback(fb), MIN_PACKET_BYTES, n)]);
+            for up in ecm_paths(&back, &into, pg) {
+                charge(&up, transports.ecm_pg, &ecm(n));
+            }
         }
     }
     let over = queues.iter().filter_map(|(&(s, port, pg), q)| {
@@ -202,14 +240,23 @@ fn refusal(
     let node = topo.switches()[s];
     let kinds: Vec<String> = q.kinds.iter().map(|(k, v)| describe(*k, v)).collect();
     let mut fixes = Vec::new();
-    let feedback = q.kinds.keys().any(|k| matches!(k, Kind::Feedback(_)));
-    if feedback {
-        let lossy = (0..8u8)
-            .rev()
-            .find(|&c| derived.iter().all(|d| !d.is_lossless(c)));
+    // Feedback and ECM frames have a class key of their own: a lossy class takes them out.
+    let keys = [
+        (
+            "fabric.feedback_pg",
+            q.kinds.keys().any(|k| matches!(k, Kind::Feedback(_))),
+        ),
+        ("fabric.ecm_pg", q.kinds.contains_key(&Kind::Ecm)),
+    ];
+    let lossy = (0..8u8)
+        .rev()
+        .find(|&c| derived.iter().all(|d| !d.is_lossless(c)));
+    for (key, _) in keys.iter().filter(|k| k.1) {
         fixes.push(match lossy {
-            Some(c) => format!("fabric.feedback_pg = {c} (a lossy class)"),
-            None => "fabric.feedback_pg = a lossy class (none is: leave one out of switch.lossless_priorities)".to_string(),
+            Some(c) => format!("{key} = {c} (a lossy class)"),
+            None => format!(
+                "{key} = a lossy class (none is: leave one out of switch.lossless_priorities)"
+            ),
         });
     }
     let smallest = q
@@ -226,10 +273,10 @@ fn refusal(
             "switch.headroom = \"cells\" with switch.headroom_min_packet_bytes = {smallest}{eta}"
         ),
     });
-    let field = match feedback {
-        true => "fabric.feedback_pg",
-        false => "switch.headroom_min_packet_bytes",
-    };
+    let field = keys
+        .iter()
+        .find(|k| k.1)
+        .map_or("switch.headroom_min_packet_bytes", |k| k.0);
     ScenarioError::new(
         field,
         format!(
@@ -259,6 +306,7 @@ fn describe(kind: Kind, v: &Dense) -> String {
             "CNPs",
             format!("at most {} in the run: one per N per flow", v.packets),
         ),
+        Kind::Ecm => ("ECM frames", "at most one per packet sampled".to_string()),
         Kind::Last => ("the last packets", "one per flow".to_string()),
         Kind::Full => ("the full packets", format!("{} in all", v.packets)),
     };
@@ -336,6 +384,16 @@ mod tests {
     /// Hosts 0 and 1 under switch 3, host 2 under switch 4, every link 100G and 2 us; the
     /// open-loop flows `sizes` from hosts 0 and 1 to host 2 on lossless class 3.
     fn two_switches(sizes: &[u64]) -> Result<(), ScenarioError> {
+        two_switches_with(sizes, &Transports::open_loop(), |_| {
+            SwitchConfig::tomahawk()
+        })
+    }
+
+    fn two_switches_with(
+        sizes: &[u64],
+        transports: &Transports,
+        config: impl Fn(NodeId) -> SwitchConfig,
+    ) -> Result<(), ScenarioError> {
         let topo = Topology::parse(
             "5 2 4\n3 4\n0 3 100Gbps 2us 0\n1 3 100Gbps 2us 0\n2 4 100Gbps 2us 0\n3 4 100Gbps 2us 0\n",
         )
@@ -353,8 +411,7 @@ mod tests {
             })
             .collect();
         let ecmp = Ecmp { fabric_seed: 0 };
-        let config = |_| SwitchConfig::tomahawk();
-        let over = overflows(&topo, &flows, &Transports::open_loop(), config, &ecmp, 1000);
+        let over = overflows(&topo, &flows, transports, config, &ecmp, 1000);
         over.unwrap().into_iter().next().map_or(Ok(()), Err)
     }
 
@@ -370,5 +427,39 @@ mod tests {
         ] {
             assert!(e.message.contains(part), "{part:?} missing from {e}");
         }
+    }
+
+    #[test]
+    fn ecm_frames_on_a_lossless_class_are_counted_back_up_the_path() {
+        // Ten MTU packets from host 0 cross congestion points on class 3 at switch 4: up to
+        // ten 64 B frames into switch 4's port from switch 3, then into switch 3's port from
+        // switch 4 (the first refused: 312 cells against 307).
+        let cp_at_4 = |n: NodeId| {
+            let mut c = SwitchConfig::tomahawk();
+            if n == 4 {
+                c.ecm.priorities = vec![3];
+            }
+            c
+        };
+        let lossless = Transports {
+            ecm_pg: 3,
+            ..Transports::open_loop()
+        };
+        let e = two_switches_with(&[15000], &lossless, cp_at_4).unwrap_err();
+        assert_eq!(e.field, "fabric.ecm_pg");
+        assert!(
+            e.message.contains("can take 312 cells")
+                && e.message.starts_with(
+                    "switch 3, port 2 (from node 4), lossless class 3: ECM frames of 1 flow (64 B"
+                ),
+            "{e}"
+        );
+        // On a lossy class, or with no congestion point on the data's class, none count.
+        let lossy = Transports {
+            ecm_pg: 7,
+            ..Transports::open_loop()
+        };
+        two_switches_with(&[15000], &lossy, cp_at_4).unwrap();
+        two_switches_with(&[15000], &lossless, |_| SwitchConfig::tomahawk()).unwrap();
     }
 }

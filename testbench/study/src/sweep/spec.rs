@@ -152,6 +152,7 @@ pub const FABRIC_SUMMARY_FIELDS: &[&str] = &[
     "conservation_ok",
     "deadlock",
     "violations",
+    "headroom_warnings",
     "ecm",
     "switches",
     "links",
