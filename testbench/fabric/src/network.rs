@@ -458,7 +458,10 @@ impl Network {
             false => 1,
         };
         // Threads hold the whole network: the cut weighs what the flows bring each switch.
-        let part_of = parallel::partition(&self.topo, &self.expected_load(opts.end_cycle), n);
+        let part_of = match n {
+            1 => vec![0; self.switches.len()],
+            _ => parallel::partition(&self.topo, &self.expected_load(opts.end_cycle), n),
+        };
         let plan = plan(
             &self.topo,
             &self.shapes,

@@ -200,11 +200,16 @@ impl Part {
     /// to do; stop at the first error.
     pub fn window(&mut self, horizon: u64, plan: &Plan, topo: &Topology) {
         let t0 = Instant::now();
+        // The next cycle is found in the pass that steps this one (one pass over the
+        // switches a cycle, not two): the wakes the steps leave, and those the
+        // deliveries lower.
+        let mut next = self.next_wake();
         while self.error.is_none() {
-            let now = self.next_wake();
+            let now = next;
             if now >= horizon {
                 break;
             }
+            next = u64::MAX;
             for s in &mut self.switches {
                 if s.wake <= now {
                     if let Err(e) = s.step(now, &mut self.flows, &mut self.outbox) {
@@ -212,19 +217,22 @@ impl Part {
                         break;
                     }
                 }
+                next = next.min(s.wake);
             }
-            self.deliver(plan, topo);
+            next = next.min(self.deliver(plan, topo));
         }
         self.busy += t0.elapsed();
     }
 
     /// Hand this cycle's messages to their switches in this partition, keep the others
-    /// for the horizon.
-    fn deliver(&mut self, plan: &Plan, topo: &Topology) {
+    /// for the horizon; the earliest wake of a switch handed one.
+    fn deliver(&mut self, plan: &Plan, topo: &Topology) -> u64 {
+        let mut woken = u64::MAX;
         for e in self.outbox.envelopes.drain(..) {
             let (p, i) = plan.at[e.switch];
             if p == self.index {
                 deliver(e, &mut self.switches[i], &mut self.faults, topo);
+                woken = woken.min(self.switches[i].wake);
             } else {
                 self.cross.envelopes.push(e);
             }
@@ -237,6 +245,7 @@ impl Part {
                 self.cross.carried.push(c);
             }
         }
+        woken
     }
 }
 
