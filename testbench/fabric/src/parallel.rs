@@ -8,11 +8,11 @@
 //!   work its flows are expected to bring it by the run's end ([`expected_load`]: each
 //!   flow's bytes at its standalone pace, at every switch on its route, a third more at
 //!   its hosts' switches for their NICs), which is what a partition's thread spends its
-//!   time on: on `leafspine-256-websearch` over 2 ms the cut's two partitions step
-//!   6.71 G and 6.66 G instructions of switches (docs/performance.md). MPI ranks weigh a
-//!   switch by the line rate of its links that are up ([`line_rate`]): the memory
-//!   estimate needs a rank's part before the flows are routed (`crate::memory`); on the
-//!   same run that cut's partitions step 7.45 G and 5.93 G.
+//!   time on: on `leafspine-256-websearch` over 2 ms the cut's two threads run 7.32 G
+//!   and 6.97 G instructions (docs/performance.md). MPI ranks weigh a switch by the line
+//!   rate of its links that are up ([`line_rate`]): the memory estimate needs a rank's
+//!   part before the flows are routed (`crate::memory`); on the same run that cut's
+//!   threads run 8.14 G and 6.23 G.
 //! - **The window.** Every partition runs every cycle below a horizon
 //!   `T + L`: `T` the earliest cycle any switch has something to do, `L` the smallest
 //!   propagation delay of a link between two partitions (the lookahead: nothing sent at
