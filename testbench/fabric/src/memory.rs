@@ -26,7 +26,7 @@
 //! run's peak per rank is its largest part's; a run with a waveform builds the whole
 //! network on every rank.
 
-use crate::parallel::partition;
+use crate::parallel::{line_rate, partition};
 use crate::topology::{NodeId, Topology};
 
 /// Bytes of the process before the network: the binary, its libraries, the scenario.
@@ -150,7 +150,7 @@ impl Sizes<'_> {
     /// copy of the flows; rank 0 reports every switch's series.
     pub fn per_rank(&self, ranks: usize) -> Estimate {
         let ranks = ranks.max(1);
-        let part = partition(self.topo, ranks);
+        let part = partition(self.topo, &line_rate(self.topo), ranks);
         let all = self.topo.switches().len();
         let reported = |r: usize| match r {
             0 => all,

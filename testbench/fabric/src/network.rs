@@ -150,7 +150,7 @@ impl Network {
         config: impl Fn(NodeId) -> SwitchConfig,
         (rank, ranks): (usize, usize),
     ) -> Result<Network, BuildError> {
-        let part_of = parallel::partition(&topo, ranks);
+        let part_of = parallel::partition(&topo, &parallel::line_rate(&topo), ranks);
         Self::build(topo, flows, (ecmp, transports), config, |i| {
             part_of[i] == rank
         })
@@ -477,7 +477,7 @@ impl Network {
         (cycles, seed): (u64, u64),
         (rank, ranks): (usize, usize),
     ) -> Result<(), OutputError> {
-        let part_of = parallel::partition(&self.topo, ranks);
+        let part_of = parallel::partition(&self.topo, &parallel::line_rate(&self.topo), ranks);
         let own = self
             .switches
             .iter_mut()
@@ -513,7 +513,18 @@ impl Network {
             true => opts.threads.clamp(1, self.switches.len().max(1)),
             false => 1,
         };
-        let (part_of, plan) = plan(&self.topo, &self.shapes, &self.ends, self.clock_hz, n);
+        // Threads hold the whole network: the cut weighs what the flows bring each switch.
+        let part_of = match n {
+            1 => vec![0; self.switches.len()],
+            _ => parallel::partition(&self.topo, &self.expected_load(opts.end_cycle), n),
+        };
+        let plan = plan(
+            &self.topo,
+            &self.shapes,
+            &self.ends,
+            self.clock_hz,
+            &part_of,
+        );
         let mut groups: Vec<Vec<Switch>> = (0..n).map(|_| Vec::new()).collect();
         for s in self.switches.drain(..) {
             groups[part_of[s.index]].push(s);
@@ -570,6 +581,13 @@ impl Network {
             .collect();
         let flows: Vec<FlowReport> = self.flows.iter().map(FlowReport::of).collect();
         Ok(self.summarize(switches, &flows, speed))
+    }
+
+    /// Per switch (by index), the work the flows are expected to bring it in a run to
+    /// cycle `end` (`crate::parallel::expected_load`).
+    pub(crate) fn expected_load(&self, end: u64) -> Vec<u64> {
+        let switches = self.shapes.len();
+        parallel::expected_load(&self.flows, &self.ends, switches, end, self.clock_hz)
     }
 
     fn summarize(
@@ -629,7 +647,15 @@ impl Network {
         let t0 = Instant::now();
         let (n, me) = (world.size() as usize, world.rank() as usize);
         let mut switches = std::mem::take(&mut self.switches);
-        let (part_of, plan) = plan(&self.topo, &self.shapes, &self.ends, self.clock_hz, n);
+        // The cut `of_rank` built this rank's part by.
+        let part_of = parallel::partition(&self.topo, &parallel::line_rate(&self.topo), n);
+        let plan = plan(
+            &self.topo,
+            &self.shapes,
+            &self.ends,
+            self.clock_hz,
+            &part_of,
+        );
         let (own, rest): (Vec<Switch>, Vec<Switch>) =
             switches.drain(..).partition(|s| part_of[s.index] == me);
         let mut part = Part::new(me, own, std::mem::take(&mut self.flows));
@@ -659,18 +685,18 @@ impl Network {
     }
 }
 
-/// The switches (`shapes`, by index) of `topo` cut into `n` partitions
-/// (`crate::parallel::partition`): per switch its partition, and the map of the run (per
-/// switch its partition and its index there, each partition's switches in the network's
-/// order; per flow its `ends`; the lookahead at `clock_hz`).
+/// The map of a run of the switches (`shapes`, by index) of `topo` cut into partitions
+/// (`part_of`, per switch; `crate::parallel::partition`): per switch its partition and its
+/// index there, each partition's switches in the network's order; per flow its `ends`;
+/// the lookahead at `clock_hz`.
 fn plan<'a>(
     topo: &Topology,
     shapes: &'a [Shape],
     ends: &'a [(usize, usize)],
     clock_hz: u64,
-    n: usize,
-) -> (Vec<usize>, Plan<'a>) {
-    let part_of = parallel::partition(topo, n);
+    part_of: &[usize],
+) -> Plan<'a> {
+    let n = part_of.iter().max().map_or(1, |&p| p + 1);
     let lookahead = shapes
         .iter()
         .enumerate()
@@ -694,13 +720,12 @@ fn plan<'a>(
             (p, count[p] - 1)
         })
         .collect();
-    let plan = Plan {
+    Plan {
         at,
         ends,
         shapes,
         lookahead,
-    };
-    (part_of, plan)
+    }
 }
 
 /// Every switch's configuration, with its ports from its links, validated; the clock and

@@ -4,12 +4,15 @@
 //!
 //! - **The partition** ([`partition`]): the switches in breadth-first order over the
 //!   switch graph from the first switch (neighbours in port order), cut into `n` runs of
-//!   about equal weight. A switch weighs the line rate of its links that are up: its
-//!   MMU's work grows with the cells through it, which its ports' rates bound. On the
-//!   ns-3 anchor's leaf-spine a ToR (32 hosts at 25 Gb/s, 2 uplinks at 100) weighs 1,000
-//!   Gb/s and an aggregation or core switch 400, about the ratio of the cells they see
-//!   (by port count a ToR weighed 34 and the others 4, which left one partition with
-//!   every aggregation and core switch). Each switch takes its hosts along.
+//!   about equal weight; each switch takes its hosts along. On threads a switch weighs the
+//!   work its flows are expected to bring it by the run's end ([`expected_load`]: each
+//!   flow's bytes at its standalone pace, at every switch on its route, a third more at
+//!   its hosts' switches for their NICs), which is what a partition's thread spends its
+//!   time on: on `leafspine-256-websearch` over 2 ms the cut's two threads run 7.32 G
+//!   and 6.97 G instructions (docs/performance.md). MPI ranks weigh a switch by the line
+//!   rate of its links that are up ([`line_rate`]): the memory estimate needs a rank's
+//!   part before the flows are routed (`crate::memory`); on the same run that cut's
+//!   threads run 8.14 G and 6.23 G.
 //! - **The window.** Every partition runs every cycle below a horizon
 //!   `T + L`: `T` the earliest cycle any switch has something to do, `L` the smallest
 //!   propagation delay of a link between two partitions (the lookahead: nothing sent at
@@ -36,7 +39,7 @@ use crate::deadlock::{self, Deadlock, DeadlockOptions, Look, Shape};
 use crate::link::{ArmedFault, Envelope, Message};
 use crate::network::RunOptions;
 use crate::switch::{FlowState, Outbox, Switch, SwitchError};
-use crate::topology::Topology;
+use crate::topology::{NodeId, Topology};
 use crate::waves::FabricWaves;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, MutexGuard};
@@ -79,8 +82,9 @@ pub(crate) struct Outcome {
     pub busy_share: Vec<f64>,
 }
 
-/// Per switch (the network's index), its partition of `n` (see the module doc).
-pub(crate) fn partition(topo: &Topology, n: usize) -> Vec<usize> {
+/// Per switch (the network's index), its partition of `n`, `weight` per switch (see the
+/// module doc).
+pub(crate) fn partition(topo: &Topology, weight: &[u64], n: usize) -> Vec<usize> {
     let switches = topo.switches();
     let mut index = vec![usize::MAX; topo.node_count()];
     for (i, &s) in switches.iter().enumerate() {
@@ -107,20 +111,62 @@ pub(crate) fn partition(topo: &Topology, n: usize) -> Vec<usize> {
             }
         }
     }
-    let weight = |s: usize| {
-        let links = topo.ports(switches[s]).iter().map(|&l| &topo.links()[l]);
-        let mbps: u64 = links.filter(|l| l.up).map(|l| l.rate.0 / 1_000_000).sum();
-        mbps.max(1) as usize
-    };
-    let total: usize = order.iter().map(|&s| weight(s)).sum();
+    // A switch weighs at least 1: without traffic the cut is by switch count.
+    let weight = |s: usize| u128::from(weight[s].max(1));
+    let total: u128 = order.iter().map(|&s| weight(s)).sum();
     let mut part = vec![0; switches.len()];
     let mut acc = 0;
     for &s in &order {
         // The partition whose share of the total weight this switch's middle falls in.
-        part[s] = ((2 * acc + weight(s)) * n / (2 * total)).min(n - 1);
+        let share = (2 * acc + weight(s)) * n as u128 / (2 * total);
+        part[s] = (share as usize).min(n - 1);
         acc += weight(s);
     }
     part
+}
+
+/// Per switch (the network's index), the line rate of its links that are up, Mb/s: the
+/// weight of the MPI ranks' cut, which the memory estimate needs before the flows are
+/// routed (`crate::memory`).
+pub(crate) fn line_rate(topo: &Topology) -> Vec<u64> {
+    let rate = |s: NodeId| {
+        let links = topo.ports(s).iter().map(|&l| &topo.links()[l]);
+        links.filter(|l| l.up).map(|l| l.rate.0 / 1_000_000).sum()
+    };
+    topo.switches().iter().map(|&s| rate(s)).collect()
+}
+
+/// What a byte of a flow weighs at a switch it crosses, against 1 at the switch of each of
+/// its hosts (the NIC's work there): instructions per cell are about 4,900 at an
+/// aggregation or core switch and 6,500 at a ToR, a third more (docs/performance.md).
+const CROSSING: u64 = 3;
+
+/// Per switch (the network's index), the work the `flows` (their hosts' switches `ends`)
+/// are expected to bring it in a run to cycle `end` at `clock_hz`: the threads' cut. A
+/// flow has sent by `end` the share of its bytes that the time since its start is of its
+/// standalone completion time (all of them after it, none before its start); each byte
+/// weighs [`CROSSING`] at every switch on its path and 1 at its hosts' switches.
+pub(crate) fn expected_load(
+    flows: &[FlowState],
+    ends: &[(usize, usize)],
+    switches: usize,
+    end: u64,
+    clock_hz: u64,
+) -> Vec<u64> {
+    let mut load = vec![0u64; switches];
+    for (f, &(src, dst)) in flows.iter().zip(ends) {
+        let standalone = u128::from(f.standalone_ns) * u128::from(clock_hz);
+        let standalone = standalone.div_ceil(1_000_000_000).max(1);
+        let elapsed = u128::from(end.saturating_sub(f.start_cycle)).min(standalone);
+        let bytes = (u128::from(f.flow.size) * elapsed / standalone) as u64;
+        for &(s, _) in &f.hops {
+            load[s] = load[s].saturating_add(CROSSING.saturating_mul(bytes));
+        }
+        for s in [src, dst] {
+            load[s] = load[s].saturating_add(bytes);
+        }
+    }
+    load
 }
 
 impl Part {
@@ -154,11 +200,16 @@ impl Part {
     /// to do; stop at the first error.
     pub fn window(&mut self, horizon: u64, plan: &Plan, topo: &Topology) {
         let t0 = Instant::now();
+        // The next cycle is found in the pass that steps this one (one pass over the
+        // switches a cycle, not two): the wakes the steps leave, and those the
+        // deliveries lower.
+        let mut next = self.next_wake();
         while self.error.is_none() {
-            let now = self.next_wake();
+            let now = next;
             if now >= horizon {
                 break;
             }
+            next = u64::MAX;
             for s in &mut self.switches {
                 if s.wake <= now {
                     if let Err(e) = s.step(now, &mut self.flows, &mut self.outbox) {
@@ -166,19 +217,22 @@ impl Part {
                         break;
                     }
                 }
+                next = next.min(s.wake);
             }
-            self.deliver(plan, topo);
+            next = next.min(self.deliver(plan, topo));
         }
         self.busy += t0.elapsed();
     }
 
     /// Hand this cycle's messages to their switches in this partition, keep the others
-    /// for the horizon.
-    fn deliver(&mut self, plan: &Plan, topo: &Topology) {
+    /// for the horizon; the earliest wake of a switch handed one.
+    fn deliver(&mut self, plan: &Plan, topo: &Topology) -> u64 {
+        let mut woken = u64::MAX;
         for e in self.outbox.envelopes.drain(..) {
             let (p, i) = plan.at[e.switch];
             if p == self.index {
                 deliver(e, &mut self.switches[i], &mut self.faults, topo);
+                woken = woken.min(self.switches[i].wake);
             } else {
                 self.cross.envelopes.push(e);
             }
@@ -191,6 +245,7 @@ impl Part {
                 self.cross.carried.push(c);
             }
         }
+        woken
     }
 }
 
@@ -520,17 +575,77 @@ pub(crate) fn merge_flows<T: FlowCopy>(views: Vec<Vec<T>>, plan: &Plan) -> Vec<T
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::build::{build, Overrides};
     use crate::generate::Clos;
+    use scenario::Scenario;
+    use std::path::Path;
 
-    /// The ns-3 anchor's leaf-spine (`leafspine-256-websearch`) in two partitions: the
-    /// line rate of each one's links within 15 % of the other's, and each has ToRs and
+    /// A 2-leaf, 2-spine leaf-spine (hosts 0-3, leaves 4 and 5, spines 6 and 7) with one
+    /// `workload` from `start_us`.
+    fn small(workload: &str, start_us: u64) -> crate::build::Built {
+        let text = format!(
+            "name = \"t\"\n[switch]\nprofile = \"small\"\n[run]\ncycles = 1000\n\
+             [fabric.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n\
+             host_link_gbps = 25\nhost_link_delay_ns = 1000\nfabric_link_gbps = 25\n\
+             fabric_link_delay_ns = 1000\n[[fabric.workload]]\n{workload}\nstart_us = {start_us}\n"
+        );
+        let scenario = Scenario::parse(&text, "t").unwrap();
+        build(&scenario, Path::new("."), Overrides::default()).unwrap()
+    }
+
+    /// All-to-all over the small leaf-spine, 10,000 bytes a flow: per leaf, its 2 flows
+    /// within the rack weigh 3 + 2 a byte and its 8 to or from the other rack 3 + 1; the
+    /// spines share the 8 flows between racks at 3. None of it before the flows start,
+    /// all of it once they would have finished alone, part of it in between.
+    #[test]
+    fn the_expected_load_follows_the_flows_paths_and_pace() {
+        let net = small("kind = \"all_to_all\"\nsize_bytes = 10000", 10).net;
+        let size = 10_000;
+        let all = net.expected_load(1 << 40);
+        assert_eq!(all[..2], [42 * size, 42 * size]);
+        assert_eq!(all[2] + all[3], 24 * size);
+        assert!(net.expected_load(10_000).iter().all(|&l| l == 0));
+        let part = net.expected_load(12_000);
+        assert!((0..4).all(|s| part[s] < all[s]) && part[0] > 0, "{part:?}");
+    }
+
+    /// `leafspine-256-websearch` over 2 ms in two partitions: the threads' cut (by the
+    /// expected load) holds the larger partition's expected load within 6 % of the other's
+    /// (1.057; the best of the 19 places to cut the breadth-first order). Its companion:
+    /// the MPI ranks' cut (by line rate) leaves one partition 25 % over the other on this
+    /// run (1.30), which is what the threads' cut is for.
+    #[test]
+    fn the_threads_cut_balances_the_expected_load_of_the_ns3_leaf_spine() {
+        let scenario = scenario::builtin::load("leafspine-256-websearch").unwrap();
+        let ov = Overrides {
+            policy: None,
+            cycles: Some(2_100_000),
+        };
+        let net = build(&scenario, Path::new("."), ov).unwrap().net;
+        let load = net.expected_load(2_100_000);
+        let topo = net.topology();
+        let shares = |part: &[usize]| {
+            let mut sum = [0u64; 2];
+            for (s, &p) in part.iter().enumerate() {
+                sum[p] += load[s];
+            }
+            sum[0].max(sum[1]) as f64 / sum[0].min(sum[1]) as f64
+        };
+        let by_load = shares(&partition(topo, &load, 2));
+        let by_rate = shares(&partition(topo, &line_rate(topo), 2));
+        assert!(by_load < 1.06, "{by_load}");
+        assert!(by_rate > 1.25, "{by_rate}");
+    }
+
+    /// The MPI ranks' cut of the ns-3 anchor's leaf-spine (`leafspine-256-websearch`) in
+    /// two partitions: the line rate of each one's links within 15 % of the other's, and each has ToRs and
     /// aggregation or core switches (a ToR has more than 4 links). It fails with the
     /// weight by port count, which gives the first partition three ToRs and every
     /// aggregation and core switch (7,800 Gb/s against 5,000).
     #[test]
     fn the_cut_balances_the_line_rate_of_the_ns3_leaf_spine() {
         let topo = Clos::ns3_datacenter_256().build().unwrap();
-        let part = partition(&topo, 2);
+        let part = partition(&topo, &line_rate(&topo), 2);
         let mut gbps = [0u64; 2];
         let mut tors = [0; 2];
         for (i, &s) in topo.switches().iter().enumerate() {
