@@ -36,6 +36,7 @@
 //! 6ddb4a40f4db1c22f53bcf7d341f9da621d27816 ("ns3-datacenter", under
 //! `simulator/ns-3.39/`).
 
+mod barrier;
 pub mod build;
 pub mod cdf;
 pub mod deadlock;

@@ -35,6 +35,7 @@
 //! ([`Partitions`]): here on threads of one process, in `crate::ranks` (feature `mpi`)
 //! one partition per MPI rank.
 
+use crate::barrier::SpinBarrier;
 use crate::deadlock::{self, Deadlock, DeadlockOptions, Look, Shape};
 use crate::link::{ArmedFault, Envelope, Message};
 use crate::network::RunOptions;
@@ -42,7 +43,7 @@ use crate::switch::{FlowState, Outbox, Switch, SwitchError};
 use crate::topology::{NodeId, Topology};
 use crate::waves::FabricWaves;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use switch_run::sim::thread_cpu_seconds;
 
@@ -372,7 +373,7 @@ struct Threads<'a> {
     plan: &'a Plan<'a>,
     topo: &'a Topology,
     horizon: &'a AtomicU64,
-    barrier: &'a Barrier,
+    barrier: &'a SpinBarrier,
     /// Every switch's look, kept between looks for its room.
     looks: Vec<Look>,
 }
@@ -438,7 +439,7 @@ pub(crate) fn run(
 ) -> Result<Outcome, SwitchError> {
     let t0 = Instant::now();
     let horizon = AtomicU64::new(0);
-    let barrier = Barrier::new(parts.len());
+    let barrier = SpinBarrier::new(parts.len());
     let (end, deadlock, cpu_seconds) = std::thread::scope(|scope| {
         let workers: Vec<_> = parts[1..]
             .iter()
