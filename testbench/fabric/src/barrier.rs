@@ -64,7 +64,7 @@ impl SpinBarrier {
         while self.round.load(Ordering::Acquire) == round {
             std::hint::spin_loop();
             spins = spins.wrapping_add(1);
-            if spins % 64 == 0 && t0.elapsed() >= self.spin {
+            if spins.is_multiple_of(64) && t0.elapsed() >= self.spin {
                 break;
             }
         }
