@@ -81,6 +81,8 @@ pub struct Plan<'a> {
     occupancy_cycles: Option<u64>,
     /// The lossless queues whose packets can overflow their headroom (`overflows`).
     pub headroom_warnings: Vec<String>,
+    /// The ECM flows the network will hold, for the memory estimate (`overflows`).
+    pub ecm_flows: usize,
 }
 
 /// [`build`]'s first half: every input read and checked, nothing built.
@@ -108,7 +110,7 @@ pub fn plan<'a>(
         ));
     }
     let configs = SwitchConfigs::new(&scenario.switch, &spec.switch, &topo, ov.policy)?;
-    let headroom = overflows(spec, &topo, &flows, &transports, &configs, end_cycle)?;
+    let (headroom, ecm_flows) = overflows(spec, &topo, &flows, &transports, &configs, end_cycle)?;
     if let Some(mut e) = headroom
         .first()
         .cloned()
@@ -156,12 +158,13 @@ pub fn plan<'a>(
         end_cycle,
         occupancy_cycles,
         headroom_warnings,
+        ecm_flows,
     })
 }
 
 /// Every lossless ingress queue whose routed packets can overflow its headroom
 /// (`crate::headroom`), before anything is built: `run.expect_lossless` refuses the first,
-/// and otherwise they are the summary's `headroom_warnings`.
+/// and otherwise they are the summary's `headroom_warnings`; and the ECM flows.
 fn overflows(
     spec: &FabricSpec,
     topo: &Topology,
@@ -169,7 +172,7 @@ fn overflows(
     transports: &Transports,
     configs: &SwitchConfigs,
     end_cycle: u64,
-) -> Result<Vec<ScenarioError>, ScenarioError> {
+) -> Result<(Vec<ScenarioError>, usize), ScenarioError> {
     let ecmp = Ecmp {
         fabric_seed: spec.ecmp_seed,
     };
@@ -217,6 +220,7 @@ impl Plan<'_> {
             end_cycle,
             occupancy_cycles,
             headroom_warnings,
+            ecm_flows: _,
         } = self;
         let ecmp = Ecmp {
             fabric_seed: spec.ecmp_seed,
@@ -705,6 +709,26 @@ mod tests {
         };
         assert!(pg5_cells("[fabric]\necm_pg = 5\n") > 0);
         assert_eq!(pg5_cells(""), 0);
+    }
+
+    /// The plan counts the ECM flows the network then holds (the memory estimate's), for
+    /// closed and open-loop flows, and none without congestion points.
+    #[test]
+    fn the_plan_counts_the_networks_ecm_flows() {
+        use crate::transport::Sender;
+        let cp = "[switch.ecm]\npriorities = [3]\n[[fabric.transport]]\npg = 3\ntcp = {}\n\
+                  [[fabric.workload]]\nkind = \"all_to_all\"\nsize_bytes = 1000\npg = 3\n";
+        for (extra, some) in [(cp, true), ("", false)] {
+            let s = scenario(extra);
+            let counted = plan(&s, Path::new("."), Overrides::default())
+                .unwrap()
+                .ecm_flows;
+            let built = build(&s, Path::new("."), Overrides::default()).unwrap();
+            let held = built.net.flows.iter();
+            let held = held.filter(|f| matches!(f.sender, Sender::Ecm)).count();
+            assert_eq!(counted, held, "{extra}");
+            assert_eq!(held > 0, some, "{held} ECM flows");
+        }
     }
 
     #[test]

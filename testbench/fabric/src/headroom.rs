@@ -32,7 +32,7 @@ use crate::topology::{NodeId, Topology};
 use crate::transport::{packet_len, Feedback, Transports};
 use hw_model::config::eta_cells_for;
 use hw_model::{Derived, EtaSizing, HeadroomMode, PacketCost, SwitchConfig};
-use scenario::{eta_from_min_packet, ScenarioError, MIN_PACKET_BYTES};
+use scenario::{eta_from_min_packet, FabricTransport, ScenarioError, MIN_PACKET_BYTES};
 use std::collections::BTreeMap;
 
 /// What a packet denser than its port's headroom range is.
@@ -116,8 +116,10 @@ impl Queue {
 
 /// Every lossless ingress queue of the network that the packets routed into it can
 /// overflow, by switch, port and class: each an error naming the packets and the fixes.
-/// Only flows starting before `end_cycle` send; it also bounds the CNPs. `Err`: the
-/// topology's own error, which the network's build names as well.
+/// Only flows starting before `end_cycle` send; it also bounds the CNPs. Also the number
+/// of ECM flows the network will hold (`Network`: one per data or feedback flow and switch
+/// with congestion points on its path), for the memory estimate. `Err`: the topology's own
+/// error, which the network's build names as well.
 pub(crate) fn overflows(
     topo: &Topology,
     flows: &[Flow],
@@ -125,13 +127,15 @@ pub(crate) fn overflows(
     config: impl Fn(NodeId) -> SwitchConfig,
     ecmp: &Ecmp,
     end_cycle: u64,
-) -> Result<Vec<ScenarioError>, ScenarioError> {
+) -> Result<(Vec<ScenarioError>, usize), ScenarioError> {
     let fabric = |e: String| ScenarioError::new("fabric", e);
     let derived = switch_configs(topo, config).map_err(|e| fabric(e.to_string()))?;
     let routes = Routes::compute(topo).map_err(|e| fabric(e.to_string()))?;
     let Some(clock_hz) = derived.first().map(|d| d.clock_hz) else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0));
     };
+    let cps = derived.iter().any(|d| !d.cfg.ecm.priorities.is_empty());
+    let mut ecm_flows = 0;
     let end_ps = u128::from(end_cycle) * 1_000_000_000_000 / u128::from(clock_hz);
     let mut index = vec![usize::MAX; topo.node_count()];
     for (i, &s) in topo.switches().iter().enumerate() {
@@ -185,13 +189,27 @@ pub(crate) fn overflows(
         .collect()
     };
     let ecm = |packets| [(Kind::Ecm, MIN_PACKET_BYTES, packets)];
+    let is_cp = |&(s, _): &(usize, usize)| !derived[s].cfg.ecm.priorities.is_empty();
     for (flow, tuple) in flows.iter().zip(flows::five_tuples(flows)) {
-        if u128::from(flow.start.0) >= end_ps {
+        let late = u128::from(flow.start.0) >= end_ps;
+        if late && !cps {
             continue;
         }
         let Some(data) = path(&tuple) else {
             continue;
         };
+        let into = ingress(&data);
+        let closed = transports.by_pg[flow.pg as usize] != FabricTransport::OpenLoop;
+        let back = closed.then(|| path(&tuple.reversed())).flatten();
+        let back = back.map(|b| {
+            let into = ingress(&b);
+            (b, into)
+        });
+        let back_into = back.iter().flat_map(|b| &b.1);
+        ecm_flows += into.iter().chain(back_into).filter(|h| is_cp(h)).count();
+        if late {
+            continue;
+        }
         // Packets as the sender's switch cuts them (`Network::new`).
         let mtu = derived[index[data[1].node as usize]].cfg.mtu_bytes;
         let packets = flow.size.div_ceil(mtu.into());
@@ -203,18 +221,16 @@ pub(crate) fn overflows(
         if packets > 1 {
             sent.push((Kind::Full, mtu, packets - 1));
         }
-        let into = ingress(&data);
         charge(&into, flow.pg, &sent);
         for back in ecm_paths(&data, &into, flow.pg) {
             charge(&back, transports.ecm_pg, &ecm(packets));
         }
         let t = &transports.by_pg[flow.pg as usize];
         let feedback = Feedback::of(t, packets, end_cycle, clock_hz);
-        if let (Some((fb, n)), Some(back)) = (feedback, path(&tuple.reversed())) {
+        if let (Some((fb, n)), Some((back, into))) = (feedback, &back) {
             let pg = transports.feedback_pg.unwrap_or(flow.pg);
-            let into = ingress(&back);
-            charge(&into, pg, &[(Kind::Feedback(fb), MIN_PACKET_BYTES, n)]);
-            for up in ecm_paths(&back, &into, pg) {
+            charge(into, pg, &[(Kind::Feedback(fb), MIN_PACKET_BYTES, n)]);
+            for up in ecm_paths(back, into, pg) {
                 charge(&up, transports.ecm_pg, &ecm(n));
             }
         }
@@ -224,7 +240,7 @@ pub(crate) fn overflows(
         (bound > u64::from(derived[s].eta_sizing[port].cells))
             .then(|| refusal(topo, &derived, (s, port, pg), q, bound))
     });
-    Ok(over.collect())
+    Ok((over.collect(), ecm_flows))
 }
 
 /// The error of queue `(s, port, pg)`, whose packets `q` can take `bound` cells.
@@ -318,7 +334,6 @@ fn describe(kind: Kind, v: &Dense) -> String {
 mod tests {
     use super::*;
     use crate::units::Picos;
-    use scenario::FabricTransport;
 
     /// Tomahawk's queue sizing (1500 B packets: eta 307 cells of Eq. 1's 56840 B) and a
     /// queue of `packets` dense packets of `len` bytes.
@@ -412,7 +427,7 @@ mod tests {
             .collect();
         let ecmp = Ecmp { fabric_seed: 0 };
         let over = overflows(&topo, &flows, transports, config, &ecmp, 1000);
-        over.unwrap().into_iter().next().map_or(Ok(()), Err)
+        over.unwrap().0.into_iter().next().map_or(Ok(()), Err)
     }
 
     #[test]

@@ -111,7 +111,7 @@ pub struct Network {
     pub(crate) switches: Vec<Switch>,
     /// Every switch's shape, by index, built here or not.
     shapes: Vec<Shape>,
-    flows: Vec<FlowState>,
+    pub(crate) flows: Vec<FlowState>,
     /// Per flow: the switches of its source and destination hosts.
     ends: Vec<(usize, usize)>,
     faults: Vec<ArmedFault>,

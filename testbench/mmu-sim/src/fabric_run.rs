@@ -242,7 +242,7 @@ fn fits_memory(
     };
     let sizes = Sizes {
         topo,
-        flows: plan.flows.len() + closed,
+        flows: plan.flows.len() + closed + plan.ecm_flows,
         cell_bytes: topo
             .switches()
             .first()
