@@ -25,7 +25,9 @@
 //! - **TCP** (`stimulus::tcp`): every data packet is ACKed at once with the next expected
 //!   packet and ECE set when it arrived CE-marked; DCTCP's packets leave ECT(0). The
 //!   retransmission timer is the sender's `min_rto` with back-off; `base_rtt_us` is not
-//!   used (the path is modelled). ns-2's flavor is not available here.
+//!   used (the path is modelled). ns-2's flavor (`flavor = "ns2"`: its timer, `window_`
+//!   and `windowInit_`) runs without its SYN (`syn_ = false`; the network cuts a flow's
+//!   packets from its message alone).
 //! - **DCQCN** (`stimulus::dcqcn`): packets leave ECT(0), paced at `R_C` from the flow's
 //!   start (line rate at first); the receiver (NP) answers a CE-marked packet with a CNP
 //!   unless it sent one for the flow in the last `N`; the sender's timers run from the
@@ -211,6 +213,10 @@ pub(crate) fn sender(t: &FabricTransport, packets: u64, line_bps: u64, d: &Deriv
                 packets,
                 p.karn,
             );
+            let reno = match p.ns2 {
+                Some(n) => reno.with_ns2(n.in_cycles(hz)),
+                None => reno,
+            };
             let reno = match p.dctcp_shift_g {
                 Some(g) => reno.with_dctcp(g),
                 None => reno,

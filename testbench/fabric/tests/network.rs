@@ -15,7 +15,7 @@ use fabric::{FabricSummary, Network, RunOptions};
 use hw_model::config::{EcmConfig, EcnConfig};
 use hw_model::{Policy, SwitchConfig};
 use proptest::prelude::*;
-use scenario::params::DcqcnParams;
+use scenario::params::{DcqcnParams, Ns2Params};
 use scenario::{FabricTransport, TcpParams};
 
 const GBPS: u64 = 1_000_000_000;
@@ -552,6 +552,22 @@ fn tcp(dctcp: bool) -> FabricTransport {
     })
 }
 
+/// ns-2's TCP (`flavor = "ns2"`) without its SYN, its receiver window `window_` packets.
+fn ns2_tcp(window: u32) -> FabricTransport {
+    let FabricTransport::Tcp(p) = tcp(false) else {
+        unreachable!()
+    };
+    FabricTransport::Tcp(TcpParams {
+        ns2: Some(Ns2Params {
+            window,
+            window_init: window,
+            syn: false,
+            ..Ns2Params::DEFAULT
+        }),
+        ..p
+    })
+}
+
 /// Every priority group runs `t`; feedback on the data's group.
 fn all(t: FabricTransport) -> Transports {
     Transports {
@@ -586,6 +602,27 @@ fn dumbbell(t: FabricTransport, lossy: bool, end_cycle: u64) -> FabricSummary {
 
 fn paused(s: &FabricSummary) -> u64 {
     s.links.iter().map(|l| l.pfc_pause_frames).sum()
+}
+
+/// ns-2's flavor runs in the network: its `window_` caps what a sender has in flight, so
+/// with 1 packet the four flows deliver less than half of what 64 do in the same time, and
+/// every check holds either way.
+#[test]
+fn ns2_tcp_is_held_to_its_window() {
+    let (narrow, wide) = (
+        dumbbell(ns2_tcp(1), true, 300_000),
+        dumbbell(ns2_tcp(64), true, 300_000),
+    );
+    for s in [&narrow, &wide] {
+        assert!(s.ok(), "{s}");
+        assert!(s.fct.iter().all(|f| f.sender.transport == "tcp"), "{s}");
+    }
+    assert!(
+        narrow.cells_delivered * 2 < wide.cells_delivered,
+        "window 1: {} cells, window 64: {}",
+        narrow.cells_delivered,
+        wide.cells_delivered
+    );
 }
 
 /// DCQCN through the fabric: the receiver's CNPs cross both switches back to the senders,

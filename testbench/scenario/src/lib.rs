@@ -913,13 +913,18 @@ impl FabricSpec {
                 .iter()
                 .find_map(|&(law, c)| c.as_ref().map(|c| (law, c)));
             by_pg[t.pg as usize] = match (&t.tcp, &t.dcqcn, int_cc) {
-                (Some(tcp), _, _) if tcp.flavor == Some(Flavor::Ns2) => {
-                    return Err(ScenarioError::new(
-                        key("tcp.flavor"),
-                        "ns2 is not available in a network; allowed: model",
-                    ))
+                (Some(tcp), _, _) => {
+                    let p = plan::plan_tcp(&k, tcp)?;
+                    // The network cuts a flow's packets from its message alone: a SYN
+                    // before them is not one of them.
+                    if p.ns2.is_some_and(|n| n.syn) {
+                        return Err(ScenarioError::new(
+                            key("tcp.syn_"),
+                            "true (ns-2's default) is not available in a network; allowed: false",
+                        ));
+                    }
+                    FabricTransport::Tcp(p)
                 }
-                (Some(tcp), _, _) => FabricTransport::Tcp(plan::plan_tcp(&k, tcp)?),
                 (_, Some(d), _) if d.qp.is_some() => {
                     return Err(ScenarioError::new(
                         key("dcqcn.qp"),

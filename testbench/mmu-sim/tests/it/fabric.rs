@@ -234,6 +234,10 @@ fn bad_fabric_keys_exit_2_naming_the_field() {
             "fabric.transport[0].pg: more than one transport; allowed: one of tcp, dcqcn, hpcc, powertcp and theta_powertcp",
         ),
         (
+            format!("{perm}\n[[fabric.transport]]\npg = 3\ntcp = {{ flavor = \"ns2\" }}\n"),
+            "fabric.transport[0].tcp.syn_: true (ns-2's default) is not available in a network; allowed: false",
+        ),
+        (
             format!("{perm}\n[fabric]\nfeedback_pg = 8\n"),
             "fabric.feedback_pg: 8 is out of range; allowed: 0..=7",
         ),
