@@ -51,6 +51,8 @@ fn a_switch_key_reaches_the_fabric_switch_entries() {
     e.set("fabric.switch", entry).unwrap();
     let mut old = e.scenario().unwrap();
     old.switch.policy = Policy::Dsh;
+    // DSH's thresholds need the larger buffer, as above (`plan()` builds each switch's).
+    old.switch.buffer_bytes = 16 << 20;
     assert_eq!(config(&old, 64).0, Policy::Dsh);
     assert_eq!(
         config(&old, 68).0,
