@@ -202,10 +202,10 @@ pub(crate) struct Switch {
     /// Per port, whether the last beat it received left a packet open: another packet's
     /// cell may not enter its ingress before that packet's last.
     open: Vec<bool>,
-    /// Per port, the ECM frames (one cell each) waiting for its ingress slot, and how many
-    /// wait in all.
+    /// Per port, the ECM frames (one cell each) waiting for its ingress slot, and the
+    /// ports with one waiting (a bit each: `hw_model::config::MAX_PORTS` is 64).
     ecm_out: Vec<VecDeque<Beat>>,
-    ecm_waiting: usize,
+    ecm_ports: u64,
     /// ECM frames its congestion points sent, and those of them that entered its MMU by
     /// now (cells injected, for the conservation check).
     pub ecm_tx: u64,
@@ -302,7 +302,7 @@ impl Switch {
             pfc_in: vec![VecDeque::new(); n],
             open: vec![false; n],
             ecm_out: vec![VecDeque::new(); n],
-            ecm_waiting: 0,
+            ecm_ports: 0,
             ecm_tx: 0,
             ecm_injected: 0,
             ecm_unsent: 0,
@@ -343,7 +343,7 @@ impl Switch {
     /// NIC's, an arrival on a link, an ECM frame waiting for its ingress slot (the cycle
     /// after the last step).
     pub fn next_event(&self) -> u64 {
-        let ecm = if self.ecm_waiting > 0 {
+        let ecm = if self.ecm_ports != 0 {
             self.ran
         } else {
             u64::MAX
@@ -395,7 +395,7 @@ impl Switch {
         );
         self.nics_send(now, flows);
         self.arrivals(now, flows);
-        if self.ecm_waiting > 0 {
+        if self.ecm_ports != 0 {
             self.ecm_inject(now);
         }
         for &q in &self.fed {
@@ -659,7 +659,7 @@ impl Switch {
         });
         fs.next_tx = fs.next_tx.wrapping_add(1);
         self.ecm_tx += 1;
-        self.ecm_waiting += 1;
+        self.ecm_ports |= 1 << hdr.src;
         self.ecm_out[hdr.src as usize].push_back(Beat {
             hdr,
             idx: 0,
@@ -675,14 +675,19 @@ impl Switch {
     /// and PFC) like any packet arriving there. A frame never splits another packet's
     /// cells; on a port that receives a beat in every cycle it waits.
     fn ecm_inject(&mut self, now: u64) {
-        for p in 0..self.ecm_out.len() {
+        let mut waiting = self.ecm_ports;
+        while waiting != 0 {
+            let p = waiting.trailing_zeros() as usize;
+            waiting &= waiting - 1;
             if self.ingress[p].is_some() || self.open[p] {
                 continue;
             }
-            let Some(b) = self.ecm_out[p].pop_front() else {
-                continue;
-            };
-            self.ecm_waiting -= 1;
+            let b = self.ecm_out[p]
+                .pop_front()
+                .expect("a port's bit stands for a frame");
+            if self.ecm_out[p].is_empty() {
+                self.ecm_ports &= !(1 << p);
+            }
             self.ecm_injected += 1;
             self.feed(now, p, b);
         }
